@@ -1,0 +1,35 @@
+/* Writing trace-file chunks (docs/trace-format.md). Shared by the runtime, `ptcall record`,
+ * the Intel PT recorder, `ptcall import` and the test writers. */
+#ifndef PTC_CHUNK_WRITE_H
+#define PTC_CHUNK_WRITE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "ptcall/trace_format.h"
+
+/* Fills the 64-byte file header. */
+void ptc_file_header_init(struct ptc_file_header *h, uint32_t backend, uint32_t flags,
+                          uint64_t created_ns);
+
+/* Writes one chunk whose payload is the concatenation of parts[0..nparts), with its
+ * header, CRC and padding, as a single writev() so that concurrent O_APPEND writers never
+ * interleave inside a chunk. Retries on EINTR and finishes short writes. Returns 0, or
+ * -errno. nparts must be at most 14. */
+int ptc_write_chunk(int fd, uint16_t type, uint16_t flags, uint32_t pid, uint32_t tid,
+                    uint32_t seq, const struct iovec *parts, int nparts);
+
+/* Fills *h for a chunk with the given payload (computes size and CRC). */
+void ptc_chunk_header_init(struct ptc_chunk_header *h, uint16_t type, uint16_t flags,
+                           uint32_t pid, uint32_t tid, uint32_t seq,
+                           const struct iovec *parts, int nparts);
+
+/* Bytes of zero padding after a payload of n bytes. */
+static inline size_t ptc_chunk_padding(size_t n) { return (8 - (n & 7)) & 7; }
+
+/* FNV-1a 64: the hash used for unit and module identities. */
+uint64_t ptc_fnv1a64(uint64_t h, const void *data, size_t n);
+#define PTC_FNV1A64_INIT 0xcbf29ce484222325ULL
+
+#endif

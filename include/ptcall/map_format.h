@@ -1,0 +1,83 @@
+/* ptcall map section format, version 1 (contract 1: the instrumented binary).
+ *
+ * Every translation unit compiled with the ptcall pass contributes one *map blob* to the
+ * allocated, read-only ELF section `ptcall_map`, and its stubs to the code section
+ * `ptcall_stubs`. The linker concatenates the blobs of all units of an object (executable
+ * or shared library); a reader walks them by `total_size`. All addresses are stored
+ * relative to the field that holds them, so the blob needs no dynamic relocations and
+ * can be read from the ELF file on disk as well as from memory.
+ *
+ * Documented in docs/map-format.md. Little-endian, x86-64 only.
+ */
+#ifndef PTCALL_MAP_FORMAT_H
+#define PTCALL_MAP_FORMAT_H
+
+#include <stdint.h>
+
+#define PTCALL_MAP_MAGIC 0x4d435450u /* "PTCM" read as little-endian u32 */
+#define PTCALL_MAP_VERSION 1u
+
+#define PTCALL_STUB_SECTION "ptcall_stubs"
+#define PTCALL_MAP_SECTION "ptcall_map"
+/* Every stub starts on this boundary and owns this many bytes: room for the soft
+ * backend's patch (optional endbr64, `call *slot(%rip)`, `ret`). */
+#define PTCALL_STUB_STRIDE 16u
+
+/* What executing a stub means. */
+enum ptcall_stub_kind {
+    PTCALL_STUB_ENTRY = 0,   /* first thing the function does */
+    PTCALL_STUB_EXIT = 1,    /* right before a return (site = which return) */
+    PTCALL_STUB_UNWIND = 2,  /* right before `resume`: the frame is left by unwinding */
+    PTCALL_STUB_LANDING = 3, /* at a landing pad or after a returns_twice call: the
+                                function's frame is on top again; pop whatever is above */
+};
+
+/* map blob flags */
+#define PTCALL_MAP_F_EARLY 0x1u    /* placement early (before inlining); else late */
+#define PTCALL_MAP_F_EXITS 0x2u    /* exit stubs were emitted */
+#define PTCALL_MAP_F_CET 0x4u      /* stubs begin with endbr64 */
+
+struct ptcall_map_header {
+    uint32_t magic;          /* PTCALL_MAP_MAGIC */
+    uint16_t version;        /* PTCALL_MAP_VERSION */
+    uint16_t header_size;    /* sizeof(struct ptcall_map_header) for this version */
+    uint32_t total_size;     /* whole blob, multiple of 8 */
+    uint32_t flags;          /* PTCALL_MAP_F_* */
+    uint64_t unit_hash;      /* identity: FNV-1a 64 of source name and function names */
+    uint32_t num_stubs;
+    uint32_t num_funcs;
+    uint32_t stubs_offset;   /* from blob start: struct ptcall_map_stub[num_stubs] */
+    uint32_t funcs_offset;   /* from blob start: struct ptcall_map_func[num_funcs] */
+    uint32_t strings_offset; /* from blob start: NUL-terminated strings */
+    uint32_t strings_size;
+    int64_t soft_slot_rel;   /* address of this unit's soft-handler slot (a uint64_t in
+                                writable data) minus the address of this field */
+    uint32_t source_name;    /* string offset: the unit's main source file */
+    uint32_t reserved;       /* 0 */
+};
+
+struct ptcall_map_stub {
+    int64_t stub_rel;        /* stub address minus the address of this field */
+    uint32_t func_index;     /* into this blob's function table */
+    uint16_t kind;           /* enum ptcall_stub_kind */
+    uint16_t site;           /* exit / landing number within the function, 0 for entry */
+};
+
+struct ptcall_map_func {
+    uint32_t name;           /* string offset: display name (demangled) */
+    uint32_t linkage_name;   /* string offset: symbol name (mangled) */
+    uint32_t file;           /* string offset: source file ("" if unknown) */
+    uint32_t line;           /* 0 if unknown */
+};
+
+/* Registration ABI between instrumented objects and the runtime (decision 4).
+ * Each unit's constructor calls, if the runtime is present (weak reference):
+ *     __ptcall_register_object(__start_ptcall_map, __stop_ptcall_map,
+ *                              __start_ptcall_stubs, __stop_ptcall_stubs);
+ * with the linker-defined (hidden) bounds of its own object. The runtime registers each
+ * object once, however many of its units call. The matching destructor calls
+ * __ptcall_unregister_object(__start_ptcall_map) (dlclose). */
+#define PTCALL_REGISTER_SYMBOL "__ptcall_register_object"
+#define PTCALL_UNREGISTER_SYMBOL "__ptcall_unregister_object"
+
+#endif

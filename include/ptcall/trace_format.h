@@ -1,0 +1,211 @@
+/* ptcall trace file format, version 1 (contract 2: the trace file).
+ *
+ * A trace file is a 64-byte file header followed by chunks. Every chunk is a 24-byte
+ * header, `payload_size` bytes of payload, and zero padding to a multiple of 8. Several
+ * processes append chunks to the same file concurrently (O_APPEND, one write per chunk),
+ * so chunks of different processes and threads interleave; within one (pid, tid) stream
+ * chunks appear in order and `seq` counts up from 0, so a missing chunk is detectable.
+ * Readers stream the file chunk by chunk; nothing needs the whole file in memory.
+ *
+ * Documented in docs/trace-format.md. Little-endian.
+ */
+#ifndef PTCALL_TRACE_FORMAT_H
+#define PTCALL_TRACE_FORMAT_H
+
+#include <stdint.h>
+
+#define PTC_FILE_MAGIC "PTCALLTR" /* 8 bytes, no NUL */
+#define PTC_VERSION_MAJOR 1u      /* readers reject a different major */
+#define PTC_VERSION_MINOR 0u      /* readers accept any minor: new chunks are optional */
+
+struct ptc_file_header {
+    char magic[8];          /* PTC_FILE_MAGIC */
+    uint16_t version_major;
+    uint16_t version_minor;
+    uint32_t header_size;   /* 64 */
+    uint64_t created_ns;    /* CLOCK_REALTIME when recording started */
+    uint32_t backend;       /* enum ptc_backend */
+    uint32_t flags;         /* PTC_FILE_F_* */
+    uint64_t reserved[4];
+};
+
+enum ptc_backend {
+    PTC_BACKEND_SOFT = 1,
+    PTC_BACKEND_PT = 2,
+    PTC_BACKEND_IMPORT = 3, /* Intel PT bytes captured elsewhere (ptcall import) */
+};
+
+#define PTC_FILE_F_TIMED 0x1u      /* per-event timestamps were requested */
+#define PTC_FILE_F_DROP 0x2u       /* soft backend dropped events instead of waiting */
+
+struct ptc_chunk_header {
+    uint16_t type;          /* enum ptc_chunk_type */
+    uint16_t flags;         /* PTC_CHUNK_F_* */
+    uint32_t payload_size;  /* bytes of payload, without padding */
+    uint32_t pid;           /* process the chunk belongs to; 0 = the recording session */
+    uint32_t tid;           /* thread for per-thread chunks, 0 for process-level chunks */
+    uint32_t seq;           /* per (pid, tid) stream, from 0 */
+    uint32_t crc32;         /* zlib crc32 of the payload */
+};
+
+#define PTC_CHUNK_F_OPTIONAL 0x1u  /* a reader that does not know the type may skip it */
+
+enum ptc_chunk_type {
+    PTC_CHUNK_RECORD_INFO = 1,   /* pid 0: struct ptc_record_info */
+    PTC_CHUNK_PROCESS = 2,       /* struct ptc_process: a traced process began */
+    PTC_CHUNK_TIMEBASE = 3,      /* struct ptc_timebase: how to turn TSC into ns */
+    PTC_CHUNK_MODULE = 4,        /* struct ptc_module: an instrumented object, with its map */
+    PTC_CHUNK_MODULE_UNLOAD = 5, /* struct ptc_module_unload */
+    PTC_CHUNK_THREAD = 6,        /* struct ptc_thread: start or exit of a thread */
+    PTC_CHUNK_SOFT_EVENTS = 7,   /* struct ptc_soft_events + encoded events of one thread */
+    PTC_CHUNK_LOSS = 8,          /* struct ptc_loss: data lost outside an event stream */
+    PTC_CHUNK_PROCESS_END = 9,   /* struct ptc_process_end */
+    PTC_CHUNK_RECORD_END = 10,   /* pid 0: struct ptc_record_end */
+    /* 32..63 are Intel PT chunks (docs/trace-format.md, "Intel PT chunks") */
+    PTC_CHUNK_PT_FIRST = 32,
+    PTC_CHUNK_PT_LAST = 63,
+};
+
+struct ptc_record_info {
+    uint32_t backend;       /* enum ptc_backend */
+    uint32_t flags;         /* PTC_FILE_F_* */
+    uint64_t start_ns;      /* CLOCK_MONOTONIC at launch */
+    uint32_t argc;
+    uint32_t reserved;
+    /* then argc NUL-terminated strings: the traced command line */
+};
+
+enum ptc_process_how { PTC_PROC_START = 1, PTC_PROC_FORK = 2, PTC_PROC_EXEC = 3 };
+
+struct ptc_process {
+    uint32_t ppid;
+    uint32_t how;           /* enum ptc_process_how */
+    uint32_t parent_tid;    /* fork: the thread that called fork */
+    uint32_t flags;         /* PTC_FILE_F_* in force in this process */
+    uint64_t tsc;           /* when the process registered its first object */
+    uint64_t time_ns;       /* CLOCK_MONOTONIC at the same moment */
+    /* then the executable's path, NUL-terminated */
+};
+
+enum ptc_timebase_source { PTC_TIME_PERF_PAGE = 1, PTC_TIME_CALIBRATED = 2 };
+
+/* ns = time_zero + (tsc >> time_shift) * time_mult
+ *      + (((tsc & ((1 << time_shift) - 1)) * time_mult) >> time_shift)
+ * (the perf_event_mmap_page formula; calibrated time bases use it too). */
+struct ptc_timebase {
+    uint32_t source;        /* enum ptc_timebase_source */
+    uint16_t time_shift;
+    uint16_t reserved0;
+    uint32_t time_mult;
+    uint32_t reserved1;
+    uint64_t time_zero;
+    uint64_t tsc_hz;        /* informational */
+};
+
+struct ptc_module {
+    uint32_t module_id;     /* per process, in registration order from 0 */
+    uint32_t first_stub_id; /* per-process dense stub ids: first_stub_id + index */
+    uint32_t num_stubs;
+    uint32_t num_funcs;
+    uint64_t load_bias;     /* run-time address minus ELF virtual address */
+    uint64_t stubs_start;   /* run-time bounds of the object's ptcall_stubs section */
+    uint64_t stubs_end;
+    uint64_t identity;      /* FNV-1a 64 over the unit hashes of the object's map blobs */
+    uint32_t path;          /* string offset: the object's path */
+    uint32_t strings_size;
+    /* then struct ptc_module_stub[num_stubs], struct ptc_module_func[num_funcs],
+     * char strings[strings_size] */
+};
+
+struct ptc_module_stub {
+    uint64_t address;       /* run-time address of the stub */
+    uint32_t func;          /* index into this chunk's function table */
+    uint16_t kind;          /* enum ptcall_stub_kind (map_format.h) */
+    uint16_t site;
+};
+
+struct ptc_module_func {
+    uint32_t name;          /* string offsets, as in struct ptcall_map_func */
+    uint32_t linkage_name;
+    uint32_t file;
+    uint32_t line;
+};
+
+struct ptc_module_unload {
+    uint32_t module_id;
+    uint32_t reserved;
+    uint64_t tsc;
+};
+
+enum ptc_thread_event { PTC_THREAD_START = 1, PTC_THREAD_EXIT = 2 };
+
+struct ptc_thread {
+    uint32_t event;         /* enum ptc_thread_event */
+    uint32_t reserved;
+    uint64_t tsc;
+    uint64_t events;        /* at exit: stub hits recorded by the thread */
+    uint64_t dropped;       /* at exit: stub hits dropped (drop mode) */
+    uint64_t waits;         /* at exit: times the thread waited for a free buffer */
+    uint64_t wait_ns;       /* at exit: time spent waiting */
+    /* then the thread's name, NUL-terminated */
+};
+
+/* Soft event stream. After the fixed part comes a byte stream of records, each starting
+ * with an unsigned LEB128 value v:
+ *   v >= PTC_SOFT_ID_BASE : a stub hit, stub id v - PTC_SOFT_ID_BASE;
+ *   v <  PTC_SOFT_ID_BASE : a control record (enum ptc_soft_control) and its operands.
+ * In a timed chunk (PTC_SOFT_F_TIMED) every record is followed by a zigzag LEB128 TSC delta
+ * from the previous record (the first from start_tsc). */
+#define PTC_SOFT_ID_BASE 16u
+#define PTC_SOFT_F_TIMED 0x1u
+
+enum ptc_soft_control {
+    PTC_SOFT_LOSS = 0,      /* operand: LEB128 count of stub hits dropped right here */
+    PTC_SOFT_FORK = 1,      /* operand: LEB128 child pid; the child's stack starts as this one */
+};
+
+struct ptc_soft_events {
+    uint64_t start_tsc;     /* time base of the first delta; block start if untimed */
+    uint64_t end_tsc;       /* when the block was closed */
+    uint32_t num_records;
+    uint32_t flags;         /* PTC_SOFT_F_* */
+    /* then the encoded records */
+};
+
+enum ptc_loss_kind {
+    PTC_LOSS_DROPPED = 1,   /* soft: stub hits dropped */
+    PTC_LOSS_CRASH = 2,     /* soft: buffered hits not written at a fatal signal */
+    PTC_LOSS_PT_TRUNCATED = 3, /* pt: AUX buffer was full */
+    PTC_LOSS_PT_OVERFLOW = 4,  /* pt: internal buffer overflow (OVF) */
+    PTC_LOSS_PERF_LOST = 5,    /* pt: sideband records lost */
+};
+
+struct ptc_loss {
+    uint32_t kind;          /* enum ptc_loss_kind */
+    uint32_t tid;           /* thread concerned, 0 if unknown or all */
+    uint64_t count;         /* stub hits, bytes or records, per kind */
+    uint64_t tsc_from;
+    uint64_t tsc_to;
+    /* then a NUL-terminated human-readable note */
+};
+
+enum ptc_end_how { PTC_END_EXIT = 1, PTC_END_EXEC = 2, PTC_END_SIGNAL = 3, PTC_END__EXIT = 4 };
+
+struct ptc_process_end {
+    uint32_t how;           /* enum ptc_end_how */
+    int32_t status;         /* exit code, or signal number for PTC_END_SIGNAL */
+    uint64_t tsc;
+    uint64_t events;        /* totals over the process's threads */
+    uint64_t dropped;
+    uint64_t waits;
+};
+
+struct ptc_record_end {
+    int32_t wait_status;    /* as from waitpid() for the launched command */
+    uint32_t flags;
+    uint64_t wall_ns;
+    uint32_t child_pid;
+    uint32_t reserved;
+};
+
+#endif

@@ -1,0 +1,16 @@
+/* Subcommands of `ptcall`. Each lives in its own cmd_NAME.c; ptcall.c lists them. A
+ * subcommand returns the process exit status (0 ok, 1 failure, 2 usage error). */
+#ifndef PTCALL_COMMANDS_H
+#define PTCALL_COMMANDS_H
+
+#define PTCALL_WEAK __attribute__((weak))
+
+int cmd_record(int argc, char **argv) PTCALL_WEAK;
+int cmd_report(int argc, char **argv) PTCALL_WEAK;
+int cmd_calls(int argc, char **argv) PTCALL_WEAK;
+int cmd_graph(int argc, char **argv) PTCALL_WEAK;
+int cmd_stat(int argc, char **argv) PTCALL_WEAK;
+int cmd_import(int argc, char **argv) PTCALL_WEAK;
+int cmd_export(int argc, char **argv) PTCALL_WEAK;
+
+#endif
