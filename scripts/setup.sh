@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything ptcall needs to build, test and benchmark, from Debian 12's packages.
-# Idempotent; run as root (or with sudo available).
+# Idempotent; run as root (or with sudo available). Also enables Debian's source packages
+# (deb-src), which the real-program test uses to fetch bzip2's source with apt-get source.
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
@@ -10,12 +11,29 @@ pkgs=(
   libipt-dev libelf-dev zlib1g-dev
   python3 valgrind uftrace binutils dpkg-dev
 )
+need_update=0
+src_list=/etc/apt/sources.list.d/ptcall-deb-src.sources
+if ! grep -rqs '^Types:.*deb-src\|^deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+  echo "setup: enabling Debian source packages in $src_list"
+  codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
+  $SUDO tee "$src_list" >/dev/null <<EOS
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: $codename
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+EOS
+  need_update=1
+fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
+if [ "${#missing[@]}" -gt 0 ] || [ "$need_update" = 1 ]; then
+  echo "setup: apt-get update"
+  $SUDO apt-get update -qq
+fi
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
-  $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The main job: build ptcall, compile examples/demo.c with ptcall-cc, record it with the best
+# backend this machine has (Intel PT if present, else the software backend), show the report.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+scripts/build.sh
+build=${PTCALL_BUILD_DIR:-build}
+mkdir -p out
+"$build/bin/ptcall-cc" -O2 -g -pthread examples/demo.c -o out/demo
+"$build/tools/ptcall" record --backend auto -o out/demo.ptc -- ./out/demo 24
+echo
+"$build/tools/ptcall" report out/demo.ptc --top 15
+echo
+echo "call sequence of the first thread (depth <= 3, first 25 lines):"
+set +o pipefail # head closes the pipe early on purpose
+"$build/tools/ptcall" calls out/demo.ptc --max-depth 3 | head -n 25

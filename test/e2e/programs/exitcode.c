@@ -1,0 +1,7 @@
+/* Exits with status 7 through exit() from a nested call: record must propagate it and the
+ * events before exit() must all be written. */
+#include <stdlib.h>
+#define NOINLINE __attribute__((noinline))
+NOINLINE void bye(void) { exit(7); }
+NOINLINE void before(void) { bye(); }
+int main(void) { before(); return 0; }
