@@ -1,7 +1,7 @@
 /* Loads libplugin.so (path in argv[1]) and calls plugin_entry(3): plugin_helper runs 3 times. */
 #include <dlfcn.h>
 #include <stdio.h>
-#define NOINLINE __attribute__((noinline))
+#include "e2e.h"
 NOINLINE int load_and_call(const char *path)
 {
     void *h = dlopen(path, RTLD_NOW);
@@ -16,4 +16,4 @@ NOINLINE int load_and_call(const char *path)
     dlclose(h);
     return 0;
 }
-int main(int argc, char **argv) { return argc < 2 ? 2 : load_and_call(argv[1]); }
+int main(int argc, char **argv) { return argc < 2 ? 2 : NOTAIL(load_and_call(argv[1])); }

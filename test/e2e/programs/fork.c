@@ -2,7 +2,7 @@
  * once after the fork, inside forker(). */
 #include <sys/wait.h>
 #include <unistd.h>
-#define NOINLINE __attribute__((noinline))
+#include "e2e.h"
 static volatile int sink;
 NOINLINE void parent_work(void) { sink += 1; }
 NOINLINE void child_work(void) { sink += 2; }
@@ -24,4 +24,4 @@ NOINLINE int forker(void)
     waitpid(pid, &st, 0);
     return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
 }
-int main(void) { return forker(); }
+int main(void) { return NOTAIL(forker()); }

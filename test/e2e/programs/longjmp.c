@@ -1,6 +1,6 @@
 /* deep() longjmps over deeper()/deep() back into jumper(); then leaf() runs in jumper. */
 #include <setjmp.h>
-#define NOINLINE __attribute__((noinline))
+#include "e2e.h"
 static jmp_buf env;
 static volatile int sink;
 NOINLINE void deeper(int x) { if (x) longjmp(env, x); sink = 1; }

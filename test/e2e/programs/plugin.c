@@ -1,5 +1,5 @@
 /* Built as a shared library with ptcall and loaded with dlopen by dlopen_main.c. */
-#define NOINLINE __attribute__((noinline))
+#include "e2e.h"
 static volatile int sink;
 NOINLINE static void plugin_helper(int x) { sink += x; }
 int plugin_entry(int n)

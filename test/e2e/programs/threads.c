@@ -1,6 +1,6 @@
 /* Four threads; thread i calls leaf() 1000*(i+1) times. Main calls spawn() once. */
 #include <pthread.h>
-#define NOINLINE __attribute__((noinline))
+#include "e2e.h"
 static volatile int sink;
 NOINLINE void leaf(int x) { sink += x; }
 NOINLINE void *worker(void *arg)
@@ -20,4 +20,4 @@ NOINLINE int spawn(void)
         pthread_join(t[i], 0);
     return 0;
 }
-int main(void) { return spawn(); }
+int main(void) { return NOTAIL(spawn()); }
