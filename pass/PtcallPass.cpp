@@ -1,0 +1,862 @@
+//===- PtcallPass.cpp - ptcall instrumentation pass (LLVM 14 new PM plugin) ---===//
+//
+// Adds to every function a call to an *entry stub* at its start and an *exit stub*
+// before each return (plus UNWIND stubs before `resume` and LANDING stubs at landing
+// pads and after returns_twice calls). Every stub is an internal naked function in the
+// code section `ptcall_stubs` whose body is a bare `ret` (endbr64 + ret under CET) padded
+// with int3 to PTCALL_STUB_STRIDE bytes. Each module also gets one map blob in section
+// `ptcall_map` (see include/ptcall/map_format.h, docs/map-format.md) and a constructor /
+// destructor pair that registers the object with the runtime if it is present.
+//
+// Options come from pipeline parameters (opt -passes='ptcall<early;no-exits>') or from
+// the environment (PTCALL_PLACEMENT, PTCALL_EXITS, ...), which is how the compiler
+// wrappers ptcall-cc / ptcall-c++ configure a `clang -fpass-plugin=` run. See
+// docs/pass.md.
+//===----------------------------------------------------------------------------===//
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/Triple.h"
+#include "llvm/Demangle/Demangle.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/DataLayout.h"
+#include "llvm/IR/DebugInfoMetadata.h"
+#include "llvm/IR/DerivedTypes.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/GlobalVariable.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InlineAsm.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/IntrinsicInst.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/PassManager.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Passes/PassPlugin.h"
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Transforms/Utils/BasicBlockUtils.h"
+#include "llvm/Transforms/Utils/ModuleUtils.h"
+
+#include <cstdlib>
+#include <fnmatch.h>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ptcall/map_format.h"
+
+using namespace llvm;
+
+namespace {
+
+// ---- names the pass owns ------------------------------------------------------------
+constexpr const char *StubPrefix = "__ptcall_stub.";
+constexpr const char *MapName = "__ptcall_map";
+constexpr const char *SlotName = "__ptcall_soft_slot";
+constexpr const char *CtorName = "__ptcall_module_ctor";
+constexpr const char *DtorName = "__ptcall_module_dtor";
+constexpr const char *DoneMD = "ptcall.instrumented";
+constexpr const char *CygMD = "ptcall.cyg_channel";
+constexpr const char *InstrumentAttr = "ptcall-instrument";
+constexpr const char *StubAttr = "ptcall-stub";
+constexpr const char *CygEntryAttr = "instrument-function-entry-inlined";
+constexpr const char *CygExitAttr = "instrument-function-exit-inlined";
+// -finstrument-functions (pre-inline cyg hooks) marks the same functions; the driver keeps
+// only the last of the -finstrument-functions* flags, so a user's own -finstrument-functions
+// replaces the wrappers' flag. Those attributes are the user's: read, never removed.
+constexpr const char *UserCygEntryAttr = "instrument-function-entry";
+constexpr const char *UserCygExitAttr = "instrument-function-exit";
+constexpr const char *NoInstrumentAnnotation = "ptcall_no_instrument";
+// Runs before user constructors (101..65535, and the default 65535); its destructor
+// runs after theirs. 0..100 are reserved for the implementation; sanitizers use 0/1.
+constexpr int CtorPriority = 100;
+
+// ---- options -------------------------------------------------------------------------
+struct Options {
+  bool Early = false;      // placement early (PipelineStartEP) instead of late
+  bool Exits = true;       // exit / unwind / landing stubs
+  unsigned MinSize = 0;    // functions with fewer IR instructions are skipped
+  std::string Include;     // file of names/globs: only these are instrumented
+  std::string Exclude;     // file of names/globs: these are not instrumented
+  bool CygChannel = false; // functions without the cyg "-inlined" attributes are
+                           // no_instrument_function (set by the wrappers)
+};
+
+bool parseBool(StringRef V, bool &Out) {
+  V = V.trim();
+  if (V == "1" || V.equals_insensitive("on") || V.equals_insensitive("yes") ||
+      V.equals_insensitive("true")) {
+    Out = true;
+    return true;
+  }
+  if (V == "0" || V.equals_insensitive("off") || V.equals_insensitive("no") ||
+      V.equals_insensitive("false")) {
+    Out = false;
+    return true;
+  }
+  return false;
+}
+
+[[noreturn]] void fatal(const Twine &Msg) {
+  report_fatal_error("ptcall: " + Msg, /*gen_crash_diag=*/false);
+}
+
+Options optionsFromEnv() {
+  Options O;
+  if (const char *P = getenv("PTCALL_PLACEMENT")) {
+    StringRef V(P);
+    if (V == "early")
+      O.Early = true;
+    else if (V == "late" || V.empty())
+      O.Early = false;
+    else
+      fatal("PTCALL_PLACEMENT must be 'early' or 'late', not '" + V + "'");
+  }
+  if (const char *P = getenv("PTCALL_EXITS"))
+    if (*P && !parseBool(P, O.Exits))
+      fatal("PTCALL_EXITS must be 0 or 1, not '" + Twine(P) + "'");
+  if (const char *P = getenv("PTCALL_NO_EXITS")) {
+    bool NoExits = false;
+    if (*P && !parseBool(P, NoExits))
+      fatal("PTCALL_NO_EXITS must be 0 or 1, not '" + Twine(P) + "'");
+    if (NoExits)
+      O.Exits = false;
+  }
+  if (const char *P = getenv("PTCALL_MIN_SIZE"))
+    if (*P && StringRef(P).trim().getAsInteger(10, O.MinSize))
+      fatal("PTCALL_MIN_SIZE must be a number, not '" + Twine(P) + "'");
+  if (const char *P = getenv("PTCALL_INCLUDE"))
+    O.Include = P;
+  if (const char *P = getenv("PTCALL_EXCLUDE"))
+    O.Exclude = P;
+  if (const char *P = getenv("PTCALL_CYG_CHANNEL"))
+    if (*P && !parseBool(P, O.CygChannel))
+      fatal("PTCALL_CYG_CHANNEL must be 0 or 1, not '" + Twine(P) + "'");
+  return O;
+}
+
+// Pipeline parameters: ptcall<early;late;exits;no-exits;min-size=N;include=F;exclude=F;cyg>
+bool parseParams(StringRef Params, Options &O, std::string &Err) {
+  SmallVector<StringRef, 8> Parts;
+  Params.split(Parts, ';', -1, /*KeepEmpty=*/false);
+  for (StringRef P : Parts) {
+    if (P == "early")
+      O.Early = true;
+    else if (P == "late")
+      O.Early = false;
+    else if (P == "exits")
+      O.Exits = true;
+    else if (P == "no-exits")
+      O.Exits = false;
+    else if (P == "cyg")
+      O.CygChannel = true;
+    else if (P.consume_front("min-size=")) {
+      if (P.getAsInteger(10, O.MinSize)) {
+        Err = "bad min-size";
+        return false;
+      }
+    } else if (P.consume_front("include="))
+      O.Include = P.str();
+    else if (P.consume_front("exclude="))
+      O.Exclude = P.str();
+    else {
+      Err = ("unknown ptcall parameter '" + P + "'").str();
+      return false;
+    }
+  }
+  return true;
+}
+
+std::vector<std::string> loadPatterns(const std::string &Path, const char *What) {
+  std::vector<std::string> Out;
+  auto BufOrErr = MemoryBuffer::getFile(Path, /*IsText=*/true);
+  if (!BufOrErr)
+    fatal(Twine("cannot read ") + What + " list '" + Path +
+          "': " + BufOrErr.getError().message());
+  SmallVector<StringRef, 64> Lines;
+  (*BufOrErr)->getBuffer().split(Lines, '\n');
+  for (StringRef L : Lines) {
+    L = L.trim();
+    if (L.empty() || L.startswith("#"))
+      continue;
+    Out.push_back(L.str());
+  }
+  return Out;
+}
+
+uint64_t fnv1a64(uint64_t H, StringRef S) {
+  for (unsigned char Ch : S) {
+    H ^= Ch;
+    H *= 0x100000001b3ULL;
+  }
+  return H;
+}
+constexpr uint64_t FnvInit = 0xcbf29ce484222325ULL;
+
+// Names a function is matched by in include/exclude lists: linkage name, demangled
+// name, and (for Itanium names) the qualified name without parameters.
+struct FuncNames {
+  std::string Linkage, Display, Qualified;
+};
+
+FuncNames namesOf(const Function &F) {
+  FuncNames N;
+  N.Linkage = F.getName().str();
+  N.Display = demangle(N.Linkage);
+  ItaniumPartialDemangler D;
+  if (!D.partialDemangle(N.Linkage.c_str()) && D.isFunction()) {
+    size_t Sz = 0;
+    if (char *Buf = D.getFunctionName(nullptr, &Sz)) {
+      N.Qualified = Buf;
+      std::free(Buf);
+    }
+  }
+  return N;
+}
+
+bool matchesAny(const std::vector<std::string> &Pats, const FuncNames &N) {
+  for (const std::string &P : Pats) {
+    for (const std::string *S : {&N.Linkage, &N.Display, &N.Qualified}) {
+      if (S->empty())
+        continue;
+      if (*S == P || fnmatch(P.c_str(), S->c_str(), 0) == 0)
+        return true;
+    }
+  }
+  return false;
+}
+
+// Compiler-synthesised functions that have no source declaration: clang never gives
+// them the cyg attributes, but they cannot carry no_instrument_function either.
+bool isSynthesized(StringRef Name) {
+  return Name.startswith("__cxx_global_var_init") || Name.startswith("_GLOBAL__sub_I_") ||
+         Name.startswith("__cxx_global_array_dtor") || Name == "__clang_call_terminate";
+}
+
+class StringTable {
+  std::string Data;
+  StringMap<uint32_t> Index;
+
+public:
+  StringTable() { Data.push_back('\0'); } // offset 0: ""
+  uint32_t add(StringRef S) {
+    if (S.empty())
+      return 0;
+    auto It = Index.find(S);
+    if (It != Index.end())
+      return It->second;
+    uint32_t Off = Data.size();
+    Data.append(S.begin(), S.end());
+    Data.push_back('\0');
+    Index[S] = Off;
+    return Off;
+  }
+  const std::string &data() const { return Data; }
+};
+
+struct StubRec {
+  Function *Stub;
+  uint32_t Func;
+  uint16_t Kind;
+  uint16_t Site;
+};
+
+struct FuncRec {
+  uint32_t Name, Linkage, File, Line;
+};
+
+// One planned stub call: a stub of Kind/Site, called right before Before.
+struct Site {
+  uint16_t Kind;
+  Instruction *Before; // or, with AfterInvoke, the invoke whose normal edge gets the call
+  DebugLoc DL;
+  bool AfterInvoke = false;
+};
+
+class Instrumenter {
+  Module &M;
+  const Options &O;
+  LLVMContext &C;
+  bool CET = false;
+  std::vector<StubRec> Stubs;
+  std::vector<FuncRec> Funcs;
+  StringTable Strs;
+  uint64_t UnitHash = FnvInit;
+
+public:
+  Instrumenter(Module &M, const Options &O) : M(M), O(O), C(M.getContext()) {}
+  bool run();
+
+private:
+  std::set<const Function *> annotatedNoInstrument();
+  bool shouldInstrument(Function &F, bool Cyg, const std::set<const Function *> &NoInstr,
+                        const std::vector<std::string> &Inc,
+                        const std::vector<std::string> &Exc);
+  std::vector<Site> planSites(Function &F);
+  Function *makeStub(uint32_t FuncIdx, uint16_t Kind, uint16_t Site, unsigned Serial);
+  void emitCall(Function *Stub, Instruction *Before, const DebugLoc &DL);
+  void emitMap();
+  void emitRegistration();
+};
+
+std::set<const Function *> Instrumenter::annotatedNoInstrument() {
+  std::set<const Function *> Out;
+  GlobalVariable *GA = M.getNamedGlobal("llvm.global.annotations");
+  if (!GA || !GA->hasInitializer())
+    return Out;
+  auto *Arr = dyn_cast<ConstantArray>(GA->getInitializer());
+  if (!Arr)
+    return Out;
+  for (const Use &U : Arr->operands()) {
+    auto *CS = dyn_cast<ConstantStruct>(U.get());
+    if (!CS || CS->getNumOperands() < 2)
+      continue;
+    auto *F = dyn_cast<Function>(CS->getOperand(0)->stripPointerCasts());
+    auto *StrGV = dyn_cast<GlobalVariable>(CS->getOperand(1)->stripPointerCasts());
+    if (!F || !StrGV || !StrGV->hasInitializer())
+      continue;
+    auto *Str = dyn_cast<ConstantDataSequential>(StrGV->getInitializer());
+    if (!Str || !Str->isString())
+      continue;
+    StringRef S = Str->getAsString();
+    if (S.endswith(StringRef("\0", 1)))
+      S = S.drop_back();
+    if (S == NoInstrumentAnnotation)
+      Out.insert(F);
+  }
+  return Out;
+}
+
+unsigned countInstructions(const Function &F) {
+  unsigned N = 0;
+  for (const BasicBlock &BB : F)
+    for (const Instruction &I : BB)
+      if (!isa<DbgInfoIntrinsic>(I))
+        ++N;
+  return N;
+}
+
+bool Instrumenter::shouldInstrument(Function &F, bool Cyg,
+                                    const std::set<const Function *> &NoInstr,
+                                    const std::vector<std::string> &Inc,
+                                    const std::vector<std::string> &Exc) {
+  if (F.isDeclaration() || F.hasAvailableExternallyLinkage())
+    return false;
+  if (F.hasFnAttribute(Attribute::Naked))
+    return false;
+  if (F.hasFnAttribute(StubAttr) || F.getName().startswith(StubPrefix) ||
+      F.getSection() == PTCALL_STUB_SECTION)
+    return false;
+  if (F.getName() == CtorName || F.getName() == DtorName)
+    return false;
+  // Pre-split coroutines: the split would scatter the stubs over ramp and resume
+  // functions (only reachable with early placement).
+  if (F.hasFnAttribute("coroutine.presplit"))
+    return false;
+  if (Cyg && !F.hasFnAttribute(InstrumentAttr) && !isSynthesized(F.getName()))
+    return false; // __attribute__((no_instrument_function))
+  if (NoInstr.count(&F))
+    return false; // PTCALL_NO_INSTRUMENT
+  if (O.MinSize && countInstructions(F) < O.MinSize)
+    return false;
+  if (!Inc.empty() || !Exc.empty()) {
+    FuncNames N = namesOf(F);
+    if (!Inc.empty() && !matchesAny(Inc, N))
+      return false;
+    if (matchesAny(Exc, N))
+      return false;
+  }
+  return true;
+}
+
+// Is R fed by a tail call the backend may turn into a sibling call? Returns that call.
+CallInst *feedingTailCall(ReturnInst *R) {
+  Instruction *I = R->getPrevNode();
+  while (I && (isa<DbgInfoIntrinsic>(I) || isa<BitCastInst>(I)))
+    I = I->getPrevNode();
+  auto *CI = dyn_cast_or_null<CallInst>(I);
+  if (!CI || !CI->isTailCall() || CI->isInlineAsm())
+    return nullptr;
+  if (const Function *Callee = CI->getCalledFunction())
+    if (Callee->isIntrinsic() && !isa<MemIntrinsic>(CI))
+      return nullptr; // lowered inline, not a call
+  Value *RV = R->getReturnValue();
+  if (RV && RV->stripPointerCasts() != CI && RV != CI)
+    return nullptr; // the call's result is not what is returned: no sibling call
+  return CI;
+}
+
+std::vector<Site> Instrumenter::planSites(Function &F) {
+  std::vector<Site> Sites;
+  DISubprogram *SP = F.getSubprogram();
+
+  // Entry: after the leading allocas of the entry block (keeps them static for the
+  // inliner), before anything else.
+  BasicBlock &EntryBB = F.getEntryBlock();
+  BasicBlock::iterator IP = EntryBB.getFirstInsertionPt();
+  while (IP != EntryBB.end() && isa<AllocaInst>(*IP))
+    ++IP;
+  DebugLoc EntryDL;
+  if (SP)
+    EntryDL = DILocation::get(C, SP->getScopeLine() ? SP->getScopeLine() : SP->getLine(),
+                              0, SP);
+  Sites.push_back({PTCALL_STUB_ENTRY, &*IP, EntryDL});
+  if (!O.Exits)
+    return Sites;
+
+  for (BasicBlock &BB : F) {
+    for (Instruction &I : BB) {
+      if (auto *LP = dyn_cast<LandingPadInst>(&I)) {
+        Instruction *After = &*BB.getFirstInsertionPt();
+        Sites.push_back({PTCALL_STUB_LANDING, After, LP->getDebugLoc()});
+      } else if (auto *R = dyn_cast<ReturnInst>(&I)) {
+        Instruction *Before = R;
+        if (CallInst *MT = BB.getTerminatingMustTailCall())
+          Before = MT;
+        else if (CallInst *TC = feedingTailCall(R))
+          Before = TC;
+        Sites.push_back({PTCALL_STUB_EXIT, Before, R->getDebugLoc()});
+      } else if (auto *Res = dyn_cast<ResumeInst>(&I)) {
+        Sites.push_back({PTCALL_STUB_UNWIND, Res, Res->getDebugLoc()});
+      } else if (auto *CB = dyn_cast<CallBase>(&I)) {
+        if (!CB->hasFnAttr(Attribute::ReturnsTwice) || CB->isInlineAsm())
+          continue;
+        if (auto *CI = dyn_cast<CallInst>(CB)) {
+          if (Instruction *Next = CI->getNextNode())
+            Sites.push_back({PTCALL_STUB_LANDING, Next, CI->getDebugLoc()});
+        } else if (auto *II = dyn_cast<InvokeInst>(CB)) {
+          // Planned now, the edge is split below when the stubs are emitted: record the
+          // invoke itself and resolve later.
+          Sites.push_back({PTCALL_STUB_LANDING, II, II->getDebugLoc(), true});
+        }
+      }
+    }
+  }
+  return Sites;
+}
+
+Function *Instrumenter::makeStub(uint32_t FuncIdx, uint16_t Kind, uint16_t Site,
+                                 unsigned Serial) {
+  static const char *KindNames[] = {"entry", "exit", "unwind", "landing"};
+  FunctionType *FT = FunctionType::get(Type::getVoidTy(C), false);
+  Function *S = Function::Create(FT, GlobalValue::InternalLinkage,
+                                 Twine(StubPrefix) + Twine(FuncIdx) + "." +
+                                     KindNames[Kind] + "." + Twine(Site),
+                                 M);
+  S->addFnAttr(Attribute::Naked);
+  S->addFnAttr(Attribute::NoInline);
+  S->addFnAttr(Attribute::NoUnwind);
+  S->addFnAttr(StubAttr);
+  if (CET)
+    S->addFnAttr(Attribute::NoCfCheck); // the asm body carries the endbr64 itself
+  S->setSection(PTCALL_STUB_SECTION);
+  S->setAlignment(Align(PTCALL_STUB_STRIDE));
+  // Body: a bare ret, padded with int3 to exactly one stride so the runtime can patch
+  // the whole slot and stubs sit back to back. The comment is unique per stub (unit
+  // hash + serial) so MergeFunctions cannot fold stubs together, even after full LTO.
+  unsigned BodyBytes = (CET ? 4 : 0) + 1;
+  std::string Asm;
+  raw_string_ostream OS(Asm);
+  if (CET)
+    OS << "endbr64\n\t";
+  OS << "ret # ptcall stub " << format_hex(UnitHash, 18) << " " << Serial << "\n\t"
+     << ".fill " << (PTCALL_STUB_STRIDE - BodyBytes) << ", 1, 0xcc";
+  OS.flush();
+  InlineAsm *IA = InlineAsm::get(FT, Asm, "~{dirflag},~{fpsr},~{flags}",
+                                 /*hasSideEffects=*/true);
+  BasicBlock *BB = BasicBlock::Create(C, "", S);
+  CallInst::Create(FT, IA, "", BB);
+  new UnreachableInst(C, BB);
+  return S;
+}
+
+void Instrumenter::emitCall(Function *Stub, Instruction *Before, const DebugLoc &DL) {
+  // An inline-asm `call` rather than an IR call: the function stays a leaf as far as the
+  // backend is concerned (no frame set-up, no caller-saved spills), and a stub call
+  // before `ret` can never become a sibling `jmp stub`. x86 asm clobbers are explicit.
+  FunctionType *FT =
+      FunctionType::get(Type::getVoidTy(C), {Stub->getType()}, /*isVarArg=*/false);
+  InlineAsm *IA = InlineAsm::get(FT, "call ${0:P}", "i,~{dirflag},~{fpsr},~{flags}",
+                                 /*hasSideEffects=*/true);
+  CallInst *CI = CallInst::Create(FT, IA, {Stub}, "", Before);
+  CI->addFnAttr(Attribute::NoUnwind);
+  if (DL)
+    CI->setDebugLoc(DL);
+}
+
+// An instrumented function has a side effect (the stub call): drop the memory-effect
+// attributes inferred for it, on the function and on calls to it, so that no later pass
+// deletes, hoists or merges such calls (and with them the function's entry/exit events).
+void dropPurity(Function &F) {
+  static const Attribute::AttrKind Kinds[] = {
+      Attribute::ReadNone,    Attribute::ReadOnly,
+      Attribute::WriteOnly,   Attribute::ArgMemOnly,
+      Attribute::InaccessibleMemOnly, Attribute::InaccessibleMemOrArgMemOnly,
+      Attribute::Speculatable};
+  for (Attribute::AttrKind K : Kinds)
+    F.removeFnAttr(K);
+  for (User *U : F.users())
+    if (auto *CB = dyn_cast<CallBase>(U))
+      if (CB->getCalledOperand() == &F)
+        for (Attribute::AttrKind K : Kinds)
+          CB->removeFnAttr(K);
+}
+
+// Reads (and consumes) the no_instrument_function channel of one function: true if clang
+// marked it as "instrument me".
+bool takeCygMark(Function &F) {
+  bool Marked = false;
+  if (F.hasFnAttribute(CygEntryAttr) || F.hasFnAttribute(CygExitAttr)) {
+    Marked = true;
+    F.removeFnAttr(CygEntryAttr);
+    F.removeFnAttr(CygExitAttr);
+  }
+  if (F.hasFnAttribute(UserCygEntryAttr) || F.hasFnAttribute(UserCygExitAttr))
+    Marked = true;
+  if (Marked && !F.isDeclaration())
+    F.addFnAttr(InstrumentAttr);
+  return Marked;
+}
+
+bool Instrumenter::run() {
+  if (M.getNamedMetadata(DoneMD))
+    return false; // already instrumented (e.g. a ThinLTO backend reloading the plugin)
+  Triple TT(M.getTargetTriple());
+  if (!M.getTargetTriple().empty() &&
+      (TT.getArch() != Triple::x86_64 || !TT.isOSBinFormatELF())) {
+    // The stubs are x86 code and the map is x86-64 ELF data: leave other targets alone.
+    errs() << "ptcall: warning: target '" << M.getTargetTriple()
+           << "' is not x86-64 ELF; " << M.getSourceFileName() << " is not instrumented\n";
+    for (Function &F : M) { // still consume the channel: no __cyg_profile_* calls
+      takeCygMark(F);
+      F.removeFnAttr(InstrumentAttr);
+    }
+    M.getOrInsertNamedMetadata(DoneMD);
+    return true;
+  }
+
+  if (auto *Flag = mdconst::extract_or_null<ConstantInt>(
+          M.getModuleFlag("cf-protection-branch")))
+    CET = !Flag->isZero();
+
+  // The no_instrument_function channel: with -finstrument-functions-after-inlining
+  // clang gives every function *without* no_instrument_function the two cyg
+  // attributes. Turn them into our own marker and remove them, so that the backend's
+  // post-inline instrumenter inserts no __cyg_profile_* calls.
+  bool Cyg = O.CygChannel || M.getNamedMetadata(CygMD);
+  for (Function &F : M)
+    if (takeCygMark(F))
+      Cyg = true;
+
+  std::vector<std::string> Inc, Exc;
+  if (!O.Include.empty())
+    Inc = loadPatterns(O.Include, "include");
+  if (!O.Exclude.empty())
+    Exc = loadPatterns(O.Exclude, "exclude");
+  std::set<const Function *> NoInstr = annotatedNoInstrument();
+
+  std::vector<Function *> Work;
+  for (Function &F : M)
+    if (shouldInstrument(F, Cyg, NoInstr, Inc, Exc))
+      Work.push_back(&F);
+  for (Function &F : M)
+    F.removeFnAttr(InstrumentAttr);
+
+  M.getOrInsertNamedMetadata(DoneMD);
+  if (Work.empty())
+    return true;
+
+  // Identity: FNV-1a 64 over the source name and the linkage names of the instrumented
+  // functions, each followed by a NUL byte, in function-table order.
+  std::string Source = M.getSourceFileName();
+  UnitHash = fnv1a64(FnvInit, Source);
+  UnitHash = fnv1a64(UnitHash, StringRef("\0", 1));
+  for (Function *F : Work) {
+    UnitHash = fnv1a64(UnitHash, F->getName());
+    UnitHash = fnv1a64(UnitHash, StringRef("\0", 1));
+  }
+
+  Strs.add(Source);
+  unsigned Serial = 0;
+  for (uint32_t FI = 0; FI < Work.size(); ++FI) {
+    Function &F = *Work[FI];
+    FuncRec FR;
+    FR.Name = Strs.add(demangle(F.getName().str()));
+    FR.Linkage = Strs.add(F.getName());
+    if (DISubprogram *SP = F.getSubprogram()) {
+      FR.File = Strs.add(SP->getFilename());
+      FR.Line = SP->getLine();
+    } else {
+      FR.File = Strs.add(Source);
+      FR.Line = 0;
+    }
+    Funcs.push_back(FR);
+
+    std::vector<Site> Sites = planSites(F);
+    uint16_t Next[4] = {0, 0, 0, 0};
+    for (Site &S : Sites) {
+      Instruction *Before = S.Before;
+      if (S.AfterInvoke) { // returns_twice invoke: at the start of its normal successor
+        auto *II = cast<InvokeInst>(Before);
+        BasicBlock *Dest = II->getNormalDest();
+        if (!Dest->getSinglePredecessor())
+          Dest = SplitEdge(II->getParent(), Dest);
+        Before = &*Dest->getFirstInsertionPt();
+      }
+      if (Next[S.Kind] == UINT16_MAX)
+        continue; // site numbers exhausted: leave the rest uninstrumented
+      uint16_t SiteNo = S.Kind == PTCALL_STUB_ENTRY ? 0 : Next[S.Kind]++;
+      Function *Stub = makeStub(FI, S.Kind, SiteNo, Serial++);
+      Stubs.push_back({Stub, FI, S.Kind, SiteNo});
+      emitCall(Stub, Before, S.DL);
+    }
+    // The call pushes a return address below the stack pointer.
+    F.addFnAttr(Attribute::NoRedZone);
+    dropPurity(F);
+  }
+
+  emitMap();
+  emitRegistration();
+  return true;
+}
+
+void Instrumenter::emitMap() {
+  Type *I8 = Type::getInt8Ty(C), *I16 = Type::getInt16Ty(C), *I32 = Type::getInt32Ty(C),
+       *I64 = Type::getInt64Ty(C);
+
+  // Writable soft-handler slot.
+  auto *Slot = new GlobalVariable(M, I64, /*isConstant=*/false, GlobalValue::InternalLinkage,
+                                  ConstantInt::get(I64, 0), SlotName);
+  Slot->setAlignment(Align(8));
+
+  StructType *HdrTy = StructType::create(
+      C, {I32, I16, I16, I32, I32, I64, I32, I32, I32, I32, I32, I32, I64, I32, I32},
+      "ptcall.map_header");
+  StructType *StubTy = StructType::create(C, {I64, I32, I16, I16}, "ptcall.map_stub");
+  StructType *FuncTy = StructType::create(C, {I32, I32, I32, I32}, "ptcall.map_func");
+
+  const uint32_t NS = Stubs.size(), NF = Funcs.size();
+  const uint32_t HdrSize = sizeof(struct ptcall_map_header);
+  const uint32_t StubsOff = HdrSize;
+  const uint32_t FuncsOff = StubsOff + NS * sizeof(struct ptcall_map_stub);
+  const uint32_t StrOff = FuncsOff + NF * sizeof(struct ptcall_map_func);
+  const uint32_t StrSize = Strs.data().size();
+  const uint32_t Total = (StrOff + StrSize + 7) & ~7u;
+
+  ArrayType *StubArrTy = ArrayType::get(StubTy, NS);
+  ArrayType *FuncArrTy = ArrayType::get(FuncTy, NF);
+  ArrayType *StrArrTy = ArrayType::get(I8, Total - StrOff);
+  StructType *BlobTy = StructType::create(C, {HdrTy, StubArrTy, FuncArrTy, StrArrTy},
+                                          "ptcall.map", /*isPacked=*/true);
+  const DataLayout &DL = M.getDataLayout();
+  if (DL.getTypeAllocSize(HdrTy) != HdrSize || DL.getTypeAllocSize(BlobTy) != Total)
+    fatal("internal error: map blob layout does not match map_format.h");
+
+  // Create the global first (empty), so that the initializer can refer to its fields.
+  auto *Map = new GlobalVariable(M, BlobTy, /*isConstant=*/true, GlobalValue::InternalLinkage,
+                                 nullptr, MapName);
+  Map->setSection(PTCALL_MAP_SECTION);
+  Map->setAlignment(Align(8));
+
+  auto fieldAddr = [&](std::initializer_list<unsigned> Idx) -> Constant * {
+    SmallVector<Constant *, 4> Ids;
+    Ids.push_back(ConstantInt::get(I32, 0));
+    for (unsigned I : Idx)
+      Ids.push_back(ConstantInt::get(I32, I));
+    return ConstantExpr::getPtrToInt(ConstantExpr::getInBoundsGetElementPtr(BlobTy, Map, Ids),
+                                     I64);
+  };
+  auto rel = [&](Constant *Target, Constant *FieldAddr) -> Constant * {
+    return ConstantExpr::getSub(ConstantExpr::getPtrToInt(Target, I64), FieldAddr);
+  };
+
+  uint32_t Flags = 0;
+  if (O.Early)
+    Flags |= PTCALL_MAP_F_EARLY;
+  if (O.Exits)
+    Flags |= PTCALL_MAP_F_EXITS;
+  if (CET)
+    Flags |= PTCALL_MAP_F_CET;
+  uint32_t SourceName = Strs.add(M.getSourceFileName()); // added before layout
+  const uint32_t StrSizeFinal = Strs.data().size();
+  if (StrSizeFinal != StrSize)
+    fatal("internal error: string table changed after layout");
+
+  Constant *Hdr = ConstantStruct::get(
+      HdrTy, {ConstantInt::get(I32, PTCALL_MAP_MAGIC), ConstantInt::get(I16, PTCALL_MAP_VERSION),
+              ConstantInt::get(I16, HdrSize), ConstantInt::get(I32, Total),
+              ConstantInt::get(I32, Flags), ConstantInt::get(I64, UnitHash),
+              ConstantInt::get(I32, NS), ConstantInt::get(I32, NF),
+              ConstantInt::get(I32, StubsOff), ConstantInt::get(I32, FuncsOff),
+              ConstantInt::get(I32, StrOff), ConstantInt::get(I32, StrSize),
+              rel(Slot, fieldAddr({0, 12})), ConstantInt::get(I32, SourceName),
+              ConstantInt::get(I32, 0)});
+
+  std::vector<Constant *> StubCs;
+  for (uint32_t I = 0; I < NS; ++I) {
+    const StubRec &S = Stubs[I];
+    StubCs.push_back(ConstantStruct::get(
+        StubTy, {rel(S.Stub, fieldAddr({1, I, 0})), ConstantInt::get(I32, S.Func),
+                 ConstantInt::get(I16, S.Kind), ConstantInt::get(I16, S.Site)}));
+  }
+  std::vector<Constant *> FuncCs;
+  for (const FuncRec &F : Funcs)
+    FuncCs.push_back(ConstantStruct::get(
+        FuncTy, {ConstantInt::get(I32, F.Name), ConstantInt::get(I32, F.Linkage),
+                 ConstantInt::get(I32, F.File), ConstantInt::get(I32, F.Line)}));
+  std::string StrBytes = Strs.data();
+  StrBytes.resize(Total - StrOff, '\0');
+  Constant *StrC = ConstantDataArray::getRaw(StrBytes, StrBytes.size(), I8);
+
+  Map->setInitializer(ConstantStruct::get(BlobTy, {Hdr, ConstantArray::get(StubArrTy, StubCs),
+                                                   ConstantArray::get(FuncArrTy, FuncCs),
+                                                   StrC}));
+
+  // The PC-relative fields are "local relocations": LLVM 14 keeps the explicit section
+  // read-only ("a") in PIC code too, and the static linker resolves them (no dynamic
+  // relocations); test/pass-e2e checks both.
+  // The map goes to llvm.used: LLVM then marks its section SHF_GNU_RETAIN, which keeps it
+  // under lld's --gc-sections (lld 14 defaults to -z start-stop-gc, so __start_ptcall_map
+  // references alone do not). The retained map references the stubs and the slot, which
+  // keeps them too. The stubs stay in llvm.compiler.used: all of them share one plain
+  // `ptcall_stubs` input section per object.
+  appendToUsed(M, {Map});
+  SmallVector<GlobalValue *, 64> Used;
+  Used.push_back(Slot);
+  for (const StubRec &S : Stubs)
+    Used.push_back(S.Stub);
+  appendToCompilerUsed(M, Used);
+}
+
+GlobalVariable *weakHiddenBound(Module &M, StringRef Name) {
+  Type *I8 = Type::getInt8Ty(M.getContext());
+  if (GlobalVariable *G = M.getNamedGlobal(Name))
+    return G;
+  auto *G = new GlobalVariable(M, I8, /*isConstant=*/true, GlobalValue::ExternalWeakLinkage,
+                               nullptr, Name);
+  G->setVisibility(GlobalValue::HiddenVisibility);
+  return G;
+}
+
+Function *weakRuntimeFunction(Module &M, StringRef Name, FunctionType *FT) {
+  if (Function *F = M.getFunction(Name))
+    return F;
+  Function *F = Function::Create(FT, GlobalValue::ExternalWeakLinkage, Name, M);
+  F->addFnAttr(Attribute::NoUnwind);
+  return F;
+}
+
+void Instrumenter::emitRegistration() {
+  Type *VoidTy = Type::getVoidTy(C);
+  PointerType *I8P = Type::getInt8PtrTy(C);
+  FunctionType *RegTy = FunctionType::get(VoidTy, {I8P, I8P, I8P, I8P}, false);
+  FunctionType *UnregTy = FunctionType::get(VoidTy, {I8P}, false);
+  FunctionType *VoidFT = FunctionType::get(VoidTy, false);
+
+  Function *Reg = weakRuntimeFunction(M, PTCALL_REGISTER_SYMBOL, RegTy);
+  Function *Unreg = weakRuntimeFunction(M, PTCALL_UNREGISTER_SYMBOL, UnregTy);
+  GlobalVariable *MapStart = weakHiddenBound(M, "__start_" PTCALL_MAP_SECTION);
+  GlobalVariable *MapStop = weakHiddenBound(M, "__stop_" PTCALL_MAP_SECTION);
+  GlobalVariable *StubStart = weakHiddenBound(M, "__start_" PTCALL_STUB_SECTION);
+  GlobalVariable *StubStop = weakHiddenBound(M, "__stop_" PTCALL_STUB_SECTION);
+
+  auto makeCaller = [&](const char *Name, Function *Callee, ArrayRef<Value *> Args) {
+    Function *F = Function::Create(VoidFT, GlobalValue::InternalLinkage, Name, M);
+    F->addFnAttr(Attribute::NoUnwind);
+    F->addFnAttr(Attribute::NoInline);
+    F->addFnAttr(StubAttr); // never instrumented
+    BasicBlock *Entry = BasicBlock::Create(C, "entry", F);
+    BasicBlock *Call = BasicBlock::Create(C, "call", F);
+    BasicBlock *Ret = BasicBlock::Create(C, "ret", F);
+    IRBuilder<> B(Entry);
+    Value *Present = B.CreateICmpNE(Callee, ConstantPointerNull::get(Callee->getType()));
+    B.CreateCondBr(Present, Call, Ret);
+    B.SetInsertPoint(Call);
+    SmallVector<Value *, 4> Cast;
+    for (Value *A : Args)
+      Cast.push_back(B.CreatePointerCast(A, I8P));
+    B.CreateCall(Callee->getFunctionType(), Callee, Cast);
+    B.CreateBr(Ret);
+    B.SetInsertPoint(Ret);
+    B.CreateRetVoid();
+    return F;
+  };
+  Function *Ctor =
+      makeCaller(CtorName, Reg, {MapStart, MapStop, StubStart, StubStop});
+  Function *Dtor = makeCaller(DtorName, Unreg, {MapStart});
+  appendToGlobalCtors(M, Ctor, CtorPriority);
+  appendToGlobalDtors(M, Dtor, CtorPriority);
+}
+
+struct PtcallPass : PassInfoMixin<PtcallPass> {
+  Options O;
+  explicit PtcallPass(Options O) : O(std::move(O)) {}
+  PreservedAnalyses run(Module &M, ModuleAnalysisManager &) {
+    Instrumenter I(M, O);
+    return I.run() ? PreservedAnalyses::none() : PreservedAnalyses::all();
+  }
+  static bool isRequired() { return true; } // run at -O0 and under optnone too
+};
+
+// Early step of late placement: moves the cyg channel into our own attribute before
+// anything in the pipeline can consume it, and records that the channel is active.
+struct PtcallPreparePass : PassInfoMixin<PtcallPreparePass> {
+  bool CygChannel;
+  explicit PtcallPreparePass(bool Cyg) : CygChannel(Cyg) {}
+  PreservedAnalyses run(Module &M, ModuleAnalysisManager &) {
+    bool Seen = CygChannel;
+    for (Function &F : M)
+      if (takeCygMark(F))
+        Seen = true;
+    if (!Seen)
+      return PreservedAnalyses::all();
+    M.getOrInsertNamedMetadata(CygMD);
+    return PreservedAnalyses::none();
+  }
+  static bool isRequired() { return true; }
+};
+
+} // namespace
+
+extern "C" LLVM_ATTRIBUTE_WEAK __attribute__((visibility("default"))) ::llvm::PassPluginLibraryInfo
+llvmGetPassPluginInfo() {
+  return {LLVM_PLUGIN_API_VERSION, "ptcall", "0.1", [](PassBuilder &PB) {
+            PB.registerPipelineStartEPCallback(
+                [](ModulePassManager &MPM, OptimizationLevel) {
+                  Options O = optionsFromEnv();
+                  if (O.Early)
+                    MPM.addPass(PtcallPass(O));
+                  else
+                    MPM.addPass(PtcallPreparePass(O.CygChannel));
+                });
+            PB.registerOptimizerLastEPCallback(
+                [](ModulePassManager &MPM, OptimizationLevel) {
+                  Options O = optionsFromEnv();
+                  if (!O.Early)
+                    MPM.addPass(PtcallPass(O));
+                });
+            PB.registerPipelineParsingCallback(
+                [](StringRef Name, ModulePassManager &MPM,
+                   ArrayRef<PassBuilder::PipelineElement>) {
+                  if (Name == "ptcall-prepare") {
+                    MPM.addPass(PtcallPreparePass(false));
+                    return true;
+                  }
+                  if (!Name.consume_front("ptcall"))
+                    return false;
+                  Options O = optionsFromEnv();
+                  if (!Name.empty()) {
+                    if (!Name.consume_front("<") || !Name.consume_back(">"))
+                      return false;
+                    std::string Err;
+                    if (!parseParams(Name, O, Err))
+                      fatal(Err);
+                  }
+                  MPM.addPass(PtcallPass(O));
+                  return true;
+                });
+          }};
+}

@@ -1,0 +1,28 @@
+# cmake -P script: configure and build pass-e2e/cmake-project with the build-tree wrappers
+# as the C and C++ compilers (CC=ptcall-cc CXX=ptcall-c++ cmake ...), then run the programs.
+file(REMOVE_RECURSE ${WORK_DIR})
+set(ENV{CC} ${PTCALL_BUILD_DIR}/bin/ptcall-cc)
+set(ENV{CXX} ${PTCALL_BUILD_DIR}/bin/ptcall-c++)
+set(ENV{PTCALL_NO_RUNTIME} 1)
+get_filename_component(inc ${PROJECT_DIR}/../../../include ABSOLUTE)
+execute_process(COMMAND ${CMAKE_COMMAND} -S ${PROJECT_DIR} -B ${WORK_DIR} -G ${GENERATOR}
+                        -DPTCALL_INCLUDE_DIR=${inc}
+                RESULT_VARIABLE rc)
+if(rc)
+  message(FATAL_ERROR "configure with the ptcall wrappers failed: ${rc}")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR} -j2 RESULT_VARIABLE rc)
+if(rc)
+  message(FATAL_ERROR "build with the ptcall wrappers failed: ${rc}")
+endif()
+foreach(exe probe_c probe_cxx)
+  execute_process(COMMAND ${WORK_DIR}/${exe} RESULT_VARIABLE rc)
+  if(rc)
+    message(FATAL_ERROR "${exe} failed: ${rc}")
+  endif()
+  execute_process(COMMAND readelf -SW ${WORK_DIR}/${exe} OUTPUT_VARIABLE sections)
+  if(NOT sections MATCHES "ptcall_stubs" OR NOT sections MATCHES "ptcall_map")
+    message(FATAL_ERROR "${exe} is not instrumented")
+  endif()
+endforeach()
+message(STATUS "wrappers pass CMake's compiler checks and build instrumented programs")
