@@ -45,7 +45,7 @@ def workload(binary, src, work):
     """The fixed inputs, as one shell command line run in `work`."""
     s = lambda f: os.path.join(src, f)
     return ["/bin/sh", "-c",
-            "set -e; B=%s; $B -1c < %s > c1.bz2; cmp c1.bz2 %s; $B -dc < %s > d2; cmp d2 %s; $B -t %s"
+            "set -e; B='%s'; $B -1c < %s > c1.bz2; cmp c1.bz2 %s; $B -dc < %s > d2; cmp d2 %s; $B -t %s"
             % (binary, s("sample1.ref"), s("sample1.bz2"), s("sample2.bz2"), s("sample2.ref"), s("sample3.bz2"))]
 
 
@@ -105,7 +105,8 @@ def main():
     src = os.path.join(os.path.abspath(a.work), "bzip2-src")
     run([os.path.join(ROOT, "scripts", "fetch-debian-source.sh"), "bzip2", src])
 
-    traced = build(ptcc, src, os.path.join(work, "bzip2-ptcall"), ["-fptcall-placement=" + a.placement])
+    # DWARF 4: Valgrind 3.19 cannot read the DWARF 5 that clang 14 emits by default
+    traced = build(ptcc, src, os.path.join(work, "bzip2-ptcall"), ["-gdwarf-4", "-fptcall-placement=" + a.placement])
     trace = os.path.join(work, "run.ptc")
     run([ptcall, "record", "-q", "--backend", "soft", "-o", trace, "--"] + workload(traced, src, work), cwd=work)
     got, report = ptcall_counts(ptcall, trace)
@@ -141,7 +142,8 @@ def main():
     for k in sorted(called):
         print("%-28s ptcall %10d  oracle %10d%s" % (k, got.get(k, 0), want.get(k, 0), "   MISMATCH" if k in bad else ""))
     print("%d functions called; %d mismatches against %s" % (len(called), len(bad), oracle))
-    if len(called) < 30:
+    # after inlining (late) fewer functions remain than the source has (early)
+    if len(called) < (50 if a.placement == "early" else 20):
         sys.exit("FAIL: only %d functions called: the workload did not run as expected" % len(called))
     if bad:
         sys.exit("FAIL: call counts differ from %s for: %s" % (oracle, ", ".join(bad)))
