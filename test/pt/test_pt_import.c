@@ -1,0 +1,312 @@
+/* pt-import: `ptcall import` from raw per-CPU PT streams and from a perf.data file, both
+ * made from a synthetic recording of a real instrumented binary (pt_stubprog, stubs at their
+ * run-time addresses for a chosen load address); the imported traces must decode to exactly
+ * the events the writer injected. */
+#include <limits.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "ptc_pt_decode.h"
+#include "ptc_pt_rec.h"
+#include "ptgen.h"
+
+static int fails;
+#define CHECK(c, ...)                                                                      \
+    do {                                                                                   \
+        if (!(c)) {                                                                        \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                    \
+            printf(__VA_ARGS__);                                                           \
+            printf("\n");                                                                  \
+            fails++;                                                                       \
+        }                                                                                  \
+    } while (0)
+
+struct mods { uint64_t start[8]; uint32_t n[8], pid[8]; int k; };
+struct actual { struct ptgen_event *v; size_t n, cap; struct mods mods; };
+
+static int on_mod(void *ctx, uint32_t pid, const void *p, size_t n)
+{
+    struct actual *a = ctx;
+    struct ptc_module h;
+    if (n < sizeof(h) || a->mods.k == 8)
+        return -1;
+    memcpy(&h, p, sizeof(h));
+    a->mods.start[a->mods.k] = h.stubs_start;
+    a->mods.n[a->mods.k] = h.num_stubs;
+    a->mods.pid[a->mods.k++] = pid;
+    return 0;
+}
+
+static int lookup(void *ctx, uint32_t pid, uint64_t ip, uint32_t *id)
+{
+    struct actual *a = ctx;
+    for (int i = 0; i < a->mods.k; i++)
+        if (a->mods.pid[i] == pid && ip >= a->mods.start[i] &&
+            ip < a->mods.start[i] + 16ull * a->mods.n[i] && !((ip - a->mods.start[i]) % 16)) {
+            *id = (uint32_t)((ip - a->mods.start[i]) / 16);
+            return 0;
+        }
+    return -1;
+}
+
+static int feed(void *ctx, uint32_t pid, uint32_t tid, const struct ptc_ev *ev, size_t n)
+{
+    struct actual *a = ctx;
+    for (size_t i = 0; i < n; i++) {
+        if (a->n == a->cap) {
+            a->cap = a->cap ? 2 * a->cap : 1024;
+            a->v = realloc(a->v, a->cap * sizeof(*a->v));
+        }
+        struct ptgen_event *e = &a->v[a->n++];
+        memset(e, 0, sizeof(*e));
+        e->pid = pid;
+        e->tid = tid;
+        e->type = ev[i].type;
+        e->stub_id = ev[i].type == PTC_EV_HIT ? ev[i].stub_id : 0;
+        e->has_time = ev[i].has_time;
+        e->tsc = ev[i].tsc;
+    }
+    return 0;
+}
+
+static int load(void *ctx, const struct ptc_chunk_header *h, const void *p)
+{
+    return ptc_pt_front_chunk(ctx, h, p);
+}
+
+static void decode_compare(const char *what, const char *path, const struct ptgen_result *r,
+                           int map_pid, uint32_t pid, uint32_t tid)
+{
+    struct actual a;
+    memset(&a, 0, sizeof(a));
+    struct ptc_pt_sink sink = {.ctx = &a, .add_module = on_mod, .lookup = lookup, .feed = feed};
+    struct ptc_pt_front *f = ptc_pt_front_new(&sink, PTC_PT_MODE_FAST);
+    struct ptc_file_header fh;
+    char err[256];
+    int e = ptc_pt_read_file(path, &fh, load, f, err, sizeof(err));
+    if (!e)
+        e = ptc_pt_front_finish(f);
+    CHECK(!e, "%s: decode: %s", what, err);
+    CHECK(a.mods.k == 1, "%s: %d modules", what, a.mods.k);
+    size_t bad = 0, k = 0;
+    /* per thread, in order */
+    for (size_t i = 0; i < r->nev; i++) {
+        struct ptgen_event x = r->ev[i];
+        if (map_pid) {
+            x.pid = pid;
+            x.tid = tid;
+        }
+        size_t nth = 0; /* x is the nth event of its thread */
+        for (size_t j = 0; j < i; j++)
+            nth += (map_pid || (r->ev[j].pid == x.pid && r->ev[j].tid == x.tid));
+        const struct ptgen_event *y = NULL;
+        for (size_t j = 0, c = 0; j < a.n; j++)
+            if (a.v[j].pid == x.pid && a.v[j].tid == x.tid && c++ == nth) {
+                y = &a.v[j];
+                break;
+            }
+        if (!y || x.type != y->type || x.stub_id != y->stub_id ||
+            (x.type == PTC_EV_HIT && (x.has_time != y->has_time || (x.has_time && x.tsc != y->tsc)))) {
+            if (!bad)
+                printf("  %s: event %zu (thread %u/%u #%zu): expected %s %u t=%llu, got %s\n", what,
+                       i, x.pid, x.tid, nth, x.type == 1 ? "HIT" : "GAP", x.stub_id,
+                       (unsigned long long)x.tsc, y ? (y->type == 1 ? "HIT" : "GAP") : "nothing");
+            bad++;
+        }
+        k++;
+    }
+    CHECK(!bad && k == a.n, "%s: %zu mismatches, %zu expected, %zu decoded", what, bad, r->nev,
+          a.n);
+    printf("%s: %zu events decoded, %zu expected, %zu mismatches\n", what, a.n, r->nev, bad);
+    ptc_pt_front_free(f);
+    free(a.v);
+}
+
+/* raw per-CPU streams out of a ptgen trace */
+struct split { FILE *cpu[8]; };
+static int split_chunk(void *ctx, const struct ptc_chunk_header *h, const void *p)
+{
+    struct split *s = ctx;
+    if (h->type != PTC_CHUNK_PT_AUX)
+        return 0;
+    struct ptc_pt_aux a;
+    memcpy(&a, p, sizeof(a));
+    fwrite((const uint8_t *)p + sizeof(a), 1, h->payload_size - sizeof(a), s->cpu[a.cpu]);
+    return 0;
+}
+
+/* a perf.data file out of a ptgen trace: header, one intel_pt attr, AUXTRACE_INFO, an MMAP2
+ * of the binary, the sideband records, AUXTRACE records (data padded to 8 bytes as perf
+ * does) */
+struct pw { FILE *f; uint64_t data_bytes; uint32_t pid; };
+static void put(struct pw *w, const void *p, size_t n)
+{
+    fwrite(p, 1, n, w->f);
+    w->data_bytes += n;
+}
+static uint64_t aux_ref;
+static int perf_chunk(void *ctx, const struct ptc_chunk_header *h, const void *p)
+{
+    struct pw *w = ctx;
+    const uint8_t *b = p;
+    if (h->type == PTC_CHUNK_PT_SIDEBAND) {
+        put(w, b + sizeof(struct ptc_pt_sideband), h->payload_size - sizeof(struct ptc_pt_sideband));
+    } else if (h->type == PTC_CHUNK_PT_AUX) {
+        struct ptc_pt_aux a;
+        memcpy(&a, p, sizeof(a));
+        uint64_t n = h->payload_size - sizeof(a), pad = (8 - (n & 7)) & 7;
+        struct perf_event_header eh = {.type = 71, .size = 48};
+        uint64_t sz = n + pad, ref = aux_ref++;
+        uint32_t idx = a.cpu, tid = UINT32_MAX, cpu = a.cpu, res = 0;
+        put(w, &eh, 8);
+        put(w, &sz, 8);
+        put(w, &a.offset, 8);
+        put(w, &ref, 8);
+        put(w, &idx, 4);
+        put(w, &tid, 4);
+        put(w, &cpu, 4);
+        put(w, &res, 4);
+        put(w, b + sizeof(a), n);
+        static const uint8_t zeros[8];
+        put(w, zeros, pad);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 4) {
+        fprintf(stderr, "usage: test_pt_import PTCALL STUBPROG DIR\n");
+        return 2;
+    }
+    const char *ptcall = argv[1], *dir = argv[3];
+    char prog[PATH_MAX], why[512];
+    if (!realpath(argv[2], prog))
+        return 2;
+    struct ptc_pt_elf_sections sec;
+    CHECK(!ptc_pt_elf_sections(prog, &sec, why, sizeof(why)) && sec.has_stubs && sec.has_map,
+          "stubprog sections");
+    uint64_t load = 0x5555aaaa0000ull; /* where its first PT_LOAD "was" */
+    uint64_t bias = load - sec.text_vaddr_min;
+
+    /* 1. raw streams, one thread on three CPUs */
+    struct ptgen_opts o;
+    ptgen_default(&o, 77);
+    o.nprocs = 1;
+    o.threads = 1;
+    o.ncpus = 3;
+    o.p_trunc = 0;
+    o.mod0_start = sec.stubs_addr + bias;
+    o.mod0_nstubs = (uint32_t)(sec.stubs_size + 15) / 16;
+    char trace[PATH_MAX], cmd[8 * PATH_MAX], out[PATH_MAX];
+    snprintf(trace, sizeof(trace), "%s/pt-import-src.ptc", dir);
+    struct ptgen_result r;
+    CHECK(!ptgen_write(&o, trace, &r), "ptgen");
+    struct split sp;
+    char raw[3][PATH_MAX];
+    for (int i = 0; i < 3; i++) {
+        snprintf(raw[i], sizeof(raw[i]), "%s/pt-import-cpu%d.pt", dir, i);
+        sp.cpu[i] = fopen(raw[i], "wb");
+    }
+    struct ptc_file_header fh;
+    ptc_pt_read_file(trace, &fh, split_chunk, &sp, why, sizeof(why));
+    for (int i = 0; i < 3; i++)
+        fclose(sp.cpu[i]);
+    snprintf(out, sizeof(out), "%s/pt-import-raw.ptc", dir);
+    snprintf(cmd, sizeof(cmd),
+             "%s import -o %s --binary %s@%llx --pid 1000 --tid 1000 --timing mtc "
+             "--mtc-period 3 --nom-freq 24 --tsc-ratio 40:1 --time-conv 10:1365:5000 "
+             "--cpu-stream 0:%s --cpu-stream 1:%s --cpu-stream 2:%s",
+             ptcall, out, prog, (unsigned long long)load, raw[0], raw[1], raw[2]);
+    CHECK(system(cmd) == 0, "%s", cmd);
+    decode_compare("raw per-CPU streams", out, &r, 1, 1000, 1000);
+    ptgen_free(&r);
+
+    /* 2. perf.data: two threads of one process on two CPUs, with AUX/SWITCH sideband */
+    ptgen_default(&o, 78);
+    o.nprocs = 1;
+    o.threads = 2;
+    o.ncpus = 2;
+    o.no_gap_chunks = 1; /* perf.data reports truncation with PERF_AUX_FLAG_TRUNCATED */
+    o.mod0_start = sec.stubs_addr + bias;
+    o.mod0_nstubs = (uint32_t)(sec.stubs_size + 15) / 16;
+    CHECK(!ptgen_write(&o, trace, &r), "ptgen 2");
+    char pd[PATH_MAX];
+    snprintf(pd, sizeof(pd), "%s/pt-import.perf.data", dir);
+    struct pw w = {.f = fopen(pd, "wb")};
+    struct {
+        uint64_t magic, size, attr_size;
+        uint64_t attrs[2], data[2], event_types[2];
+        uint64_t features[4];
+    } ph;
+    memset(&ph, 0, sizeof(ph));
+    memcpy(&ph.magic, "PERFILE2", 8);
+    ph.size = sizeof(ph);
+    ph.attr_size = sizeof(struct perf_event_attr);
+    struct perf_event_attr at;
+    memset(&at, 0, sizeof(at));
+    at.size = sizeof(at);
+    at.type = 8;
+    at.config = (1ull << 10) | (1ull << 9) | (1ull << 11) | (3ull << 14);
+    at.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+                     PERF_SAMPLE_IDENTIFIER;
+    at.sample_id_all = 1;
+    uint64_t ids[2] = {0, 0};
+    ph.attrs[0] = sizeof(ph);
+    ph.attrs[1] = sizeof(at) + 16;
+    ph.data[0] = ph.attrs[0] + ph.attrs[1];
+    fwrite(&ph, sizeof(ph), 1, w.f);
+    fwrite(&at, sizeof(at), 1, w.f);
+    fwrite(ids, 16, 1, w.f);
+    /* AUXTRACE_INFO */
+    uint64_t priv[17] = {8, 10, 1365, 5000, 1, 10, 11, 2, 0, 1, 9, 0xfull << 14, 40, 1, 1, 24, 0};
+    struct perf_event_header eh = {.type = 70, .size = 16 + sizeof(priv)};
+    uint32_t ty[2] = {1, 0};
+    put(&w, &eh, 8);
+    put(&w, ty, 8);
+    put(&w, priv, sizeof(priv));
+    /* MMAP2 of the binary in pid 1000: the page holding ptcall_stubs */
+    {
+        uint64_t pgoff = sec.stubs_offset & ~0xfffull;
+        uint64_t addr = sec.stubs_addr + bias - (sec.stubs_offset - pgoff);
+        size_t pl = strlen(prog) + 1, padl = (pl + 7) & ~(size_t)7;
+        uint8_t rec[8 + 64 + PATH_MAX + 40];
+        memset(rec, 0, sizeof(rec));
+        struct perf_event_header m2 = {.type = PERF_RECORD_MMAP2,
+                                       .size = (uint16_t)(72 + padl + 32)};
+        uint32_t pid = 1000, prot = PROT_READ | PROT_EXEC;
+        uint64_t len = 0x1000;
+        memcpy(rec, &m2, 8);
+        memcpy(rec + 8, &pid, 4);
+        memcpy(rec + 12, &pid, 4);
+        memcpy(rec + 16, &addr, 8);
+        memcpy(rec + 24, &len, 8);
+        memcpy(rec + 32, &pgoff, 8);
+        memcpy(rec + 64, &prot, 4);
+        memcpy(rec + 72, prog, pl);
+        memcpy(rec + 72 + padl, &pid, 4);
+        memcpy(rec + 76 + padl, &pid, 4);
+        put(&w, rec, m2.size);
+    }
+    ptc_pt_read_file(trace, &fh, perf_chunk, &w, why, sizeof(why));
+    ph.data[1] = w.data_bytes;
+    fseek(w.f, 0, SEEK_SET);
+    fwrite(&ph, sizeof(ph), 1, w.f);
+    fclose(w.f);
+    snprintf(out, sizeof(out), "%s/pt-import-perf.ptc", dir);
+    snprintf(cmd, sizeof(cmd), "%s import -o %s --perf-data %s", ptcall, out, pd);
+    CHECK(system(cmd) == 0, "%s", cmd);
+    decode_compare("perf.data", out, &r, 0, 0, 0);
+    ptgen_free(&r);
+
+    /* bad input: one clear line */
+    snprintf(cmd, sizeof(cmd), "%s import -o %s/x.ptc --perf-data %s 2>&1 | grep -q 'not a perf.data file'",
+             ptcall, dir, trace);
+    CHECK(system(cmd) == 0, "bad perf.data must say so");
+    printf("%s\n", fails ? "FAIL" : "PASS");
+    return fails ? 1 : 0;
+}

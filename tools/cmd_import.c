@@ -1,0 +1,817 @@
+/* ptcall import: make a ptcall trace file from Intel PT captured elsewhere - raw PT byte
+ * streams (one per CPU, or one for a single thread) plus the instrumented binaries and their
+ * load addresses, or a perf.data file recorded with `perf record -e intel_pt//u`.
+ * docs/pt.md "Importing". */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "ptc_chunk_write.h"
+#include "ptc_pt_rec.h"
+#include "ptcall/trace_format_pt.h"
+
+static const char usage[] =
+    "usage: ptcall import -o OUT [OPTIONS] --cpu-stream N:FILE [--cpu-stream N:FILE ...]\n"
+    "       ptcall import -o OUT [OPTIONS] --thread-stream FILE\n"
+    "       ptcall import -o OUT [--binary PATH[@LOADADDR] ...] --perf-data perf.data\n"
+    "Raw streams (Intel PT bytes as the hardware wrote them):\n"
+    "  --cpu-stream N:FILE     the trace of CPU N (repeat per CPU)\n"
+    "  --thread-stream FILE    the trace of one thread (any CPU)\n"
+    "  --binary PATH[@ADDR]    an instrumented object and the address its first PT_LOAD\n"
+    "                          segment was loaded at (hex; default: its link address)\n"
+    "  --pid PID --tid TID     the process/thread that ran (default 1/1)\n"
+    "  --timing none|tsc|mtc|cyc   timing packets in the streams (default mtc)\n"
+    "  --mtc-period N          IA32_RTIT_CTL.MTCFreq used (default 3)\n"
+    "  --tsc-ratio EBX:EAX     CPUID.15H TSC/crystal ratio (sysfs intel_pt/tsc_art_ratio)\n"
+    "  --nom-freq N            max non-turbo ratio (sysfs intel_pt/max_nonturbo_ratio)\n"
+    "  --cpu F/M/S             CPU family/model/stepping (libipt errata)\n"
+    "  --time-conv S:M:Z       perf time_shift:time_mult:time_zero (default: times in TSC)\n"
+    "perf.data (perf record -e intel_pt//u, without -z):\n"
+    "  --perf-data FILE        AUXTRACE data, MMAP2/COMM/SWITCH/AUX sideband and the\n"
+    "                          AUXTRACE_INFO timing parameters are read from the file;\n"
+    "                          --binary PATH overrides where an object named in MMAP2 is found\n";
+
+struct binary { char path[PATH_MAX]; uint64_t load; int has_load; };
+
+struct imp {
+    struct { uint32_t tid, pid; } t2p[4096]; /* per-thread perf.data: whose thread is it */
+    int nt2p;
+    int fd;
+    const char *out;
+    struct { uint32_t pid, tid, next; } seq[1024]; /* per (pid, tid) chunk stream */
+    int nseq;
+    struct binary bins[32];
+    int nbins;
+    uint32_t pid, tid;
+    struct { uint32_t pid; uint32_t next_mod, next_stub; } procs[256];
+    int nprocs;
+    struct { uint32_t pid; uint64_t bias; char path[256]; } seen[256];
+    int nseen;
+    uint64_t modules;
+};
+
+static int fail(const char *fmt, const char *a, const char *b)
+{
+    fprintf(stderr, "ptcall import: ");
+    fprintf(stderr, fmt, a, b);
+    fputc('\n', stderr);
+    return 1;
+}
+
+static int chunk(struct imp *m, uint16_t type, uint32_t pid, uint32_t tid, const void *a,
+                 size_t an, const void *b, size_t bn)
+{
+    struct iovec iov[2] = {{(void *)a, an}, {(void *)b, bn}};
+    int i = 0;
+    while (i < m->nseq && (m->seq[i].pid != pid || m->seq[i].tid != tid))
+        i++;
+    if (i == m->nseq) {
+        if (m->nseq == 1024)
+            i = 1023;
+        else
+            m->nseq++;
+        m->seq[i].pid = pid;
+        m->seq[i].tid = tid;
+        m->seq[i].next = 0;
+    }
+    int e = ptc_write_chunk(m->fd, type, 0, pid, tid, m->seq[i].next++, iov, bn ? 2 : 1);
+    if (e < 0) {
+        fprintf(stderr, "ptcall import: writing %s: %s\n", m->out, strerror(-e));
+        return -1;
+    }
+    return 0;
+}
+
+/* MODULE + PT_STUBS chunks for an instrumented object of process pid at bias */
+static int add_module(struct imp *m, uint32_t pid, const char *path, uint64_t bias,
+                      int quiet_if_plain)
+{
+    for (int i = 0; i < m->nseen; i++)
+        if (m->seen[i].pid == pid && m->seen[i].bias == bias &&
+            !strncmp(m->seen[i].path, path, 255))
+            return 0;
+    struct ptc_pt_elf_sections sec;
+    char why[512];
+    if (ptc_pt_elf_sections(path, &sec, why, sizeof(why))) {
+        if (quiet_if_plain)
+            return 0;
+        fprintf(stderr, "ptcall import: %s\n", why);
+        return -1;
+    }
+    if (!sec.has_stubs) {
+        if (quiet_if_plain)
+            return 0;
+        fprintf(stderr, "ptcall import: %s has no ptcall_stubs section: it was not built with "
+                        "ptcall-cc\n", path);
+        return -1;
+    }
+    int pi = -1;
+    for (int i = 0; i < m->nprocs; i++)
+        if (m->procs[i].pid == pid)
+            pi = i;
+    if (pi < 0) {
+        if (m->nprocs == 256)
+            return -1;
+        pi = m->nprocs++;
+        m->procs[pi].pid = pid;
+        m->procs[pi].next_mod = m->procs[pi].next_stub = 0;
+    }
+    void *buf = NULL;
+    uint32_t ns = 0;
+    long n = ptc_pt_build_module(path, &sec, bias, m->procs[pi].next_mod,
+                                 m->procs[pi].next_stub, &buf, &ns, why, sizeof(why));
+    if (n < 0) {
+        fprintf(stderr, "ptcall import: %s\n", why);
+        return -1;
+    }
+    struct ptc_pt_stubs st = {.module_id = m->procs[pi].next_mod,
+                              .stubs_start = sec.stubs_addr + bias,
+                              .stubs_end = sec.stubs_addr + bias + sec.stubs_size};
+    int r = chunk(m, PTC_CHUNK_MODULE, pid, 0, buf, (size_t)n, NULL, 0);
+    if (!r)
+        r = chunk(m, PTC_CHUNK_PT_STUBS, pid, 0, &st, sizeof(st), NULL, 0);
+    free(buf);
+    m->procs[pi].next_mod++;
+    m->procs[pi].next_stub += ns;
+    if (m->nseen < 256) {
+        m->seen[m->nseen].pid = pid;
+        m->seen[m->nseen].bias = bias;
+        snprintf(m->seen[m->nseen].path, 256, "%s", path);
+        m->nseen++;
+    }
+    m->modules++;
+    return r;
+}
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    struct stat st;
+    if (fstat(fd, &st)) {
+        close(fd);
+        return NULL;
+    }
+    uint8_t *b = malloc((size_t)st.st_size + 1);
+    size_t got = 0;
+    while (b && got < (size_t)st.st_size) {
+        ssize_t k = read(fd, b + got, (size_t)st.st_size - got);
+        if (k <= 0)
+            break;
+        got += (size_t)k;
+    }
+    close(fd);
+    *len = got;
+    return b;
+}
+
+#define SB_TYPE (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
+
+static int aux_chunks(struct imp *m, uint32_t cpu, uint32_t pid, uint32_t tid, uint64_t off,
+                      const uint8_t *p, size_t n)
+{
+    while (n) {
+        size_t k = n > (1u << 20) ? (1u << 20) : n;
+        struct ptc_pt_aux a = {.cpu = cpu, .offset = off};
+        if (chunk(m, PTC_CHUNK_PT_AUX, pid, tid, &a, sizeof(a), p, k))
+            return -1;
+        off += k;
+        p += k;
+        n -= k;
+    }
+    return 0;
+}
+
+/* ---- perf.data ---------------------------------------------------------------------- */
+
+struct perf_file_section { uint64_t offset, size; };
+struct perf_file_header {
+    uint64_t magic, size, attr_size;
+    struct perf_file_section attrs, data, event_types;
+    uint64_t features[4];
+};
+
+enum { PERF_AUXTRACE_INFO = 70, PERF_AUXTRACE = 71, PERF_COMPRESSED = 81 };
+#define HEADER_CPUID_BIT 9
+
+struct sbbuf { uint32_t cpu; uint8_t *v; size_t n, cap; };
+
+/* AUX data of one perf buffer (idx), assembled by offset: perf pads each AUXTRACE record's
+ * data to 8 bytes and starts the next record at the real (unpadded) offset, so records may
+ * overlap by up to 7 bytes of padding; a real gap in offsets is kept as a gap. */
+struct asm_buf { uint32_t idx, cpu, tid; uint64_t base; uint8_t *v; size_t n, cap; };
+
+static void note_tid(struct imp *m, uint32_t pid, uint32_t tid)
+{
+    if (!pid || !tid || pid == UINT32_MAX)
+        return;
+    for (int i = 0; i < m->nt2p; i++)
+        if (m->t2p[i].tid == tid) {
+            m->t2p[i].pid = pid;
+            return;
+        }
+    if (m->nt2p < 4096) {
+        m->t2p[m->nt2p].tid = tid;
+        m->t2p[m->nt2p++].pid = pid;
+    }
+}
+
+static uint32_t pid_of(const struct imp *m, uint32_t tid)
+{
+    for (int i = 0; i < m->nt2p; i++)
+        if (m->t2p[i].tid == tid)
+            return m->t2p[i].pid;
+    return tid;
+}
+
+static int asm_flush(struct imp *m, struct asm_buf *a)
+{
+    int r = 0;
+    /* before a jump in offsets (or at the end) the padding of the last record cannot be told
+     * from data by its offset: drop up to 7 trailing zero bytes (at worst PAD packets) */
+    for (int k = 0; k < 7 && a->n && !a->v[a->n - 1]; k++)
+        a->n--;
+    if (a->n)
+        r = a->cpu == PTC_PT_CPU_THREAD ? aux_chunks(m, a->cpu, pid_of(m, a->tid), a->tid, a->base,
+                                                     a->v, a->n)
+                                        : aux_chunks(m, a->cpu, 0, 0, a->base, a->v, a->n);
+    a->base += a->n;
+    a->n = 0;
+    return r;
+}
+
+static int asm_add(struct imp *m, struct asm_buf *a, uint64_t off, const uint8_t *p, size_t n)
+{
+    if (off < a->base + a->n && off + 8 > a->base + a->n && off >= a->base) {
+        a->n = (size_t)(off - a->base); /* drop the previous record's padding */
+    } else if (off != a->base + a->n) {
+        if (asm_flush(m, a))
+            return -1;
+        a->base = off;
+    }
+    if (a->n + n > a->cap) {
+        size_t c = a->cap ? a->cap * 2 : (1u << 20);
+        while (c < a->n + n)
+            c *= 2;
+        void *v = realloc(a->v, c);
+        if (!v)
+            return -1;
+        a->v = v;
+        a->cap = c;
+    }
+    memcpy(a->v + a->n, p, n);
+    a->n += n;
+    return 0;
+}
+
+static int sb_add(struct sbbuf **sbs, int *nsb, uint32_t cpu, const void *p, size_t n)
+{
+    struct sbbuf *s = NULL;
+    for (int i = 0; i < *nsb; i++)
+        if ((*sbs)[i].cpu == cpu)
+            s = &(*sbs)[i];
+    if (!s) {
+        struct sbbuf *v = realloc(*sbs, (size_t)(*nsb + 1) * sizeof(**sbs));
+        if (!v)
+            return -1;
+        *sbs = v;
+        s = &v[(*nsb)++];
+        memset(s, 0, sizeof(*s));
+        s->cpu = cpu;
+    }
+    if (s->n + n > s->cap) {
+        size_t c = s->cap ? s->cap * 2 : 65536;
+        while (c < s->n + n)
+            c *= 2;
+        void *v = realloc(s->v, c);
+        if (!v)
+            return -1;
+        s->v = v;
+        s->cap = c;
+    }
+    memcpy(s->v + s->n, p, n);
+    s->n += n;
+    return 0;
+}
+
+static size_t trailer_size(uint64_t st)
+{
+    size_t n = 0;
+    uint64_t bits[] = {PERF_SAMPLE_TID, PERF_SAMPLE_TIME, PERF_SAMPLE_ID, PERF_SAMPLE_STREAM_ID,
+                       PERF_SAMPLE_CPU, PERF_SAMPLE_IDENTIFIER};
+    for (int i = 0; i < 6; i++)
+        n += (st & bits[i]) ? 8 : 0;
+    return n;
+}
+
+static int import_perf(struct imp *m, const char *path)
+{
+    size_t len;
+    uint8_t *f = slurp(path, &len);
+    if (!f)
+        return fail("cannot read %s: %s", path, strerror(errno));
+    struct perf_file_header h;
+    if (len < sizeof(h) || (memcpy(&h, f, sizeof(h)), memcmp(&h.magic, "PERFILE2", 8))) {
+        free(f);
+        return fail("%s is not a perf.data file (no PERFILE2 magic; pipe-mode files are not "
+                    "supported: record to a file)%s", path, "");
+    }
+    if (h.attrs.offset + h.attrs.size > len || h.data.offset + h.data.size > len ||
+        h.attr_size < 64) {
+        free(f);
+        return fail("%s is truncated or corrupt (sections past the end of the file)%s", path, "");
+    }
+    /* attributes: find the intel_pt event (the one AUXTRACE_INFO's PMU type names) */
+    size_t nattr = h.attrs.size / (h.attr_size + 16);
+    uint64_t st_all = 0;
+    int st_mixed = 0;
+    for (size_t i = 0; i < nattr; i++) {
+        struct perf_event_attr a;
+        memset(&a, 0, sizeof(a));
+        memcpy(&a, f + h.attrs.offset + i * (h.attr_size + 16),
+               h.attr_size < sizeof(a) ? h.attr_size : sizeof(a));
+        uint64_t st = a.sample_id_all ? a.sample_type & (PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                                                         PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |
+                                                         PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
+                                      : 0;
+        if (i && st != st_all)
+            st_mixed = 1;
+        st_all = st;
+    }
+    if (st_mixed) {
+        free(f);
+        return fail("%s: its events have different sample_id layouts; record with "
+                    "perf record -e intel_pt//u only%s", path, "");
+    }
+    struct ptc_pt_config cfg;
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.size = sizeof(cfg);
+    cfg.sample_type = st_all;
+    int have_info = 0;
+    /* HEADER_CPUID feature: "GenuineIntel,6,85,4" */
+    {
+        uint64_t fo = h.data.offset + h.data.size;
+        int idx = 0;
+        for (int bit = 0; bit < HEADER_CPUID_BIT; bit++)
+            if (h.features[bit / 64] >> (bit % 64) & 1)
+                idx++;
+        if ((h.features[0] >> HEADER_CPUID_BIT) & 1 && fo + (size_t)(idx + 1) * 16 <= len) {
+            struct perf_file_section s;
+            memcpy(&s, f + fo + (size_t)idx * 16, 16);
+            if (s.offset + s.size <= len && s.size > 4) {
+                char buf[128] = "";
+                size_t sl = s.size - 4 < 127 ? s.size - 4 : 127;
+                memcpy(buf, f + s.offset + 4, sl);
+                unsigned fam, mod, step;
+                if (!strncmp(buf, "GenuineIntel,", 13) &&
+                    sscanf(buf + 13, "%u,%u,%u", &fam, &mod, &step) == 3) {
+                    cfg.cpu_vendor = 1;
+                    cfg.cpu_family = (uint16_t)fam;
+                    cfg.cpu_model = (uint8_t)mod;
+                    cfg.cpu_stepping = (uint8_t)step;
+                }
+            }
+        }
+    }
+    struct sbbuf *sbs = NULL;
+    int nsb = 0, rc = 0;
+    struct asm_buf bufs[1024];
+    int nbufs = 0;
+    size_t tsz = trailer_size(st_all);
+    uint64_t auxtrace = 0, auxbytes = 0, sbrec = 0;
+    uint64_t off = h.data.offset, end = h.data.offset + h.data.size;
+    uint64_t pt_type = 0;
+    while (off + 8 <= end && !rc) {
+        struct perf_event_header eh;
+        memcpy(&eh, f + off, sizeof(eh));
+        if (eh.size < 8 || off + eh.size > end) {
+            rc = fail("%s is corrupt: a record at offset %s overruns the data section", path,
+                      "");
+            break;
+        }
+        const uint8_t *r = f + off;
+        uint64_t next = off + eh.size;
+        if (eh.type == PERF_AUXTRACE_INFO && eh.size >= 16 + 8 * 16) {
+            uint64_t priv[32] = {0};
+            size_t np = (eh.size - 16) / 8;
+            memcpy(priv, r + 16, 8 * (np < 32 ? np : 32));
+            uint32_t type;
+            memcpy(&type, r + 8, 4);
+            if (type != 1) {
+                rc = fail("%s: its AUX trace is not Intel PT (type %s)", path, "");
+                break;
+            }
+            pt_type = priv[0];
+            cfg.time_shift = (uint16_t)priv[1];
+            cfg.time_mult = (uint32_t)priv[2];
+            cfg.time_zero = priv[3];
+            if (priv[4])
+                cfg.flags |= PTC_PT_F_TIME_ZERO;
+            cfg.cpuid_0x15_ebx = (uint32_t)priv[12];
+            cfg.cpuid_0x15_eax = (uint32_t)priv[13];
+            cfg.nom_freq = (uint8_t)priv[15];
+            /* the event config, to learn which timing packets are on */
+            for (size_t i = 0; i < nattr; i++) {
+                struct perf_event_attr a;
+                memset(&a, 0, sizeof(a));
+                memcpy(&a, f + h.attrs.offset + i * (h.attr_size + 16),
+                       h.attr_size < sizeof(a) ? h.attr_size : sizeof(a));
+                if (a.type != pt_type)
+                    continue;
+                cfg.config = a.config;
+                cfg.pmu_type = a.type;
+                if (a.config >> priv[5] & 1)
+                    cfg.flags |= PTC_PT_F_TSC;
+                if (a.config >> priv[6] & 1)
+                    cfg.flags |= PTC_PT_F_NORETCOMP;
+                if (a.config >> priv[10] & 1)
+                    cfg.flags |= PTC_PT_F_MTC;
+                if (priv[14] && (a.config >> priv[14] & 1))
+                    cfg.flags |= PTC_PT_F_CYC;
+                if (priv[11])
+                    cfg.mtc_freq = (uint8_t)((a.config & priv[11]) >> __builtin_ctzll(priv[11]));
+            }
+            if (priv[8])
+                cfg.flags |= PTC_PT_F_SNAPSHOT;
+            if (!priv[9])
+                cfg.flags |= PTC_PT_F_PER_THREAD;
+            have_info = 1;
+        } else if (eh.type == PERF_AUXTRACE && eh.size >= 48) {
+            uint64_t size, aoff;
+            uint32_t idx, tid, cpu;
+            memcpy(&size, r + 8, 8);
+            memcpy(&aoff, r + 16, 8);
+            memcpy(&idx, r + 32, 4);
+            memcpy(&tid, r + 36, 4);
+            memcpy(&cpu, r + 40, 4);
+            if (next + size > end) {
+                rc = fail("%s is truncated: an AUXTRACE record's data runs past the end%s",
+                          path, "");
+                break;
+            }
+            /* per-CPU mode: one buffer per CPU; per-thread mode: cpu is -1 */
+            struct asm_buf *ab = NULL;
+            for (int i = 0; i < nbufs; i++)
+                if (bufs[i].idx == idx)
+                    ab = &bufs[i];
+            if (!ab) {
+                if (nbufs == 1024) {
+                    rc = fail("%s: more than 1024 AUX buffers%s", path, "");
+                    break;
+                }
+                ab = &bufs[nbufs++];
+                memset(ab, 0, sizeof(*ab));
+                ab->idx = idx;
+                ab->cpu = cpu == UINT32_MAX ? PTC_PT_CPU_THREAD : cpu;
+                ab->tid = tid;
+                ab->base = aoff;
+            }
+            rc = asm_add(m, ab, aoff, f + next, (size_t)size) ? 1 : 0;
+            next += size; /* the data is not counted in header.size */
+            auxtrace++;
+            auxbytes += size;
+        } else if (eh.type == PERF_COMPRESSED) {
+            rc = fail("%s was recorded with -z (compressed records): record it again without "
+                      "-z%s", path, "");
+            break;
+        } else if (eh.type < 64 && eh.type != PERF_RECORD_SAMPLE) {
+            uint32_t cpu = 0;
+            if ((st_all & PERF_SAMPLE_CPU) && eh.size >= 8 + tsz) {
+                /* CPU is the field before IDENTIFIER in the trailer */
+                size_t at = eh.size - tsz;
+                if (st_all & PERF_SAMPLE_TID)
+                    at += 8;
+                if (st_all & PERF_SAMPLE_TIME)
+                    at += 8;
+                if (st_all & PERF_SAMPLE_ID)
+                    at += 8;
+                if (st_all & PERF_SAMPLE_STREAM_ID)
+                    at += 8;
+                memcpy(&cpu, r + at, 4);
+            }
+            if (cfg.flags & PTC_PT_F_PER_THREAD)
+                cpu = PTC_PT_CPU_THREAD;
+            if ((st_all & PERF_SAMPLE_TID) && eh.size >= 8 + tsz) {
+                uint32_t pt[2];
+                memcpy(pt, r + eh.size - tsz, 8);
+                note_tid(m, pt[0], pt[1]);
+            }
+            if (eh.type == PERF_RECORD_MMAP2 && eh.size > 72) {
+                uint32_t pid, prot;
+                uint64_t addr, mlen, pgoff;
+                memcpy(&pid, r + 8, 4);
+                memcpy(&addr, r + 16, 8);
+                memcpy(&mlen, r + 24, 8);
+                memcpy(&pgoff, r + 32, 8);
+                memcpy(&prot, r + 64, 4);
+                char file[PATH_MAX];
+                size_t fl = (size_t)(eh.size - 72) < sizeof(file) - 1 ? (size_t)(eh.size - 72)
+                                                                      : sizeof(file) - 1;
+                memcpy(file, r + 72, fl);
+                file[fl] = 0;
+                const char *use = file;
+                const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+                for (int i = 0; i < m->nbins; i++) {
+                    const char *b = strrchr(m->bins[i].path, '/');
+                    if (!strcmp(b ? b + 1 : m->bins[i].path, base))
+                        use = m->bins[i].path;
+                }
+                struct ptc_pt_elf_sections sec;
+                char why[256];
+                if ((prot & PROT_EXEC) && file[0] == '/' &&
+                    !ptc_pt_elf_sections(use, &sec, why, sizeof(why)) && sec.has_stubs &&
+                    sec.stubs_offset >= pgoff && sec.stubs_offset < pgoff + mlen) {
+                    uint64_t bias = addr + (sec.stubs_offset - pgoff) - sec.stubs_addr;
+                    if (add_module(m, pid, use, bias, 0))
+                        rc = 1;
+                }
+            }
+            if (eh.type == PERF_RECORD_FORK && eh.size >= 8 + 24) {
+                uint32_t v[4];
+                memcpy(v, r + 8, 16);
+                if (v[0] != v[1] && v[2] == v[0]) {
+                    struct ptc_process pr = {.ppid = v[1], .how = PTC_PROC_FORK,
+                                             .parent_tid = v[3]};
+                    if (chunk(m, PTC_CHUNK_PROCESS, v[0], 0, &pr, sizeof(pr), NULL, 0))
+                        rc = 1;
+                }
+            }
+            if (!rc && sb_add(&sbs, &nsb, cpu, r, eh.size))
+                rc = fail("out of memory%s%s", "", "");
+            sbrec++;
+        }
+        off = next;
+    }
+    for (int i = 0; i < nbufs; i++) {
+        if (!rc && asm_flush(m, &bufs[i]))
+            rc = 1;
+        free(bufs[i].v);
+    }
+    if (!rc && !have_info)
+        rc = fail("%s holds no PERF_RECORD_AUXTRACE_INFO: it was not recorded with an intel_pt "
+                  "event%s", path, "");
+    if (!rc) {
+        /* the config first in reading order does not matter to the decoder; write it now */
+        rc = chunk(m, PTC_CHUNK_PT_CONFIG, 0, 0, &cfg, sizeof(cfg), NULL, 0) ? 1 : 0;
+        if (!rc && (cfg.flags & PTC_PT_F_TIME_ZERO)) {
+            struct ptc_timebase tb = {.source = PTC_TIME_PERF_PAGE, .time_shift = cfg.time_shift,
+                                      .time_mult = cfg.time_mult, .time_zero = cfg.time_zero};
+            rc = chunk(m, PTC_CHUNK_TIMEBASE, 0, 0, &tb, sizeof(tb), NULL, 0) ? 1 : 0;
+        }
+        for (int i = 0; i < nsb && !rc; i++) {
+            struct ptc_pt_sideband sb = {.cpu = sbs[i].cpu, .sample_type = st_all};
+            rc = chunk(m, PTC_CHUNK_PT_SIDEBAND, 0, 0, &sb, sizeof(sb), sbs[i].v, sbs[i].n) ? 1 : 0;
+        }
+    }
+    if (!rc)
+        fprintf(stderr, "ptcall import: %s: %llu AUXTRACE records (%llu bytes), %llu sideband "
+                        "records, %llu instrumented module mappings\n",
+                path, (unsigned long long)auxtrace, (unsigned long long)auxbytes,
+                (unsigned long long)sbrec, (unsigned long long)m->modules);
+    for (int i = 0; i < nsb; i++)
+        free(sbs[i].v);
+    free(sbs);
+    free(f);
+    return rc;
+}
+
+/* ---- command -------------------------------------------------------------------------- */
+
+int cmd_import(int argc, char **argv)
+{
+    struct imp M;
+    memset(&M, 0, sizeof(M));
+    struct imp *m = &M;
+    m->pid = m->tid = 1;
+    const char *out = NULL, *perf = NULL, *thread_stream = NULL;
+    struct { uint32_t cpu; const char *file; } cs[256];
+    int ncs = 0;
+    struct ptc_pt_config cfg;
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.size = sizeof(cfg);
+    cfg.flags = PTC_PT_F_TSC | PTC_PT_F_MTC;
+    cfg.mtc_freq = 3;
+    cfg.sample_type = SB_TYPE;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+#define NEED()                                                                             \
+    do {                                                                                   \
+        if (!v) {                                                                          \
+            fprintf(stderr, "ptcall import: %s needs a value\n%s", a, usage);              \
+            return 2;                                                                      \
+        }                                                                                  \
+        i++;                                                                               \
+    } while (0)
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(usage, stdout);
+            return 0;
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+            NEED();
+            out = v;
+        } else if (!strcmp(a, "--perf-data")) {
+            NEED();
+            perf = v;
+        } else if (!strcmp(a, "--thread-stream")) {
+            NEED();
+            thread_stream = v;
+        } else if (!strcmp(a, "--cpu-stream")) {
+            NEED();
+            char *colon = strchr(v, ':');
+            if (!colon || colon == v || ncs == 256) {
+                fprintf(stderr, "ptcall import: --cpu-stream takes N:FILE, not '%s'\n", v);
+                return 2;
+            }
+            cs[ncs].cpu = (uint32_t)strtoul(v, NULL, 10);
+            cs[ncs++].file = colon + 1;
+        } else if (!strcmp(a, "--binary")) {
+            NEED();
+            if (m->nbins == 32) {
+                fprintf(stderr, "ptcall import: at most 32 --binary\n");
+                return 2;
+            }
+            struct binary *b = &m->bins[m->nbins++];
+            snprintf(b->path, sizeof(b->path), "%s", v);
+            char *at = strrchr(b->path, '@');
+            if (at) {
+                *at = 0;
+                char *end;
+                b->load = strtoull(at + 1, &end, 16);
+                if (*end || end == at + 1) {
+                    fprintf(stderr, "ptcall import: --binary %s: the load address must be hex\n",
+                            v);
+                    return 2;
+                }
+                b->has_load = 1;
+            }
+        } else if (!strcmp(a, "--pid")) {
+            NEED();
+            m->pid = (uint32_t)strtoul(v, NULL, 10);
+        } else if (!strcmp(a, "--tid")) {
+            NEED();
+            m->tid = (uint32_t)strtoul(v, NULL, 10);
+        } else if (!strcmp(a, "--timing")) {
+            NEED();
+            cfg.flags &= ~(PTC_PT_F_TSC | PTC_PT_F_MTC | PTC_PT_F_CYC);
+            if (!strcmp(v, "tsc"))
+                cfg.flags |= PTC_PT_F_TSC;
+            else if (!strcmp(v, "mtc"))
+                cfg.flags |= PTC_PT_F_TSC | PTC_PT_F_MTC;
+            else if (!strcmp(v, "cyc"))
+                cfg.flags |= PTC_PT_F_TSC | PTC_PT_F_MTC | PTC_PT_F_CYC;
+            else if (strcmp(v, "none")) {
+                fprintf(stderr, "ptcall import: --timing takes none, tsc, mtc or cyc\n");
+                return 2;
+            }
+        } else if (!strcmp(a, "--mtc-period")) {
+            NEED();
+            cfg.mtc_freq = (uint8_t)atoi(v);
+        } else if (!strcmp(a, "--nom-freq")) {
+            NEED();
+            cfg.nom_freq = (uint8_t)atoi(v);
+        } else if (!strcmp(a, "--tsc-ratio")) {
+            NEED();
+            if (sscanf(v, "%u:%u", &cfg.cpuid_0x15_ebx, &cfg.cpuid_0x15_eax) != 2) {
+                fprintf(stderr, "ptcall import: --tsc-ratio takes EBX:EAX (as in sysfs "
+                                "intel_pt/tsc_art_ratio)\n");
+                return 2;
+            }
+        } else if (!strcmp(a, "--cpu")) {
+            NEED();
+            unsigned f, mo, s;
+            if (sscanf(v, "%u/%u/%u", &f, &mo, &s) != 3) {
+                fprintf(stderr, "ptcall import: --cpu takes FAMILY/MODEL/STEPPING\n");
+                return 2;
+            }
+            cfg.cpu_vendor = 1;
+            cfg.cpu_family = (uint16_t)f;
+            cfg.cpu_model = (uint8_t)mo;
+            cfg.cpu_stepping = (uint8_t)s;
+        } else if (!strcmp(a, "--time-conv")) {
+            NEED();
+            unsigned s, mu;
+            unsigned long long z;
+            if (sscanf(v, "%u:%u:%llu", &s, &mu, &z) != 3) {
+                fprintf(stderr, "ptcall import: --time-conv takes SHIFT:MULT:ZERO\n");
+                return 2;
+            }
+            cfg.time_shift = (uint16_t)s;
+            cfg.time_mult = mu;
+            cfg.time_zero = z;
+            cfg.flags |= PTC_PT_F_TIME_ZERO;
+        } else {
+            fprintf(stderr, "ptcall import: unknown option '%s'\n%s", a, usage);
+            return 2;
+        }
+    }
+    if (!out) {
+        fprintf(stderr, "ptcall import: where to? (-o OUT)\n%s", usage);
+        return 2;
+    }
+    if (!perf && !thread_stream && !ncs) {
+        fprintf(stderr, "ptcall import: nothing to import: give --cpu-stream, --thread-stream or "
+                        "--perf-data\n%s", usage);
+        return 2;
+    }
+    if (perf && (thread_stream || ncs)) {
+        fprintf(stderr, "ptcall import: --perf-data brings its own streams; do not add raw "
+                        "ones\n");
+        return 2;
+    }
+    m->out = out;
+    m->fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (m->fd < 0)
+        return fail("cannot create %s: %s", out, strerror(errno));
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    struct ptc_file_header fh;
+    ptc_file_header_init(&fh, PTC_BACKEND_IMPORT, 0,
+                         (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec);
+    if (write(m->fd, &fh, sizeof(fh)) != (ssize_t)sizeof(fh))
+        return fail("writing %s: %s", out, strerror(errno));
+    int rc = 0;
+    if (perf) {
+        rc = import_perf(m, perf);
+    } else {
+        if (!m->nbins)
+            fprintf(stderr, "ptcall import: note: no --binary given: the trace will have no "
+                            "function names and every hit will be an unknown stub\n");
+        for (int i = 0; i < m->nbins && !rc; i++) {
+            struct ptc_pt_elf_sections sec;
+            char why[512];
+            if (ptc_pt_elf_sections(m->bins[i].path, &sec, why, sizeof(why))) {
+                rc = fail("%s%s", why, "");
+                break;
+            }
+            uint64_t bias = 0;
+            if (m->bins[i].has_load)
+                bias = m->bins[i].load - (sec.text_vaddr_min == UINT64_MAX ? 0 : sec.text_vaddr_min);
+            else if (sec.pie)
+                fprintf(stderr, "ptcall import: note: %s is position-independent and no load "
+                                "address was given (--binary PATH@ADDR): assuming %s\n",
+                        m->bins[i].path, "its link address");
+            if (add_module(m, m->pid, m->bins[i].path, bias, 0))
+                rc = 1;
+        }
+        if (!rc && chunk(m, PTC_CHUNK_PT_CONFIG, 0, 0, &cfg, sizeof(cfg), NULL, 0))
+            rc = 1;
+        if (!rc && (cfg.flags & PTC_PT_F_TIME_ZERO)) {
+            struct ptc_timebase tb = {.source = PTC_TIME_PERF_PAGE, .time_shift = cfg.time_shift,
+                                      .time_mult = cfg.time_mult, .time_zero = cfg.time_zero};
+            rc = chunk(m, PTC_CHUNK_TIMEBASE, 0, 0, &tb, sizeof(tb), NULL, 0) ? 1 : 0;
+        }
+        if (!rc && thread_stream) {
+            size_t n;
+            uint8_t *b = slurp(thread_stream, &n);
+            if (!b)
+                rc = fail("cannot read %s: %s", thread_stream, strerror(errno));
+            else
+                rc = aux_chunks(m, PTC_PT_CPU_THREAD, m->pid, m->tid, 0, b, n) ? 1 : 0;
+            free(b);
+        }
+        for (int i = 0; i < ncs && !rc; i++) {
+            size_t n;
+            uint8_t *b = slurp(cs[i].file, &n);
+            if (!b) {
+                rc = fail("cannot read %s: %s", cs[i].file, strerror(errno));
+                break;
+            }
+            rc = aux_chunks(m, cs[i].cpu, 0, 0, 0, b, n) ? 1 : 0;
+            free(b);
+            /* sideband: the thread runs on this CPU from the start */
+            uint8_t rec[8 + 8 + 32];
+            struct perf_event_header h = {.type = PERF_RECORD_ITRACE_START, .size = sizeof(rec)};
+            uint32_t ids[2] = {m->pid, m->tid};
+            uint64_t t0 = 0, id = 0;
+            uint32_t cpu2[2] = {cs[i].cpu, 0};
+            memcpy(rec, &h, 8);
+            memcpy(rec + 8, ids, 8);
+            memcpy(rec + 16, ids, 8);
+            memcpy(rec + 24, &t0, 8);
+            memcpy(rec + 32, cpu2, 8);
+            memcpy(rec + 40, &id, 8);
+            struct ptc_pt_sideband sb = {.cpu = cs[i].cpu, .sample_type = SB_TYPE};
+            if (!rc)
+                rc = chunk(m, PTC_CHUNK_PT_SIDEBAND, 0, 0, &sb, sizeof(sb), rec, sizeof(rec)) ? 1
+                                                                                               : 0;
+        }
+    }
+    struct ptc_record_end re = {0};
+    if (!rc)
+        rc = chunk(m, PTC_CHUNK_RECORD_END, 0, 0, &re, sizeof(re), NULL, 0) ? 1 : 0;
+    close(m->fd);
+    if (rc)
+        unlink(out);
+    return rc ? 1 : 0;
+}
