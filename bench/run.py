@@ -32,17 +32,19 @@ def sh(cmd, **kw):
 
 
 def timed_run(cmd, env=None, stdout=subprocess.DEVNULL):
-    """Wall time and peak RSS (KiB) of one run, through wait4 so children are measured."""
+    """Wall time and peak RSS (KiB) of one run. GNU time measures the RSS: a child forked
+    from this Python process would report Python's own size as its peak."""
+    rss_file = os.path.join(os.environ.get("TMPDIR", "/tmp"), "ptcall-bench-rss.%d" % os.getpid())
     t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, env=env, stdout=stdout, stderr=subprocess.PIPE)
-    _, status, ru = os.wait4(p.pid, 0)
+    r = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss_file] + cmd, env=env, stdout=stdout,
+                       stderr=subprocess.PIPE)
     dt = time.perf_counter() - t0
-    err = p.stderr.read().decode(errors="replace")
-    p.stderr.close()
-    code = os.waitstatus_to_exitcode(status)
-    if code != 0:
-        sys.exit("bench: %s exited %d\n%s" % (" ".join(cmd), code, err[-2000:]))
-    return dt, ru.ru_maxrss
+    if r.returncode != 0:
+        sys.exit("bench: %s exited %d\n%s" % (" ".join(cmd), r.returncode, r.stderr.decode(errors="replace")[-2000:]))
+    with open(rss_file) as f:
+        rss = int(f.read().split()[-1])
+    os.unlink(rss_file)
+    return dt, rss
 
 
 class Workload:

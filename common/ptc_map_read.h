@@ -1,0 +1,104 @@
+/* Reading the `ptcall_map` section (include/ptcall/map_format.h, docs/map-format.md).
+ *
+ * Shared by the software runtime (which reads the section in its own memory) and the Intel PT
+ * recorder (which reads it from the ELF file): every function takes the section's bytes and
+ * the run-time address those bytes live at (for a file: the section's sh_addr plus the load
+ * bias), so relative fields resolve the same way in both cases. Bytes need no alignment.
+ *
+ * Nothing here allocates. Building a PTC_CHUNK_MODULE payload is two calls:
+ *     struct ptc_map_summary s;
+ *     if (ptc_map_scan(bytes, size, addr, stubs_start, stubs_end, &s, &bad) == 0) {
+ *         buf = alloc(ptc_map_module_size(&s, path));
+ *         ptc_map_build_module(bytes, size, addr, &s, &info, path, buf, size_of_buf);
+ *     }
+ */
+#ifndef PTC_MAP_READ_H
+#define PTC_MAP_READ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ptcall/map_format.h"
+#include "ptcall/trace_format.h"
+
+/* Error codes (negative). ptc_map_strerror() names them. */
+enum ptc_map_error {
+    PTC_MAP_OK = 0,
+    PTC_MAP_E_TRUNCATED = -1,     /* a blob or header runs past the end of the section */
+    PTC_MAP_E_MAGIC = -2,         /* non-zero bytes that are not PTCALL_MAP_MAGIC */
+    PTC_MAP_E_VERSION = -3,       /* unknown map version */
+    PTC_MAP_E_HEADER_SIZE = -4,   /* header_size too small or past total_size */
+    PTC_MAP_E_TOTAL_SIZE = -5,    /* total_size not a multiple of 8 or smaller than the header */
+    PTC_MAP_E_STUBS_BOUNDS = -6,  /* stub table outside the blob or misaligned */
+    PTC_MAP_E_FUNCS_BOUNDS = -7,  /* function table outside the blob or misaligned */
+    PTC_MAP_E_STRINGS_BOUNDS = -8,/* string table outside the blob, empty, or not NUL-ended */
+    PTC_MAP_E_STRING_OFFSET = -9, /* a string offset past the string table */
+    PTC_MAP_E_FUNC_INDEX = -10,   /* a stub names a function the table does not have */
+    PTC_MAP_E_KIND = -11,         /* unknown stub kind */
+    PTC_MAP_E_STUB_RANGE = -12,   /* a stub outside [stubs_start, stubs_end) */
+    PTC_MAP_E_STUB_ALIGN = -13,   /* a stub not on a PTCALL_STUB_STRIDE boundary */
+    PTC_MAP_E_TOO_BIG = -14,      /* counts overflow a 32-bit field of the module chunk */
+    PTC_MAP_E_BUFFER = -15,       /* output buffer too small */
+    PTC_MAP_E_CALLBACK = -16,     /* the walk callback returned non-zero */
+    PTC_MAP_E_EMPTY = -17,        /* the section holds no blob */
+};
+
+const char *ptc_map_strerror(int err);
+
+/* One validated blob, as handed to a walk callback. Pointers point into the caller's bytes
+ * and may be unaligned: read elements with ptc_map_get_stub()/ptc_map_get_func(). */
+struct ptc_map_unit {
+    struct ptcall_map_header hdr;  /* copy of the header */
+    const uint8_t *blob;           /* first byte of the blob */
+    uint64_t addr;                 /* run-time address of the blob */
+    size_t offset;                 /* of the blob within the section */
+    uint32_t index;                /* blob number within the section, from 0 */
+    const char *strings;           /* hdr.strings_size bytes, the last one NUL */
+    uint64_t slot_addr;            /* run-time address of the soft-handler slot */
+};
+
+/* Reads stub i (run-time address in *addr) / function i of a validated unit. */
+void ptc_map_get_stub(const struct ptc_map_unit *u, uint32_t i, struct ptcall_map_stub *out,
+                      uint64_t *addr);
+void ptc_map_get_func(const struct ptc_map_unit *u, uint32_t i, struct ptcall_map_func *out);
+
+/* Calls fn for each blob in [data, data+size) after validating it (zero padding between
+ * blobs is skipped). When stubs_end > stubs_start every stub must lie on a 16-byte boundary
+ * inside [stubs_start, stubs_end); pass 0, 0 to skip that check. Returns the number of blobs
+ * (>= 0), or an error with the offending section offset in *bad_offset (if not NULL). The
+ * whole section is validated before the first callback runs. */
+typedef int (*ptc_map_unit_fn)(void *ctx, const struct ptc_map_unit *u);
+int ptc_map_walk(const void *data, size_t size, uint64_t addr, uint64_t stubs_start,
+                 uint64_t stubs_end, ptc_map_unit_fn fn, void *ctx, size_t *bad_offset);
+
+/* Totals over a section, from ptc_map_scan. */
+struct ptc_map_summary {
+    uint32_t num_units;
+    uint32_t num_stubs;
+    uint32_t num_funcs;
+    uint64_t strings_size;  /* sum of the units' string tables */
+    uint64_t identity;      /* FNV-1a 64 over the units' unit_hash values (8 bytes LE each) */
+    uint64_t stubs_min;     /* lowest / highest stub run-time address (0, 0 if no stubs) */
+    uint64_t stubs_max;
+    uint32_t flags_or;      /* OR of the units' flags */
+};
+
+/* Validates the whole section and fills *s. Returns 0 or an error (see ptc_map_walk). An
+ * empty section (no blob) is PTC_MAP_E_EMPTY. */
+int ptc_map_scan(const void *data, size_t size, uint64_t addr, uint64_t stubs_start,
+                 uint64_t stubs_end, struct ptc_map_summary *s, size_t *bad_offset);
+
+/* Bytes of the PTC_CHUNK_MODULE payload for this summary and object path. */
+size_t ptc_map_module_size(const struct ptc_map_summary *s, const char *path);
+
+/* Writes the PTC_CHUNK_MODULE payload into out: struct ptc_module, then one ptc_module_stub
+ * per map stub (blob order, so stub id = first_stub_id + position), one ptc_module_func per
+ * function (function indices renumbered object-wide: unit k's functions follow unit k-1's),
+ * then the strings (each unit's table, offsets rebased, then the path). module_id,
+ * first_stub_id, load_bias, stubs_start and stubs_end are taken from *info; the counts,
+ * identity, path and strings_size are filled in. Returns the payload size, or an error. */
+long ptc_map_build_module(const void *data, size_t size, uint64_t addr,
+                          const struct ptc_map_summary *s, const struct ptc_module *info,
+                          const char *path, void *out, size_t out_size);
+
+#endif

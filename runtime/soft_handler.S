@@ -1,0 +1,151 @@
+/* Software backend: the handlers a patched stub calls (docs/runtime.md).
+ *
+ * A patched stub is `[endbr64] call *slot(%rip); ret`, so on entry (%rsp) holds R, the
+ * address of the stub's `ret`: R & ~15 is the stub. The call site clobbers nothing but
+ * the flags, so every register is preserved here; the stack may have any alignment.
+ *
+ * Hot path: reserve the next record of the thread's buffer with one non-locked xadd on the
+ * thread's position (initial-exec TLS): a signal on the same thread cannot split it. Store
+ * [tsc,] then R (R last: the drain treats a zero address as "not yet written"). If the
+ * reservation is at or past the buffer end (buffer full, first event of the thread,
+ * tracing off) take the slow path: save all other registers and the vector state with
+ * xsave (fxsave without it) on a 64-byte aligned frame, and call ptc_soft_slow(R, tsc).
+ *
+ * TLS layout (struct ptc_tls in soft.c): pos at 0, end at 8.
+ */
+    .text
+
+    .hidden ptc_tls
+    .hidden ptc_soft_slow
+    .hidden ptc_xsave_size
+    .hidden ptc_use_xsave
+
+/* Slow path. Stack on entry: [rsp]=rdx, [rsp+8]=rax, [rsp+16]=rcx, [rsp+24]=R.
+ * rdx = R, rax = tsc (0 when untimed). */
+    .p2align 4
+    .type ptc_slow_common,@function
+ptc_slow_common:
+    .cfi_startproc
+    .cfi_def_cfa_offset 32
+    pushq %rbp
+    .cfi_def_cfa_offset 40
+    .cfi_offset %rbp, -40
+    movq %rsp, %rbp
+    .cfi_def_cfa_register %rbp
+    pushq %rsi
+    pushq %rdi
+    pushq %r8
+    pushq %r9
+    pushq %r10
+    pushq %r11
+    movq %rdx, %rdi
+    movq %rax, %rsi
+    subq ptc_xsave_size(%rip), %rsp
+    andq $-64, %rsp
+    cmpb $0, ptc_use_xsave(%rip)
+    je 2f
+    xorl %eax, %eax            /* the xsave header must start zeroed for xrstor */
+    movq %rax, 512(%rsp)
+    movq %rax, 520(%rsp)
+    movq %rax, 528(%rsp)
+    movq %rax, 536(%rsp)
+    movq %rax, 544(%rsp)
+    movq %rax, 552(%rsp)
+    movq %rax, 560(%rsp)
+    movq %rax, 568(%rsp)
+    movl $-1, %eax
+    movl $-1, %edx
+    xsave64 (%rsp)
+    call ptc_soft_slow
+    movl $-1, %eax
+    movl $-1, %edx
+    xrstor64 (%rsp)
+    jmp 3f
+2:  fxsave64 (%rsp)
+    call ptc_soft_slow
+    fxrstor64 (%rsp)
+3:  leaq -48(%rbp), %rsp
+    popq %r11
+    popq %r10
+    popq %r9
+    popq %r8
+    popq %rdi
+    popq %rsi
+    popq %rbp
+    .cfi_def_cfa %rsp, 32
+    popq %rdx
+    popq %rax
+    popq %rcx
+    .cfi_def_cfa_offset 8
+    ret
+    .cfi_endproc
+    .size ptc_slow_common, .-ptc_slow_common
+
+/* One 16-byte record per event: R, tsc. */
+    .globl ptc_soft_handler_timed
+    .hidden ptc_soft_handler_timed
+    .type ptc_soft_handler_timed,@function
+    .p2align 5
+ptc_soft_handler_timed:
+    .cfi_startproc
+    pushq %rcx
+    pushq %rax
+    pushq %rdx
+    .cfi_def_cfa_offset 32
+    movq ptc_tls@gottpoff(%rip), %rcx
+    movl $16, %eax
+    xaddq %rax, %fs:(%rcx)
+    cmpq %fs:8(%rcx), %rax
+    jae 1f
+    movq %rax, %rcx
+    rdtsc
+    shlq $32, %rdx
+    orq %rdx, %rax
+    movq %rax, 8(%rcx)
+    movq 24(%rsp), %rax
+    movq %rax, (%rcx)
+    popq %rdx
+    popq %rax
+    popq %rcx
+    .cfi_def_cfa_offset 8
+    ret
+    .cfi_def_cfa_offset 32
+1:  rdtsc
+    shlq $32, %rdx
+    orq %rdx, %rax
+    movq 24(%rsp), %rdx
+    jmp ptc_slow_common
+    .cfi_endproc
+    .size ptc_soft_handler_timed, .-ptc_soft_handler_timed
+
+/* One 8-byte record per event: R. */
+    .globl ptc_soft_handler
+    .hidden ptc_soft_handler
+    .type ptc_soft_handler,@function
+    .p2align 5
+ptc_soft_handler:
+    .cfi_startproc
+    pushq %rcx
+    pushq %rax
+    .cfi_def_cfa_offset 24
+    movq ptc_tls@gottpoff(%rip), %rcx
+    movl $8, %eax
+    xaddq %rax, %fs:(%rcx)
+    cmpq %fs:8(%rcx), %rax
+    jae 1f
+    movq 16(%rsp), %rcx
+    movq %rcx, (%rax)
+    popq %rax
+    popq %rcx
+    .cfi_def_cfa_offset 8
+    ret
+    .cfi_def_cfa_offset 24
+1:  pushq %rdx
+    .cfi_def_cfa_offset 32
+    xorl %eax, %eax
+    movq 24(%rsp), %rdx
+    jmp ptc_slow_common
+    .cfi_endproc
+    .size ptc_soft_handler, .-ptc_soft_handler
+
+    .section .note.GNU-stack,"",@progbits

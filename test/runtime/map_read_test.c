@@ -1,0 +1,320 @@
+/* Unit tests of common/ptc_map_read.c: valid sections (one and several blobs, padding,
+ * bytes read at a different address than their run-time one), the module chunk payload,
+ * and each corruption the reader must reject. */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptc_chunk_write.h"
+#include "ptc_map_read.h"
+
+static int failures;
+#define CHECK(c)                                                                          \
+    do {                                                                                  \
+        if (!(c)) {                                                                       \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c);         \
+            failures++;                                                                   \
+        }                                                                                 \
+    } while (0)
+
+/* The test lays out a section in `sec` as if it lived at run-time address SEC_ADDR, with
+ * stubs at STUBS_ADDR. */
+#define SEC_ADDR 0x500000ull
+#define STUBS_ADDR 0x400000ull
+#define STUBS_SIZE 0x1000ull
+static uint8_t sec[4096] __attribute__((aligned(16)));
+
+static const char strings1[] = "\0unit1.c\0main\0_Z4mainv\0helper\0";
+/* offsets in strings1: "" 0, unit1.c 1, main 9, _Z4mainv 14, helper 23 */
+
+/* Writes a blob with nfuncs functions (main, helper) and 2 stubs per function at off;
+ * stub k of the blob is at STUBS_ADDR + (first_slot + k) * 16. Returns its size. */
+static size_t put_blob(size_t off, uint64_t hash, uint32_t first_slot)
+{
+    struct ptcall_map_header h;
+    memset(&h, 0, sizeof(h));
+    h.magic = PTCALL_MAP_MAGIC;
+    h.version = PTCALL_MAP_VERSION;
+    h.header_size = sizeof(h);
+    h.flags = PTCALL_MAP_F_EXITS;
+    h.unit_hash = hash;
+    h.num_stubs = 4;
+    h.num_funcs = 2;
+    h.stubs_offset = sizeof(h);
+    h.funcs_offset = h.stubs_offset + 4 * sizeof(struct ptcall_map_stub);
+    h.strings_offset = h.funcs_offset + 2 * sizeof(struct ptcall_map_func);
+    h.strings_size = sizeof(strings1);
+    h.total_size = (h.strings_offset + h.strings_size + 7) & ~7u;
+    h.source_name = 1;
+    uint64_t blob_addr = SEC_ADDR + off;
+    uint64_t slot = 0x600000 + off;
+    h.soft_slot_rel = (int64_t)(slot - (blob_addr + offsetof(struct ptcall_map_header, soft_slot_rel)));
+    memcpy(sec + off, &h, sizeof(h));
+    for (uint32_t k = 0; k < 4; k++) {
+        struct ptcall_map_stub st;
+        uint64_t field = blob_addr + h.stubs_offset + k * sizeof(st);
+        st.stub_rel = (int64_t)(STUBS_ADDR + (first_slot + k) * 16 - field);
+        st.func_index = k / 2;
+        st.kind = k % 2 ? PTCALL_STUB_EXIT : PTCALL_STUB_ENTRY;
+        st.site = 0;
+        memcpy(sec + off + h.stubs_offset + k * sizeof(st), &st, sizeof(st));
+    }
+    struct ptcall_map_func f[2] = {{9, 14, 1, 10}, {23, 23, 1, 20}};
+    memcpy(sec + off + h.funcs_offset, f, sizeof(f));
+    memcpy(sec + off + h.strings_offset, strings1, sizeof(strings1));
+    return h.total_size;
+}
+
+static struct ptcall_map_header *hdr_at(size_t off) { return (struct ptcall_map_header *)(sec + off); }
+
+static int count_cb(void *ctx, const struct ptc_map_unit *u)
+{
+    int *n = ctx;
+    (*n)++;
+    /* stub addresses and slot */
+    for (uint32_t i = 0; i < u->hdr.num_stubs; i++) {
+        struct ptcall_map_stub st;
+        uint64_t a;
+        ptc_map_get_stub(u, i, &st, &a);
+        CHECK(a >= STUBS_ADDR && a < STUBS_ADDR + STUBS_SIZE && a % 16 == 0);
+    }
+    CHECK(u->slot_addr == 0x600000 + u->offset);
+    CHECK(!strcmp(u->strings + u->hdr.source_name, "unit1.c"));
+    return 0;
+}
+
+static void test_valid(void)
+{
+    memset(sec, 0, sizeof(sec));
+    size_t n1 = put_blob(0, 0x1111, 0);
+    size_t off2 = n1 + 16; /* 16 bytes of zero padding between blobs */
+    size_t n2 = put_blob(off2, 0x2222, 4);
+    size_t size = off2 + n2 + 8; /* trailing padding */
+    int units = 0;
+    size_t bad = 99;
+    CHECK(ptc_map_walk(sec, size, SEC_ADDR, STUBS_ADDR, STUBS_ADDR + STUBS_SIZE, count_cb, &units,
+                       &bad) == 2);
+    CHECK(units == 2);
+
+    struct ptc_map_summary s;
+    CHECK(ptc_map_scan(sec, size, SEC_ADDR, STUBS_ADDR, STUBS_ADDR + STUBS_SIZE, &s, &bad) == 0);
+    CHECK(s.num_units == 2 && s.num_stubs == 8 && s.num_funcs == 4);
+    CHECK(s.strings_size == 2 * sizeof(strings1));
+    CHECK(s.stubs_min == STUBS_ADDR && s.stubs_max == STUBS_ADDR + 7 * 16);
+    uint64_t id = PTC_FNV1A64_INIT, h1 = 0x1111, h2 = 0x2222;
+    id = ptc_fnv1a64(id, &h1, 8);
+    id = ptc_fnv1a64(id, &h2, 8);
+    CHECK(s.identity == id);
+
+    /* the same bytes copied elsewhere (as from an ELF file) resolve to the same addresses */
+    uint8_t *copy = malloc(size + 3);
+    memcpy(copy + 3, sec, size); /* unaligned on purpose */
+    struct ptc_map_summary s2;
+    CHECK(ptc_map_scan(copy + 3, size, SEC_ADDR, STUBS_ADDR, STUBS_ADDR + STUBS_SIZE, &s2, &bad) == 0);
+    CHECK(!memcmp(&s, &s2, sizeof(s)));
+
+    const char *path = "/usr/bin/thing";
+    size_t need = ptc_map_module_size(&s, path);
+    uint8_t *out = malloc(need);
+    struct ptc_module info;
+    memset(&info, 0, sizeof(info));
+    info.module_id = 3;
+    info.first_stub_id = 100;
+    info.load_bias = 0x1000;
+    info.stubs_start = STUBS_ADDR;
+    info.stubs_end = STUBS_ADDR + STUBS_SIZE;
+    CHECK(ptc_map_build_module(copy + 3, size, SEC_ADDR, &s, &info, path, out, need - 1) ==
+          PTC_MAP_E_BUFFER);
+    long len = ptc_map_build_module(copy + 3, size, SEC_ADDR, &s, &info, path, out, need);
+    CHECK(len == (long)need);
+    struct ptc_module m;
+    memcpy(&m, out, sizeof(m));
+    CHECK(m.module_id == 3 && m.first_stub_id == 100 && m.num_stubs == 8 && m.num_funcs == 4);
+    CHECK(m.identity == id && m.load_bias == 0x1000);
+    CHECK(m.strings_size == 2 * sizeof(strings1) + strlen(path) + 1);
+    const struct ptc_module_stub *ms = (const void *)(out + sizeof(m));
+    const struct ptc_module_func *mf = (const void *)(out + sizeof(m) + 8 * sizeof(*ms));
+    const char *str = (const char *)(mf + 4);
+    for (int k = 0; k < 8; k++) {
+        CHECK(ms[k].address == STUBS_ADDR + (uint64_t)k * 16);
+        CHECK(ms[k].func == (uint32_t)(k / 2)); /* renumbered: unit 2's funcs are 2, 3 */
+        CHECK(ms[k].kind == (k % 2 ? PTCALL_STUB_EXIT : PTCALL_STUB_ENTRY));
+    }
+    CHECK(!strcmp(str + mf[0].name, "main") && !strcmp(str + mf[0].linkage_name, "_Z4mainv"));
+    CHECK(!strcmp(str + mf[1].name, "helper") && mf[1].line == 20);
+    CHECK(!strcmp(str + mf[2].name, "main") && !strcmp(str + mf[3].file, "unit1.c"));
+    CHECK(mf[2].name == mf[0].name + sizeof(strings1));
+    CHECK(!strcmp(str + m.path, path));
+    free(out);
+    free(copy);
+}
+
+typedef void (*corrupt_fn)(size_t *size);
+
+static void c_magic(size_t *s) { (void)s; hdr_at(0)->magic ^= 1; }
+static void c_version(size_t *s) { (void)s; hdr_at(0)->version = 2; }
+static void c_hsize(size_t *s) { (void)s; hdr_at(0)->header_size = 8; }
+static void c_total_odd(size_t *s) { (void)s; hdr_at(0)->total_size += 4; }
+static void c_total_big(size_t *s) { (void)s; hdr_at(0)->total_size += 4096; }
+static void c_trunc_hdr(size_t *s) { *s = 40; }
+static void c_trunc_tail(size_t *s) { *s -= 8; }
+static void c_stubs(size_t *s) { (void)s; hdr_at(0)->num_stubs = 1000; }
+static void c_stubs_off(size_t *s) { (void)s; hdr_at(0)->stubs_offset = 4; }
+static void c_funcs(size_t *s) { (void)s; hdr_at(0)->funcs_offset = 0xfffffff0u; }
+static void c_strings(size_t *s) { (void)s; hdr_at(0)->strings_size += 64; }
+static void c_strings_nul(size_t *s)
+{
+    (void)s;
+    struct ptcall_map_header *h = hdr_at(0);
+    sec[h->strings_offset + h->strings_size - 1] = 'x';
+}
+static void c_source(size_t *s) { (void)s; hdr_at(0)->source_name = 1000; }
+static void c_fname(size_t *s)
+{
+    (void)s;
+    struct ptcall_map_header *h = hdr_at(0);
+    uint32_t bad = 5000;
+    memcpy(sec + h->funcs_offset + 4, &bad, 4); /* linkage_name of func 0 */
+}
+static void c_findex(size_t *s)
+{
+    (void)s;
+    struct ptcall_map_header *h = hdr_at(0);
+    uint32_t bad = 2;
+    memcpy(sec + h->stubs_offset + 16 + 8, &bad, 4);
+}
+static void c_kind(size_t *s)
+{
+    (void)s;
+    struct ptcall_map_header *h = hdr_at(0);
+    uint16_t bad = 9;
+    memcpy(sec + h->stubs_offset + 12, &bad, 2);
+}
+static void c_range(size_t *s)
+{
+    (void)s;
+    struct ptcall_map_header *h = hdr_at(0);
+    int64_t rel;
+    memcpy(&rel, sec + h->stubs_offset, 8);
+    rel += (int64_t)STUBS_SIZE;
+    memcpy(sec + h->stubs_offset, &rel, 8);
+}
+static void c_align(size_t *s)
+{
+    (void)s;
+    struct ptcall_map_header *h = hdr_at(0);
+    int64_t rel;
+    memcpy(&rel, sec + h->stubs_offset, 8);
+    rel += 4;
+    memcpy(sec + h->stubs_offset, &rel, 8);
+}
+static void c_empty(size_t *s) { memset(sec, 0, *s); }
+static void c_garbage_after(size_t *s) { sec[*s] = 0x7f; *s += 8; }
+
+static void test_corrupt(void)
+{
+    static const struct {
+        const char *name;
+        corrupt_fn fn;
+        int err;
+    } cases[] = {
+        {"magic", c_magic, PTC_MAP_E_MAGIC},
+        {"version", c_version, PTC_MAP_E_VERSION},
+        {"header size", c_hsize, PTC_MAP_E_HEADER_SIZE},
+        {"total size odd", c_total_odd, PTC_MAP_E_TOTAL_SIZE},
+        {"total size too big", c_total_big, PTC_MAP_E_TRUNCATED},
+        {"truncated header", c_trunc_hdr, PTC_MAP_E_TRUNCATED},
+        {"truncated blob", c_trunc_tail, PTC_MAP_E_TRUNCATED},
+        {"stub count", c_stubs, PTC_MAP_E_STUBS_BOUNDS},
+        {"stub offset", c_stubs_off, PTC_MAP_E_STUBS_BOUNDS},
+        {"func offset", c_funcs, PTC_MAP_E_FUNCS_BOUNDS},
+        {"strings size", c_strings, PTC_MAP_E_STRINGS_BOUNDS},
+        {"strings NUL", c_strings_nul, PTC_MAP_E_STRINGS_BOUNDS},
+        {"source name", c_source, PTC_MAP_E_STRING_OFFSET},
+        {"func string", c_fname, PTC_MAP_E_STRING_OFFSET},
+        {"func index", c_findex, PTC_MAP_E_FUNC_INDEX},
+        {"kind", c_kind, PTC_MAP_E_KIND},
+        {"stub range", c_range, PTC_MAP_E_STUB_RANGE},
+        {"stub align", c_align, PTC_MAP_E_STUB_ALIGN},
+        {"empty", c_empty, PTC_MAP_E_EMPTY},
+        {"garbage after blob", c_garbage_after, PTC_MAP_E_MAGIC},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        memset(sec, 0, sizeof(sec));
+        size_t size = put_blob(0, 0x1111, 0);
+        cases[i].fn(&size);
+        struct ptc_map_summary s;
+        size_t bad = 0;
+        int err = ptc_map_scan(sec, size, SEC_ADDR, STUBS_ADDR, STUBS_ADDR + STUBS_SIZE, &s, &bad);
+        if (err != cases[i].err) {
+            fprintf(stderr, "corrupt case '%s': got %d (%s), want %d\n", cases[i].name, err,
+                    ptc_map_strerror(err), cases[i].err);
+            failures++;
+        }
+        CHECK(bad <= size);
+        /* a walk with a callback must not call it for a corrupt section */
+        int units = 0;
+        CHECK(ptc_map_walk(sec, size, SEC_ADDR, STUBS_ADDR, STUBS_ADDR + STUBS_SIZE, count_cb,
+                           &units, NULL) < 0 ||
+              cases[i].err == PTC_MAP_E_EMPTY);
+        CHECK(units == 0);
+    }
+    /* without stub bounds, range and alignment are not checked */
+    memset(sec, 0, sizeof(sec));
+    size_t size = put_blob(0, 1, 0);
+    c_align(&size);
+    struct ptc_map_summary s;
+    CHECK(ptc_map_scan(sec, size, SEC_ADDR, 0, 0, &s, NULL) == 0);
+    for (int e = 0; e >= -17; e--)
+        CHECK(strlen(ptc_map_strerror(e)) > 0);
+}
+
+/* Every truncation and every single-byte change of a valid section must be rejected or
+ * accepted without reading out of bounds (ASan build), and accepted sections must build. */
+static void test_fuzz(void)
+{
+    memset(sec, 0, sizeof(sec));
+    size_t n = put_blob(0, 7, 0);
+    uint8_t orig[512];
+    memcpy(orig, sec, n);
+    for (size_t cut = 0; cut <= n; cut++) {
+        uint8_t *b = malloc(cut ? cut : 1);
+        memcpy(b, orig, cut);
+        struct ptc_map_summary s;
+        int err = ptc_map_scan(b, cut, SEC_ADDR, STUBS_ADDR, STUBS_ADDR + STUBS_SIZE, &s, NULL);
+        CHECK(cut == n ? err == 0 : err < 0);
+        free(b);
+    }
+    for (size_t i = 0; i < n; i++) {
+        for (int bit = 0; bit < 8; bit++) {
+            uint8_t *b = malloc(n);
+            memcpy(b, orig, n);
+            b[i] ^= (uint8_t)(1 << bit);
+            struct ptc_map_summary s;
+            int err = ptc_map_scan(b, n, SEC_ADDR, STUBS_ADDR, STUBS_ADDR + STUBS_SIZE, &s, NULL);
+            if (err == 0) {
+                size_t need = ptc_map_module_size(&s, "x");
+                uint8_t *out = malloc(need);
+                struct ptc_module info;
+                memset(&info, 0, sizeof(info));
+                CHECK(ptc_map_build_module(b, n, SEC_ADDR, &s, &info, "x", out, need) == (long)need);
+                free(out);
+            }
+            free(b);
+        }
+    }
+}
+
+int main(void)
+{
+    test_valid();
+    test_corrupt();
+    test_fuzz();
+    if (failures) {
+        fprintf(stderr, "%d failures\n", failures);
+        return 1;
+    }
+    printf("map reader: all tests passed\n");
+    return 0;
+}

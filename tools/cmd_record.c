@@ -1,0 +1,536 @@
+/* ptcall record: run a command and record its function calls (docs/usage.md, docs/runtime.md).
+ *
+ * Soft backend: write the file header and RECORD_INFO, run the command with libptcall
+ * preloaded and PTCALL_* set (the runtime in each traced process appends its chunks), wait,
+ * append RECORD_END, check that something registered, print a summary. Intel PT: hand the
+ * options to record_pt() (runtime/pt), if built in. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "ptc_chunk_write.h"
+#include "ptcall/trace_format.h"
+#include "record_options.h"
+
+#ifndef PTCALL_RT_BUILD_PATH
+#define PTCALL_RT_BUILD_PATH ""
+#endif
+#ifndef PTCALL_RT_INSTALL_REL
+#define PTCALL_RT_INSTALL_REL "../lib/libptcall.so"
+#endif
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: ptcall record [OPTIONS] [--] COMMAND [ARGS...]\n"
+            "\n"
+            "Runs COMMAND (built with ptcall-cc) and records its function calls.\n"
+            "\n"
+            "  -o, --output FILE     trace file (default ptcall.ptc)\n"
+            "  --backend B           auto (default: Intel PT if available, else soft), soft, pt\n"
+            "  --no-timestamps       soft: no timestamp per event (smaller, faster; no times)\n"
+            "  --drop                soft: drop events when buffers are full instead of waiting\n"
+            "                        (every drop is counted and marked in the trace)\n"
+            "  --buffer SIZE         soft: size of each per-thread buffer (default 256K, 4 per\n"
+            "                        thread); pt: AUX buffer size. Suffixes K, M, G\n"
+            "  --timing T            pt: none, tsc, mtc (default), cyc\n"
+            "  --snapshot            pt: snapshot mode\n"
+            "  --pid PID             pt: attach to a running process instead of COMMAND\n"
+            "  --module PATH         pt: trace this instrumented object (repeatable)\n"
+            "  -q, --quiet           no notices or summary on stderr\n"
+            "\n"
+            "The exit status is COMMAND's (128+N if a signal N killed it).\n");
+}
+
+static int parse_size(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s)
+        return -1;
+    switch (*end) {
+    case 0: break;
+    case 'k': case 'K': v <<= 10; end++; break;
+    case 'm': case 'M': v <<= 20; end++; break;
+    case 'g': case 'G': v <<= 30; end++; break;
+    default: return -1;
+    }
+    if ((*end == 'i' || *end == 'I') && end[1] == 'B')
+        end += 2;
+    else if (*end == 'B' || *end == 'b')
+        end++;
+    if (*end || v == 0)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* Finds COMMAND like execvp would. 0 with the path in out, or -errno. */
+static int find_command(const char *cmd, char *out, size_t outsz)
+{
+    struct stat st;
+    if (strchr(cmd, '/')) {
+        if (stat(cmd, &st) != 0)
+            return -errno;
+        if (!S_ISREG(st.st_mode) || access(cmd, X_OK) != 0)
+            return -EACCES;
+        snprintf(out, outsz, "%s", cmd);
+        return 0;
+    }
+    const char *path = getenv("PATH");
+    if (!path || !*path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    int found_noexec = 0;
+    while (*path) {
+        const char *colon = strchr(path, ':');
+        size_t len = colon ? (size_t)(colon - path) : strlen(path);
+        char cand[PATH_MAX];
+        int w = len == 0 ? snprintf(cand, sizeof(cand), "%s", cmd)
+                         : snprintf(cand, sizeof(cand), "%.*s/%s", (int)len, path, cmd);
+        if (w < (int)sizeof(cand) && stat(cand, &st) == 0 && S_ISREG(st.st_mode)) {
+            if (access(cand, X_OK) == 0) {
+                snprintf(out, outsz, "%s", cand);
+                return 0;
+            }
+            found_noexec = 1;
+        }
+        path += len + (colon ? 1 : 0);
+    }
+    return found_noexec ? -EACCES : -ENOENT;
+}
+
+static int file_exists(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* libptcall.so: $PTCALL_RUNTIME, next to the install tree's bin/, the build tree, or the
+ * build path compiled in. */
+static int find_runtime(char *out, size_t outsz)
+{
+    const char *env = getenv("PTCALL_RUNTIME");
+    if (env && *env) {
+        snprintf(out, outsz, "%s", env);
+        return file_exists(out) ? 0 : -1;
+    }
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n > 0) {
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = 0;
+            const char *rel[] = {PTCALL_RT_INSTALL_REL, "../runtime/libptcall.so"};
+            for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+                char cand[PATH_MAX];
+                if (snprintf(cand, sizeof(cand), "%s/%s", exe, rel[i]) < (int)sizeof(cand) &&
+                    file_exists(cand) && realpath(cand, out))
+                    return 0;
+            }
+        }
+    }
+    if (PTCALL_RT_BUILD_PATH[0] && file_exists(PTCALL_RT_BUILD_PATH)) {
+        snprintf(out, outsz, "%s", PTCALL_RT_BUILD_PATH);
+        return 0;
+    }
+    return -1;
+}
+
+static uint64_t now_ns(clockid_t c)
+{
+    struct timespec ts;
+    clock_gettime(c, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+struct trace_summary {
+    uint64_t events, dropped, waits, modules, processes, loss_chunks, event_bytes, file_bytes;
+    int bad;
+};
+
+/* Streams over the chunks: totals from PROCESS_END, counts of MODULE / LOSS. */
+static void summarize(const char *path, struct trace_summary *s)
+{
+    memset(s, 0, sizeof(*s));
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        s->bad = 1;
+        return;
+    }
+    struct stat st;
+    fstat(fd, &st);
+    s->file_bytes = (uint64_t)st.st_size;
+    off_t off = sizeof(struct ptc_file_header);
+    for (;;) {
+        struct ptc_chunk_header h;
+        ssize_t r = pread(fd, &h, sizeof(h), off);
+        if (r == 0)
+            break;
+        if (r != (ssize_t)sizeof(h)) {
+            s->bad = 1;
+            break;
+        }
+        off_t payload = off + (off_t)sizeof(h);
+        if (h.type == PTC_CHUNK_PROCESS_END) {
+            struct ptc_process_end e;
+            if (h.payload_size >= sizeof(e) && pread(fd, &e, sizeof(e), payload) == (ssize_t)sizeof(e)) {
+                s->events += e.events;
+                s->dropped += e.dropped;
+                s->waits += e.waits;
+            }
+        } else if (h.type == PTC_CHUNK_MODULE || h.type == PTC_CHUNK_PT_FIRST) {
+            s->modules += h.type == PTC_CHUNK_MODULE;
+        } else if (h.type == PTC_CHUNK_PROCESS) {
+            s->processes++;
+        } else if (h.type == PTC_CHUNK_LOSS) {
+            s->loss_chunks++;
+        } else if (h.type == PTC_CHUNK_SOFT_EVENTS) {
+            if (h.payload_size > sizeof(struct ptc_soft_events))
+                s->event_bytes += h.payload_size - sizeof(struct ptc_soft_events);
+        }
+        off = payload + (off_t)h.payload_size + (off_t)ptc_chunk_padding(h.payload_size);
+        if (off > st.st_size) {
+            s->bad = 1;
+            break;
+        }
+    }
+    close(fd);
+}
+
+static int exit_status_of(int ws)
+{
+    if (WIFEXITED(ws))
+        return WEXITSTATUS(ws);
+    if (WIFSIGNALED(ws))
+        return 128 + WTERMSIG(ws);
+    return 1;
+}
+
+static int record_soft(const struct record_options *o, int *wait_status)
+{
+    char cmdpath[PATH_MAX];
+    int r = find_command(o->argv[0], cmdpath, sizeof(cmdpath));
+    if (r == -ENOENT || r == -ENOTDIR) {
+        fprintf(stderr, "ptcall: %s: command not found; give a path or fix PATH\n", o->argv[0]);
+        return -1;
+    }
+    if (r < 0) {
+        fprintf(stderr, "ptcall: %s: not executable (%s); check the file and its permissions\n",
+                o->argv[0], strerror(r == -EACCES ? EACCES : -r));
+        return -1;
+    }
+    /* absolute output path: the traced processes may change directory */
+    char out[PATH_MAX];
+    if (o->output[0] == '/') {
+        snprintf(out, sizeof(out), "%s", o->output);
+    } else {
+        char cwd[PATH_MAX];
+        if (!getcwd(cwd, sizeof(cwd))) {
+            fprintf(stderr, "ptcall: cannot get the current directory: %s; give -o an absolute path\n",
+                    strerror(errno));
+            return -1;
+        }
+        if (snprintf(out, sizeof(out), "%s/%s", cwd, o->output) >= (int)sizeof(out)) {
+            fprintf(stderr, "ptcall: output path too long; give -o a shorter path\n");
+            return -1;
+        }
+    }
+    int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        fprintf(stderr, "ptcall: cannot create %s: %s; choose another file with -o\n", out,
+                strerror(errno));
+        return -1;
+    }
+    uint32_t flags = (o->timed ? PTC_FILE_F_TIMED : 0) | (o->drop ? PTC_FILE_F_DROP : 0);
+    struct ptc_file_header fh;
+    ptc_file_header_init(&fh, PTC_BACKEND_SOFT, flags, now_ns(CLOCK_REALTIME));
+    uint64_t start_ns = now_ns(CLOCK_MONOTONIC);
+    int argc = 0;
+    while (o->argv[argc])
+        argc++;
+    struct ptc_record_info ri = {.backend = PTC_BACKEND_SOFT, .flags = flags,
+                                 .start_ns = start_ns, .argc = (uint32_t)argc};
+    struct iovec parts[14];
+    int np = 0;
+    parts[np++] = (struct iovec){&ri, sizeof(ri)};
+    /* the command line: up to 13 parts per iovec list, so join it first */
+    size_t args_len = 0;
+    for (int i = 0; i < argc; i++)
+        args_len += strlen(o->argv[i]) + 1;
+    char *args = malloc(args_len ? args_len : 1);
+    if (!args) {
+        close(fd);
+        fprintf(stderr, "ptcall: out of memory\n");
+        return -1;
+    }
+    size_t p = 0;
+    for (int i = 0; i < argc; i++) {
+        size_t l = strlen(o->argv[i]) + 1;
+        memcpy(args + p, o->argv[i], l);
+        p += l;
+    }
+    parts[np++] = (struct iovec){args, args_len};
+    if (write(fd, &fh, sizeof(fh)) != (ssize_t)sizeof(fh) ||
+        ptc_write_chunk(fd, PTC_CHUNK_RECORD_INFO, 0, 0, 0, 0, parts, np) < 0) {
+        fprintf(stderr, "ptcall: cannot write %s: %s; choose another file with -o\n", out,
+                strerror(errno));
+        free(args);
+        close(fd);
+        return -1;
+    }
+    free(args);
+    close(fd);
+
+    char rt[PATH_MAX];
+    int have_rt = find_runtime(rt, sizeof(rt)) == 0;
+    if (!have_rt && !o->quiet)
+        fprintf(stderr, "ptcall: libptcall.so not found next to ptcall; only programs linked with it "
+                        "will trace (set PTCALL_RUNTIME=/path/to/libptcall.so)\n");
+    char buf[32];
+    setenv("PTCALL_BACKEND", "soft", 1);
+    setenv("PTCALL_OUTPUT", out, 1);
+    setenv("PTCALL_TIMESTAMPS", o->timed ? "1" : "0", 1);
+    setenv("PTCALL_MODE", o->drop ? "drop" : "wait", 1);
+    if (o->buffer_size) {
+        snprintf(buf, sizeof(buf), "%llu", (unsigned long long)o->buffer_size);
+        setenv("PTCALL_BUFFER", buf, 1);
+    }
+    unsetenv("PTCALL_EXEC_PID");
+    if (have_rt) {
+        const char *pre = getenv("LD_PRELOAD");
+        size_t n = strlen(rt) + (pre ? strlen(pre) : 0) + 2;
+        char *val = malloc(n);
+        if (val) {
+            snprintf(val, n, "%s%s%s", rt, pre && *pre ? ":" : "", pre && *pre ? pre : "");
+            setenv("LD_PRELOAD", val, 1);
+            free(val);
+        }
+    }
+
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "ptcall: cannot fork: %s\n", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        execv(cmdpath, o->argv);
+        fprintf(stderr, "ptcall: cannot run %s: %s\n", o->argv[0], strerror(errno));
+        _exit(127);
+    }
+    /* the terminal's ^C / ^\ go to the command; we wait for it and finish the file */
+    struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit;
+    sigaction(SIGINT, &ign, &old_int);
+    sigaction(SIGQUIT, &ign, &old_quit);
+    int ws = 0;
+    while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
+        ;
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGQUIT, &old_quit, NULL);
+    *wait_status = ws;
+
+    fd = open(out, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd >= 0) {
+        struct ptc_record_end re = {.wait_status = ws, .wall_ns = now_ns(CLOCK_MONOTONIC) - start_ns,
+                                    .child_pid = (uint32_t)pid};
+        struct iovec v = {&re, sizeof(re)};
+        if (ptc_write_chunk(fd, PTC_CHUNK_RECORD_END, 0, 0, 0, 1, &v, 1) < 0)
+            fprintf(stderr, "ptcall: cannot finish %s: %s\n", out, strerror(errno));
+        close(fd);
+    }
+    struct trace_summary s;
+    summarize(out, &s);
+    if (!s.modules) {
+        fprintf(stderr,
+                "ptcall: %s ran but no ptcall-instrumented code registered: build it with ptcall-cc "
+                "(see docs/pass.md)\n",
+                o->argv[0]);
+        return 1;
+    }
+    if (!o->quiet) {
+        fprintf(stderr,
+                "ptcall: %llu events in %llu process%s, %.1f MiB (%.2f bytes/event in event chunks), "
+                "%llu waits, %llu dropped%s: %s\n",
+                (unsigned long long)s.events, (unsigned long long)s.processes,
+                s.processes == 1 ? "" : "es", (double)s.file_bytes / (1 << 20),
+                s.events ? (double)s.event_bytes / (double)s.events : 0.0,
+                (unsigned long long)s.waits, (unsigned long long)s.dropped,
+                s.loss_chunks ? " (see LOSS chunks)" : "", o->output);
+    }
+    return 0;
+}
+
+static int record_main(int argc, char **argv, const char **modules)
+{
+    struct record_options o;
+    memset(&o, 0, sizeof(o));
+    o.output = "ptcall.ptc";
+    o.backend = RECORD_AUTO;
+    o.timed = 1;
+    o.modules = modules;
+    int i = 1;
+    for (; i < argc; i++) {
+        char *a = argv[i];
+        if (!strcmp(a, "--")) {
+            i++;
+            break;
+        }
+        if (a[0] != '-' || !a[1])
+            break;
+        /* --opt=value or --opt value */
+        char *val = NULL;
+        char name[64];
+        snprintf(name, sizeof(name), "%s", a);
+        char *eq = a[1] == '-' ? strchr(name, '=') : NULL;
+        if (eq) {
+            *eq = 0;
+            val = a + (eq - name) + 1;
+        }
+#define NEEDS_VALUE()                                                                          \
+    do {                                                                                       \
+        if (!val) {                                                                            \
+            if (i + 1 >= argc) {                                                               \
+                fprintf(stderr, "ptcall record: %s needs a value; see 'ptcall record --help'\n", name); \
+                return 2;                                                                      \
+            }                                                                                  \
+            val = argv[++i];                                                                   \
+        }                                                                                      \
+    } while (0)
+        if (!strcmp(name, "-h") || !strcmp(name, "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(name, "-o") || !strcmp(name, "--output")) {
+            NEEDS_VALUE();
+            o.output = val;
+        } else if (!strcmp(name, "--backend")) {
+            NEEDS_VALUE();
+            if (!strcmp(val, "auto"))
+                o.backend = RECORD_AUTO;
+            else if (!strcmp(val, "soft"))
+                o.backend = RECORD_SOFT;
+            else if (!strcmp(val, "pt"))
+                o.backend = RECORD_PT;
+            else {
+                fprintf(stderr, "ptcall record: unknown backend '%s'; use auto, soft or pt\n", val);
+                return 2;
+            }
+        } else if (!strcmp(name, "--no-timestamps")) {
+            o.timed = 0;
+        } else if (!strcmp(name, "--drop")) {
+            o.drop = 1;
+        } else if (!strcmp(name, "--buffer")) {
+            NEEDS_VALUE();
+            if (parse_size(val, &o.buffer_size) < 0) {
+                fprintf(stderr, "ptcall record: bad buffer size '%s'; use e.g. 256K or 4M\n", val);
+                return 2;
+            }
+        } else if (!strcmp(name, "--timing")) {
+            NEEDS_VALUE();
+            if (!strcmp(val, "none"))
+                o.timing = TIMING_NONE;
+            else if (!strcmp(val, "tsc"))
+                o.timing = TIMING_TSC;
+            else if (!strcmp(val, "mtc"))
+                o.timing = TIMING_MTC;
+            else if (!strcmp(val, "cyc"))
+                o.timing = TIMING_CYC;
+            else {
+                fprintf(stderr, "ptcall record: unknown timing '%s'; use none, tsc, mtc or cyc\n", val);
+                return 2;
+            }
+        } else if (!strcmp(name, "--snapshot")) {
+            o.snapshot = 1;
+        } else if (!strcmp(name, "--pid")) {
+            NEEDS_VALUE();
+            char *end;
+            long pid = strtol(val, &end, 10);
+            if (*end || pid <= 0) {
+                fprintf(stderr, "ptcall record: bad pid '%s'\n", val);
+                return 2;
+            }
+            o.attach_pid = (int)pid;
+        } else if (!strcmp(name, "--module")) {
+            NEEDS_VALUE();
+            modules[o.num_modules++] = val;
+        } else if (!strcmp(name, "-q") || !strcmp(name, "--quiet")) {
+            o.quiet = 1;
+        } else {
+            fprintf(stderr, "ptcall record: unknown option '%s'; see 'ptcall record --help'\n", a);
+            return 2;
+        }
+#undef NEEDS_VALUE
+    }
+    o.argv = argv + i;
+    if (!o.argv[0] && !o.attach_pid) {
+        fprintf(stderr, "ptcall record: missing command; usage: ptcall record [OPTIONS] -- COMMAND [ARGS...]\n");
+        return 2;
+    }
+
+    enum record_backend be = o.backend;
+    if (be == RECORD_AUTO) {
+        char why[256] = "Intel PT support is not built into this ptcall";
+        if (pt_available && record_pt && pt_available(why, sizeof(why)) == 1) {
+            be = RECORD_PT;
+        } else {
+            be = RECORD_SOFT;
+            if (!o.quiet)
+                fprintf(stderr, "ptcall: Intel PT not available (%s); recording with the software backend\n",
+                        why);
+        }
+    }
+    int ws = 0;
+    if (be == RECORD_PT) {
+        if (!record_pt) {
+            fprintf(stderr, "ptcall: Intel PT support is not built into this ptcall; use --backend soft\n");
+            return 1;
+        }
+        if (o.backend == RECORD_PT && pt_available) {
+            char why[256] = "";
+            if (pt_available(why, sizeof(why)) != 1) {
+                fprintf(stderr, "ptcall: Intel PT not available (%s); use --backend soft\n", why);
+                return 1;
+            }
+        }
+        if (record_pt(&o, &ws) < 0)
+            return 1;
+        return exit_status_of(ws);
+    }
+    if (o.attach_pid) {
+        fprintf(stderr, "ptcall record: --pid needs the Intel PT backend; the software backend can only "
+                        "launch a command\n");
+        return 2;
+    }
+    if ((o.timing || o.snapshot || o.num_modules) && !o.quiet)
+        fprintf(stderr, "ptcall: --timing, --snapshot and --module apply to Intel PT only; ignored\n");
+    int r = record_soft(&o, &ws);
+    if (r < 0)
+        return 1;
+    int st = exit_status_of(ws);
+    if (r > 0) /* ran, but nothing was instrumented */
+        return st ? st : 1;
+    return st;
+}
+
+int cmd_record(int argc, char **argv)
+{
+    const char **modules = calloc((size_t)argc + 1, sizeof(char *)); /* --module values */
+    if (!modules) {
+        fprintf(stderr, "ptcall record: out of memory\n");
+        return 1;
+    }
+    int r = record_main(argc, argv, modules);
+    free(modules);
+    return r;
+}
