@@ -11,7 +11,7 @@
  * tracing off) take the slow path: save all other registers and the vector state with
  * xsave (fxsave without it) on a 64-byte aligned frame, and call ptc_soft_slow(R, tsc).
  *
- * TLS layout (struct ptc_tls in soft.c): pos at 0, end at 8.
+ * TLS layout (struct ptc_tls in soft_internal.h): pos at 0, end at 8.
  */
     .text
 

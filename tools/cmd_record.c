@@ -372,6 +372,21 @@ static int record_soft(const struct record_options *o, int *wait_status)
     return 0;
 }
 
+/* pt_available() reasons end with the remedy for an explicit --backend pt; under auto the
+ * remedy is already being applied, so drop it from the notice. */
+static void strip_soft_advice(char *why)
+{
+    static const char *const tails[] = {"; use --backend soft", ": use --backend soft"};
+    size_t n = strlen(why);
+    for (size_t i = 0; i < sizeof(tails) / sizeof(tails[0]); i++) {
+        size_t t = strlen(tails[i]);
+        if (n >= t && !strcmp(why + n - t, tails[i])) {
+            why[n - t] = 0;
+            return;
+        }
+    }
+}
+
 static int record_main(int argc, char **argv, const char **modules)
 {
     struct record_options o;
@@ -479,14 +494,19 @@ static int record_main(int argc, char **argv, const char **modules)
     }
 
     enum record_backend be = o.backend;
-    if (be == RECORD_AUTO) {
+    if (be == RECORD_AUTO || be == RECORD_PT) {
         char why[256] = "Intel PT support is not built into this ptcall";
         if (pt_available && record_pt && pt_available(why, sizeof(why)) == 1) {
             be = RECORD_PT;
         } else {
+            if (be == RECORD_PT) {
+                fprintf(stderr, "ptcall: Intel PT not available: %s\n", why);
+                return 1;
+            }
             be = RECORD_SOFT;
+            strip_soft_advice(why);
             if (!o.quiet)
-                fprintf(stderr, "ptcall: Intel PT not available (%s); recording with the software backend\n",
+                fprintf(stderr, "ptcall: Intel PT not available (%s): recording with the software backend\n",
                         why);
         }
     }
@@ -495,13 +515,6 @@ static int record_main(int argc, char **argv, const char **modules)
         if (!record_pt) {
             fprintf(stderr, "ptcall: Intel PT support is not built into this ptcall; use --backend soft\n");
             return 1;
-        }
-        if (o.backend == RECORD_PT && pt_available) {
-            char why[256] = "";
-            if (pt_available(why, sizeof(why)) != 1) {
-                fprintf(stderr, "ptcall: Intel PT not available (%s); use --backend soft\n", why);
-                return 1;
-            }
         }
         if (record_pt(&o, &ws) < 0)
             return 1;

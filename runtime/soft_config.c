@@ -1,0 +1,82 @@
+/* The runtime's state and its configuration: the PTCALL_* environment (docs/runtime.md) and
+ * the CPU's register save area for the handlers' slow path. */
+#define _GNU_SOURCE
+#include <cpuid.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "soft_internal.h"
+
+struct runtime_state rt = {
+    .reg_mu = PTHREAD_MUTEX_INITIALIZER,
+    .drain_mu = PTHREAD_MUTEX_INITIALIZER,
+    .thr_mu = PTHREAD_MUTEX_INITIALIZER,
+    .proc_mu = PTHREAD_MUTEX_INITIALIZER,
+    .fd = -1,
+};
+
+uint64_t ptc_xsave_size = 512 + 64; /* fxsave64, unless xsave_init finds XSAVE */
+uint8_t ptc_use_xsave;
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+static size_t parse_size(const char *s, size_t def)
+{
+    if (!s || !*s)
+        return def;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 0);
+    switch (*end) {
+    case 'k': case 'K': v <<= 10; break;
+    case 'm': case 'M': v <<= 20; break;
+    case 'g': case 'G': v <<= 30; break;
+    default: break;
+    }
+    return v ? (size_t)v : def;
+}
+
+static void xsave_init(void)
+{
+    unsigned a, b, c, d;
+    if (__get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 27)) /* OSXSAVE */ &&
+        __get_cpuid_max(0, NULL) >= 0xd) {
+        __cpuid_count(0xd, 0, a, b, c, d);
+        if (b >= 576) {
+            ptc_xsave_size = ((uint64_t)b + 63) & ~(uint64_t)63;
+            ptc_use_xsave = 1;
+        }
+    }
+}
+
+static void init(void)
+{
+    const char *be = getenv("PTCALL_BACKEND");
+    const char *out = getenv("PTCALL_OUTPUT");
+    if (!be || strcmp(be, "soft") || !out || out[0] != '/' || strlen(out) >= PATH_MAX)
+        return;
+    strcpy(rt.output, out);
+    const char *ts = getenv("PTCALL_TIMESTAMPS");
+    rt.timed = !(ts && !strcmp(ts, "0"));
+    const char *mode = getenv("PTCALL_MODE");
+    rt.drop = mode && !strcmp(mode, "drop");
+    rt.rec = rt.timed ? 16 : 8;
+    size_t bs = parse_size(getenv("PTCALL_BUFFER"), 256 << 10);
+    if (bs < 4096)
+        bs = 4096;
+    if (bs > (256ull << 20))
+        bs = 256ull << 20;
+    rt.bufsize = page_round_up(bs);
+    long nb = strtol(getenv("PTCALL_BUFFERS") ? getenv("PTCALL_BUFFERS") : "4", NULL, 10);
+    rt.nbufs = nb < 2 ? 2 : nb > MAX_BUFS ? MAX_BUFS : (int)nb;
+    rt.handler = rt.timed ? ptc_soft_handler_timed : ptc_soft_handler;
+    rt.debug = getenv("PTCALL_DEBUG") && getenv("PTCALL_DEBUG")[0] == '1';
+    xsave_init();
+    if (threads_init() != 0)
+        return;
+    lifecycle_init();
+    rt.enabled = 1;
+}
+
+void runtime_init(void) { pthread_once(&init_once, init); }
+
+__attribute__((constructor(101))) static void ptc_ctor(void) { runtime_init(); }

@@ -1,0 +1,313 @@
+/* The drain: one thread per process takes the queued items (full buffers, thread start and
+ * exit, module unloads) in order, maps each raw stub address to its stub id and encodes
+ * the buffer as a SOFT_EVENTS chunk (LEB128 ids, zigzag LEB128 TSC deltas), then hands the
+ * buffer back to its thread. */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <string.h>
+#include <sys/prctl.h>
+
+#include "ptc_varint.h"
+#include "soft_internal.h"
+
+#define STUB_NONE UINT32_MAX
+
+static uint8_t *enc; /* the chunk being encoded */
+static size_t enc_size;
+
+/* The object whose stubs hold a: the oldest one whose MODULE_UNLOAD the drain has not
+ * written yet (a thread's events precede its dlclose's unload, and a later dlopen at the same
+ * address is newer), else the newest unloaded one (destructors at exit run after their
+ * object unregistered). */
+static uint32_t lookup(uint64_t a)
+{
+    struct object *o = rt.cache;
+    if (o && a - o->stubs_start < o->stubs_end - o->stubs_start)
+        return o->ids[(a - o->stubs_start) >> 4];
+    uint32_t n = atomic_load_explicit(&rt.nobjs, memory_order_acquire);
+    struct object *dead = NULL;
+    for (uint32_t i = 0; i < n; i++) {
+        o = rt.objs[i];
+        if (a - o->stubs_start < o->stubs_end - o->stubs_start) {
+            if (!o->drain_dead) {
+                rt.cache = o;
+                return o->ids[(a - o->stubs_start) >> 4];
+            }
+            dead = o;
+        }
+    }
+    if (dead) {
+        rt.cache = dead;
+        return dead->ids[(a - dead->stubs_start) >> 4];
+    }
+    return STUB_NONE;
+}
+
+void write_thread_chunk(struct thread *ts, int event, uint64_t tsc)
+{
+    struct ptc_thread th;
+    memset(&th, 0, sizeof(th));
+    th.event = (uint32_t)event;
+    th.tsc = tsc;
+    if (event == PTC_THREAD_EXIT) {
+        th.events = ts->events;
+        th.dropped = ts->dropped;
+        th.waits = ts->waits;
+        th.wait_ns = ts->wait_ns;
+    }
+    struct iovec v[2] = {{&th, sizeof(th)}, {ts->name, strlen(ts->name) + 1}};
+    write_chunk(PTC_CHUNK_THREAD, ts->tid, &ts->seq, v, 2);
+}
+
+/* A thread's stream begins with its THREAD start chunk, whichever item of it comes first. */
+void write_thread_start(struct thread *ts)
+{
+    if (!ts->start_written) {
+        write_thread_chunk(ts, PTC_THREAD_START, ts->start_tsc);
+        ts->start_written = 1;
+    }
+}
+
+/* Adds an ended thread's counts to the process totals (PROCESS_END). */
+void add_thread_totals(const struct thread *ts)
+{
+    rt.tot_events += ts->events;
+    rt.tot_dropped += ts->dropped;
+    rt.tot_waits += ts->waits;
+}
+
+/* Encodes len bytes of raw records of ts as one SOFT_EVENTS chunk. */
+void encode(struct thread *ts, uint8_t *data, size_t len, uint64_t start_tsc,
+            uint64_t end_tsc, int wait_for_writers)
+{
+    write_thread_start(ts);
+    /* locals: the byte stores through `o` would otherwise force reloads of every global */
+    const size_t rec = rt.rec;
+    const int timed = rt.timed;
+    const size_t n = len / rec;
+    uint8_t *o = enc + sizeof(struct ptc_soft_events);
+    uint8_t *const lim = enc + enc_size - 64;
+    struct object *cache = rt.cache;
+    uint64_t c0 = cache ? cache->stubs_start : 1, csz = cache ? cache->stubs_end - c0 : 0;
+    const uint32_t *cids = cache ? cache->ids : NULL;
+    uint64_t prev = start_tsc, hits = 0, lost = 0;
+    uint32_t nrec = 0;
+    uint64_t waited_ns = 0;
+    for (size_t i = 0; i < n && o <= lim; i++) {
+        uint64_t *r = (uint64_t *)(data + i * rec);
+        uint64_t v = __atomic_load_n(&r[0], __ATOMIC_ACQUIRE);
+        if (__builtin_expect(!v, 0) && wait_for_writers) {
+            /* reserved but not yet written: its writer was interrupted (by a signal whose
+             * handler filled the buffer); give it a moment */
+            uint64_t t0 = mono_ns();
+            while (!(v = __atomic_load_n(&r[0], __ATOMIC_ACQUIRE)) &&
+                   waited_ns + (mono_ns() - t0) < 20 * 1000 * 1000)
+                sched_yield();
+            waited_ns += mono_ns() - t0;
+        }
+        uint64_t tsc = timed ? r[1] : 0;
+        if (__builtin_expect(!v, 0)) {
+            v = control_record(PTC_SOFT_LOSS, 1);
+            tsc = prev;
+            lost++;
+        }
+        uint64_t a = v & ~(uint64_t)15;
+        if (__builtin_expect(a - c0 < csz, 1) && (v & 15) != 1) {
+            uint32_t id = cids[(a - c0) >> 4];
+            if (__builtin_expect(id != STUB_NONE, 1)) {
+                uint64_t x = (uint64_t)id + PTC_SOFT_ID_BASE;
+                if (x < 128)
+                    *o++ = (uint8_t)x;
+                else
+                    o += ptc_varint_put(o, x);
+                hits++;
+            } else {
+                o += ptc_varint_put(o, PTC_SOFT_LOSS);
+                o += ptc_varint_put(o, 1);
+                lost++;
+            }
+        } else if ((v & 15) == 1) {
+            o += ptc_varint_put(o, (v >> 4) & 15);
+            o += ptc_varint_put(o, v >> 8);
+        } else {
+            uint32_t id = lookup(a);
+            if (rt.cache) {
+                cache = rt.cache;
+                c0 = cache->stubs_start;
+                csz = cache->stubs_end - c0;
+                cids = cache->ids;
+            }
+            if (id == STUB_NONE) {
+                o += ptc_varint_put(o, PTC_SOFT_LOSS);
+                o += ptc_varint_put(o, 1);
+                lost++;
+            } else {
+                o += ptc_varint_put(o, (uint64_t)id + PTC_SOFT_ID_BASE);
+                hits++;
+            }
+        }
+        if (timed) {
+            uint64_t z = ptc_zigzag((int64_t)(tsc - prev));
+            if (z < 128)
+                *o++ = (uint8_t)z;
+            else
+                o += ptc_varint_put(o, z);
+            prev = tsc;
+        }
+        nrec++;
+    }
+    ts->dropped += lost + (n - nrec); /* n - nrec: cannot happen (enc_size = 2 * bufsize) */
+    struct ptc_soft_events h = {
+        .start_tsc = start_tsc,
+        .end_tsc = end_tsc,
+        .num_records = nrec,
+        .flags = timed ? PTC_SOFT_F_TIMED : 0,
+    };
+    memcpy(enc, &h, sizeof(h));
+    struct iovec v = {enc, (size_t)(o - enc)};
+    if (nrec) {
+        write_chunk(PTC_CHUNK_SOFT_EVENTS, ts->tid, &ts->seq, &v, 1);
+        rt.drain_chunks++;
+        rt.drain_bytes += v.iov_len;
+    }
+    ts->events += hits;
+}
+
+/* A SOFT_EVENTS chunk holding one LOSS record: drops found at the end of a stream (final
+ * flush), so that THREAD exit `dropped` is still the sum of the stream's LOSS records. */
+void encode_loss(struct thread *ts, uint64_t n, uint64_t tsc)
+{
+    if (!n)
+        return;
+    write_thread_start(ts);
+    uint8_t *o = enc + sizeof(struct ptc_soft_events);
+    o += ptc_varint_put(o, PTC_SOFT_LOSS);
+    o += ptc_varint_put(o, n);
+    if (rt.timed)
+        o += ptc_varint_put(o, 0);
+    struct ptc_soft_events h = {.start_tsc = tsc, .end_tsc = tsc, .num_records = 1,
+                                .flags = rt.timed ? PTC_SOFT_F_TIMED : 0};
+    memcpy(enc, &h, sizeof(h));
+    struct iovec v = {enc, (size_t)(o - enc)};
+    write_chunk(PTC_CHUNK_SOFT_EVENTS, ts->tid, &ts->seq, &v, 1);
+    ts->dropped += n;
+}
+
+static void release_buf(struct buf *b)
+{
+    struct thread *ts = b->ts;
+    memset(b->data, 0, b->len);
+    b->len = 0;
+    atomic_store(&b->state, B_FREE);
+    atomic_fetch_add(&ts->free_seq, 1);
+    if (atomic_load(&ts->waiting))
+        futex_(&ts->free_seq, FUTEX_WAKE, 1, NULL);
+}
+
+/* Processes every queued item, in order. Caller holds drain_mu. */
+void drain_queue(int wait_for_writers)
+{
+    struct item *list = atomic_exchange_explicit(&rt.qhead, NULL, memory_order_acquire);
+    struct item *rev = NULL;
+    while (list) {
+        struct item *nx = list->next;
+        list->next = rev;
+        rev = list;
+        list = nx;
+    }
+    while (rev) {
+        struct item *it = rev;
+        rev = rev->next;
+        switch (it->type) {
+        case IT_BUF: {
+            struct buf *b = (struct buf *)it;
+            uint64_t t0 = rdtsc_();
+            encode(b->ts, b->data, b->len, b->start_tsc, b->end_tsc, wait_for_writers);
+            rt.drain_records += b->len / rt.rec;
+            release_buf(b);
+            rt.drain_tsc += rdtsc_() - t0;
+            break;
+        }
+        case IT_THREAD_START: {
+            struct thread *ts = (struct thread *)((char *)it - offsetof(struct thread, start_it));
+            write_thread_start(ts);
+            break;
+        }
+        case IT_THREAD_EXIT: {
+            struct thread *ts = (struct thread *)((char *)it - offsetof(struct thread, exit_it));
+            write_thread_start(ts);
+            write_thread_chunk(ts, PTC_THREAD_EXIT, ts->exit_tsc);
+            add_thread_totals(ts);
+            thread_unlink(ts);
+            thread_free(ts);
+            break;
+        }
+        case IT_UNLOAD: {
+            struct object *o = (struct object *)((char *)it - offsetof(struct object, unload));
+            o->drain_dead = 1;
+            rt.cache = NULL;
+            struct ptc_module_unload u = {.module_id = o->module_id, .tsc = o->unload.tsc};
+            struct iovec v = {&u, sizeof(u)};
+            write_proc_chunk(PTC_CHUNK_MODULE_UNLOAD, &v, 1);
+            break;
+        }
+        }
+    }
+}
+
+static void *drain_main(void *arg)
+{
+    (void)arg;
+    block_all_signals(NULL);
+    ptc_tls.state = TS_IGNORE; /* instrumented code reached from here is not traced */
+    atomic_store(&rt.drain_tid, gettid_());
+    prctl(PR_SET_NAME, "ptcall-drain");
+    for (;;) {
+        uint32_t s = atomic_load(&rt.qseq);
+        if (!atomic_load(&rt.qhead)) {
+            atomic_store(&rt.drain_sleeping, 1);
+            if (!atomic_load(&rt.qhead) && !atomic_load(&rt.finishing)) {
+                struct timespec to = {0, 200 * 1000 * 1000};
+                futex_(&rt.qseq, FUTEX_WAIT, s, &to);
+            }
+            atomic_store(&rt.drain_sleeping, 0);
+        }
+        pthread_mutex_lock(&rt.drain_mu);
+        if (atomic_load(&rt.finishing)) {
+            pthread_mutex_unlock(&rt.drain_mu);
+            break;
+        }
+        drain_queue(1);
+        pthread_mutex_unlock(&rt.drain_mu);
+    }
+    atomic_store(&rt.drain_running, 0);
+    return NULL;
+}
+
+int drain_start(void)
+{
+    if (!enc) {
+        enc_size = 2 * rt.bufsize + 4096;
+        enc = map_anon(enc_size);
+        if (!enc)
+            return -1;
+    }
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&a, 256 << 10);
+    atomic_store(&rt.drain_running, 1);
+    /* the drain starts with every signal blocked: the program's handlers never run on it */
+    sigset_t old;
+    block_all_signals(&old);
+    pthread_t drain;
+    int r = pthread_create(&drain, &a, drain_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&a);
+    if (r) {
+        atomic_store(&rt.drain_running, 0);
+        warn("ptcall: cannot start the drain thread: %s", strerror(r));
+        return -1;
+    }
+    return 0;
+}

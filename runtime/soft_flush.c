@@ -1,0 +1,132 @@
+/* Flushing: the final flush (exit, _exit, exec, a fatal signal) writes everything and ends
+ * the process's record; the partial flush (before a program's own signal handler runs)
+ * writes what is buffered and tracing goes on. */
+#define _GNU_SOURCE
+#include <sched.h>
+
+#include "soft_internal.h"
+
+static int lock_with_timeout(pthread_mutex_t *m, uint64_t ns)
+{
+    uint64_t t0 = mono_ns();
+    while (pthread_mutex_trylock(m) != 0) {
+        if (mono_ns() - t0 > ns)
+            return -1;
+        sched_yield();
+    }
+    return 0;
+}
+
+/* Final flush: every queued buffer, every thread's current buffer, THREAD exit chunks and
+ * PROCESS_END. After it the process records nothing more. crash: called from a signal
+ * handler (bounded waits). */
+void finish(int how, int status, int crash)
+{
+    if (!rt.enabled || !atomic_load(&rt.active))
+        return;
+    if (atomic_exchange(&rt.finishing, 1))
+        return;
+    struct ptc_tls *t = &ptc_tls;
+    struct thread *self = traced_thread();
+    uint64_t lost = 0;
+    if (self) {
+        if (!atomic_exchange(&self->in_slow, 1)) {
+            put_nested_loss(self);
+            retire_current(self, rdtsc_()); /* a discard count goes to pending_drop */
+        } else if (self->cur) { /* crashed inside the runtime: do not touch its state */
+            uintptr_t pos = t->pos < t->end ? t->pos : t->end;
+            if (pos >= (uintptr_t)self->cur->data)
+                lost += (pos - (uintptr_t)self->cur->data) / rt.rec;
+        }
+    }
+    uint64_t deadline = crash ? 2000000000ull : 30000000000ull;
+    int drain_locked = lock_with_timeout(&rt.drain_mu, deadline) == 0;
+    if (!drain_locked) {
+        /* the drain is stuck: say what is lost and end the process record anyway */
+        struct ptc_loss l = {.kind = PTC_LOSS_CRASH, .count = 0, .tsc_to = rdtsc_()};
+        static const char note[] = "drain thread did not respond; buffered events lost";
+        for (struct item *it = atomic_load(&rt.qhead); it; it = it->next)
+            if (it->type == IT_BUF)
+                l.count += ((struct buf *)it)->len / rt.rec;
+        struct iovec v[2] = {{&l, sizeof(l)}, {(void *)note, sizeof(note)}};
+        write_chunk(PTC_CHUNK_LOSS, 0, &rt.proc_seq, v, 2);
+    } else {
+        drain_queue(!crash);
+        if (self && self->pending_drop) {
+            encode_loss(self, self->pending_drop, rdtsc_());
+            self->pending_drop = 0;
+        }
+        /* other threads are still running (they die with the process): take what their
+         * current buffers hold now */
+        if (lock_with_timeout(&rt.thr_mu, crash ? 500000000ull : 5000000000ull) == 0) {
+            for (struct thread *ts = rt.threads; ts; ts = ts->next) {
+                if (ts != self) {
+                    struct ptc_tls *ot = ts->tls;
+                    uintptr_t pos = ot->pos, end = ot->end;
+                    if (pos > end)
+                        pos = end;
+                    if (ts->discarding)
+                        ts->pending_drop += (pos - (uintptr_t)ts->discard) / rt.rec;
+                    else if (ts->cur && end && pos >= (uintptr_t)ts->cur->data && pos <= end)
+                        encode(ts, ts->cur->data, pos - (uintptr_t)ts->cur->data,
+                               ts->cur->start_tsc, rdtsc_(), 0);
+                    encode_loss(ts, ts->pending_drop + atomic_exchange(&ts->nested_drop, 0),
+                                rdtsc_());
+                    ts->pending_drop = 0;
+                }
+                write_thread_start(ts);
+                write_thread_chunk(ts, PTC_THREAD_EXIT, rdtsc_());
+                add_thread_totals(ts);
+            }
+            pthread_mutex_unlock(&rt.thr_mu);
+        }
+        if (lost) {
+            struct ptc_loss l = {.kind = PTC_LOSS_CRASH,
+                                 .tid = self ? self->tid : 0,
+                                 .count = lost,
+                                 .tsc_to = rdtsc_()};
+            static const char note[] = "events of the crashing thread's current buffer";
+            struct iovec v[2] = {{&l, sizeof(l)}, {(void *)note, sizeof(note)}};
+            write_proc_chunk(PTC_CHUNK_LOSS, v, 2);
+        }
+    }
+    struct ptc_process_end e = {
+        .how = (uint32_t)how,
+        .status = status,
+        .tsc = rdtsc_(),
+        .events = rt.tot_events,
+        .dropped = rt.tot_dropped,
+        .waits = rt.tot_waits,
+    };
+    struct iovec v = {&e, sizeof(e)};
+    int locked = lock_with_timeout(&rt.proc_mu, crash ? 500000000ull : 5000000000ull) == 0;
+    write_chunk(PTC_CHUNK_PROCESS_END, 0, &rt.proc_seq, &v, 1);
+    if (locked)
+        pthread_mutex_unlock(&rt.proc_mu);
+    if (rt.debug && rt.tb.tsc_hz)
+        warn("ptcall[%u]: drain: %llu records in %llu chunks, %llu bytes, %.2f ns/record "
+             "(encode+write+recycle); %llu events after the end, %llu write errors",
+             rt.pid, (unsigned long long)rt.drain_records, (unsigned long long)rt.drain_chunks,
+             (unsigned long long)rt.drain_bytes,
+             rt.drain_records ? (double)rt.drain_tsc * 1e9 / (double)rt.tb.tsc_hz / (double)rt.drain_records : 0.0,
+             (unsigned long long)atomic_load(&rt.late_events),
+             (unsigned long long)atomic_load(&rt.write_errors));
+    tls_set(t, 0, 0);
+    if (t->state == TS_ACTIVE)
+        t->state = TS_EXITED;
+    if (drain_locked) /* the drain sees `finishing` and stops */
+        pthread_mutex_unlock(&rt.drain_mu);
+}
+
+/* Writes the calling thread's current buffer and everything queued; tracing goes on. */
+void flush_partial(void)
+{
+    if (!rt.enabled || !atomic_load(&rt.active) || atomic_load(&rt.finishing))
+        return;
+    hand_over_current(traced_thread());
+    if (lock_with_timeout(&rt.drain_mu, 1000000000ull) == 0) {
+        if (!atomic_load(&rt.finishing))
+            drain_queue(0); /* from a signal handler: its own thread cannot finish a write */
+        pthread_mutex_unlock(&rt.drain_mu);
+    }
+}

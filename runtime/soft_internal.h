@@ -1,0 +1,267 @@
+/* libptcall's software backend (docs/runtime.md): what its files share.
+ *
+ * Inactive unless PTCALL_BACKEND=soft and PTCALL_OUTPUT are set: then registration does
+ * nothing and the stubs stay `ret`. Active: each registered object's stubs are patched to
+ * call a handler (soft_handler.S) that appends the raw stub return address [+ TSC] to a
+ * per-thread buffer; full buffers go to one drain thread per process, which turns addresses
+ * into dense stub ids and writes PTC_CHUNK_SOFT_EVENTS chunks.
+ *
+ * Nothing on the event path allocates with malloc or takes a lock: buffers are mmap'd per
+ * thread, handed to the drain through a lock-free stack, and handed back with a per-thread
+ * futex. Locks (all plain mutexes, order reg_mu < drain_mu < thr_mu < proc_mu) protect only
+ * registration, thread creation/exit, the drain's work and process-level chunk writes.
+ */
+#ifndef PTC_SOFT_INTERNAL_H
+#define PTC_SOFT_INTERNAL_H
+
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+#include <x86intrin.h>
+
+#include "ptcall/trace_format.h"
+
+/* The library's ABI: registration and the interposed libc functions. */
+#define PTC_API __attribute__((visibility("default")))
+
+/* Everything below is internal to the library: hidden declarations give direct calls and
+ * PC-relative data access across its files, as `static` did within one. */
+#pragma GCC visibility push(hidden)
+
+/* ---- TLS shared with soft_handler.S -------------------------------------------------- */
+
+struct thread;
+struct ptc_tls {
+    uintptr_t pos;      /* next record (offset 0, used by the handler) */
+    uintptr_t end;      /* end of the current buffer (offset 8) */
+    struct thread *ts;  /* this thread's state, or NULL */
+    int state;          /* TS_* */
+};
+enum { TS_NEW = 0, TS_ACTIVE = 1, TS_EXITED = 2, TS_IGNORE = 3, TS_INIT = 4 };
+
+extern __thread struct ptc_tls ptc_tls __attribute__((tls_model("initial-exec")));
+extern uint64_t ptc_xsave_size; /* the slow path's register save area */
+extern uint8_t ptc_use_xsave;   /* xsave64 (else fxsave64) */
+
+void ptc_soft_handler(void);
+void ptc_soft_handler_timed(void);
+void ptc_soft_slow(uintptr_t ret, uint64_t tsc);
+
+/* Sets the thread's buffer window. A signal handler on this thread may run between any two
+ * stores: end goes to 0 first, so that meanwhile every reservation fails (slow path). */
+static inline void tls_set(struct ptc_tls *t, uintptr_t pos, uintptr_t end)
+{
+    __atomic_store_n(&t->end, 0, __ATOMIC_RELAXED);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    __atomic_store_n(&t->pos, pos, __ATOMIC_RELAXED);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    __atomic_store_n(&t->end, end, __ATOMIC_RELAXED);
+}
+
+/* ---- state --------------------------------------------------------------------------- */
+
+enum { IT_BUF = 1, IT_THREAD_START, IT_THREAD_EXIT, IT_UNLOAD };
+struct item {
+    struct item *next;
+    int type;
+};
+
+enum { B_FREE = 0, B_FILLING = 1, B_QUEUED = 2 };
+struct buf {
+    struct item it;         /* IT_BUF */
+    struct thread *ts;
+    uint8_t *data;
+    size_t len;             /* bytes of records when queued */
+    _Atomic int state;
+    uint64_t start_tsc, end_tsc;
+};
+
+#define MAX_BUFS 64
+struct thread {
+    struct item start_it, exit_it;
+    struct thread *next;    /* rt.threads, under thr_mu */
+    uint32_t tid;
+    char name[16];
+    struct ptc_tls *tls;    /* the owner's TLS block */
+    int nbufs;
+    struct buf bufs[MAX_BUFS];
+    struct buf *cur;        /* buffer being filled, NULL when none or discarding */
+    uint8_t *discard;       /* drop mode: events written here are counted and thrown away */
+    int discarding;
+    _Atomic int in_slow;
+    _Atomic uint64_t nested_drop; /* events from signal handlers that hit the slow path */
+    uint64_t pending_drop;  /* dropped, not yet reported by a LOSS record */
+    _Atomic uint32_t free_seq;
+    _Atomic int waiting;
+    /* owner-written statistics */
+    uint64_t dropped, waits, wait_ns, start_tsc, exit_tsc;
+    /* drain-owned */
+    uint32_t seq;
+    uint64_t events;
+    int start_written;
+};
+
+#define MAX_OBJECTS 4096
+struct object {
+    const void *map_start;
+    size_t map_size;
+    uint64_t stubs_start, stubs_end;
+    uint32_t *ids;          /* per 16-byte slot of the stub section: stub id or UINT32_MAX */
+    uint32_t module_id, first_stub_id;
+    uint64_t load_bias;
+    char path[PATH_MAX];
+    _Atomic int live;
+    int drain_dead;         /* drain-owned: its MODULE_UNLOAD was written */
+    struct {
+        struct item it;
+        uint64_t tsc;
+    } unload;
+};
+
+/* The runtime's state, one per process (soft_config.c). */
+struct runtime_state {
+    int enabled, timed, drop;
+    size_t bufsize, rec;
+    int nbufs;
+    char output[PATH_MAX];
+    void (*handler)(void);
+
+    _Atomic int active, finishing;
+    int fd;
+    uint32_t pid;
+    uint32_t start_how, parent_pid, parent_tid;
+
+    pthread_mutex_t reg_mu, drain_mu, thr_mu, proc_mu;
+    uint32_t proc_seq;
+
+    struct object *objs[MAX_OBJECTS];
+    _Atomic uint32_t nobjs;
+    uint32_t next_stub_id;
+
+    struct thread *threads;
+
+    _Atomic(struct item *) qhead;
+    _Atomic uint32_t qseq;
+    _Atomic int drain_sleeping;
+    _Atomic int drain_running;
+    _Atomic uint32_t drain_tid;
+    struct object *cache;   /* drain: last object hit */
+
+    struct ptc_timebase tb;
+    /* process totals of exited threads (drain-owned) */
+    uint64_t tot_events, tot_dropped, tot_waits;
+    _Atomic uint64_t late_events, write_errors;
+    int debug;               /* PTCALL_DEBUG=1: drain statistics on stderr at the end */
+    uint64_t drain_tsc, drain_records, drain_chunks, drain_bytes;
+};
+extern struct runtime_state rt;
+
+/* ---- small helpers ------------------------------------------------------------------- */
+
+static inline uint32_t gettid_(void) { return (uint32_t)syscall(SYS_gettid); }
+static inline uint64_t rdtsc_(void) { return __rdtsc(); }
+static inline uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline size_t page_round_up(size_t n) { return (n + 4095) & ~(size_t)4095; }
+
+static inline void *map_anon(size_t n)
+{
+    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static inline long futex_(_Atomic uint32_t *addr, int op, uint32_t val, const struct timespec *to)
+{
+    return syscall(SYS_futex, (uint32_t *)addr, op | FUTEX_PRIVATE_FLAG, val, to, NULL, 0);
+}
+
+static inline void block_all_signals(sigset_t *old)
+{
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, old);
+}
+
+/* A record that is not a stub address: operand << 8 | type << 4 | 1 (PTC_SOFT_*). */
+static inline uintptr_t control_record(unsigned type, uint64_t operand)
+{
+    return (uintptr_t)((operand << 8) | (type << 4) | 1);
+}
+
+/* The calling thread's state if it is being traced, else NULL. */
+static inline struct thread *traced_thread(void)
+{
+    return ptc_tls.state == TS_ACTIVE ? ptc_tls.ts : NULL;
+}
+
+/* ---- soft_config.c: configuration from the environment ------------------------------- */
+
+void runtime_init(void); /* once per process; sets rt.enabled when tracing applies */
+
+/* ---- soft_write.c: the trace file and stderr ----------------------------------------- */
+
+void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int open_trace_file(void); /* sets rt.fd; says why not on stderr */
+void exe_path(char path[PATH_MAX]);
+void write_chunk(uint16_t type, uint32_t tid, uint32_t *seq, const struct iovec *parts, int n);
+void write_proc_chunk(uint16_t type, const struct iovec *parts, int n); /* tid 0, proc_mu */
+void write_process_start(void); /* PROCESS + TIMEBASE */
+void write_module(struct object *o);
+
+/* ---- soft_timebase.c: the TSC's time base -------------------------------------------- */
+
+void timebase_init(void); /* sets rt.tb */
+
+/* ---- soft_thread.c: per-thread buffers and the C slow path --------------------------- */
+
+int threads_init(void); /* the TLS key whose destructor ends a thread's stream */
+void push(struct item *it); /* to the drain */
+void thread_unlink(struct thread *ts);
+void thread_free(struct thread *ts);
+void retire_current(struct thread *ts, uint64_t now);
+void put_nested_loss(struct thread *ts);
+void hand_over_current(struct thread *ts);
+void record_fork(pid_t pid, uint64_t tsc);
+void threads_after_fork(struct thread *self);
+
+/* ---- soft_drain.c: the drain thread and the soft-event encoder ----------------------- */
+
+int drain_start(void);
+void drain_queue(int wait_for_writers); /* caller holds drain_mu */
+void encode(struct thread *ts, uint8_t *data, size_t len, uint64_t start_tsc, uint64_t end_tsc,
+            int wait_for_writers);
+void encode_loss(struct thread *ts, uint64_t n, uint64_t tsc);
+void write_thread_start(struct thread *ts);
+void write_thread_chunk(struct thread *ts, int event, uint64_t tsc);
+void add_thread_totals(const struct thread *ts);
+
+/* ---- soft_flush.c: the final and the partial flush ----------------------------------- */
+
+void finish(int how, int status, int crash);
+void flush_partial(void);
+
+/* ---- soft_signal.c: fatal signals, sigaction and signal ------------------------------ */
+
+void install_signals(void);
+
+/* ---- soft_lifecycle.c: exit, _exit, exec, fork --------------------------------------- */
+
+void lifecycle_init(void);
+
+#pragma GCC visibility pop
+
+#endif

@@ -1,0 +1,253 @@
+/* The process's life as the record sees it: the final flush at exit (on_exit), _exit and
+ * _Exit, and the exec family (interposed); at fork, consistent locks and a fresh record for
+ * the child. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "soft_internal.h"
+
+static int (*real_execve)(const char *, char *const[], char *const[]);
+static int (*real_execvpe)(const char *, char *const[], char *const[]);
+static pid_t (*real_fork)(void);
+static void (*real__exit)(int);
+
+/* The functions the wrappers call on to. Resolved at start-up when tracing, so that
+ * the wrappers need not enter the dynamic linker at fork, exec or _exit; on first use
+ * otherwise. */
+static void resolve_real_functions(void)
+{
+    if (!real_execve)
+        real_execve = (int (*)(const char *, char *const[], char *const[]))dlsym(RTLD_NEXT, "execve");
+    if (!real_execvpe)
+        real_execvpe = (int (*)(const char *, char *const[], char *const[]))dlsym(RTLD_NEXT, "execvpe");
+    if (!real_fork)
+        real_fork = (pid_t(*)(void))dlsym(RTLD_NEXT, "fork");
+    if (!real__exit)
+        real__exit = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
+}
+
+/* ---- exit ---------------------------------------------------------------------------- */
+
+static void on_exit_handler(int status, void *arg)
+{
+    (void)arg;
+    finish(PTC_END_EXIT, status, 0);
+}
+
+/* ---- fork ---------------------------------------------------------------------------- */
+
+static void atfork_prepare(void)
+{
+    if (!rt.enabled)
+        return;
+    pthread_mutex_lock(&rt.reg_mu);
+    pthread_mutex_lock(&rt.drain_mu);
+    pthread_mutex_lock(&rt.thr_mu);
+    pthread_mutex_lock(&rt.proc_mu);
+    rt.parent_tid = gettid_();
+}
+
+static void atfork_parent(void)
+{
+    if (!rt.enabled)
+        return;
+    pthread_mutex_unlock(&rt.proc_mu);
+    pthread_mutex_unlock(&rt.thr_mu);
+    pthread_mutex_unlock(&rt.drain_mu);
+    pthread_mutex_unlock(&rt.reg_mu);
+}
+
+static void atfork_child(void)
+{
+    if (!rt.enabled)
+        return;
+    pthread_mutex_init(&rt.reg_mu, NULL);
+    pthread_mutex_init(&rt.drain_mu, NULL);
+    pthread_mutex_init(&rt.thr_mu, NULL);
+    pthread_mutex_init(&rt.proc_mu, NULL);
+    if (!atomic_load(&rt.active) || atomic_load(&rt.finishing)) {
+        /* nothing registered yet (or the parent had finished): start from scratch */
+        atomic_store(&rt.active, 0);
+        atomic_store(&rt.finishing, 0);
+        ptc_tls.state = TS_NEW;
+        ptc_tls.ts = NULL;
+        tls_set(&ptc_tls, 0, 0);
+        rt.threads = NULL;
+        atomic_store(&rt.qhead, NULL);
+        if (rt.fd >= 0)
+            close(rt.fd);
+        rt.fd = -1;
+        rt.nobjs = 0;
+        rt.next_stub_id = 0;
+        rt.proc_seq = 0;
+        return;
+    }
+    rt.parent_pid = rt.pid;
+    rt.pid = (uint32_t)getpid();
+    rt.start_how = PTC_PROC_FORK;
+    rt.proc_seq = 0;
+    rt.tot_events = rt.tot_dropped = rt.tot_waits = 0;
+    rt.cache = NULL;
+    atomic_store(&rt.qhead, NULL);
+    atomic_store(&rt.drain_running, 0);
+    atomic_store(&rt.drain_sleeping, 0);
+    atomic_store(&rt.drain_tid, 0);
+    struct thread *self = traced_thread();
+    threads_after_fork(self);
+    write_process_start();
+    uint32_t n = atomic_load(&rt.nobjs);
+    for (uint32_t i = 0; i < n; i++) {
+        rt.objs[i]->drain_dead = !atomic_load(&rt.objs[i]->live);
+        if (!rt.objs[i]->drain_dead)
+            write_module(rt.objs[i]);
+    }
+    if (drain_start() < 0) {
+        atomic_store(&rt.finishing, 1);
+        return;
+    }
+    if (self)
+        push(&self->start_it);
+}
+
+PTC_API pid_t fork(void)
+{
+    runtime_init();
+    resolve_real_functions();
+    /* the fork point's time is taken before the child exists, so that in time order it
+     * precedes everything the child records */
+    uint64_t tsc = rdtsc_();
+    pid_t pid = real_fork();
+    if (pid > 0 && rt.enabled && atomic_load(&rt.active) && !atomic_load(&rt.finishing))
+        record_fork(pid, tsc);
+    return pid;
+}
+
+/* ---- exec and _exit ------------------------------------------------------------------ */
+
+static int tracing_here(void)
+{
+    return rt.enabled && atomic_load(&rt.active) && !atomic_load(&rt.finishing) &&
+           (uint32_t)getpid() == rt.pid; /* not in a vfork child */
+}
+
+/* envp plus PTCALL_EXEC_PID=<pid>, in caller-provided storage. */
+static char **exec_env(char *const envp[], char **store, size_t cap, char *var, size_t varsz)
+{
+    snprintf(var, varsz, "PTCALL_EXEC_PID=%u", rt.pid);
+    size_t n = 0;
+    for (size_t i = 0; envp && envp[i]; i++) {
+        if (!strncmp(envp[i], "PTCALL_EXEC_PID=", 16))
+            continue;
+        if (n + 2 >= cap)
+            return NULL;
+        store[n++] = envp[i];
+    }
+    store[n++] = var;
+    store[n] = NULL;
+    return store;
+}
+
+extern char **environ;
+
+static int do_exec(const char *file, char *const argv[], char *const envp[], int search)
+{
+    runtime_init();
+    resolve_real_functions();
+    if (!tracing_here())
+        return search ? real_execvpe(file, argv, envp) : real_execve(file, argv, envp);
+    size_t n = 0;
+    while (envp && envp[n])
+        n++;
+    size_t cap = n + 2;
+    char **store = mmap(NULL, cap * sizeof(char *), PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char var[64];
+    char *const *env = envp;
+    finish(PTC_END_EXEC, 0, 0);
+    if (store != MAP_FAILED)
+        env = exec_env(envp, store, cap, var, sizeof(var));
+    if (!env)
+        env = envp;
+    int r = search ? real_execvpe(file, argv, env) : real_execve(file, argv, env);
+    int e = errno;
+    if (store != MAP_FAILED)
+        munmap(store, cap * sizeof(char *));
+    errno = e;
+    return r; /* exec failed: this process records nothing more (docs/runtime.md) */
+}
+
+PTC_API int execve(const char *path, char *const argv[], char *const envp[])
+{
+    return do_exec(path, argv, envp, 0);
+}
+PTC_API int execv(const char *path, char *const argv[]) { return do_exec(path, argv, environ, 0); }
+PTC_API int execvp(const char *file, char *const argv[]) { return do_exec(file, argv, environ, 1); }
+PTC_API int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+    return do_exec(file, argv, envp, 1);
+}
+
+#define COLLECT_ARGS(first, ap, argv)                                                    \
+    size_t argc_ = 1;                                                                    \
+    va_start(ap, first);                                                                 \
+    while (va_arg(ap, char *))                                                           \
+        argc_++;                                                                         \
+    va_end(ap);                                                                          \
+    char *argv[argc_ + 1];                                                               \
+    argv[0] = (char *)first;                                                             \
+    va_start(ap, first);                                                                 \
+    for (size_t i_ = 1; i_ <= argc_; i_++)                                               \
+        argv[i_] = va_arg(ap, char *);
+
+PTC_API int execl(const char *path, const char *arg, ...)
+{
+    va_list ap;
+    COLLECT_ARGS(arg, ap, argv)
+    va_end(ap);
+    return do_exec(path, argv, environ, 0);
+}
+PTC_API int execlp(const char *file, const char *arg, ...)
+{
+    va_list ap;
+    COLLECT_ARGS(arg, ap, argv)
+    va_end(ap);
+    return do_exec(file, argv, environ, 1);
+}
+PTC_API int execle(const char *path, const char *arg, ...)
+{
+    va_list ap;
+    COLLECT_ARGS(arg, ap, argv)
+    char *const *envp = va_arg(ap, char *const *);
+    va_end(ap);
+    return do_exec(path, argv, envp, 0);
+}
+
+static void __attribute__((noreturn)) do__exit(int status)
+{
+    runtime_init();
+    if (tracing_here())
+        finish(PTC_END__EXIT, status, 0);
+    resolve_real_functions();
+    if (real__exit)
+        real__exit(status);
+    for (;;)
+        syscall(SYS_exit_group, status);
+}
+
+PTC_API void _exit(int status) { do__exit(status); }
+PTC_API void _Exit(int status) { do__exit(status); }
+
+void lifecycle_init(void)
+{
+    resolve_real_functions();
+    pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+    /* Registered before __libc_start_main registers the dynamic linker's destructor
+     * (library constructors run first), on_exit handlers run after all destructors and
+     * after the program's own atexit handlers: the last point where code can still run. */
+    on_exit(on_exit_handler, NULL);
+}

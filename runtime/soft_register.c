@@ -1,0 +1,213 @@
+/* Registration: each instrumented object's constructor registers it; the first registration
+ * starts tracing in the process. The runtime validates the object's map, gives its stubs
+ * dense stub ids, writes its MODULE chunk and only then patches its stubs to call the
+ * handler. Unregistration (its destructor) queues a MODULE_UNLOAD. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptc_map_read.h"
+#include "soft_internal.h"
+
+/* Starts tracing in this process: the trace file, PROCESS + TIMEBASE, the drain, the
+ * signal handlers. Caller holds reg_mu. */
+static int activate(void)
+{
+    if (open_trace_file() < 0)
+        return -1;
+    rt.pid = (uint32_t)getpid();
+    /* PTCALL_EXEC_PID=pid, set by our exec wrappers: this image replaces a traced one. Its
+     * streams start again at seq 0 (a new life of the pid, docs/trace-format.md 4.2). */
+    const char *ep = getenv("PTCALL_EXEC_PID");
+    rt.start_how = ep && (uint32_t)strtoul(ep, NULL, 10) == rt.pid ? PTC_PROC_EXEC : PTC_PROC_START;
+    timebase_init();
+    write_process_start();
+    if (drain_start() < 0)
+        return -1;
+    install_signals();
+    atomic_store(&rt.active, 1);
+    return 0;
+}
+
+static int patch_stub(uint64_t a, uint64_t slot)
+{
+    uint8_t *p = (uint8_t *)(uintptr_t)a;
+    int off = (p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa) ? 4 : 0;
+    if (p[off] == 0xff && p[off + 1] == 0x15)
+        return 0; /* already patched */
+    if (p[off] != 0xc3)
+        return -1;
+    int64_t rel = (int64_t)slot - (int64_t)(a + (uint64_t)off + 6);
+    if (rel < INT32_MIN || rel > INT32_MAX)
+        return -2;
+    int32_t r32 = (int32_t)rel;
+    uint8_t code[16];
+    memcpy(code, p, 16);
+    code[off] = 0xff;
+    code[off + 1] = 0x15;
+    memcpy(code + off + 2, &r32, 4);
+    code[off + 6] = 0xc3;
+    uint64_t lo, hi;
+    memcpy(&lo, code, 8);
+    memcpy(&hi, code + 8, 8);
+    /* bytes past the first 8 are not reachable until the first 8 change */
+    if (off)
+        __atomic_store_n((uint64_t *)(p + 8), hi, __ATOMIC_RELEASE);
+    __atomic_store_n((uint64_t *)p, lo, __ATOMIC_RELEASE);
+    return 0;
+}
+
+struct reg_ctx {
+    struct object *o;
+    uint32_t next_id;
+    int bad_code, far;
+};
+
+static int fill_ids(void *ctx, const struct ptc_map_unit *u)
+{
+    struct reg_ctx *c = ctx;
+    for (uint32_t i = 0; i < u->hdr.num_stubs; i++) {
+        struct ptcall_map_stub st;
+        uint64_t a;
+        ptc_map_get_stub(u, i, &st, &a);
+        c->o->ids[(a - c->o->stubs_start) >> 4] = c->next_id++;
+    }
+    return 0;
+}
+
+static int patch_unit(void *ctx, const struct ptc_map_unit *u)
+{
+    struct reg_ctx *c = ctx;
+    if (!u->hdr.num_stubs)
+        return 0;
+    if (u->hdr.soft_slot_rel == 0) { /* no slot: leave this unit's stubs alone */
+        c->far += (int)u->hdr.num_stubs;
+        return 0;
+    }
+    __atomic_store_n((uint64_t *)(uintptr_t)u->slot_addr, (uint64_t)(uintptr_t)rt.handler,
+                     __ATOMIC_RELEASE);
+    for (uint32_t i = 0; i < u->hdr.num_stubs; i++) {
+        struct ptcall_map_stub st;
+        uint64_t a;
+        ptc_map_get_stub(u, i, &st, &a);
+        int r = patch_stub(a, u->slot_addr);
+        if (r == -1)
+            c->bad_code++;
+        else if (r == -2)
+            c->far++;
+    }
+    return 0;
+}
+
+static int set_prot(uint64_t lo, uint64_t hi, int prot)
+{
+    uintptr_t a = (uintptr_t)lo & ~(uintptr_t)4095;
+    uintptr_t b = page_round_up((uintptr_t)hi);
+    return mprotect((void *)a, b - a, prot);
+}
+
+PTC_API void __ptcall_register_object(const void *map_start, const void *map_stop,
+                                      const void *stubs_start, const void *stubs_stop)
+{
+    runtime_init();
+    if (!rt.enabled || atomic_load(&rt.finishing) || !map_start || map_stop <= map_start ||
+        stubs_stop <= stubs_start)
+        return;
+    pthread_mutex_lock(&rt.reg_mu);
+    uint32_t n = atomic_load(&rt.nobjs);
+    for (uint32_t i = 0; i < n; i++)
+        if (rt.objs[i]->map_start == map_start && atomic_load(&rt.objs[i]->live))
+            goto out;
+    if (n >= MAX_OBJECTS)
+        goto out;
+    size_t map_size = (size_t)((const char *)map_stop - (const char *)map_start);
+    uint64_t s0 = (uint64_t)(uintptr_t)stubs_start, s1 = (uint64_t)(uintptr_t)stubs_stop;
+    struct ptc_map_summary sum;
+    size_t bad = 0;
+    int err = ptc_map_scan(map_start, map_size, (uint64_t)(uintptr_t)map_start, s0, s1, &sum, &bad);
+    Dl_info di;
+    struct link_map *lm = NULL;
+    char path[PATH_MAX] = "";
+    uint64_t bias = 0;
+    if (dladdr1(map_start, &di, (void **)&lm, RTLD_DL_LINKMAP) && lm) {
+        bias = lm->l_addr;
+        if (lm->l_name && lm->l_name[0])
+            snprintf(path, sizeof(path), "%s", lm->l_name);
+    }
+    if (!path[0])
+        exe_path(path);
+    if (err < 0) {
+        warn("ptcall: %s: corrupt ptcall_map section (%s at offset %zu); not traced", path,
+             ptc_map_strerror(err), bad);
+        goto out;
+    }
+    if (!atomic_load(&rt.active) && activate() < 0) {
+        rt.enabled = 0;
+        goto out;
+    }
+    struct object *o = map_anon(sizeof(*o));
+    if (!o)
+        goto out;
+    o->map_start = map_start;
+    o->map_size = map_size;
+    o->stubs_start = s0;
+    o->stubs_end = s0 + ((s1 - s0 + 15) & ~(uint64_t)15);
+    size_t ids_bytes = (size_t)((o->stubs_end - s0) / 16) * sizeof(uint32_t);
+    o->ids = map_anon(ids_bytes);
+    if (!o->ids) {
+        munmap(o, sizeof(*o));
+        goto out;
+    }
+    memset(o->ids, 0xff, ids_bytes);
+    o->module_id = n;
+    o->first_stub_id = rt.next_stub_id;
+    o->load_bias = bias;
+    snprintf(o->path, sizeof(o->path), "%s", path);
+    o->unload.it.type = IT_UNLOAD;
+    atomic_store(&o->live, 1);
+    rt.next_stub_id += sum.num_stubs;
+    struct reg_ctx c = {.o = o, .next_id = o->first_stub_id};
+    ptc_map_walk(map_start, map_size, (uint64_t)(uintptr_t)map_start, s0, s1, fill_ids, &c, NULL);
+    write_module(o);
+    /* publish before patching: the drain must know the stubs before the first event */
+    rt.objs[n] = o;
+    atomic_store_explicit(&rt.nobjs, n + 1, memory_order_release);
+    if (set_prot(s0, s1, PROT_READ | PROT_WRITE | PROT_EXEC) != 0 &&
+        set_prot(s0, s1, PROT_READ | PROT_WRITE) != 0) {
+        warn("ptcall: %s: cannot make the stub section writable (%s); not traced", path,
+             strerror(errno));
+        goto out;
+    }
+    ptc_map_walk(map_start, map_size, (uint64_t)(uintptr_t)map_start, s0, s1, patch_unit, &c, NULL);
+    set_prot(s0, s1, PROT_READ | PROT_EXEC);
+    if (c.bad_code)
+        warn("ptcall: %s: %d stubs do not hold `ret`; left alone", path, c.bad_code);
+    if (c.far)
+        warn("ptcall: %s: %d stubs have no soft-handler slot in reach; left alone", path, c.far);
+out:
+    pthread_mutex_unlock(&rt.reg_mu);
+}
+
+PTC_API void __ptcall_unregister_object(const void *map_start)
+{
+    if (!rt.enabled || !atomic_load(&rt.active) || atomic_load(&rt.finishing))
+        return;
+    pthread_mutex_lock(&rt.reg_mu);
+    uint32_t n = atomic_load(&rt.nobjs);
+    for (uint32_t i = n; i-- > 0;) {
+        struct object *o = rt.objs[i];
+        if (o->map_start == map_start && atomic_load(&o->live)) {
+            atomic_store(&o->live, 0);
+            /* the caller's own events so far belong before the unload */
+            hand_over_current(traced_thread());
+            o->unload.tsc = rdtsc_();
+            push(&o->unload.it);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&rt.reg_mu);
+}

@@ -1,0 +1,144 @@
+/* Fatal signals: the runtime's handler ends the process's record before the default action
+ * (or writes what is buffered before chaining to the program's handler), and the sigaction
+ * and signal interposition keeps that handler in place while tracing. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <string.h>
+
+#include "soft_internal.h"
+
+static struct sigaction prev_sa[65]; /* the program's view of each signal we handle */
+static _Atomic int managed[65];      /* fatal signals whose handler we keep (see sigaction) */
+static _Atomic int in_crash;
+static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
+
+static int real_sigaction_(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    if (!real_sigaction)
+        real_sigaction = (int (*)(int, const struct sigaction *, struct sigaction *))dlsym(
+            RTLD_NEXT, "sigaction");
+    return real_sigaction(sig, act, old);
+}
+
+static void crash_handler(int sig, siginfo_t *si, void *uc);
+
+void install_signals(void)
+{
+    static const int fatal[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS};
+    static const int term[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGXCPU, SIGXFSZ};
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = crash_handler;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++) {
+        struct sigaction cur;
+        if (real_sigaction_(fatal[i], NULL, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) &&
+            cur.sa_handler == SIG_IGN)
+            continue; /* ignored on purpose: leave it so */
+        if (real_sigaction_(fatal[i], &sa, &prev_sa[fatal[i]]) == 0)
+            atomic_store(&managed[fatal[i]], 1);
+    }
+    /* termination signals only where they would kill the process anyway */
+    for (size_t i = 0; i < sizeof(term) / sizeof(term[0]); i++) {
+        struct sigaction cur;
+        if (real_sigaction_(term[i], NULL, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) &&
+            cur.sa_handler == SIG_DFL)
+            real_sigaction_(term[i], &sa, &prev_sa[term[i]]);
+    }
+}
+
+static void crash_handler(int sig, siginfo_t *si, void *uc)
+{
+    int saved = errno;
+    struct sigaction *prev = &prev_sa[sig];
+    int terminal = !(prev->sa_flags & SA_SIGINFO) &&
+                   (prev->sa_handler == SIG_DFL || prev->sa_handler == SIG_IGN);
+    if (terminal && gettid_() != atomic_load(&rt.drain_tid) && !atomic_exchange(&in_crash, 1))
+        finish(PTC_END_SIGNAL, sig, 1);
+    if (terminal) {
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof(dfl));
+        dfl.sa_handler = SIG_DFL;
+        sigemptyset(&dfl.sa_mask);
+        atomic_store(&managed[sig], 0);
+        real_sigaction_(sig, &dfl, NULL);
+        /* a fault re-executes and now kills; a sent signal must be sent again */
+        if (si->si_code <= 0 || sig == SIGABRT || sig == SIGINT || sig == SIGTERM ||
+            sig == SIGHUP || sig == SIGQUIT)
+            raise(sig);
+        errno = saved;
+        return;
+    }
+    /* The program's own handler runs next and may end the process in a way we do not see
+     * (resetting the action and re-raising): write what is buffered so far, without ending
+     * the process's record. Only the first few times: some programs take faults routinely. */
+    static _Atomic int chained;
+    if (atomic_fetch_add(&chained, 1) < 8 && gettid_() != atomic_load(&rt.drain_tid))
+        flush_partial();
+    /* call it as the kernel would have: its mask, its SA_RESETHAND */
+    struct sigaction h = *prev;
+    if (h.sa_flags & SA_RESETHAND) {
+        memset(prev, 0, sizeof(*prev));
+        prev->sa_handler = SIG_DFL;
+    }
+    sigset_t mask = h.sa_mask, old;
+    if (!(h.sa_flags & SA_NODEFER))
+        sigaddset(&mask, sig);
+    pthread_sigmask(SIG_BLOCK, &mask, &old);
+    errno = saved;
+    if (h.sa_flags & SA_SIGINFO)
+        h.sa_sigaction(sig, si, uc);
+    else
+        h.sa_handler(sig);
+    saved = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    errno = saved;
+}
+
+/* While tracing, the runtime keeps its handler for the fatal signals so that a crash is
+ * flushed even when the program installs its own handler later: the program's sigaction()
+ * and signal() calls for those signals change what the runtime's handler chains to (and what
+ * they report), not the kernel's action. SIG_IGN goes through to the kernel. */
+PTC_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    if (sig <= 0 || sig >= 65 || !atomic_load(&managed[sig]))
+        return real_sigaction_(sig, act, old);
+    struct sigaction prev = prev_sa[sig];
+    if (act && !(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_IGN) {
+        int r = real_sigaction_(sig, act, NULL);
+        if (r == 0) {
+            atomic_store(&managed[sig], 0);
+            prev_sa[sig] = *act;
+            if (old)
+                *old = prev;
+        }
+        return r;
+    }
+    if (act)
+        prev_sa[sig] = *act;
+    if (old)
+        *old = prev;
+    return 0;
+}
+
+PTC_API sighandler_t signal(int sig, sighandler_t handler)
+{
+    if (sig <= 0 || sig >= 65 || !atomic_load(&managed[sig])) {
+        static sighandler_t (*real_signal)(int, sighandler_t);
+        if (!real_signal)
+            real_signal = (sighandler_t(*)(int, sighandler_t))dlsym(RTLD_NEXT, "signal");
+        return real_signal(sig, handler);
+    }
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = handler;
+    sa.sa_flags = SA_RESTART; /* BSD semantics, as glibc's signal() */
+    sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, sig);
+    if (sigaction(sig, &sa, &old) != 0)
+        return SIG_ERR;
+    return (old.sa_flags & SA_SIGINFO) ? (sighandler_t)(void (*)(void))old.sa_sigaction
+                                        : old.sa_handler;
+}

@@ -1,0 +1,365 @@
+/* Per-thread buffers: a thread's state and buffers (one mapping, created at its first
+ * event), the C slow path the handlers call when the buffer window is exhausted, the
+ * lock-free queue to the drain, and thread exit. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
+#include <sys/prctl.h>
+
+#include "soft_internal.h"
+
+__thread struct ptc_tls ptc_tls __attribute__((tls_model("initial-exec")));
+
+static pthread_key_t thread_key; /* its destructor ends the thread's stream */
+
+/* ---- the queue to the drain ---------------------------------------------------------- */
+
+void push(struct item *it)
+{
+    struct item *h = atomic_load_explicit(&rt.qhead, memory_order_relaxed);
+    do
+        it->next = h;
+    while (!atomic_compare_exchange_weak_explicit(&rt.qhead, &h, it, memory_order_release,
+                                                  memory_order_relaxed));
+    atomic_fetch_add(&rt.qseq, 1);
+    if (atomic_load(&rt.drain_sleeping))
+        futex_(&rt.qseq, FUTEX_WAKE, 1, NULL);
+}
+
+/* ---- threads ------------------------------------------------------------------------- */
+
+static void thread_name(char name[16])
+{
+    memset(name, 0, 16);
+    if (prctl(PR_GET_NAME, name) != 0)
+        name[0] = 0;
+    name[15] = 0;
+}
+
+#define DISCARD_SIZE (64u << 10)
+
+/* One mapping per thread: its state, then its buffers, then (drop mode) the discard area. */
+static size_t thread_map_size(void)
+{
+    return page_round_up(sizeof(struct thread)) + (size_t)rt.nbufs * rt.bufsize +
+           (rt.drop ? DISCARD_SIZE : 0);
+}
+
+static struct thread *thread_new(void)
+{
+    struct thread *ts = map_anon(thread_map_size());
+    if (!ts)
+        return NULL;
+    uint8_t *p = (uint8_t *)ts + page_round_up(sizeof(struct thread));
+    ts->nbufs = rt.nbufs;
+    for (int i = 0; i < ts->nbufs; i++) {
+        ts->bufs[i].data = p;
+        p += rt.bufsize;
+        ts->bufs[i].it.type = IT_BUF;
+        ts->bufs[i].ts = ts;
+    }
+    if (rt.drop)
+        ts->discard = p;
+    ts->start_it.type = IT_THREAD_START;
+    ts->exit_it.type = IT_THREAD_EXIT;
+    ts->tid = gettid_();
+    thread_name(ts->name);
+    ts->start_tsc = rdtsc_();
+    return ts;
+}
+
+void thread_free(struct thread *ts) { munmap(ts, thread_map_size()); }
+
+void thread_unlink(struct thread *ts)
+{
+    pthread_mutex_lock(&rt.thr_mu);
+    for (struct thread **pp = &rt.threads; *pp; pp = &(*pp)->next)
+        if (*pp == ts) {
+            *pp = ts->next;
+            break;
+        }
+    pthread_mutex_unlock(&rt.thr_mu);
+}
+
+/* The calling thread's state, created on its first event. NULL if tracing does not apply. */
+static struct thread *self_thread(void)
+{
+    struct ptc_tls *t = &ptc_tls;
+    if (t->state == TS_ACTIVE)
+        return t->ts;
+    if (t->state != TS_NEW || !atomic_load(&rt.active) || atomic_load(&rt.finishing))
+        return NULL;
+    t->state = TS_INIT; /* events of signal handlers meanwhile are not recorded */
+    struct thread *ts = thread_new();
+    if (!ts) {
+        t->state = TS_IGNORE;
+        return NULL;
+    }
+    ts->tls = t;
+    pthread_mutex_lock(&rt.thr_mu);
+    ts->next = rt.threads;
+    rt.threads = ts;
+    pthread_mutex_unlock(&rt.thr_mu);
+    t->ts = ts;
+    tls_set(t, 0, 0);
+    t->state = TS_ACTIVE;
+    pthread_setspecific(thread_key, ts);
+    push(&ts->start_it);
+    return ts;
+}
+
+static struct buf *take_free(struct thread *ts)
+{
+    for (int i = 0; i < ts->nbufs; i++)
+        if (atomic_load_explicit(&ts->bufs[i].state, memory_order_acquire) == B_FREE)
+            return &ts->bufs[i];
+    return NULL;
+}
+
+/* Hands the current buffer (or the discard area's count) to the drain; the thread then
+ * has no buffer. */
+void retire_current(struct thread *ts, uint64_t now)
+{
+    struct ptc_tls *t = ts->tls;
+    uintptr_t pos = t->pos < t->end ? t->pos : t->end;
+    if (ts->discarding) {
+        ts->pending_drop += (pos - (uintptr_t)ts->discard) / rt.rec;
+        ts->discarding = 0;
+    } else if (ts->cur) {
+        struct buf *b = ts->cur;
+        b->len = pos - (uintptr_t)b->data;
+        b->end_tsc = now;
+        ts->cur = NULL;
+        if (b->len) {
+            atomic_store(&b->state, B_QUEUED);
+            push(&b->it);
+        } else {
+            atomic_store(&b->state, B_FREE);
+        }
+    }
+    tls_set(t, 0, 0);
+}
+
+static void put_raw(struct thread *ts, uintptr_t v, uint64_t tsc);
+
+/* Gives the thread a buffer with room: a free one (waiting for the drain unless dropping
+ * or told not to) or, in drop mode, the discard area. */
+static void switch_buffer(struct thread *ts, int may_drop)
+{
+    struct ptc_tls *t = ts->tls;
+    uint64_t now = rdtsc_();
+    retire_current(ts, now);
+    struct buf *b = take_free(ts);
+    if (!b && rt.drop && may_drop) {
+        ts->discarding = 1;
+        tls_set(t, (uintptr_t)ts->discard, (uintptr_t)ts->discard + DISCARD_SIZE);
+        return;
+    }
+    if (!b) {
+        uint64_t w0 = mono_ns();
+        ts->waits++;
+        for (;;) {
+            atomic_store(&ts->waiting, 1);
+            uint32_t seq = atomic_load(&ts->free_seq);
+            b = take_free(ts);
+            if (b)
+                break;
+            if (!atomic_load(&rt.drain_running) || atomic_load(&rt.finishing)) {
+                /* nobody will free a buffer: the caller counts its event as dropped */
+                atomic_store(&ts->waiting, 0);
+                ts->wait_ns += mono_ns() - w0;
+                tls_set(t, 0, 0);
+                return;
+            }
+            struct timespec to = {0, 100 * 1000 * 1000};
+            futex_(&ts->free_seq, FUTEX_WAIT, seq, &to);
+        }
+        atomic_store(&ts->waiting, 0);
+        ts->wait_ns += mono_ns() - w0;
+        now = rdtsc_();
+    }
+    atomic_store(&b->state, B_FILLING);
+    b->start_tsc = now;
+    b->len = 0;
+    ts->cur = b;
+    tls_set(t, (uintptr_t)b->data, (uintptr_t)b->data + rt.bufsize);
+    if (ts->pending_drop) {
+        uint64_t n = ts->pending_drop;
+        ts->pending_drop = 0;
+        ts->dropped += n;
+        put_raw(ts, control_record(PTC_SOFT_LOSS, n), now);
+    }
+}
+
+/* Appends one record (stub address, or a control record (operand << 8 | type << 4 | 1)).
+ * Reserves like the handler does (an xadd), so that a signal handler's events on this
+ * thread, which take the fast path whenever there is room, never share its slot. */
+static void put_raw(struct thread *ts, uintptr_t v, uint64_t tsc)
+{
+    struct ptc_tls *t = ts->tls;
+    for (int tries = 0; tries < 3; tries++) {
+        uintptr_t end = t->end;
+        if (end) {
+            uintptr_t p = __atomic_fetch_add(&t->pos, rt.rec, __ATOMIC_RELAXED);
+            if (p + rt.rec <= end) {
+                uint64_t *r = (uint64_t *)p;
+                if (rt.timed)
+                    r[1] = tsc;
+                __atomic_store_n(&r[0], (uint64_t)v, __ATOMIC_RELEASE);
+                return;
+            }
+        }
+        switch_buffer(ts, 1);
+        if (!t->end)
+            break;
+    }
+    ts->pending_drop++; /* nowhere to put it (no drain): reported with the next LOSS */
+}
+
+/* Reports events dropped by nested slow paths right after the current record. */
+void put_nested_loss(struct thread *ts)
+{
+    uint64_t n = atomic_exchange(&ts->nested_drop, 0);
+    if (n) {
+        ts->dropped += n;
+        put_raw(ts, control_record(PTC_SOFT_LOSS, n), rdtsc_());
+    }
+}
+
+/* The handlers' slow path (soft_handler.S): the thread's first event, a full buffer, or
+ * tracing over. The program reaches it at its stubs, where errno may be live: errno is kept. */
+void ptc_soft_slow(uintptr_t ret, uint64_t tsc)
+{
+    struct ptc_tls *t = &ptc_tls;
+    int saved_errno = errno;
+    struct thread *ts = traced_thread();
+    if (!ts) {
+        if (t->state == TS_NEW) {
+            sigset_t old;
+            block_all_signals(&old);
+            ts = self_thread();
+            pthread_sigmask(SIG_SETMASK, &old, NULL);
+        }
+        if (!ts) {
+            tls_set(t, 0, 0);
+            atomic_fetch_add(&rt.late_events, 1);
+            errno = saved_errno;
+            return;
+        }
+    }
+    if (atomic_exchange(&ts->in_slow, 1)) {
+        atomic_fetch_add(&ts->nested_drop, 1);
+        errno = saved_errno;
+        return;
+    }
+    if (atomic_load(&rt.finishing)) {
+        tls_set(t, 0, 0);
+        atomic_fetch_add(&rt.late_events, 1);
+    } else if (t->end && t->pos + rt.rec <= t->end) {
+        put_raw(ts, ret, tsc); /* room after all (a nested slow path switched buffers) */
+        put_nested_loss(ts);
+    } else {
+        /* Switching buffers makes system calls, at whose return pending signals would be
+         * delivered, and their handlers' events lost (in_slow): hold signals meanwhile. */
+        sigset_t old;
+        block_all_signals(&old);
+        put_raw(ts, ret, tsc);
+        put_nested_loss(ts);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
+    atomic_store(&ts->in_slow, 0);
+    errno = saved_errno;
+}
+
+/* Thread exit (TLS destructor): hand everything over, and a THREAD exit item. */
+static void thread_key_destructor(void *p)
+{
+    struct thread *ts = p;
+    struct ptc_tls *t = &ptc_tls;
+    if (!ts || t->ts != ts || t->state != TS_ACTIVE)
+        return;
+    if (atomic_exchange(&ts->in_slow, 1))
+        return;
+    if (!atomic_load(&rt.finishing)) {
+        put_nested_loss(ts);
+        if (ts->discarding || ts->pending_drop) {
+            /* report the drops at their place: wait for a buffer to hold the LOSS record */
+            retire_current(ts, rdtsc_());
+            if (ts->pending_drop)
+                switch_buffer(ts, 0);
+        }
+        retire_current(ts, rdtsc_());
+        ts->dropped += ts->pending_drop; /* only if no buffer could be had */
+        ts->pending_drop = 0;
+        thread_name(ts->name);
+        ts->exit_tsc = rdtsc_();
+        t->state = TS_EXITED;
+        t->ts = NULL;
+        tls_set(t, 0, 0);
+        push(&ts->exit_it);
+    } else {
+        t->state = TS_EXITED;
+        tls_set(t, 0, 0);
+    }
+    /* ts is now the drain's; in_slow stays set */
+}
+
+/* The caller's events so far go to the drain now, unless it is inside the slow path (a
+ * signal handler interrupted it there); its next event takes a new buffer. */
+void hand_over_current(struct thread *ts)
+{
+    if (ts && !atomic_exchange(&ts->in_slow, 1)) {
+        put_nested_loss(ts);
+        retire_current(ts, rdtsc_());
+        atomic_store(&ts->in_slow, 0);
+    }
+}
+
+/* The parent's side of fork: a FORK control record, timed at tsc, in the caller's stream. */
+void record_fork(pid_t pid, uint64_t tsc)
+{
+    struct thread *ts = self_thread();
+    if (ts && !atomic_exchange(&ts->in_slow, 1)) {
+        put_raw(ts, control_record(PTC_SOFT_FORK, (uint64_t)pid), tsc);
+        put_nested_loss(ts);
+        /* hand the fork point to the drain now: readers then usually meet it in the file
+         * before the child's first events */
+        retire_current(ts, rdtsc_());
+        atomic_store(&ts->in_slow, 0);
+    }
+}
+
+int threads_init(void) { return pthread_key_create(&thread_key, thread_key_destructor); }
+
+/* In a fork child: the parent's pending events stay the parent's. Drops every other thread
+ * and resets self's buffers (fresh zero pages, no copy) and counts. */
+void threads_after_fork(struct thread *self)
+{
+    for (struct thread *ts = rt.threads, *nx; ts; ts = nx) {
+        nx = ts->next;
+        if (ts != self)
+            thread_free(ts);
+    }
+    rt.threads = self;
+    if (self) {
+        self->next = NULL;
+        for (int i = 0; i < self->nbufs; i++) {
+            mmap(self->bufs[i].data, rt.bufsize, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+            self->bufs[i].len = 0;
+            atomic_store(&self->bufs[i].state, B_FREE);
+        }
+        self->cur = NULL;
+        self->discarding = 0;
+        self->pending_drop = 0;
+        atomic_store(&self->nested_drop, 0);
+        atomic_store(&self->in_slow, 0);
+        self->dropped = self->waits = self->wait_ns = 0;
+        self->seq = 0;
+        self->events = 0;
+        self->start_written = 0;
+        self->tid = gettid_();
+        self->start_tsc = rdtsc_();
+        tls_set(&ptc_tls, 0, 0);
+    }
+}

@@ -1,0 +1,128 @@
+/* What the runtime writes: the trace file (opening it, chunks, the process-level PROCESS,
+ * TIMEBASE and MODULE chunks) and its one-line messages on stderr. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ptc_chunk_write.h"
+#include "ptc_map_read.h"
+#include "soft_internal.h"
+
+void warn(const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(msg, sizeof(msg) - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if (n > (int)sizeof(msg) - 2)
+        n = sizeof(msg) - 2;
+    msg[n++] = '\n';
+    ssize_t r = write(2, msg, (size_t)n);
+    (void)r;
+}
+
+static uint32_t file_flags(void)
+{
+    return (rt.timed ? PTC_FILE_F_TIMED : 0) | (rt.drop ? PTC_FILE_F_DROP : 0);
+}
+
+int open_trace_file(void)
+{
+    int fd = open(rt.output, O_WRONLY | O_APPEND | O_CLOEXEC | O_CREAT | O_EXCL, 0644);
+    if (fd >= 0) { /* nobody prepared the file (no `ptcall record`): write its header */
+        struct ptc_file_header h;
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        ptc_file_header_init(&h, PTC_BACKEND_SOFT, file_flags(),
+                             (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec);
+        if (write(fd, &h, sizeof(h)) != (ssize_t)sizeof(h)) {
+            close(fd);
+            fd = -1;
+        }
+    } else if (errno == EEXIST) {
+        fd = open(rt.output, O_WRONLY | O_APPEND | O_CLOEXEC);
+    }
+    if (fd < 0) {
+        warn("ptcall: cannot open the trace file %s: %s; not tracing", rt.output, strerror(errno));
+        return -1;
+    }
+    /* keep away from the low descriptors programs like to close or dup2 over */
+    int hi = fcntl(fd, F_DUPFD_CLOEXEC, 900);
+    if (hi >= 0) {
+        close(fd);
+        fd = hi;
+    }
+    rt.fd = fd;
+    return 0;
+}
+
+void exe_path(char path[PATH_MAX])
+{
+    ssize_t n = readlink("/proc/self/exe", path, PATH_MAX - 1);
+    path[n > 0 ? n : 0] = 0;
+}
+
+void write_chunk(uint16_t type, uint32_t tid, uint32_t *seq, const struct iovec *parts, int n)
+{
+    int r = ptc_write_chunk(rt.fd, type, 0, rt.pid, tid, (*seq)++, parts, n);
+    if (r < 0 && atomic_fetch_add(&rt.write_errors, 1) == 0)
+        warn("ptcall: cannot write the trace file %s: %s", rt.output, strerror(-r));
+}
+
+void write_proc_chunk(uint16_t type, const struct iovec *parts, int n)
+{
+    pthread_mutex_lock(&rt.proc_mu);
+    write_chunk(type, 0, &rt.proc_seq, parts, n);
+    pthread_mutex_unlock(&rt.proc_mu);
+}
+
+void write_process_start(void)
+{
+    char exe[PATH_MAX];
+    exe_path(exe);
+    struct ptc_process p;
+    memset(&p, 0, sizeof(p));
+    p.ppid = rt.start_how == PTC_PROC_FORK ? rt.parent_pid : (uint32_t)getppid();
+    p.how = rt.start_how;
+    p.parent_tid = rt.parent_tid;
+    p.flags = file_flags();
+    p.tsc = rdtsc_();
+    p.time_ns = mono_ns();
+    struct iovec v[2] = {{&p, sizeof(p)}, {exe, strlen(exe) + 1}};
+    write_proc_chunk(PTC_CHUNK_PROCESS, v, 2);
+    struct iovec t = {&rt.tb, sizeof(rt.tb)};
+    write_proc_chunk(PTC_CHUNK_TIMEBASE, &t, 1);
+}
+
+void write_module(struct object *o)
+{
+    struct ptc_map_summary s;
+    if (ptc_map_scan(o->map_start, o->map_size, (uint64_t)(uintptr_t)o->map_start, o->stubs_start,
+                     o->stubs_end, &s, NULL) < 0)
+        return;
+    size_t n = ptc_map_module_size(&s, o->path);
+    size_t mapped = page_round_up(n);
+    void *buf = map_anon(mapped);
+    if (!buf)
+        return;
+    struct ptc_module info;
+    memset(&info, 0, sizeof(info));
+    info.module_id = o->module_id;
+    info.first_stub_id = o->first_stub_id;
+    info.load_bias = o->load_bias;
+    info.stubs_start = o->stubs_start;
+    info.stubs_end = o->stubs_end;
+    long len = ptc_map_build_module(o->map_start, o->map_size, (uint64_t)(uintptr_t)o->map_start,
+                                    &s, &info, o->path, buf, n);
+    if (len > 0) {
+        struct iovec v = {buf, (size_t)len};
+        write_proc_chunk(PTC_CHUNK_MODULE, &v, 1);
+    }
+    munmap(buf, mapped);
+}
