@@ -7,7 +7,10 @@
 
 #define PTC_VARINT_MAX 10 /* bytes a uint64_t can take */
 
-static inline uint64_t ptc_zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+static inline uint64_t ptc_zigzag(int64_t v)
+{
+    return ((uint64_t)v << 1) ^ (0 - ((uint64_t)v >> 63)); /* all ones when v < 0 */
+}
 static inline int64_t ptc_unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
 
 /* Writes v at p (which must have PTC_VARINT_MAX bytes of room); returns bytes written. */
