@@ -64,4 +64,168 @@ int ptc_session_feed(struct ptc_session *s, uint32_t pid, uint32_t tid,
 int ptc_session_add_loss(struct ptc_session *s, uint32_t pid, const struct ptc_loss *loss,
                          const char *note);
 
+/* ---------------------------------------------------------------------------------------
+ * Additions by the decoder component (sessions, the trace reader, analyses). Everything
+ * above is the front-end contract; everything below is additive.
+ * ------------------------------------------------------------------------------------- */
+
+/* Sessions. */
+struct ptc_session *ptc_session_new(void);
+void ptc_session_free(struct ptc_session *s);
+/* The last error's description (one line, no trailing newline; "" if none). */
+const char *ptc_session_errmsg(const struct ptc_session *s);
+
+/* Ends the session's input: closes the frames still open in every thread (at each
+ * thread's last event), replays events held for fork children whose fork point never
+ * appeared, and runs the chunk handlers' finish callbacks. Idempotent. */
+int ptc_session_finish(struct ptc_session *s);
+
+/* Reading a whole trace file into a session (streaming: memory does not grow with the
+ * file). Returns 0 or -PTC_E_*; ptc_session_errmsg() then says what and where. With
+ * PTC_DECODE_SALVAGE, a chunk with a bad CRC is skipped (its stream shows a gap) and a
+ * truncated or unreadable tail ends the input; the error is still returned, after the
+ * session holds everything that precedes the damage. ptc_session_finish() is called. */
+#define PTC_DECODE_SALVAGE 0x1u
+int ptc_decode_file(struct ptc_session *s, const char *path, unsigned flags);
+int ptc_decode_memory(struct ptc_session *s, const void *data, size_t size, unsigned flags);
+
+/* Chunk handlers for chunk types the session does not decode itself (e.g. Intel PT
+ * chunks 32..63): fn gets every CRC-checked chunk whose type is in [first, last] and
+ * returns 0 or -PTC_E_* (an error stops decoding; use ptc_session_set_error() for the
+ * message). finish (may be NULL) runs once from ptc_session_finish(). */
+typedef int (*ptc_chunk_fn)(void *ctx, struct ptc_session *s,
+                            const struct ptc_chunk_header *h, const void *payload);
+typedef int (*ptc_finish_fn)(void *ctx, struct ptc_session *s);
+int ptc_session_set_chunk_handler(struct ptc_session *s, uint16_t first, uint16_t last,
+                                  ptc_chunk_fn fn, ptc_finish_fn finish, void *ctx);
+/* Sets the session's error message (printf-style) and returns -err. */
+int ptc_session_set_error(struct ptc_session *s, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Implemented by the Intel PT front-end when it is linked in (weak here): registers its
+ * chunk handlers on s. The CLI calls it, if present, on every session it creates. A weak
+ * reference does not pull an object out of a static library: define it in an object file
+ * of ptcall_decode_pt that the `ptcall` binary links anyway (e.g. one cmd_stat.c uses). */
+int ptc_pt_attach(struct ptc_session *s) __attribute__((weak));
+
+/* The trace reader: chunk by chunk, with header, size and CRC checks. */
+struct ptc_reader;
+struct ptc_chunk {
+    struct ptc_chunk_header h;
+    const uint8_t *payload; /* h.payload_size bytes, valid until the next call */
+    uint64_t offset;        /* file offset of the chunk header */
+    uint64_t index;         /* 0-based chunk number in the file */
+};
+int ptc_reader_open(struct ptc_reader **r, const char *path);
+int ptc_reader_open_memory(struct ptc_reader **r, const void *data, size_t size);
+/* The file header (valid once open succeeded). */
+const struct ptc_file_header *ptc_reader_header(const struct ptc_reader *r);
+/* Returns 1 and the next chunk, 0 at a clean end of file, or -PTC_E_*. After
+ * -PTC_E_CORRUPT for a CRC mismatch the reader is positioned after that chunk and may be
+ * called again; every other error is final. */
+int ptc_reader_next(struct ptc_reader *r, struct ptc_chunk *c);
+const char *ptc_reader_errmsg(const struct ptc_reader *r);
+uint64_t ptc_reader_offset(const struct ptc_reader *r); /* bytes consumed so far */
+void ptc_reader_close(struct ptc_reader *r);
+
+/* Functions are identified across processes by (module path, linkage name, source file):
+ * a fork child or a second process of the same program shares the parent's ids. */
+struct ptc_func_info {
+    const char *name;         /* display name */
+    const char *linkage_name;
+    const char *file;         /* "" if unknown */
+    const char *module;       /* path of the object */
+    uint32_t line;
+};
+struct ptc_func_stats {
+    uint64_t calls;           /* entries seen */
+    uint64_t total;           /* inclusive time (outermost activations only) */
+    uint64_t self;            /* inclusive minus time in callees, over all activations */
+};
+uint32_t ptc_session_num_funcs(const struct ptc_session *s);
+const struct ptc_func_info *ptc_session_func(const struct ptc_session *s, uint32_t id);
+/* Times in ns when the session has a time base, else in TSC ticks; 0 if untimed. */
+void ptc_session_func_stats(const struct ptc_session *s, uint32_t id,
+                            struct ptc_func_stats *out);
+
+struct ptc_edge {
+    uint32_t caller, callee;  /* function ids */
+    uint64_t count;
+};
+/* A malloc'ed array of every caller->callee edge (free() it); returns the count, or
+ * (size_t)-1 when out of memory. */
+size_t ptc_session_edges(const struct ptc_session *s, struct ptc_edge **out);
+
+struct ptc_totals {
+    uint64_t events;          /* stub hits fed */
+    uint64_t chunks;
+    uint64_t processes, threads;
+    uint64_t calls;           /* entries */
+    uint64_t gaps;            /* places where events are missing (stream gaps, losses) */
+    uint64_t lost_events;     /* stub hits known to be lost (drops, crash) */
+    uint64_t lost_other;      /* PT bytes/records lost (see ptc_loss_kind) */
+    uint64_t missing_chunks;  /* chunks missing from seq numbering */
+    uint64_t repairs;         /* frames popped because their exit was skipped */
+    uint64_t unwound;         /* frames popped by a landing pad */
+    uint64_t unmatched;       /* exits/landings of functions not on the stack (ignored) */
+    uint64_t broken_frames;   /* open frames closed at a gap */
+    uint64_t open_at_end;     /* frames still open when their thread/trace ended */
+    uint64_t bad_stubs;       /* events naming an unknown stub (treated as gaps) */
+    uint64_t fork_unknown;    /* fork children whose fork point never appeared */
+    uint64_t skipped_chunks;  /* optional chunks of unknown type, and salvage skips */
+    uint64_t lossy_threads;   /* threads whose figures are lower bounds */
+    uint64_t total_time;      /* sum of self times: time spent in traced functions */
+    uint32_t backend;         /* from the file header (0 if fed directly) */
+    uint32_t file_flags;
+    int timed;                /* events carried timestamps */
+    int has_timebase;         /* times are ns (else ticks) */
+    int record_end;           /* the trace has a RECORD_END chunk */
+    int32_t wait_status;      /* from RECORD_END */
+};
+void ptc_session_totals(const struct ptc_session *s, struct ptc_totals *t);
+/* Threads whose figures are lower bounds (lost events or gaps): calls fn for each. */
+void ptc_session_lossy_threads(const struct ptc_session *s,
+                               void (*fn)(void *ctx, uint32_t pid, uint32_t tid,
+                                          uint64_t lost, uint64_t gaps),
+                               void *ctx);
+
+/* Streaming call sequence (for `ptcall calls`): a hook that sees every call and return
+ * as the shadow stacks process them. Costs time; leave unset for aggregate analyses. */
+enum ptc_call_kind {
+    PTC_CALL_ENTER = 1,     /* func entered at depth */
+    PTC_CALL_RETURN = 2,    /* func left (how says why); dur valid if has_time */
+    PTC_CALL_GAP = 3,       /* events missing here (count = hits, 0 unknown) */
+    PTC_CALL_UNMATCHED = 4, /* exit of func, which is not on the stack: ignored */
+    PTC_CALL_FORK = 5,      /* this thread forked child pid = count */
+    PTC_CALL_FORKED = 6,    /* this thread starts as a fork child, depth = inherited frames */
+    PTC_CALL_LANDING = 7,   /* func resumed at a landing pad (after popping frames) */
+};
+enum ptc_return_how {
+    PTC_RET_EXIT = 0,     /* its exit stub ran */
+    PTC_RET_UNWIND = 1,   /* its unwind stub ran (exception passing through) */
+    PTC_RET_REPAIR = 2,   /* its exit was skipped: a caller's exit popped it */
+    PTC_RET_LANDING = 3,  /* popped by a landing pad lower in the stack */
+    PTC_RET_BROKEN = 4,   /* closed at a gap; dur ends at the last event before it */
+    PTC_RET_END = 5,      /* still open at the end of the thread or trace */
+};
+struct ptc_call_event {
+    uint32_t pid, tid;
+    uint32_t depth;       /* 0 = outermost frame */
+    uint32_t func;        /* function id, or UINT32_MAX for GAP/FORK */
+    uint8_t kind;         /* enum ptc_call_kind */
+    uint8_t how;          /* enum ptc_return_how for RETURN */
+    uint8_t has_time;
+    uint8_t inherited;    /* RETURN of a frame inherited across fork */
+    uint64_t time;        /* ns since the recording started (ticks without time base) */
+    uint64_t dur;         /* RETURN: duration, same unit */
+    uint64_t count;
+    uintptr_t *thread_user; /* a per-thread word for the hook's own use, starts 0 */
+};
+typedef void (*ptc_call_hook)(void *ctx, const struct ptc_call_event *e);
+void ptc_session_set_call_hook(struct ptc_session *s, ptc_call_hook hook, void *ctx);
+/* Called (if set) whenever a thread is finished and its per-thread word may be freed. */
+void ptc_session_set_thread_end_hook(struct ptc_session *s,
+                                     void (*fn)(void *ctx, uint32_t pid, uint32_t tid,
+                                                uintptr_t *thread_user),
+                                     void *ctx);
+
 #endif

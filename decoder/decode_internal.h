@@ -1,0 +1,185 @@
+/* libptcall-decode internals (not installed). */
+#ifndef PTC_DECODE_INTERNAL_H
+#define PTC_DECODE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ptc_chunk_write.h"
+#include "ptcall/decode.h"
+#include "ptcall/map_format.h"
+
+#define PTC_MAX_CHUNK_PAYLOAD (1u << 30)   /* larger payloads are corrupt */
+#define PTC_MAX_STUBS_PER_PROC (1u << 24)  /* per-process stub ids beyond are corrupt */
+#define PTC_MAX_DEPTH (1u << 22)           /* deeper stacks are treated as broken */
+#define PTC_FORK_BUFFER_MAX (1u << 22)     /* events held, over all fork children */
+#define PTC_MAX_HANDLERS 8
+
+#if defined(__GNUC__)
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#define PTC_INLINE inline __attribute__((always_inline))
+#define PTC_NOINLINE __attribute__((noinline))
+#else
+#define PTC_INLINE inline
+#define PTC_NOINLINE
+#define likely(x) (x)
+#define unlikely(x) (x)
+#endif
+
+#define STUB_NONE 0xffu     /* stubent.kind of ids no module defines */
+
+struct stubent {
+    uint32_t func;          /* global function id */
+    uint8_t kind;           /* enum ptcall_stub_kind, or STUB_NONE */
+    uint8_t valid;
+    uint16_t site;
+};
+
+#define FR_INHERITED 0x1u
+
+struct frame {
+    uint32_t func;
+    uint32_t flags;
+    uint64_t start;         /* tsc at entry (or fork) */
+    uint64_t child;         /* ticks spent in callees */
+    uint32_t last_callee;   /* edge cache: last callee entered from this frame */
+    uint32_t last_edge;     /* and its slot in the edge table */
+};
+
+struct module {
+    uint32_t module_id, first_stub, num_stubs;
+    int unloaded;
+    uint64_t lo, hi;        /* stubs_start, stubs_end */
+    uint64_t *addr;         /* sorted stub addresses */
+    uint32_t *ids;          /* their stub ids */
+};
+
+struct thread;
+
+struct proc {
+    uint32_t pid, ppid, how, parent_tid;
+    int have_process;       /* a PROCESS chunk was seen */
+    int ended;
+    struct stubent *stubs;
+    uint32_t nstubs;
+    struct module *mods;
+    uint32_t nmods, capmods;
+    int has_tb;
+    struct ptc_timebase tb;
+    uint32_t next_seq;      /* process-level stream (tid 0) */
+    int seq_seen;
+    struct thread *threads; /* list of this process's threads */
+    /* fork: stack snapshot from the parent's FORK record, until the child starts */
+    struct frame *snap;
+    uint32_t snap_n;
+    int snap_valid;
+    struct proc *hnext;
+};
+
+struct thread {
+    uint32_t pid, tid;
+    struct proc *proc;
+    struct thread *pnext;   /* in proc->threads */
+    struct thread *hnext;   /* hash chain */
+    struct frame *frames;
+    uint32_t depth, cap;
+    uint32_t *active;       /* per function: activations on this stack */
+    uint32_t nactive;
+    uint64_t last;          /* tsc of the last event */
+    uint32_t next_seq;
+    int seq_seen;
+    int started;            /* has been fed */
+    int ended;
+    int waiting;            /* fork child: events held until the fork point is known */
+    int end_pending;        /* it ended while waiting: end it once the events are replayed */
+    struct ptc_ev *held;
+    size_t nheld, capheld;
+    uint64_t events, lost, gaps;
+    uintptr_t user;
+};
+
+struct func {
+    struct ptc_func_info info;
+    uint64_t key_hash;
+};
+
+struct fstat {
+    uint64_t calls, total, self;
+};
+
+struct edge_slot {
+    uint64_t key;           /* caller << 32 | callee; UINT64_MAX empty */
+    uint64_t count;
+};
+
+struct handler {
+    uint16_t first, last;
+    ptc_chunk_fn fn;
+    ptc_finish_fn finish;
+    void *ctx;
+};
+
+struct ptc_session {
+    /* functions */
+    struct func *funcs;
+    struct fstat *fstats;
+    uint32_t nfuncs, capfuncs;
+    uint32_t *fhash;        /* open addressing: func id + 1, 0 empty */
+    uint32_t fhash_cap;
+    /* edges */
+    struct edge_slot *edges; /* open addressing */
+    uint32_t ecap, nedges;
+    /* processes and threads */
+    struct proc **phash;
+    uint32_t phash_cap, nprocs;
+    struct thread **thash;
+    uint32_t thash_cap, nthreads;
+    /* time */
+    int has_tb;
+    struct ptc_timebase tb;
+    /* file-level facts */
+    uint32_t backend, file_flags;
+    int record_end;
+    int32_t wait_status;
+    uint64_t timed_events, untimed_events;
+    struct ptc_totals tot;
+    uint64_t held_total;
+    int finished;
+    /* hooks */
+    ptc_call_hook hook;
+    void *hook_ctx;
+    void (*end_hook)(void *ctx, uint32_t pid, uint32_t tid, uintptr_t *user);
+    void *end_hook_ctx;
+    struct handler handlers[PTC_MAX_HANDLERS];
+    int nhandlers;
+    /* current chunk, for messages */
+    const char *src_name;
+    uint64_t chunk_index, chunk_offset;
+    char msg[512];
+};
+
+/* session.c */
+struct proc *ptc_proc_get(struct ptc_session *s, uint32_t pid);
+struct thread *ptc_thread_get(struct ptc_session *s, uint32_t pid, uint32_t tid);
+int ptc_thread_feed(struct ptc_session *s, struct thread *t, const struct ptc_ev *ev, size_t n);
+void ptc_thread_end(struct ptc_session *s, struct thread *t);
+/* Soft front-end fast path: applies the records at *pp directly to a started thread that
+ * is not waiting for a fork point, while they are stub hits whose id (and, when timed, TSC
+ * delta) take at most 2 bytes; stops before any other record, leaving *pp there. Adds the
+ * hits to *records and the deltas to *tsc. Returns 0 or -PTC_E_*. */
+int ptc_thread_soft_fast(struct ptc_session *s, struct thread *t, const uint8_t **pp,
+                         const uint8_t *end, int timed, uint64_t *tsc, uint64_t *records);
+static inline int ptc_thread_ready(const struct thread *t)
+{
+    return t->started && !t->ended && !t->waiting;
+}
+int ptc_session_chunk(struct ptc_session *s, const struct ptc_chunk *c);
+
+/* reader.c: after an error, whether ptc_reader_next() may be called again */
+int ptc_reader_can_continue(const struct ptc_reader *r);
+
+/* soft.c */
+int ptc_soft_chunk(struct ptc_session *s, const struct ptc_chunk *c);
+
+#endif

@@ -1,0 +1,281 @@
+/* Trace file reader: file header, then chunk by chunk with size and CRC checks
+ * (docs/trace-format.md). Streaming: holds one chunk (plus read-ahead) at a time. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "decode_internal.h"
+
+#define READ_CHUNK (4u << 20)
+
+struct ptc_reader {
+    int fd;                 /* -1 for memory input */
+    const uint8_t *mem;     /* memory input */
+    size_t mem_size;
+    uint8_t *buf;           /* file input: buf[pos, len) holds unread bytes */
+    size_t cap, pos, len;
+    uint64_t buf_off;       /* file offset of buf[0] */
+    int eof;
+    int final_err;          /* sticky error, 0 if none */
+    uint64_t off;           /* offset of the next unread byte */
+    uint64_t index;
+    uint64_t file_size;     /* regular files: size at open; else UINT64_MAX */
+    char path[256];
+    struct ptc_file_header hdr;
+    char msg[512];
+};
+
+static int rerr(struct ptc_reader *r, int err, int final, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int rerr(struct ptc_reader *r, int err, int final, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->msg, sizeof(r->msg), fmt, ap);
+    va_end(ap);
+    if (final)
+        r->final_err = err;
+    return -err;
+}
+
+/* Makes at least n bytes available at *p (from the current position), or fewer at end of
+ * input; returns how many are available (<= n requested is guaranteed only if the input
+ * ends), or -1 on a read error. */
+static long long avail(struct ptc_reader *r, size_t n, const uint8_t **p)
+{
+    if (r->fd < 0) {
+        size_t left = r->mem_size - (size_t)r->off;
+        *p = r->mem + r->off;
+        return (long long)(left < n ? left : n);
+    }
+    size_t have = r->len - r->pos;
+    if (have < n && !r->eof) {
+        if (r->pos) {
+            memmove(r->buf, r->buf + r->pos, have);
+            r->buf_off += r->pos;
+            r->len = have;
+            r->pos = 0;
+        }
+        size_t want = n > READ_CHUNK ? n : READ_CHUNK;
+        if (want > r->cap) {
+            uint8_t *nb = realloc(r->buf, want);
+            if (!nb)
+                return -2;
+            r->buf = nb;
+            r->cap = want;
+        }
+        while (r->len < n && !r->eof) {
+            ssize_t got = read(r->fd, r->buf + r->len, r->cap - r->len);
+            if (got < 0) {
+                if (errno == EINTR)
+                    continue;
+                return -1;
+            }
+            if (got == 0)
+                r->eof = 1;
+            r->len += (size_t)got;
+        }
+        have = r->len - r->pos;
+    }
+    *p = r->buf + r->pos;
+    return (long long)(have < n ? have : n);
+}
+
+static void consume(struct ptc_reader *r, size_t n)
+{
+    r->off += n;
+    if (r->fd >= 0)
+        r->pos += n;
+}
+
+static int read_header(struct ptc_reader *r)
+{
+    const uint8_t *p;
+    long long got = avail(r, sizeof(struct ptc_file_header), &p);
+    if (got == -2)
+        return rerr(r, PTC_E_NOMEM, 1, "out of memory");
+    if (got < 0)
+        return rerr(r, PTC_E_IO, 1, "cannot read %s: %s", r->path, strerror(errno));
+    if (got == 0)
+        return rerr(r, PTC_E_FORMAT, 1, "not a ptcall trace file (%s): the file is empty",
+                    r->path);
+    if (got < 8 || memcmp(p, PTC_FILE_MAGIC, 8))
+        return rerr(r, PTC_E_FORMAT, 1,
+                    "not a ptcall trace file (%s): it does not start with \"PTCALLTR\"",
+                    r->path);
+    if (got < (long long)sizeof(struct ptc_file_header))
+        return rerr(r, PTC_E_TRUNCATED, 1,
+                    "%s is truncated: the file ends at byte %lld inside the 64-byte file "
+                    "header (%lld bytes missing)",
+                    r->path, got, (long long)sizeof(struct ptc_file_header) - got);
+    memcpy(&r->hdr, p, sizeof(r->hdr));
+    if (r->hdr.version_major != PTC_VERSION_MAJOR)
+        return rerr(r, PTC_E_VERSION, 1,
+                    "%s is a version %u.%u trace; this ptcall reads version %u.x only",
+                    r->path, r->hdr.version_major, r->hdr.version_minor, PTC_VERSION_MAJOR);
+    uint32_t hs = r->hdr.header_size;
+    if (hs < sizeof(struct ptc_file_header) || (hs & 7) || hs > 65536)
+        return rerr(r, PTC_E_CORRUPT, 1, "%s: corrupt file header: header_size %u", r->path,
+                    hs);
+    consume(r, sizeof(struct ptc_file_header));
+    if (hs > sizeof(struct ptc_file_header)) { /* a newer minor's longer header */
+        size_t extra = hs - sizeof(struct ptc_file_header);
+        got = avail(r, extra, &p);
+        if (got < 0)
+            return rerr(r, got == -2 ? PTC_E_NOMEM : PTC_E_IO, 1, "cannot read %s: %s",
+                        r->path, got == -2 ? "out of memory" : strerror(errno));
+        if ((size_t)got < extra)
+            return rerr(r, PTC_E_TRUNCATED, 1,
+                        "%s is truncated: the file ends inside its %u-byte header", r->path,
+                        hs);
+        consume(r, extra);
+    }
+    return 0;
+}
+
+static int open_common(struct ptc_reader *r, struct ptc_reader **out)
+{
+    int e = read_header(r);
+    *out = r;
+    return e;
+}
+
+int ptc_reader_open(struct ptc_reader **out, const char *path)
+{
+    *out = NULL;
+    struct ptc_reader *r = calloc(1, sizeof(*r));
+    if (!r)
+        return -PTC_E_NOMEM;
+    snprintf(r->path, sizeof(r->path), "%s", path);
+    r->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (r->fd < 0) {
+        int e = errno;
+        *out = r;
+        r->fd = -1;
+        r->mem = (const uint8_t *)"";
+        return rerr(r, PTC_E_IO, 1, "cannot open %s: %s", path, strerror(e));
+    }
+    struct stat st;
+    if (fstat(r->fd, &st) != 0)
+        st.st_mode = 0;
+    if (S_ISDIR(st.st_mode)) {
+        *out = r;
+        return rerr(r, PTC_E_IO, 1, "cannot read %s: it is a directory", path);
+    }
+    r->file_size = S_ISREG(st.st_mode) ? (uint64_t)st.st_size : UINT64_MAX;
+    posix_fadvise(r->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    return open_common(r, out);
+}
+
+int ptc_reader_open_memory(struct ptc_reader **out, const void *data, size_t size)
+{
+    *out = NULL;
+    struct ptc_reader *r = calloc(1, sizeof(*r));
+    if (!r)
+        return -PTC_E_NOMEM;
+    snprintf(r->path, sizeof(r->path), "(memory)");
+    r->fd = -1;
+    r->mem = data ? data : (const void *)"";
+    r->mem_size = data ? size : 0;
+    r->file_size = r->mem_size;
+    return open_common(r, out);
+}
+
+const struct ptc_file_header *ptc_reader_header(const struct ptc_reader *r) { return &r->hdr; }
+const char *ptc_reader_errmsg(const struct ptc_reader *r) { return r ? r->msg : ""; }
+uint64_t ptc_reader_offset(const struct ptc_reader *r) { return r->off; }
+
+int ptc_reader_can_continue(const struct ptc_reader *r) { return r->final_err == 0; }
+
+void ptc_reader_close(struct ptc_reader *r)
+{
+    if (!r)
+        return;
+    if (r->fd >= 0)
+        close(r->fd);
+    free(r->buf);
+    free(r);
+}
+
+int ptc_reader_next(struct ptc_reader *r, struct ptc_chunk *c)
+{
+    if (r->final_err)
+        return -r->final_err;
+    const uint8_t *p;
+    uint64_t at = r->off;
+    long long got = avail(r, sizeof(struct ptc_chunk_header), &p);
+    if (got == -2)
+        return rerr(r, PTC_E_NOMEM, 1, "out of memory");
+    if (got < 0)
+        return rerr(r, PTC_E_IO, 1, "cannot read %s: %s", r->path, strerror(errno));
+    if (got == 0)
+        return 0;
+    if (got < (long long)sizeof(struct ptc_chunk_header))
+        return rerr(r, PTC_E_TRUNCATED, 1,
+                    "%s is truncated: the file ends at byte %llu inside the header of chunk "
+                    "%llu (%lld of its 24 header bytes missing)",
+                    r->path, (unsigned long long)(at + (uint64_t)got),
+                    (unsigned long long)r->index, 24 - got);
+    struct ptc_chunk_header h;
+    memcpy(&h, p, sizeof(h));
+    if (h.payload_size > PTC_MAX_CHUNK_PAYLOAD)
+        return rerr(r, PTC_E_CORRUPT, 1,
+                    "%s is corrupt: chunk %llu at byte %llu claims an implausible payload of "
+                    "%u bytes (type %u)",
+                    r->path, (unsigned long long)r->index, (unsigned long long)at,
+                    h.payload_size, h.type);
+    if (h.type == 0)
+        return rerr(r, PTC_E_CORRUPT, 1,
+                    "%s is corrupt: chunk %llu at byte %llu has type 0 (no such chunk type)",
+                    r->path, (unsigned long long)r->index, (unsigned long long)at);
+    size_t total = sizeof(h) + h.payload_size + ptc_chunk_padding(h.payload_size);
+    if (r->fd >= 0 && r->file_size != UINT64_MAX && at + total > r->file_size) {
+        struct stat st; /* the file may have grown since it was opened */
+        if (fstat(r->fd, &st) == 0)
+            r->file_size = (uint64_t)st.st_size;
+    }
+    if (r->file_size != UINT64_MAX && at + total > r->file_size)
+        got = (long long)(r->file_size - at); /* do not buffer what cannot be there */
+    else
+        got = avail(r, total, &p);
+    if (got == -2)
+        return rerr(r, PTC_E_NOMEM, 1, "out of memory");
+    if (got < 0)
+        return rerr(r, PTC_E_IO, 1, "cannot read %s: %s", r->path, strerror(errno));
+    if ((size_t)got < total)
+        return rerr(r, PTC_E_TRUNCATED, 1,
+                    "%s is truncated: the file ends at byte %llu inside chunk %llu (type %u, "
+                    "starting at byte %llu): %llu of its %zu bytes are missing",
+                    r->path, (unsigned long long)(at + (uint64_t)got),
+                    (unsigned long long)r->index, h.type, (unsigned long long)at,
+                    (unsigned long long)(total - (size_t)got), total);
+    const uint8_t *payload = p + sizeof(h);
+    for (size_t i = sizeof(h) + h.payload_size; i < total; i++)
+        if (p[i]) {
+            uint64_t idx = r->index++;
+            consume(r, total);
+            return rerr(r, PTC_E_CORRUPT, 0,
+                        "%s is corrupt: chunk %llu (type %u) at byte %llu has non-zero padding",
+                        r->path, (unsigned long long)idx, h.type, (unsigned long long)at);
+        }
+    uint32_t crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), payload, h.payload_size);
+    uint64_t idx = r->index++;
+    consume(r, total);
+    if (crc != h.crc32)
+        return rerr(r, PTC_E_CORRUPT, 0,
+                    "%s is corrupt: chunk %llu (type %u, pid %u, tid %u, seq %u) at byte %llu "
+                    "fails its CRC check",
+                    r->path, (unsigned long long)idx, h.type, h.pid, h.tid, h.seq,
+                    (unsigned long long)at);
+    c->h = h;
+    c->payload = payload;
+    c->offset = at;
+    c->index = idx;
+    return 1;
+}

@@ -1,0 +1,525 @@
+/* Decoder semantics on synthetic traces with known content: call sequences, counts,
+ * inclusive/self times, edges, repairs, unwinding, gaps, drops, fork, untimed, threads. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ptcall/decode.h"
+#include "ptcall/map_format.h"
+#include "tw.h"
+
+static int failures;
+static char tmpdir[256];
+static char logbuf[1 << 16];
+static int log_tids;
+static struct ptc_session *cur;
+
+#define CHECK(cond)                                                                         \
+    do {                                                                                    \
+        if (!(cond)) {                                                                      \
+            fprintf(stderr, "%s:%d: %s: CHECK failed: %s\n", __FILE__, __LINE__, __func__,  \
+                    #cond);                                                                 \
+            failures++;                                                                     \
+        }                                                                                   \
+    } while (0)
+#define CHECK_EQ(a, b)                                                                      \
+    do {                                                                                    \
+        unsigned long long a_ = (unsigned long long)(a), b_ = (unsigned long long)(b);      \
+        if (a_ != b_) {                                                                     \
+            fprintf(stderr, "%s:%d: %s: %s == %llu, expected %s == %llu\n", __FILE__,       \
+                    __LINE__, __func__, #a, a_, #b, b_);                                    \
+            failures++;                                                                     \
+        }                                                                                   \
+    } while (0)
+#define CHECK_STR(a, b)                                                                     \
+    do {                                                                                    \
+        if (strcmp((a), (b))) {                                                             \
+            fprintf(stderr, "%s:%d: %s: got\n  %s\nexpected\n  %s\n", __FILE__, __LINE__,   \
+                    __func__, (a), (b));                                                    \
+            failures++;                                                                     \
+        }                                                                                   \
+    } while (0)
+
+static const char *const NAMES[] = {"main", "a", "b", "c", "even", "odd", "fact"};
+enum { MAIN, A, B, C, EVEN, ODD, FACT, NF };
+
+static void logf_(const char *fmt, ...)
+{
+    size_t l = strlen(logbuf);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(logbuf + l, sizeof(logbuf) - l, fmt, ap);
+    va_end(ap);
+}
+
+static const char *fname(uint32_t id)
+{
+    const struct ptc_func_info *f = ptc_session_func(cur, id);
+    return f ? f->name : "?";
+}
+
+static void hook(void *ctx, const struct ptc_call_event *e)
+{
+    (void)ctx;
+    static const char *how[] = {"", "/unwind", "/repair", "/landing", "/broken", "/end"};
+    if (log_tids)
+        logf_("%u:", e->tid);
+    switch (e->kind) {
+    case PTC_CALL_ENTER:
+        logf_(">%s", fname(e->func));
+        break;
+    case PTC_CALL_RETURN:
+        logf_("<%s%s", fname(e->func), how[e->how]);
+        if (e->has_time)
+            logf_("=%llu", (unsigned long long)e->dur);
+        break;
+    case PTC_CALL_GAP:
+        logf_("gap(%llu)", (unsigned long long)e->count);
+        break;
+    case PTC_CALL_UNMATCHED:
+        logf_("?%s", fname(e->func));
+        break;
+    case PTC_CALL_FORK:
+        logf_("fork(%llu)", (unsigned long long)e->count);
+        break;
+    case PTC_CALL_FORKED:
+        logf_("forked(%u)", e->depth);
+        break;
+    case PTC_CALL_LANDING:
+        logf_("!%s", fname(e->func));
+        break;
+    }
+    logf_(" ");
+}
+
+static char *path_for(const char *name)
+{
+    static char p[512];
+    snprintf(p, sizeof(p), "%s/%s.ptc", tmpdir, name);
+    return p;
+}
+
+/* A trace with process pid, its module (NAMES) and a 1:1 time base. */
+static struct tw *begin(const char *name, int timed)
+{
+    struct tw *w = tw_open(path_for(name), PTC_BACKEND_SOFT, timed ? PTC_FILE_F_TIMED : 0);
+    tw_record_info(w, timed ? PTC_FILE_F_TIMED : 0, "./prog");
+    tw_process(w, 100, PTC_PROC_START, 1, 0, "/bin/prog");
+    tw_timebase(w, 100, 0, 1, 0);
+    tw_module(w, 100, 0, 0, 0x400000, "/bin/prog", NAMES, NF);
+    return w;
+}
+
+static struct ptc_session *decode(const char *name, int expect_rc)
+{
+    struct ptc_session *s = ptc_session_new();
+    cur = s;
+    logbuf[0] = 0;
+    ptc_session_set_call_hook(s, hook, NULL);
+    int rc = ptc_decode_file(s, path_for(name), 0);
+    if (rc != expect_rc)
+        fprintf(stderr, "decode %s: rc %d (%s)\n", name, rc, ptc_session_errmsg(s));
+    CHECK_EQ(rc, expect_rc);
+    size_t l = strlen(logbuf);
+    if (l && logbuf[l - 1] == ' ')
+        logbuf[l - 1] = 0;
+    return s;
+}
+
+static struct ptc_func_stats fs(struct ptc_session *s, uint32_t f)
+{
+    struct ptc_func_stats st;
+    ptc_session_func_stats(s, f, &st);
+    return st;
+}
+
+static uint64_t edge(struct ptc_session *s, uint32_t a, uint32_t b)
+{
+    struct ptc_edge *e;
+    size_t n = ptc_session_edges(s, &e);
+    uint64_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        if (e[i].caller == a && e[i].callee == b)
+            c = e[i].count;
+    free(e);
+    return c;
+}
+
+#define HITS(st, ...)                                                                       \
+    do {                                                                                    \
+        const uint64_t ev_[][2] = {__VA_ARGS__};                                            \
+        for (size_t i_ = 0; i_ < sizeof(ev_) / sizeof(ev_[0]); i_++)                        \
+            tw_hit(st, (uint32_t)ev_[i_][0], ev_[i_][1]);                                   \
+    } while (0)
+
+static void end_trace(struct tw *w)
+{
+    tw_process_end(w, 100, 0);
+    tw_record_end(w, 0);
+    tw_close(w);
+}
+
+static void test_basic(void)
+{
+    struct tw *w = begin("basic", 1);
+    struct tw_stream *st = tw_stream(w, 100, 100, 1, 3); /* several chunks */
+    HITS(st, {TW_E(MAIN), 0}, {TW_E(A), 10}, {TW_E(B), 20}, {TW_X(B), 30}, {TW_X(A), 40},
+         {TW_E(A), 50}, {TW_X(A), 60}, {TW_X(MAIN), 100});
+    tw_stream_free(st);
+    end_trace(w);
+    struct ptc_session *s = decode("basic", 0);
+    CHECK_STR(logbuf, ">main >a >b <b=10 <a=30 >a <a=10 <main=100");
+    CHECK_EQ(fs(s, MAIN).calls, 1);
+    CHECK_EQ(fs(s, MAIN).total, 100);
+    CHECK_EQ(fs(s, MAIN).self, 60);
+    CHECK_EQ(fs(s, A).calls, 2);
+    CHECK_EQ(fs(s, A).total, 40);
+    CHECK_EQ(fs(s, A).self, 30);
+    CHECK_EQ(fs(s, B).calls, 1);
+    CHECK_EQ(fs(s, B).total, 10);
+    CHECK_EQ(fs(s, B).self, 10);
+    CHECK_EQ(edge(s, MAIN, A), 2);
+    CHECK_EQ(edge(s, A, B), 1);
+    CHECK_EQ(edge(s, MAIN, B), 0);
+    struct ptc_totals t;
+    ptc_session_totals(s, &t);
+    CHECK_EQ(t.events, 8);
+    CHECK_EQ(t.calls, 4);
+    CHECK_EQ(t.threads, 1);
+    CHECK_EQ(t.processes, 1);
+    CHECK_EQ(t.gaps + t.repairs + t.unmatched + t.lost_events + t.open_at_end, 0);
+    CHECK_EQ(t.total_time, 100);
+    CHECK(t.timed && t.has_timebase && t.record_end);
+    ptc_session_free(s);
+}
+
+static void test_recursion(void)
+{
+    struct tw *w = begin("recursion", 1);
+    struct tw_stream *st = tw_stream(w, 100, 100, 1, 0);
+    HITS(st, {TW_E(FACT), 0}, {TW_E(FACT), 10}, {TW_E(FACT), 20}, {TW_X(FACT), 30},
+         {TW_X(FACT), 40}, {TW_X(FACT), 50});
+    /* mutual recursion */
+    HITS(st, {TW_E(MAIN), 100}, {TW_E(EVEN), 110}, {TW_E(ODD), 120}, {TW_E(EVEN), 130},
+         {TW_X(EVEN), 140}, {TW_X(ODD), 150}, {TW_X(EVEN), 160}, {TW_X(MAIN), 170});
+    tw_stream_free(st);
+    end_trace(w);
+    struct ptc_session *s = decode("recursion", 0);
+    CHECK_EQ(fs(s, FACT).calls, 3);
+    CHECK_EQ(fs(s, FACT).total, 50); /* outermost activation only */
+    CHECK_EQ(fs(s, FACT).self, 50);
+    CHECK_EQ(edge(s, FACT, FACT), 2);
+    CHECK_EQ(fs(s, EVEN).calls, 2);
+    CHECK_EQ(fs(s, EVEN).total, 50);
+    CHECK_EQ(fs(s, EVEN).self, 30);
+    CHECK_EQ(fs(s, ODD).total, 30);
+    CHECK_EQ(fs(s, ODD).self, 20);
+    CHECK_EQ(fs(s, MAIN).total, 70);
+    CHECK_EQ(fs(s, MAIN).self, 20);
+    CHECK_EQ(edge(s, EVEN, ODD), 1);
+    CHECK_EQ(edge(s, ODD, EVEN), 1);
+    struct ptc_totals t;
+    ptc_session_totals(s, &t);
+    CHECK_EQ(t.total_time, 120);
+    ptc_session_free(s);
+}
+
+static void test_longjmp(void)
+{
+    struct tw *w = begin("longjmp", 1);
+    struct tw_stream *st = tw_stream(w, 100, 100, 1, 0);
+    /* exits of b and c skipped (longjmp into a, no landing stub): a's exit repairs */
+    HITS(st, {TW_E(MAIN), 0}, {TW_E(A), 10}, {TW_E(B), 20}, {TW_E(C), 30}, {TW_X(A), 40});
+    /* with a landing stub after setjmp returns a second time in a */
+    HITS(st, {TW_E(A), 50}, {TW_E(B), 60}, {TW_E(C), 70}, {TW_L(A), 80}, {TW_X(A), 90});
+    /* an exit of a function that is not on the stack */
+    HITS(st, {TW_X(C), 95}, {TW_X(MAIN), 100});
+    tw_stream_free(st);
+    end_trace(w);
+    struct ptc_session *s = decode("longjmp", 0);
+    CHECK_STR(logbuf, ">main >a >b >c <c/repair=10 <b/repair=20 <a=30 >a >b >c <c/landing=10 "
+                      "<b/landing=20 !a <a=40 ?c <main=100");
+    struct ptc_totals t;
+    ptc_session_totals(s, &t);
+    CHECK_EQ(t.repairs, 2);
+    CHECK_EQ(t.unwound, 2);
+    CHECK_EQ(t.unmatched, 1);
+    CHECK_EQ(fs(s, C).calls, 2);
+    CHECK_EQ(fs(s, C).total, 20);
+    CHECK_EQ(fs(s, A).total, 70);
+    CHECK_EQ(fs(s, A).self, 70 - 20 - 20);
+    ptc_session_free(s);
+}
+
+static void test_exceptions(void)
+{
+    struct tw *w = begin("exceptions", 1);
+    struct tw_stream *st = tw_stream(w, 100, 100, 1, 0);
+    /* b throws: its unwind stub runs, a catches (landing) and returns */
+    HITS(st, {TW_E(MAIN), 0}, {TW_E(A), 10}, {TW_E(B), 20}, {TW_U(B), 30}, {TW_L(A), 40},
+         {TW_X(A), 50});
+    /* c throws without an unwind stub (no cleanup): caught in main */
+    HITS(st, {TW_E(A), 60}, {TW_E(C), 70}, {TW_L(MAIN), 80}, {TW_X(MAIN), 100});
+    tw_stream_free(st);
+    end_trace(w);
+    struct ptc_session *s = decode("exceptions", 0);
+    CHECK_STR(logbuf, ">main >a >b <b/unwind=10 !a <a=40 >a >c <c/landing=10 <a/landing=20 "
+                      "!main <main=100");
+    struct ptc_totals t;
+    ptc_session_totals(s, &t);
+    CHECK_EQ(t.unwound, 2);
+    CHECK_EQ(t.repairs, 0);
+    CHECK_EQ(t.unmatched, 0);
+    CHECK_EQ(fs(s, A).calls, 2);
+    CHECK_EQ(fs(s, A).total, 60);
+    CHECK_EQ(fs(s, MAIN).self, 100 - 60);
+    ptc_session_free(s);
+}
+
+static void test_gap_and_drops(void)
+{
+    struct tw *w = begin("gaps", 1);
+    struct tw_stream *st = tw_stream(w, 100, 100, 1, 0);
+    HITS(st, {TW_E(MAIN), 0}, {TW_E(A), 10});
+    tw_flush(st);
+    tw_skip_seq(w, 100, 100, 1); /* one chunk lost */
+    HITS(st, {TW_X(A), 50}, {TW_X(MAIN), 60}, {TW_E(B), 70});
+    tw_drop(st, 5, 75);
+    HITS(st, {TW_X(B), 80}, {TW_E(C), 90}, {TW_X(C), 95});
+    tw_stream_free(st);
+    end_trace(w);
+    struct ptc_session *s = decode("gaps", 0);
+    CHECK_STR(logbuf, ">main >a <a/broken=0 <main/broken=10 gap(0) ?a ?main >b <b/broken=0 "
+                      "gap(5) ?b >c <c=5");
+    struct ptc_totals t;
+    ptc_session_totals(s, &t);
+    CHECK_EQ(t.gaps, 2);
+    CHECK_EQ(t.missing_chunks, 1);
+    CHECK_EQ(t.lost_events, 5);
+    CHECK_EQ(t.broken_frames, 3);
+    CHECK_EQ(t.unmatched, 3);
+    CHECK_EQ(t.lossy_threads, 1);
+    CHECK_EQ(fs(s, MAIN).total, 10);
+    ptc_session_free(s);
+}
+
+static void fork_trace(const char *name, int child_first)
+{
+    struct tw *w = begin(name, 1);
+    struct tw_stream *p = tw_stream(w, 100, 100, 1, 0);
+    struct tw_stream *c = tw_stream(w, 200, 200, 1, 0);
+    HITS(p, {TW_E(MAIN), 0}, {TW_E(A), 10});
+    tw_fork(p, 200, 15);
+    HITS(p, {TW_X(A), 20}, {TW_X(MAIN), 30});
+    tw_process(w, 200, PTC_PROC_FORK, 100, 100, "/bin/prog");
+    HITS(c, {TW_X(A), 40}, {TW_E(B), 45}, {TW_X(B), 50}, {TW_X(MAIN), 60});
+    if (child_first) { /* the child has even ended before the fork record is written */
+        tw_flush(c);
+        tw_thread(w, 200, 200, PTC_THREAD_EXIT, "child");
+        tw_process_end(w, 200, 0);
+        tw_flush(p);
+    } else {
+        tw_flush(p);
+        tw_flush(c);
+        tw_process_end(w, 200, 0);
+    }
+    tw_stream_free(p);
+    tw_stream_free(c);
+    end_trace(w);
+}
+
+static void test_fork(void)
+{
+    for (int order = 0; order < 2; order++) {
+        const char *name = order ? "fork-child-first" : "fork-parent-first";
+        fork_trace(name, order);
+        log_tids = 1;
+        struct ptc_session *s = decode(name, 0);
+        log_tids = 0;
+        if (order)
+            CHECK_STR(logbuf, "100:>main 100:>a 100:fork(200) 200:forked(2) 200:<a=25 200:>b "
+                              "200:<b=5 200:<main=45 100:<a=10 100:<main=30");
+        else
+            CHECK_STR(logbuf, "100:>main 100:>a 100:fork(200) 100:<a=10 100:<main=30 "
+                              "200:forked(2) 200:<a=25 200:>b 200:<b=5 200:<main=45");
+        struct ptc_totals t;
+        ptc_session_totals(s, &t);
+        CHECK_EQ(t.processes, 2);
+        CHECK_EQ(t.threads, 2);
+        CHECK_EQ(t.unmatched, 0);
+        CHECK_EQ(t.fork_unknown, 0);
+        CHECK_EQ(t.open_at_end, 0);
+        CHECK_EQ(fs(s, MAIN).calls, 1); /* the child does not call main again */
+        CHECK_EQ(fs(s, A).calls, 1);
+        CHECK_EQ(fs(s, B).calls, 1);
+        CHECK_EQ(edge(s, MAIN, B), 1);
+        CHECK_EQ(fs(s, MAIN).total, 30 + 45);
+        CHECK_EQ(fs(s, A).total, 10 + 25);
+        ptc_session_free(s);
+    }
+}
+
+static void test_untimed_threads(void)
+{
+    struct tw *w = begin("untimed", 0);
+    struct tw_stream *t1 = tw_stream(w, 100, 100, 0, 2);
+    struct tw_stream *t2 = tw_stream(w, 100, 101, 0, 2);
+    tw_thread(w, 100, 101, PTC_THREAD_START, "worker");
+    HITS(t1, {TW_E(MAIN), 0}, {TW_E(A), 0});
+    HITS(t2, {TW_E(B), 0}, {TW_E(C), 0});
+    HITS(t1, {TW_X(A), 0}, {TW_E(C), 0});
+    HITS(t2, {TW_X(C), 0}, {TW_X(B), 0});
+    HITS(t1, {TW_X(C), 0}, {TW_X(MAIN), 0});
+    tw_stream_free(t1);
+    tw_stream_free(t2);
+    tw_thread(w, 100, 101, PTC_THREAD_EXIT, "worker");
+    tw_raw_chunk(w, 200, PTC_CHUNK_F_OPTIONAL, 0, 0, "future", 6); /* skipped */
+    end_trace(w);
+    log_tids = 1;
+    struct ptc_session *s = decode("untimed", 0);
+    log_tids = 0;
+    CHECK_STR(logbuf, "100:>main 100:>a 101:>b 101:>c 100:<a 100:>c 101:<c 101:<b 100:<c "
+                      "100:<main");
+    struct ptc_totals t;
+    ptc_session_totals(s, &t);
+    CHECK(!t.timed);
+    CHECK_EQ(t.threads, 2);
+    CHECK_EQ(t.skipped_chunks, 1);
+    CHECK_EQ(fs(s, C).calls, 2);
+    CHECK_EQ(fs(s, C).total, 0);
+    CHECK_EQ(edge(s, MAIN, C), 1);
+    CHECK_EQ(edge(s, B, C), 1);
+    ptc_session_free(s);
+}
+
+static void test_bad_stub_and_unknown_required(void)
+{
+    struct tw *w = begin("badstub", 1);
+    struct tw_stream *st = tw_stream(w, 100, 100, 1, 0);
+    HITS(st, {TW_E(MAIN), 0}, {999, 5}, {TW_X(MAIN), 10});
+    tw_stream_free(st);
+    end_trace(w);
+    struct ptc_session *s = decode("badstub", 0);
+    struct ptc_totals t;
+    ptc_session_totals(s, &t);
+    CHECK_EQ(t.bad_stubs, 1);
+    CHECK_EQ(t.gaps, 1);
+    CHECK_EQ(t.unmatched, 1);
+    ptc_session_free(s);
+
+    w = begin("required", 1);
+    tw_raw_chunk(w, 77, 0, 0, 0, "x", 1);
+    end_trace(w);
+    s = decode("required", -PTC_E_UNSUPPORTED);
+    CHECK(strstr(ptc_session_errmsg(s), "type 77") != NULL);
+    ptc_session_free(s);
+}
+
+static void test_exec_and_lookup(void)
+{
+    struct tw *w = begin("exec", 1);
+    struct tw_stream *st = tw_stream(w, 100, 100, 1, 0);
+    HITS(st, {TW_E(MAIN), 0}, {TW_E(A), 10});
+    tw_stream_free(st);
+    /* exec: the new image starts its streams from seq 0 again */
+    tw_close(w);
+    /* append a second life by hand: a fresh writer would restart the seq counters */
+    struct tw *x = tw_open(path_for("exec-tail"), PTC_BACKEND_SOFT, PTC_FILE_F_TIMED);
+    tw_process(x, 100, PTC_PROC_EXEC, 1, 0, "/bin/other");
+    static const char *const other[] = {"omain"};
+    tw_module(x, 100, 0, 0, 0x500000, "/bin/other", other, 1);
+    struct tw_stream *s2 = tw_stream(x, 100, 100, 1, 0);
+    HITS(s2, {TW_E(0), 100}, {TW_X(0), 110});
+    tw_stream_free(s2);
+    tw_process_end(x, 100, 0);
+    tw_close(x);
+    char cmd[1200];
+    char tail[600];
+    snprintf(tail, sizeof(tail), "%s", path_for("exec-tail"));
+    snprintf(cmd, sizeof(cmd), "tail -c +65 %s >> %s", tail, path_for("exec"));
+    CHECK_EQ(system(cmd), 0);
+    struct ptc_session *s = decode("exec", 0);
+    CHECK_STR(logbuf, ">main >a <a/end=0 <main/end=10 >omain <omain=10");
+    struct ptc_totals t;
+    ptc_session_totals(s, &t);
+    CHECK_EQ(t.missing_chunks, 0);
+    CHECK_EQ(t.open_at_end, 2);
+    uint32_t id = 0;
+    CHECK_EQ(ptc_session_lookup_stub(s, 100, 0x500010, &id), 0);
+    CHECK_EQ(id, 1);
+    CHECK_EQ(ptc_session_lookup_stub(s, 100, 0x400010, &id), -PTC_E_BADSTUB);
+    CHECK_EQ(ptc_session_lookup_stub(s, 100, 0x500008, &id), -PTC_E_BADSTUB);
+    ptc_session_free(s);
+}
+
+static void test_direct_feed(void)
+{
+    /* the interface the Intel PT front-end uses */
+    struct tw *w = begin("feed", 1);
+    tw_close(w);
+    struct ptc_session *s = ptc_session_new();
+    cur = s;
+    FILE *f = fopen(path_for("feed"), "rb");
+    static uint8_t buf[65536];
+    size_t n = fread(buf, 1, sizeof(buf), f);
+    fclose(f);
+    struct ptc_reader *r;
+    CHECK_EQ(ptc_reader_open_memory(&r, buf, n), 0);
+    struct ptc_chunk c;
+    int modules = 0;
+    while (ptc_reader_next(r, &c) == 1)
+        if (c.h.type == PTC_CHUNK_MODULE) {
+            CHECK_EQ(ptc_session_add_module(s, 7, c.payload, c.h.payload_size), 0);
+            modules++;
+        }
+    ptc_reader_close(r);
+    CHECK_EQ(modules, 1);
+    uint32_t e = 0, x = 0;
+    CHECK_EQ(ptc_session_lookup_stub(s, 7, 0x400000 + 16 * TW_E(A), &e), 0);
+    CHECK_EQ(ptc_session_lookup_stub(s, 7, 0x400000 + 16 * TW_X(A), &x), 0);
+    struct ptc_ev ev[3] = {{.type = PTC_EV_HIT, .has_time = 1, .stub_id = e, .tsc = 5},
+                           {.type = PTC_EV_HIT, .has_time = 1, .stub_id = x, .tsc = 9},
+                           {.type = PTC_EV_GAP, .count = 3}};
+    CHECK_EQ(ptc_session_feed(s, 7, 8, ev, 3), 0);
+    struct ptc_loss loss = {.kind = PTC_LOSS_PT_OVERFLOW, .tid = 8, .count = 1};
+    CHECK_EQ(ptc_session_add_loss(s, 7, &loss, "ovf"), 0);
+    CHECK_EQ(ptc_session_finish(s), 0);
+    CHECK_EQ(fs(s, A).calls, 1);
+    struct ptc_totals t;
+    ptc_session_totals(s, &t);
+    CHECK_EQ(t.lost_events, 3);
+    CHECK_EQ(t.lost_other, 1);
+    CHECK_EQ(t.events, 2);
+    ptc_session_free(s);
+}
+
+int main(void)
+{
+    snprintf(tmpdir, sizeof(tmpdir), "/tmp/ptc-test-session-XXXXXX");
+    if (!mkdtemp(tmpdir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    test_basic();
+    test_recursion();
+    test_longjmp();
+    test_exceptions();
+    test_gap_and_drops();
+    test_fork();
+    test_untimed_threads();
+    test_bad_stub_and_unknown_required();
+    test_exec_and_lookup();
+    test_direct_feed();
+    char cmd[300];
+    snprintf(cmd, sizeof(cmd), "%s", getenv("KEEP") ? "true" : "rm -rf"); strcat(cmd, " "); strcat(cmd, tmpdir);
+    if (system(cmd)) {
+    }
+    if (failures) {
+        fprintf(stderr, "%d check(s) failed\n", failures);
+        return 1;
+    }
+    printf("all session tests passed\n");
+    return 0;
+}

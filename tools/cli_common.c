@@ -1,0 +1,316 @@
+/* Helpers shared by report/calls/graph. */
+#include "cli_common.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cli_fail(const char *cmd, const char *what, const char *advice)
+{
+    fflush(stdout);
+    fprintf(stderr, "ptcall %s: %s: %s\n", cmd, what, advice);
+    return 1;
+}
+
+const char *cli_advice(int err)
+{
+    switch (err < 0 ? -err : err) {
+    case PTC_E_IO:
+        return "check the path and its permissions";
+    case PTC_E_FORMAT:
+        return "give a trace file written by 'ptcall record'";
+    case PTC_E_VERSION:
+        return "read it with the ptcall version that recorded it";
+    case PTC_E_TRUNCATED:
+        return "the recording was cut short; rerun with --salvage to analyse what precedes "
+               "the damage";
+    case PTC_E_CORRUPT:
+        return "the file is damaged; rerun with --salvage to skip the damaged chunks";
+    case PTC_E_NOMEM:
+        return "free some memory and retry";
+    case PTC_E_NOMODULE:
+        return "build the program with ptcall-cc (or ptcall-c++) and record it again";
+    case PTC_E_UNSUPPORTED:
+        return "read it with a newer ptcall";
+    default:
+        return "report this as a ptcall bug";
+    }
+}
+
+int cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...)
+{
+    va_list ap;
+    fflush(stdout);
+    fprintf(stderr, "ptcall %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, ": see the usage below\n%s", usage);
+    return 2;
+}
+
+int cli_parse_u64(const char *s, uint64_t *out)
+{
+    if (!s || !*s || *s == '-' || *s == '+')
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int cli_flag_value(int argc, char **argv, int *i, const char *name, const char **val)
+{
+    const char *a = argv[*i];
+    size_t n = strlen(name);
+    if (strncmp(a, name, n))
+        return 0;
+    if (a[n] == '=') {
+        *val = a + n + 1;
+        return 1;
+    }
+    if (a[n])
+        return 0;
+    if (*i + 1 >= argc)
+        return -1;
+    *val = argv[++*i];
+    return 1;
+}
+
+void cli_fmt_time(char *buf, size_t n, uint64_t v, int ns)
+{
+    if (!ns) {
+        snprintf(buf, n, "%llu ticks", (unsigned long long)v);
+        return;
+    }
+    if (v < 1000)
+        snprintf(buf, n, "%llu ns", (unsigned long long)v);
+    else if (v < 1000000)
+        snprintf(buf, n, "%.3f us", (double)v / 1e3);
+    else if (v < 1000000000)
+        snprintf(buf, n, "%.3f ms", (double)v / 1e6);
+    else
+        snprintf(buf, n, "%.3f s", (double)v / 1e9);
+}
+
+void cli_json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(f, "\\u%04x", *p);
+        else
+            fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+void cli_csv_str(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\n\r")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+void cli_dot_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fputc('\\', f);
+        if (*s == '\n')
+            fputs("\\n", f);
+        else
+            fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+const char *cli_short_name(const char *name, char *buf, size_t n)
+{
+    size_t len = strlen(name);
+    if (len >= n)
+        return name;
+    memcpy(buf, name, len + 1);
+    /* drop trailing qualifiers of a demangled member function */
+    static const char *const quals[] = {" const", " volatile", " &&", " &", " noexcept"};
+    for (int again = 1; again;) {
+        again = 0;
+        for (size_t q = 0; q < sizeof(quals) / sizeof(quals[0]); q++) {
+            size_t ql = strlen(quals[q]);
+            if (len > ql && !strcmp(buf + len - ql, quals[q])) {
+                len -= ql;
+                buf[len] = 0;
+                again = 1;
+            }
+        }
+    }
+    if (!len || buf[len - 1] != ')')
+        return name;
+    int depth = 0;
+    for (size_t i = len; i-- > 0;) {
+        if (buf[i] == ')')
+            depth++;
+        else if (buf[i] == '(' && --depth == 0) {
+            if (i == 0)
+                return name;
+            buf[i] = 0;
+            return buf;
+        }
+    }
+    return name;
+}
+
+const char *cli_base(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    return b ? b + 1 : path;
+}
+
+const char *cli_backend_name(uint32_t backend)
+{
+    switch (backend) {
+    case PTC_BACKEND_SOFT:
+        return "soft";
+    case PTC_BACKEND_PT:
+        return "pt";
+    case PTC_BACKEND_IMPORT:
+        return "import";
+    default:
+        return "unknown";
+    }
+}
+
+struct lossy_ctx {
+    FILE *f;
+    int n;
+};
+
+static void print_lossy(void *ctx, uint32_t pid, uint32_t tid, uint64_t lost, uint64_t gaps)
+{
+    struct lossy_ctx *c = ctx;
+    if (c->n < 8)
+        fprintf(c->f, "%s%u/%u", c->n ? ", " : "", pid, tid);
+    else if (c->n == 8)
+        fprintf(c->f, ", ...");
+    (void)lost;
+    (void)gaps;
+    c->n++;
+}
+
+void cli_print_quality(FILE *f, const struct ptc_session *s, const struct ptc_totals *t)
+{
+    if (t->lost_events || t->gaps || t->lost_other) {
+        fprintf(f, "warning: ");
+        if (t->lost_events)
+            fprintf(f, "%llu events lost", (unsigned long long)t->lost_events);
+        else
+            fprintf(f, "events lost (count unknown)");
+        fprintf(f, " at %llu gap%s", (unsigned long long)t->gaps, t->gaps == 1 ? "" : "s");
+        if (t->missing_chunks)
+            fprintf(f, " (%llu chunk%s missing)", (unsigned long long)t->missing_chunks,
+                    t->missing_chunks == 1 ? "" : "s");
+        if (t->lost_other)
+            fprintf(f, ", %llu units of Intel PT data lost", (unsigned long long)t->lost_other);
+        fprintf(f, ": figures for thread%s ", t->lossy_threads == 1 ? "" : "s");
+        struct lossy_ctx c = {f, 0};
+        ptc_session_lossy_threads(s, print_lossy, &c);
+        if (!c.n)
+            fprintf(f, "(all)");
+        fprintf(f, " (pid/tid) are lower bounds; %llu open frame%s closed at gaps\n",
+                (unsigned long long)t->broken_frames, t->broken_frames == 1 ? " was" : "s were");
+    }
+    if (t->repairs)
+        fprintf(f, "note: %llu frame%s popped because %s exit was skipped (longjmp, or an "
+                   "exception without unwind stubs): repaired\n",
+                (unsigned long long)t->repairs, t->repairs == 1 ? "" : "s",
+                t->repairs == 1 ? "its" : "their");
+    if (t->unwound)
+        fprintf(f, "note: %llu frame%s popped by landing pads (exceptions caught, longjmp "
+                   "targets)\n",
+                (unsigned long long)t->unwound, t->unwound == 1 ? "" : "s");
+    if (t->unmatched)
+        fprintf(f, "note: %llu exit%s of functions not on the shadow stack ignored\n",
+                (unsigned long long)t->unmatched, t->unmatched == 1 ? "" : "s");
+    if (t->bad_stubs)
+        fprintf(f, "warning: %llu events named stubs no module has (treated as gaps)\n",
+                (unsigned long long)t->bad_stubs);
+    if (t->fork_unknown)
+        fprintf(f, "warning: %llu fork child%s started without its parent's stack (fork point "
+                   "not in the trace)\n",
+                (unsigned long long)t->fork_unknown, t->fork_unknown == 1 ? "" : "ren");
+    if (t->open_at_end)
+        fprintf(f, "note: %llu frame%s still open at thread or process end (closed at the "
+                   "thread's last event)\n",
+                (unsigned long long)t->open_at_end, t->open_at_end == 1 ? " was" : "s were");
+    if (!t->record_end)
+        fprintf(f, "warning: the trace has no RECORD_END chunk: the recording was interrupted "
+                   "and may miss its last events\n");
+}
+
+struct ptc_session *cli_decode(const char *cmd, const char *path, int salvage,
+                               ptc_call_hook hook, void *hook_ctx,
+                               void (*end_hook)(void *, uint32_t, uint32_t, uintptr_t *),
+                               struct ptc_session **early, int *damage, char *damage_msg,
+                               size_t damage_len)
+{
+    if (damage)
+        *damage = 0;
+    struct ptc_session *s = ptc_session_new();
+    if (!s) {
+        cli_fail(cmd, "out of memory", cli_advice(PTC_E_NOMEM));
+        return NULL;
+    }
+    if (ptc_pt_attach) {
+        int e = ptc_pt_attach(s);
+        if (e) {
+            cli_fail(cmd, ptc_session_errmsg(s)[0] ? ptc_session_errmsg(s) : ptc_strerror(e),
+                     cli_advice(e));
+            ptc_session_free(s);
+            return NULL;
+        }
+    }
+    if (early)
+        *early = s;
+    if (hook)
+        ptc_session_set_call_hook(s, hook, hook_ctx);
+    if (end_hook)
+        ptc_session_set_thread_end_hook(s, end_hook, hook_ctx);
+    int rc = ptc_decode_file(s, path, salvage ? PTC_DECODE_SALVAGE : 0);
+    int salvageable = rc == -PTC_E_TRUNCATED || rc == -PTC_E_CORRUPT ||
+                      rc == -PTC_E_UNSUPPORTED || rc == -PTC_E_IO;
+    if (rc && !(salvage && salvageable && ptc_session_num_funcs(s))) {
+        cli_fail(cmd, ptc_session_errmsg(s)[0] ? ptc_session_errmsg(s) : ptc_strerror(rc),
+                 salvage && salvageable
+                     ? "nothing can be salvaged: no module table survived the damage"
+                     : cli_advice(rc));
+        ptc_session_free(s);
+        return NULL;
+    }
+    if (rc && damage) {
+        *damage = rc;
+        snprintf(damage_msg, damage_len, "%s", ptc_session_errmsg(s));
+    }
+    if (!ptc_session_num_funcs(s)) {
+        char what[600];
+        snprintf(what, sizeof(what), "%s holds no instrumented module", path);
+        cli_fail(cmd, what, cli_advice(PTC_E_NOMODULE));
+        ptc_session_free(s);
+        return NULL;
+    }
+    return s;
+}
