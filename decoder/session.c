@@ -1302,6 +1302,10 @@ int ptc_session_chunk(struct ptc_session *s, const struct ptc_chunk *c)
     s->chunk_offset = c->offset;
     s->tot.chunks++;
     uint16_t type = c->h.type;
+    /* every chunk, whoever decodes it, takes a place in its (pid, tid) sequence */
+    int e = check_seq(s, c);
+    if (e)
+        return e;
     for (int i = 0; i < s->nhandlers; i++)
         if (type >= s->handlers[i].first && type <= s->handlers[i].last)
             return s->handlers[i].fn(s->handlers[i].ctx, s, &c->h, c->payload);
@@ -1321,9 +1325,6 @@ int ptc_session_chunk(struct ptc_session *s, const struct ptc_chunk *c)
                                      s->src_name, (unsigned long long)c->index,
                                      (unsigned long long)c->offset, type);
     }
-    int e = check_seq(s, c);
-    if (e)
-        return e;
     const uint8_t *pl = c->payload;
     switch (type) {
     case PTC_CHUNK_RECORD_INFO: {
