@@ -121,6 +121,10 @@ struct handler {
 };
 
 struct ptc_session {
+    /* the first PROCESS chunk: where `calls` puts time zero */
+    uint32_t origin_pid;
+    int have_origin;
+    uint64_t origin_tsc;
     /* functions */
     struct func *funcs;
     struct fstat *fstats;

@@ -393,6 +393,17 @@ size_t ptc_session_edges(const struct ptc_session *s, struct ptc_edge **out)
 
 /* ---------------------------------------------------------------- shadow stacks */
 
+static inline uint64_t hook_time(const struct ptc_session *s, const struct proc *p, uint64_t t);
+
+int ptc_session_origin(const struct ptc_session *s, uint64_t *time)
+{
+    const struct proc *p = s->have_origin ? proc_find(s, s->origin_pid) : NULL;
+    if (!p || !s->origin_tsc)
+        return -PTC_E_ARG;
+    *time = hook_time(s, p, s->origin_tsc);
+    return 0;
+}
+
 static inline uint64_t hook_time(const struct ptc_session *s, const struct proc *p, uint64_t t)
 {
     if (p->has_tb)
@@ -1345,6 +1356,11 @@ int ptc_session_chunk(struct ptc_session *s, const struct ptc_chunk *c)
         if (!p)
             return ptc_session_set_error(s, PTC_E_NOMEM, "out of memory");
         p->have_process = 1;
+        if (!s->have_origin) {
+            s->have_origin = 1;
+            s->origin_pid = c->h.pid;
+            s->origin_tsc = pr.tsc;
+        }
         p->ppid = pr.ppid;
         p->how = pr.how;
         p->parent_tid = pr.parent_tid;

@@ -27,7 +27,7 @@ struct calls_ctx {
     int have_tid, have_pid;
     int timed, ns;     /* decided at the first event */
     int init, started;
-    uint64_t base;     /* time of the first event shown */
+    uint64_t base;     /* time zero: the first process's start, else the first event shown */
     uint64_t lines;
     uint32_t last_pid, last_tid;
 };
@@ -46,7 +46,10 @@ static void prefix(struct calls_ctx *c, const struct ptc_call_event *e, uint64_t
 {
     if (!c->started) {
         c->started = 1;
-        c->base = time;
+        /* time zero is the program's start, so that threads whose chunks come later in
+         * the file do not show negative times */
+        uint64_t origin;
+        c->base = ptc_session_origin(c->s, &origin) == 0 && origin <= time ? origin : time;
         if (c->timed)
             printf("#%15s %12s %14s  %s\n", c->ns ? "TIME(s)" : "TIME(ticks)", "DURATION",
                    "PID/TID", "FUNCTION");

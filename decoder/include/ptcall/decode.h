@@ -182,6 +182,9 @@ struct ptc_totals {
     int32_t wait_status;      /* from RECORD_END */
 };
 void ptc_session_totals(const struct ptc_session *s, struct ptc_totals *t);
+/* When the first traced process started, on the time scale of struct ptc_call_event's
+ * time (0, or -PTC_E_ARG when the trace does not say). */
+int ptc_session_origin(const struct ptc_session *s, uint64_t *time);
 /* Threads whose figures are lower bounds (lost events or gaps): calls fn for each. */
 void ptc_session_lossy_threads(const struct ptc_session *s,
                                void (*fn)(void *ctx, uint32_t pid, uint32_t tid,
