@@ -12,8 +12,8 @@ static const char USAGE[] =
     "  --pid P        only process P\n"
     "  --max-depth D  only calls less than D levels deep (1 = outermost only)\n"
     "  --salvage      show what precedes damage in a truncated or corrupt trace\n"
-    "Columns: time since the first event, duration (at a function's end), pid/tid, and the\n"
-    "call tree. A leaf call is one line 'f();'. See docs/usage.md.\n";
+    "Columns: time since the traced program started, duration (at a function's end),\n"
+    "pid/tid, and the call tree. A leaf call is one line 'f();'. See docs/usage.md.\n";
 
 struct pending {
     uint32_t func, depth;
