@@ -12,6 +12,6 @@ mkdir -p out
 echo
 "$build/tools/ptcall" report out/demo.ptc --top 15
 echo
-echo "call sequence of the first thread (depth <= 3, first 25 lines):"
+echo "call sequence, all threads as their chunks reached the file (depth <= 3, first 25 lines):"
 set +o pipefail # head closes the pipe early on purpose
 "$build/tools/ptcall" calls out/demo.ptc --max-depth 3 | head -n 25

@@ -7,3 +7,5 @@ scripts/setup.sh
 scripts/build.sh
 build=${PTCALL_BUILD_DIR:-build}
 ctest --test-dir "$build" --output-on-failure -j"$(nproc)" --timeout 900
+# ctest hides a skipped test's own words: show why hardware tests were skipped
+grep -h '^SKIP' "$build/Testing/Temporary/LastTest.log" || true
