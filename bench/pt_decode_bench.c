@@ -1,30 +1,85 @@
 /* pt_decode_bench: decoding speed of a synthetic stub-filtered Intel PT stream.
  *
- *   pt_decode_bench [HITS] [none|tsc|mtc|cyc|all] [--suppressed]
+ *   pt_decode_bench [HITS] [none|tsc|mtc|cyc|all] [--suppressed] [--threads N] [--piece KB]
  *
  * Writes (with libipt's encoder, test/pt/ptgen.c) one CPU's stream of HITS stub hits
  * (default 10 M): TIP.PGE into a stub and TIP.PGD back out with the return address (or
  * with a suppressed IP), a call every ~100 cycles, PSB+ every 4 KiB, and the timing packets
  * of the chosen --timing. Then decodes the same bytes, in one run, with
- *   - ptcall's fast path (decoder/pt: packet parser + interpretation into hits),
+ *   - ptcall's fast path, one thread (decoder/pt: packet parser + interpretation into hits),
+ *   - ptcall's parallel decode with N worker threads (default: the number of CPUs), the
+ *     stream cut at PSBs into pieces of 256 KiB (--piece) (decoder/pt/pt_par.c),
  *   - libipt's query decoder (pt_qry_*: the decoder of record),
  *   - libipt's packet decoder (pt_pkt_next, counting TIP.PGE with last-IP tracking),
- * and prints events/s and MB/s for each, bytes per hit, and whether the hit counts agree. */
+ * and prints, for each, million hits per second of CPU time (the machine is shared, so
+ * this is the steadier figure; for the parallel decode it is the CPU time of the whole
+ * process) and of wall time, MB/s (wall), the ratios that matter, and whether all hit
+ * counts agree. The load average before and after is printed too. */
 #include <intel-pt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ptc_pt_decode.h"
 #include "ptgen.h"
 
-static double now(void)
+static double clk(clockid_t id)
 {
     struct timespec t;
-    /* CPU time of this thread: the machine is shared, wall time is noisy */
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    clock_gettime(id, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* one measurement: thread or process CPU time, and wall time */
+struct meter { double cpu0, wall0, cpu, wall; clockid_t id; };
+static void m_start(struct meter *m, clockid_t id)
+{
+    m->id = id;
+    m->wall0 = clk(CLOCK_MONOTONIC);
+    m->cpu0 = clk(id);
+}
+static void m_stop(struct meter *m)
+{
+    m->cpu = clk(m->id) - m->cpu0;
+    m->wall = clk(CLOCK_MONOTONIC) - m->wall0;
+}
+
+struct par_sum { uint64_t hits, sum; };
+static int par_count(void *ctx, size_t stream, const struct ptc_pt_item *it, size_t n)
+{
+    struct par_sum *p = ctx;
+    (void)stream;
+    for (size_t i = 0; i < n; i++) {
+        p->hits += it[i].kind == PTC_PT_ITEM_HIT;
+        p->sum += it[i].ip + it[i].tsc;
+    }
+    return 0;
+}
+
+static size_t piece_bytes = 256u << 10;
+
+static uint64_t run_par(const uint8_t *buf, size_t len, const struct ptc_pt_dcfg *cfg,
+                        int threads)
+{
+    struct ptc_pt_par_stream s = {.buf = buf, .len = len};
+    struct par_sum p = {0, 0};
+    if (ptc_pt_par_decode(cfg, &s, 1, threads, piece_bytes, par_count, &p))
+        fprintf(stderr, "parallel decode failed\n");
+    return p.hits + (p.sum & 0);
+}
+
+static void loadavg(char *out, size_t n)
+{
+    FILE *f = fopen("/proc/loadavg", "r");
+    out[0] = 0;
+    if (f) {
+        if (!fgets(out, (int)n, f))
+            out[0] = 0;
+        fclose(f);
+    }
+    out[strcspn(out, "\n")] = 0;
 }
 
 static uint64_t run_fast(const uint8_t *buf, size_t len, const struct ptc_pt_dcfg *cfg)
@@ -128,13 +183,24 @@ static uint64_t run_packet(const uint8_t *buf, size_t len, int timing)
     return hits + (sum & 0);
 }
 
+static void cell(char *o, size_t n, uint64_t hits, double mb, const struct meter *m)
+{
+    snprintf(o, n, "%6.1f %6.1f %5.0f", (double)hits / m->cpu / 1e6, (double)hits / m->wall / 1e6,
+             mb / m->wall);
+}
+
 int main(int argc, char **argv)
 {
     uint64_t n = 10000000;
     int t0 = 0, t1 = 3, suppressed = 0;
+    int threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--suppressed"))
             suppressed = 1;
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+            threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--piece") && i + 1 < argc)
+            piece_bytes = (size_t)atoi(argv[++i]) << 10;
         else if (!strcmp(argv[i], "none"))
             t0 = t1 = 0;
         else if (!strcmp(argv[i], "tsc"))
@@ -148,11 +214,24 @@ int main(int argc, char **argv)
         else
             n = strtoull(argv[i], NULL, 0);
     }
+    if (threads < 1)
+        threads = 1;
     static const char *const tn[] = {"none", "tsc", "mtc", "cyc"};
-    printf("pt_decode_bench: %llu stub hits per stream, exit TIP.PGD %s, one run each\n",
-           (unsigned long long)n, suppressed ? "with suppressed IP" : "with the return address");
-    printf("%-6s %9s %10s | %-22s %-22s %-22s | %s\n", "timing", "MB", "bytes/hit",
-           "ptcall fast path", "libipt query decoder", "libipt packet decoder", "agree");
+    char la[128];
+    loadavg(la, sizeof(la));
+    printf("pt_decode_bench: %llu stub hits per stream, exit TIP.PGD %s, %d CPUs online, "
+           "load average before: %s\n",
+           (unsigned long long)n, suppressed ? "with suppressed IP" : "with the return address",
+           (int)sysconf(_SC_NPROCESSORS_ONLN), la);
+    printf("per decoder: M hits/s of CPU time, M hits/s of wall time, MB/s of wall time\n");
+    char pn[32];
+    snprintf(pn, sizeof(pn), "parallel, %d thr", threads);
+    printf("%-5s %6s %5s | %-18s | %-18s | %-18s | %-18s | %6s %6s %7s %7s | %s\n", "time",
+           "MB", "B/hit", "fast, 1 thread", pn, "libipt query", "libipt packet", "fast/q",
+           "fast/p", "par/1", "par/1", "agree");
+    printf("%-5s %6s %5s | %-18s | %-18s | %-18s | %-18s | %6s %6s %7s %7s |\n", "", "", "",
+           "  cpu   wall  MB/s", "  cpu   wall  MB/s", "  cpu   wall  MB/s",
+           "  cpu   wall  MB/s", "cpu", "cpu", "wall", "cpu");
     for (int t = t0; t <= t1; t++) {
         size_t len;
         uint64_t start;
@@ -171,22 +250,34 @@ int main(int argc, char **argv)
         cfg.num_ranges = 1;
         cfg.mode = PTC_PT_MODE_FAST;
         double mb = (double)len / 1e6;
-        double a = now();
+        struct meter mf, mp, mq, mk;
+        m_start(&mf, CLOCK_THREAD_CPUTIME_ID);
         uint64_t hf = run_fast(buf, len, &cfg);
-        double b = now();
+        m_stop(&mf);
+        m_start(&mp, CLOCK_PROCESS_CPUTIME_ID); /* all worker threads */
+        uint64_t hpar = run_par(buf, len, &cfg, threads);
+        m_stop(&mp);
+        m_start(&mq, CLOCK_THREAD_CPUTIME_ID);
         uint64_t hq = run_query(buf, len, t);
-        double c = now();
+        m_stop(&mq);
+        m_start(&mk, CLOCK_THREAD_CPUTIME_ID);
         uint64_t hp = run_packet(buf, len, t);
-        double d = now();
-        char s1[64], s2[64], s3[64];
-        snprintf(s1, sizeof(s1), "%6.1f M/s %6.0f MB/s", (double)hf / (b - a) / 1e6, mb / (b - a));
-        snprintf(s2, sizeof(s2), "%6.1f M/s %6.0f MB/s", (double)hq / (c - b) / 1e6, mb / (c - b));
-        snprintf(s3, sizeof(s3), "%6.1f M/s %6.0f MB/s", (double)hp / (d - c) / 1e6, mb / (d - c));
-        printf("%-6s %9.1f %10.2f | %-22s %-22s %-22s | %s (%llu hits)\n", tn[t], mb,
-               (double)len / (double)n, s1, s2, s3,
-               hf == n && hq == n && hp == n ? "yes" : "NO", (unsigned long long)hf);
+        m_stop(&mk);
+        char s1[64], s2[64], s3[64], s4[64];
+        cell(s1, sizeof(s1), hf, mb, &mf);
+        cell(s2, sizeof(s2), hpar, mb, &mp);
+        cell(s3, sizeof(s3), hq, mb, &mq);
+        cell(s4, sizeof(s4), hp, mb, &mk);
+        printf("%-5s %6.1f %5.2f | %-18s | %-18s | %-18s | %-18s | %5.1fx %5.1fx %6.2fx %6.2fx | "
+               "%s (%llu hits)\n",
+               tn[t], mb, (double)len / (double)n, s1, s2, s3, s4, mq.cpu / mf.cpu,
+               mk.cpu / mf.cpu, mf.wall / mp.wall, mf.cpu / mp.cpu,
+               hf == n && hpar == n && hq == n && hp == n ? "yes" : "NO",
+               (unsigned long long)hf);
         fflush(stdout);
         free(buf);
     }
+    loadavg(la, sizeof(la));
+    printf("load average after: %s\n", la);
     return 0;
 }

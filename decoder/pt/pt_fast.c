@@ -1,5 +1,11 @@
 /* Fast path: a specialised Intel PT packet parser for stub-filtered traces.
  *
+ * Speed: it interprets while it parses (stub hits go straight into the output queue, no
+ * intermediate events), tests the two packets a stub trace is made of (TIP.PGE, TIP.PGD)
+ * before anything else, and decompresses IPs with a mask table instead of a switch. It is
+ * resumable at any packet boundary (struct ptc_pt_fstate), so a stream can be decoded as it
+ * arrives.
+ *
  * It understands PAD, PSB, PSBEND, TIP.PGE, TIP.PGD, FUP, TSC, TMA, MTC, CYC, CBR, MODE and
  * OVF, which is all a trace filtered to ptcall_stubs contains, and reproduces the event
  * semantics of libipt's query decoder for them (IP decompression against the last IP, reset
@@ -9,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ptc_pt_decode.h"
+#include "pt_interp.h"
 
 int ptc_pt_aevs_push(struct ptc_pt_aevs *a, const struct ptc_pt_aev *e)
 {
@@ -137,64 +143,197 @@ static inline uint64_t t_now(const struct ptc_pt_dcfg *c, const struct ptc_pt_ft
     return t->tsc;
 }
 
-static inline uint64_t ip_update(uint64_t last, uint64_t payload, int ipb)
-{
-    switch (ipb) {
-    case 1:
-        return (last & ~0xffffULL) | (payload & 0xffffULL);
-    case 2:
-        return (last & ~0xffffffffULL) | (payload & 0xffffffffULL);
-    case 3:
-        return (uint64_t)(((int64_t)(payload << 16)) >> 16);
-    case 4:
-        return (last & ~0xffffffffffffULL) | (payload & 0xffffffffffffULL);
-    case 6:
-        return payload;
-    default:
-        return last;
-    }
-}
-
+/* Bits of the last IP that an IP packet keeps, by its IPBytes field (SDM "IP compression");
+ * 3 (sign-extended 48 bits) is handled apart, 5 and 7 are reserved. */
+static const uint64_t ip_keep[8] = {~0ULL, ~0xffffULL, ~0xffffffffULL, 0,
+                                    ~0xffffffffffffULL, 0, 0, 0};
 static const int8_t ipb_len[8] = {0, 2, 4, 6, 6, -1, 8, -1};
 
-#define EMIT(tp, ipv, ipval, offv)                                                         \
-    do {                                                                                   \
-        struct ptc_pt_aev e_ = {.type = (tp), .ip_valid = (ipv), .ip = (ipval),            \
-                                .off = base + (offv)};                                     \
-        if (time->have_tsc) {                                                              \
-            e_.has_time = 1;                                                               \
-            e_.tsc = t_now(cfg, time);                                                     \
-        }                                                                                  \
-        if (out->n < out->cap)                                                             \
-            out->v[out->n++] = e_;                                                         \
-        else if (ptc_pt_aevs_push(out, &e_))                                               \
-            return -1;                                                                     \
-    } while (0)
+#define NOMEM PTC_FAST_NOMEM
 
-int ptc_pt_fast_span(const struct ptc_pt_dcfg *cfg, const uint8_t *buf, size_t len,
-                     uint64_t base, struct ptc_pt_ftime *time, struct ptc_pt_aevs *out,
-                     size_t *consumed)
+int ptc_pt_fast_run(const struct ptc_pt_dcfg *cfg, struct ptc_pt_fstate *fs,
+                    struct ptc_pt_interp *in, const uint8_t *buf, size_t len, uint64_t base,
+                    int final, size_t *consumed)
 {
     size_t pos = 0;
-    uint64_t last_ip = 0;
-    int in_psb = 0, fup_pending = 0, ovf_pending = 0, psb_seen = 0;
-    uint64_t fup_ip = 0;
-    size_t ovf_pos = 0;
-    struct ptc_pt_ftime ovf_time;
-    memset(&ovf_time, 0, sizeof(ovf_time));
+    /* the state lives in locals while parsing: stores into the item queue could otherwise
+     * alias it (uint8_t), and the compiler would reload it after every hit */
+    uint64_t last_ip = fs->last_ip, fup_ip = fs->fup_ip, ovf_off = fs->ovf_off;
+    int in_psb = fs->in_psb, fup_pending = fs->fup_pending, ovf_pending = fs->ovf_pending;
+    int psb_seen = fs->psb_seen;
+    uint64_t nev = fs->nev;
+    struct ptc_pt_ftime *time = &fs->time;
     const uint64_t mul = cfg->cpuid_0x15_eax && cfg->cpuid_0x15_ebx &&
                                  cfg->cpuid_0x15_ebx % cfg->cpuid_0x15_eax == 0
                              ? cfg->cpuid_0x15_ebx / cfg->cpuid_0x15_eax
                              : 0;
     const int use_mtc = !((cfg->flags & PTC_PT_F_CYC) && cfg->nom_freq);
+#define HT ((int)time->have_tsc)
+#define TNOW (time->have_tsc ? t_now(cfg, time) : 0)
+    /* libipt times an overflow at the OVF packet (the time saved there) */
+#define EMIT_OVF(ipv, ipval, offv)                                                         \
+    do {                                                                                   \
+        nev++;                                                                             \
+        if (ptc_interp_ovf(cfg, in, (ipv), (ipval), (offv), fs->ovf_time.have_tsc,         \
+                           fs->ovf_time.have_tsc ? t_now(cfg, &fs->ovf_time) : 0))         \
+            return NOMEM;                                                                  \
+    } while (0)
 
     while (pos < len) {
+        if (!in_psb && !fup_pending && !ovf_pending && !in->have_resume && !in->first_open &&
+            cfg->num_ranges == 1 && len - pos > 9) {
+            /* the steady state of a stub trace: TIP.PGE into a stub, TIP.PGD out, timing.
+             * Nothing here changes the interpretation state but the output queue, so it
+             * runs on locals; anything else goes to the general loop below. */
+            struct ptc_pt_item *q = in->q;
+            size_t qn = in->qn, qcap = in->qcap, qn0 = qn;
+            const uint64_t rs = cfg->ranges[0].start;
+            const uint64_t rl = cfg->ranges[0].end - cfg->ranges[0].start;
+            const size_t lim = len - 9; /* 8-byte payload loads stay inside buf */
+            const int timed = time->have_tsc; /* only a TSC sets it: not in this loop */
+            while (pos < lim) {
+                const uint8_t *p = buf + pos;
+                uint8_t b = p[0];
+                if ((b & 0x1f) == 0x11) { /* TIP.PGE */
+                    int ipb = b >> 5;
+                    if (ipb == 0 || ipb_len[ipb] < 0 || qn == qcap)
+                        break;
+                    uint64_t raw = rd_le8(p + 1, 8);
+                    uint64_t ip = ipb == 3 ? (uint64_t)(((int64_t)(raw << 16)) >> 16)
+                                           : (last_ip & ip_keep[ipb]) | (raw & ~ip_keep[ipb]);
+                    if (ip - rs >= rl)
+                        break; /* not a stub: the general loop decides */
+                    last_ip = ip;
+                    size_t end = pos + 1 + (size_t)ipb_len[ipb];
+                    q[qn++] = (struct ptc_pt_item){.kind = PTC_PT_ITEM_HIT,
+                                                   .has_time = (uint8_t)timed,
+                                                   .ip = ip,
+                                                   .tsc = timed ? t_now(cfg, time) : 0,
+                                                   .off = base + end};
+                    pos = end;
+                    continue;
+                }
+                if (b == 0x01) { /* TIP.PGD, IP suppressed */
+                    pos++;
+                    continue;
+                }
+                if ((b & 0x1f) == 0x01) { /* TIP.PGD with the return address */
+                    int ipb = b >> 5;
+                    if (ipb_len[ipb] < 0)
+                        break;
+                    uint64_t raw = rd_le8(p + 1, 8);
+                    last_ip = ipb == 3 ? (uint64_t)(((int64_t)(raw << 16)) >> 16)
+                                       : (last_ip & ip_keep[ipb]) | (raw & ~ip_keep[ipb]);
+                    pos += 1 + (size_t)ipb_len[ipb];
+                    continue;
+                }
+                if (b == 0x59) { /* MTC */
+                    if (use_mtc && t_mtc(cfg, time, p[1], mul))
+                        return PTC_FAST_FAIL;
+                    pos += 2;
+                    continue;
+                }
+                if ((b & 3) == 3) { /* CYC */
+                    uint64_t v = b >> 3;
+                    size_t n = 1;
+                    if (b & 4) { /* more bytes while bit 0 is set; 9 are readable here */
+                        unsigned shift = 5;
+                        uint8_t x;
+                        do {
+                            x = p[n++];
+                            v |= (uint64_t)(x >> 1) << shift;
+                            shift += 7;
+                        } while ((x & 1) && n < 8);
+                        if (x & 1)
+                            break; /* a very long one: the general loop */
+                    }
+                    time->cyc_sum += v;
+                    pos += n;
+                    continue;
+                }
+                if (b == 0x00) { /* PAD */
+                    pos++;
+                    continue;
+                }
+                break;
+            }
+            if (qn != qn0) {
+                nev += qn - qn0;
+                in->st->hits += qn - qn0;
+                in->touched = 1;
+                if (q[qn - 1].has_time) {
+                    in->last_tsc = q[qn - 1].tsc;
+                    in->have_last = 1;
+                }
+                in->qn = qn;
+            }
+            if (pos >= len)
+                break;
+        }
         const uint8_t *p = buf + pos;
         uint8_t b = p[0];
         size_t avail = len - pos;
-        if (b == 0x59 && avail >= 2 && !in_psb) { /* MTC: the most frequent packet */
+        uint8_t op = b & 0x1f;
+        if (op == 0x11 || op == 0x01 || op == 0x1d) { /* TIP.PGE, TIP.PGD, FUP: first */
+            int ipb = b >> 5;
+            int n = ipb_len[ipb];
+            if (n < 0)
+                return PTC_FAST_FAIL;
+            if ((size_t)(1 + n) > avail)
+                goto truncated;
+            uint64_t ip = last_ip;
+            int valid = ipb != 0;
+            if (valid) {
+                uint64_t raw = avail >= 9 ? rd_le8(p + 1, 8) : rd_le(p + 1, n);
+                ip = ipb == 3 ? (uint64_t)(((int64_t)(raw << 16)) >> 16)
+                              : (last_ip & ip_keep[ipb]) | (raw & ~ip_keep[ipb]);
+                last_ip = ip;
+            }
+            size_t end = pos + 1 + (size_t)n;
+            if (in_psb) {
+                if (op != 0x1d)
+                    return PTC_FAST_FAIL;
+                pos = end; /* FUP in PSB+: status only */
+                continue;
+            }
+            if (op == 0x1d) { /* FUP */
+                if (!valid || fup_pending)
+                    return PTC_FAST_FAIL;
+                if (ovf_pending) {
+                    EMIT_OVF(1, ip, base + end);
+                    ovf_pending = 0;
+                } else {
+                    fup_pending = 1;
+                    fup_ip = ip;
+                }
+                pos = end;
+                continue;
+            }
+            if (ovf_pending) {
+                if (op == 0x01)
+                    return PTC_FAST_FAIL; /* libipt: bad context */
+                EMIT_OVF(0, 0, ovf_off);
+                ovf_pending = 0;
+            }
+            if (op == 0x11) {
+                if (fup_pending || !valid)
+                    return PTC_FAST_FAIL;
+                nev++;
+                if (ptc_interp_enable(cfg, in, ip, base + end, HT, TNOW))
+                    return NOMEM;
+            } else if (fup_pending) {
+                nev++;
+                ptc_interp_async_disable(in, 1, fup_ip);
+                fup_pending = 0;
+            }
+            /* a plain TIP.PGD changes nothing the interpretation keeps (it only ends a
+             * resume window, which only FUP+TIP.PGD opens and TIP.PGE closes) */
+            pos = end;
+            continue;
+        }
+        if (b == 0x59 && avail >= 2 && !in_psb) { /* MTC */
             if (use_mtc && t_mtc(cfg, time, p[1], mul))
-                return -1;
+                return PTC_FAST_FAIL;
             pos += 2;
             continue;
         }
@@ -213,11 +352,11 @@ int ptc_pt_fast_span(const struct ptc_pt_dcfg *cfg, const uint8_t *buf, size_t l
                     if (!(x & 1))
                         break;
                     if (n > 10)
-                        return -1;
+                        return PTC_FAST_FAIL;
                 }
             }
             if (in_psb)
-                return -1;
+                return PTC_FAST_FAIL;
             time->cyc_sum += v;
             pos += n;
             continue;
@@ -227,66 +366,6 @@ int ptc_pt_fast_span(const struct ptc_pt_dcfg *cfg, const uint8_t *buf, size_t l
             continue;
         }
         if (b & 1) {
-            uint8_t op = b & 0x1f;
-            if (op == 0x11 || op == 0x01 || op == 0x1d) { /* TIP.PGE, TIP.PGD, FUP */
-                int ipb = b >> 5;
-                int n = ipb_len[ipb];
-                if (n < 0)
-                    return -1;
-                if ((size_t)(1 + n) > avail)
-                    goto truncated;
-                uint64_t ip = last_ip;
-                int valid = ipb != 0;
-                if (valid) {
-                    ip = ip_update(last_ip, avail >= 9 ? rd_le8(p + 1, n) : rd_le(p + 1, n), ipb);
-                    last_ip = ip;
-                }
-                size_t end = pos + 1 + (size_t)n;
-                if (in_psb) {
-                    if (op != 0x1d)
-                        return -1;
-                    pos = end; /* FUP in PSB+: status only */
-                    continue;
-                }
-                if (op == 0x1d) { /* FUP */
-                    if (!valid || fup_pending)
-                        return -1;
-                    if (ovf_pending) {
-                        struct ptc_pt_ftime now = *time;
-                        *time = ovf_time; /* libipt times the overflow at the OVF */
-                        EMIT(PTC_AEV_OVF, 1, ip, end);
-                        *time = now;
-                        ovf_pending = 0;
-                    } else {
-                        fup_pending = 1;
-                        fup_ip = ip;
-                    }
-                    pos = end;
-                    continue;
-                }
-                if (ovf_pending) {
-                    if (op == 0x01)
-                        return -1; /* libipt: bad context */
-                    struct ptc_pt_ftime now = *time;
-                    *time = ovf_time;
-                    EMIT(PTC_AEV_OVF, 0, 0, ovf_pos);
-                    *time = now;
-                    ovf_pending = 0;
-                }
-                if (op == 0x11) {
-                    if (fup_pending || !valid)
-                        return -1;
-                    EMIT(PTC_AEV_ENABLE, 1, ip, end);
-                } else if (fup_pending) {
-                    EMIT(PTC_AEV_ASYNC_DISABLE, 1, fup_ip, end);
-                    fup_pending = 0;
-                }
-                /* a plain TIP.PGD changes nothing the interpretation keeps (it only ends a
-                 * resume window, which only FUP+TIP.PGD opens and TIP.PGE closes), so the
-                 * fast path does not emit it */
-                pos = end;
-                continue;
-            }
             if (b == 0x19) { /* TSC */
                 if (avail < 8)
                     goto truncated;
@@ -298,9 +377,9 @@ int ptc_pt_fast_span(const struct ptc_pt_dcfg *cfg, const uint8_t *buf, size_t l
                 if (avail < 2)
                     goto truncated;
                 if (in_psb)
-                    return -1;
+                    return PTC_FAST_FAIL;
                 if (use_mtc && t_mtc(cfg, time, p[1], mul))
-                    return -1;
+                    return PTC_FAST_FAIL;
                 pos += 2;
                 continue;
             }
@@ -308,21 +387,18 @@ int ptc_pt_fast_span(const struct ptc_pt_dcfg *cfg, const uint8_t *buf, size_t l
                 if (avail < 2)
                     goto truncated;
                 if (ovf_pending) {
-                    struct ptc_pt_ftime now = *time;
-                    *time = ovf_time;
-                    EMIT(PTC_AEV_OVF, 0, 0, ovf_pos);
-                    *time = now;
+                    EMIT_OVF(0, 0, ovf_off);
                     ovf_pending = 0;
                 }
                 if (fup_pending)
-                    return -1;
+                    return PTC_FAST_FAIL;
                 pos += 2;
                 continue;
             }
-            return -1;
+            return PTC_FAST_FAIL;
         }
         if (b != 0x02)
-            return -1; /* TNT-8 */
+            return PTC_FAST_FAIL; /* TNT-8 */
         if (avail < 2)
             goto truncated;
         switch (p[1]) {
@@ -330,22 +406,22 @@ int ptc_pt_fast_span(const struct ptc_pt_dcfg *cfg, const uint8_t *buf, size_t l
             if (avail < 16)
                 goto truncated;
             if (memcmp(p, psb_pattern, 16))
-                return -1;
+                return PTC_FAST_FAIL;
             if (psb_seen) {
                 *consumed = pos;
-                goto end;
+                goto span_end;
             }
             psb_seen = 1;
             if (fup_pending || ovf_pending)
-                return -1;
+                return PTC_FAST_FAIL;
             in_psb = 1;
             last_ip = 0;
-            EMIT(PTC_AEV_PSB, 0, 0, pos + 16);
+            in->suspect = 0; /* a PSB resynchronises: no more suspect IPs */
             pos += 16;
             continue;
         case 0x23: /* PSBEND */
             if (!in_psb)
-                return -1;
+                return PTC_FAST_FAIL;
             in_psb = 0;
             pos += 2;
             continue;
@@ -353,9 +429,9 @@ int ptc_pt_fast_span(const struct ptc_pt_dcfg *cfg, const uint8_t *buf, size_t l
             if (avail < 4)
                 goto truncated;
             if (!p[2])
-                return -1;
+                return PTC_FAST_FAIL;
             if (ovf_pending || fup_pending)
-                return -1; /* keep libipt's exact handling for the rare cases */
+                return PTC_FAST_FAIL; /* keep libipt's exact handling for the rare cases */
             if ((cfg->flags & PTC_PT_F_CYC) && time->cbr && time->cbr != p[2]) {
                 /* frequency change: restart the CYC sum at the current estimate */
                 time->cyc_base_tsc = t_now(cfg, time);
@@ -369,35 +445,57 @@ int ptc_pt_fast_span(const struct ptc_pt_dcfg *cfg, const uint8_t *buf, size_t l
                 goto truncated;
             if (t_tma(cfg, time, (uint32_t)p[2] | (uint32_t)p[3] << 8,
                       (uint32_t)p[5] | ((uint32_t)(p[6] & 1) << 8)))
-                return -1;
+                return PTC_FAST_FAIL;
             pos += 7;
             continue;
         case 0xf3: /* OVF */
             if (in_psb || fup_pending || ovf_pending)
-                return -1;
+                return PTC_FAST_FAIL;
             ovf_pending = 1;
-            ovf_time = *time;
-            ovf_pos = pos + 2;
+            fs->ovf_time = *time;
+            ovf_off = base + pos + 2;
             last_ip = 0; /* libipt resets its last IP at OVF */
             pos += 2;
             continue;
         default:
-            return -1;
+            return PTC_FAST_FAIL;
         }
     }
     *consumed = len;
-end:
+    if (!final)
+        goto save;
+    /* the end of the segment ends the span */
+span_end:
     if (fup_pending || in_psb)
-        return -1;
+        return PTC_FAST_FAIL;
     if (ovf_pending) {
-        struct ptc_pt_ftime now = *time;
-        *time = ovf_time;
-        EMIT(PTC_AEV_OVF, 0, 0, ovf_pos);
-        *time = now;
+        EMIT_OVF(0, 0, ovf_off);
+        ovf_pending = 0;
     }
-    return 0;
+    fs->last_ip = last_ip;
+    fs->nev = nev;
+    fs->fup_pending = 0;
+    fs->ovf_pending = 0;
+    fs->in_psb = 0;
+    fs->psb_seen = (uint8_t)psb_seen;
+    return *consumed == len && final ? PTC_FAST_MORE : PTC_FAST_PSB;
 truncated:
-    /* The stream ends inside a packet: let libipt have the span (it treats that as the
-     * end of the trace); the caller records the truncation from byte counts. */
-    return -1;
+    if (final)
+        /* The stream ends inside a packet: let libipt have the span (it treats that as the
+         * end of the trace); the caller records the truncation from byte counts. */
+        return PTC_FAST_FAIL;
+    *consumed = pos; /* the rest of the packet comes with the next bytes */
+save:
+    fs->last_ip = last_ip;
+    fs->nev = nev;
+    fs->fup_ip = fup_ip;
+    fs->ovf_off = ovf_off;
+    fs->in_psb = (uint8_t)in_psb;
+    fs->fup_pending = (uint8_t)fup_pending;
+    fs->ovf_pending = (uint8_t)ovf_pending;
+    fs->psb_seen = (uint8_t)psb_seen;
+    return PTC_FAST_MORE;
+#undef HT
+#undef TNOW
+#undef EMIT_OVF
 }

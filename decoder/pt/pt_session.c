@@ -79,6 +79,11 @@ int ptc_pt_attach(struct ptc_session *s)
         free(a);
         return -PTC_E_NOMEM;
     }
+    ptc_pt_front_set_packet_stats(a->f, 0); /* only `ptcall stat` shows them */
+    /* streams decoded side by side: opt-in, it showed no gain yet (docs/pt.md) */
+    const char *t = getenv("PTCALL_PT_THREADS");
+    long n = t ? strtol(t, NULL, 10) : 1;
+    ptc_pt_front_set_threads(a->f, n < 1 ? 1 : n > 8 ? 8 : (int)n);
     return ptc_session_set_chunk_handler(s, PTC_CHUNK_PT_FIRST, PTC_CHUNK_PT_LAST, h_chunk,
                                          h_finish, a);
 }

@@ -1,10 +1,18 @@
 /* Per-stream decoding: segments between gaps, spans between PSBs, fast path with libipt
- * fallback, and the interpretation of abstract events into stub hits and gaps. */
+ * fallback, interpretation into stub hits and gaps.
+ *
+ * Streaming: bytes are appended as they arrive and decoded as far as whole packets go; the
+ * decoder keeps only the bytes of the current span (libipt may need to decode it again
+ * from its PSB), the cut packet at the end, and the fast path's state. A span the fast path
+ * gives up on after it already handed out its first items is decoded again by libipt, and
+ * only libipt's events after the last byte the fast path had handed out count. libipt
+ * itself needs whole spans, so in libipt-only mode (and for such a span) the decoder waits
+ * for the next PSB, the next gap or the end of the stream. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ptc_pt_decode.h"
+#include "pt_interp.h"
 
 void ptc_pt_dcfg_from_config(struct ptc_pt_dcfg *d, const struct ptc_pt_config *c)
 {
@@ -21,268 +29,482 @@ void ptc_pt_dcfg_from_config(struct ptc_pt_dcfg *d, const struct ptc_pt_config *
 
 struct ptc_pt_sdec {
     struct ptc_pt_dcfg cfg;
-    const uint8_t *buf;
-    size_t len;
+    const uint8_t *buf;     /* buf[0] is stream position base */
+    uint8_t *own;           /* streaming: the window we own (== buf) */
+    size_t cap;
+    uint64_t base, end;     /* bytes [base, end) are held */
+    int final;              /* no more bytes will be appended */
     struct ptc_pt_break *breaks;
-    size_t nbreaks;
-    size_t seg;        /* current segment: [seg_start(seg), seg_end(seg)) */
-    size_t pos;
-    int seg_started;
-    int done;
-    struct ptc_pt_item *q;
-    size_t qn, qi, qcap;
+    size_t nb, bcap, bi;    /* breaks before bi have been passed */
+    struct ptc_pt_break passed; /* the last break passed */
+    int have_passed;
+    int seg_started;        /* the current segment found its first PSB */
+    uint64_t seg_start, pos;
+    uint64_t span_start;
+    int fallback;           /* the current span needs libipt */
+    uint64_t committed_ev;  /* events of the span the fast path handed out before failing */
+    int blocked;            /* waits for more bytes (libipt needs the whole span) */
+    struct ptc_pt_fstate fs, span_fs;
+    struct ptc_pt_interp in;
+    size_t qi;
+    int accumulate;         /* parallel pieces: keep every item in the queue */
     struct ptc_pt_aevs aevs;
-    struct ptc_pt_ftime ftime;
-    uint64_t resume_ip;
-    int have_resume, suspect;
-    uint64_t last_tsc; /* time of the last item: gaps at breaks get it */
-    int have_last;
     struct ptc_pt_stream_stats st;
+    struct ptc_pt_pktstat *pk;
+    struct ptc_pt_break *skips; /* [pos, lost = end) skipped before a segment's PSB */
+    size_t nskip, skcap;
 };
 
-static inline int in_stubs(const struct ptc_pt_dcfg *c, uint64_t ip)
+static struct ptc_pt_sdec *sdec_alloc(const struct ptc_pt_dcfg *cfg)
 {
-    if (c->num_ranges == 1)
-        return ip >= c->ranges[0].start && ip < c->ranges[0].end;
-    size_t lo = 0, hi = c->num_ranges;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (ip < c->ranges[mid].start)
-            hi = mid;
-        else if (ip >= c->ranges[mid].end)
-            lo = mid + 1;
-        else
-            return 1;
-    }
-    return 0;
+    struct ptc_pt_sdec *d = calloc(1, sizeof(*d));
+    if (!d)
+        return NULL;
+    d->cfg = *cfg;
+    d->in.st = &d->st;
+    d->in.first_item = SIZE_MAX;
+    return d;
 }
 
-static inline int qpush(struct ptc_pt_sdec *d, const struct ptc_pt_item *it)
+struct ptc_pt_sdec *ptc_pt_sdec_new_at(const struct ptc_pt_dcfg *cfg, const uint8_t *buf,
+                                       size_t len, uint64_t base)
 {
-    if (it->has_time) {
-        d->last_tsc = it->tsc;
-        d->have_last = 1;
-    }
-    if (d->qn == d->qcap) {
-        size_t cap = d->qcap ? d->qcap * 2 : 256;
-        void *v = realloc(d->q, cap * sizeof(*d->q));
-        if (!v)
-            return -1;
-        d->q = v;
-        d->qcap = cap;
-    }
-    d->q[d->qn++] = *it;
-    if (it->kind == PTC_PT_ITEM_HIT)
-        d->st.hits++;
-    else
-        d->st.gaps++;
-    return 0;
-}
-
-static int gap(struct ptc_pt_sdec *d, const struct ptc_pt_aev *e, uint8_t why, uint64_t off,
-               uint64_t count)
-{
-    struct ptc_pt_item it = {.kind = PTC_PT_ITEM_GAP, .why = why, .off = off, .count = count};
-    if (e && e->has_time) {
-        it.has_time = 1;
-        it.tsc = e->tsc;
-    }
-    return qpush(d, &it);
-}
-
-static int hit(struct ptc_pt_sdec *d, const struct ptc_pt_aev *e)
-{
-    struct ptc_pt_item it = {.kind = PTC_PT_ITEM_HIT, .ip = e->ip, .off = e->off,
-                             .has_time = e->has_time, .tsc = e->tsc};
-    return qpush(d, &it);
-}
-
-/* The interpretation shared by both decoders (docs/pt.md "What is a hit"). */
-static int interpret(struct ptc_pt_sdec *d)
-{
-    const struct ptc_pt_dcfg *c = &d->cfg;
-    static int debug = -1;
-    if (debug < 0)
-        debug = getenv("PTCALL_PT_DEBUG") != NULL;
-    for (size_t i = 0; i < d->aevs.n; i++) {
-        const struct ptc_pt_aev *e = &d->aevs.v[i];
-        if (debug)
-            fprintf(stderr, "aev %d ip %d:%llx off %llu time %d:%llu\n", e->type, e->ip_valid,
-                    (unsigned long long)e->ip, (unsigned long long)e->off, e->has_time,
-                    (unsigned long long)e->tsc);
-        int r = 0;
-        switch (e->type) {
-        case PTC_AEV_PSB:
-            d->suspect = 0;
-            break;
-        case PTC_AEV_ENABLE:
-            if (in_stubs(c, e->ip)) {
-                if (d->have_resume && d->resume_ip == e->ip)
-                    d->st.resumes++; /* back from an interrupt taken on the stub */
-                else
-                    r = hit(d, e);
-            } else if (d->suspect) {
-                r = gap(d, e, PTC_PT_WHY_SUSPECT, e->off, 0);
-            } else {
-                d->st.stray++;
-            }
-            d->have_resume = 0;
-            break;
-        case PTC_AEV_DISABLE:
-            d->have_resume = 0;
-            break;
-        case PTC_AEV_ASYNC_DISABLE:
-            d->have_resume = e->ip_valid;
-            d->resume_ip = e->ip;
-            break;
-        case PTC_AEV_OVF:
-            d->st.ovf++;
-            d->have_resume = 0;
-            d->suspect = 1;
-            r = gap(d, e, PTC_PT_WHY_OVF, e->off, 0);
-            if (!r && e->ip_valid && in_stubs(c, e->ip))
-                r = hit(d, e);
-            break;
-        case PTC_AEV_ERROR:
-            d->st.decode_errors++;
-            d->have_resume = 0;
-            d->suspect = 1;
-            r = gap(d, e, PTC_PT_WHY_DECODE, e->off, 0);
-            break;
-        }
-        if (r)
-            return -1;
-    }
-    d->aevs.n = 0;
-    return 0;
+    struct ptc_pt_sdec *d = sdec_alloc(cfg);
+    if (!d)
+        return NULL;
+    d->buf = buf;
+    d->base = d->seg_start = d->pos = base;
+    d->end = base + len;
+    d->final = 1;
+    d->st.bytes = len;
+    return d;
 }
 
 struct ptc_pt_sdec *ptc_pt_sdec_new(const struct ptc_pt_dcfg *cfg, const uint8_t *buf,
                                     size_t len, const struct ptc_pt_break *breaks,
                                     size_t num_breaks)
 {
-    struct ptc_pt_sdec *d = calloc(1, sizeof(*d));
+    struct ptc_pt_sdec *d = ptc_pt_sdec_new_at(cfg, buf, len, 0);
     if (!d)
         return NULL;
-    d->cfg = *cfg;
-    d->buf = buf;
-    d->len = len;
-    if (num_breaks) {
-        d->breaks = malloc(num_breaks * sizeof(*breaks));
-        if (!d->breaks) {
-            free(d);
+    for (size_t i = 0; i < num_breaks; i++)
+        if (ptc_pt_sdec_add_break(d, &breaks[i])) {
+            ptc_pt_sdec_free(d);
             return NULL;
         }
-        memcpy(d->breaks, breaks, num_breaks * sizeof(*breaks));
-        d->nbreaks = num_breaks;
-    }
-    d->st.bytes = len;
     return d;
 }
 
-static size_t seg_start(const struct ptc_pt_sdec *d, size_t s)
+struct ptc_pt_sdec *ptc_pt_sdec_new_stream(const struct ptc_pt_dcfg *cfg)
 {
-    return s == 0 ? 0 : (size_t)d->breaks[s - 1].pos;
+    return sdec_alloc(cfg);
 }
 
-static size_t seg_end(const struct ptc_pt_sdec *d, size_t s)
+void ptc_pt_sdec_set_config(struct ptc_pt_sdec *d, const struct ptc_pt_dcfg *cfg)
 {
-    return s < d->nbreaks ? (size_t)d->breaks[s].pos : d->len;
+    d->cfg = *cfg;
+}
+
+void ptc_pt_sdec_set_ranges(struct ptc_pt_sdec *d, const struct ptc_pt_range *r, size_t n)
+{
+    d->cfg.ranges = r;
+    d->cfg.num_ranges = n;
+}
+
+void ptc_pt_sdec_count_packets(struct ptc_pt_sdec *d, struct ptc_pt_pktstat *st)
+{
+    d->pk = st;
+}
+
+uint64_t ptc_pt_sdec_end(const struct ptc_pt_sdec *d) { return d->end; }
+
+/* the oldest byte still needed: the current span's PSB (for libipt), else pos */
+static uint64_t keep_from(const struct ptc_pt_sdec *d)
+{
+    return d->seg_started && d->span_start < d->pos ? d->span_start : d->pos;
+}
+
+int ptc_pt_sdec_append(struct ptc_pt_sdec *d, const void *p, size_t n)
+{
+    if (!n)
+        return 0;
+    d->blocked = 0;
+    uint64_t keep = keep_from(d);
+    size_t used = (size_t)(d->end - d->base);
+    if (used + n > d->cap && keep > d->base) {
+        /* drop what is decoded before growing */
+        size_t drop = (size_t)(keep - d->base);
+        memmove(d->own, d->own + drop, used - drop);
+        d->base = keep;
+        used -= drop;
+    }
+    if (used + n > d->cap) {
+        size_t c = d->cap ? d->cap : 65536;
+        while (c < used + n)
+            c *= 2;
+        void *v = realloc(d->own, c);
+        if (!v)
+            return -1;
+        d->own = v;
+        d->cap = c;
+    }
+    memcpy(d->own + used, p, n);
+    d->buf = d->own;
+    d->end += n;
+    d->st.bytes += n;
+    return 0;
+}
+
+int ptc_pt_sdec_add_break(struct ptc_pt_sdec *d, const struct ptc_pt_break *b)
+{
+    d->blocked = 0;
+    if (d->nb == d->bcap) {
+        size_t c = d->bcap ? d->bcap * 2 : 8;
+        void *v = realloc(d->breaks, c * sizeof(*d->breaks));
+        if (!v)
+            return -1;
+        d->breaks = v;
+        d->bcap = c;
+    }
+    if (d->bi && d->bi == d->nb) { /* every break so far is passed: reuse the array */
+        d->nb = d->bi = 0;
+    }
+    struct ptc_pt_break k = *b;
+    if (d->have_passed && k.pos == d->passed.pos) {
+        /* the same gap, reported again after the decoder passed it (a TRUNCATED record,
+         * then the jump in AUX offsets when the next bytes come): one gap */
+        if (k.lost > d->passed.lost) {
+            d->st.lost_bytes += k.lost - d->passed.lost;
+            d->passed.lost = k.lost;
+        }
+        return 0;
+    }
+    if (k.pos < d->pos)
+        k.pos = d->pos; /* already decoded past it (should not happen): break here */
+    size_t i = d->nb;
+    while (i > d->bi && d->breaks[i - 1].pos > k.pos) {
+        d->breaks[i] = d->breaks[i - 1];
+        i--;
+    }
+    if (i > d->bi && d->breaks[i - 1].pos == k.pos) { /* the same gap reported twice */
+        if (k.lost > d->breaks[i - 1].lost)
+            d->breaks[i - 1].lost = k.lost;
+        memmove(&d->breaks[i], &d->breaks[i + 1], (d->nb - i) * sizeof(*d->breaks));
+        return 0;
+    }
+    d->breaks[i] = k;
+    d->nb++;
+    return 0;
+}
+
+void ptc_pt_sdec_finish(struct ptc_pt_sdec *d)
+{
+    d->final = 1;
+    d->blocked = 0;
+}
+
+static uint64_t seg_end(const struct ptc_pt_sdec *d)
+{
+    return d->bi < d->nb ? d->breaks[d->bi].pos : d->end;
+}
+
+static int seg_final(const struct ptc_pt_sdec *d) { return d->bi < d->nb || d->final; }
+
+/* first PSB at or after stream position from, before to (or to) */
+static uint64_t psb_in(const struct ptc_pt_sdec *d, uint64_t from, uint64_t to)
+{
+    if (from >= to)
+        return to;
+    return d->base + ptc_pt_find_psb(d->buf, (size_t)(to - d->base), (size_t)(from - d->base));
+}
+
+static void count_packets(struct ptc_pt_sdec *d, uint64_t a, uint64_t b)
+{
+    if (d->pk && b > a)
+        (void)ptc_pt_count_packets(d->buf + (a - d->base), (size_t)(b - a), d->pk);
+}
+
+static int add_skip(struct ptc_pt_sdec *d, uint64_t a, uint64_t b)
+{
+    if (d->pk)
+        d->pk->unsynced_bytes += b - a;
+    if (d->nskip && d->skips[d->nskip - 1].lost == a) {
+        d->skips[d->nskip - 1].lost = b;
+        return 0;
+    }
+    if (d->nskip == d->skcap) {
+        /* old regions are never asked about again: keep the recent ones */
+        if (d->nskip >= 64) {
+            memmove(d->skips, d->skips + 32, (d->nskip - 32) * sizeof(*d->skips));
+            d->nskip -= 32;
+        } else {
+            size_t c = d->skcap ? d->skcap * 2 : 8;
+            void *v = realloc(d->skips, c * sizeof(*d->skips));
+            if (!v)
+                return -1;
+            d->skips = v;
+            d->skcap = c;
+        }
+    }
+    d->skips[d->nskip].pos = a;
+    d->skips[d->nskip].lost = b;
+    d->skips[d->nskip].why = 0;
+    d->nskip++;
+    return 0;
+}
+
+int ptc_pt_sdec_in_skip(const struct ptc_pt_sdec *d, uint64_t pos)
+{
+    for (size_t i = d->nskip; i-- > 0;)
+        if (pos >= d->skips[i].pos && pos < d->skips[i].lost)
+            return 1;
+    return !d->seg_started && pos >= d->seg_start && d->end > d->seg_start;
+}
+
+static void start_span(struct ptc_pt_sdec *d, uint64_t at)
+{
+    d->span_start = d->pos = at;
+    d->fallback = 0;
+    d->fs.psb_seen = 0;
+    d->fs.in_psb = d->fs.fup_pending = d->fs.ovf_pending = 0;
+    d->fs.last_ip = 0;
+    d->fs.nev = 0;
+    d->committed_ev = 0;
+    d->span_fs = d->fs;
+    d->st.spans++;
+}
+
+/* libipt over [span_start, to), after the events the fast path already handed out */
+static int libipt_spans(struct ptc_pt_sdec *d, uint64_t to, uint64_t skip_events)
+{
+    d->aevs.n = 0;
+    if (ptc_pt_ipt_decode(&d->cfg, d->buf + (d->span_start - d->base),
+                          (size_t)(to - d->span_start), d->span_start, &d->aevs) < 0)
+        return -1;
+    if (ptc_pt_interp_aevs(&d->cfg, &d->in, &d->aevs, skip_events))
+        return -1;
+    d->aevs.n = 0;
+    return 0;
+}
+
+/* One step of decoding. Returns 1 after progress, 0 when it needs more bytes (or is at the
+ * end), -1 on error. */
+static int step(struct ptc_pt_sdec *d)
+{
+    uint64_t se = seg_end(d);
+    int sf = seg_final(d);
+    if (d->pos >= se) {
+        if (!sf)
+            return 0;
+        if (d->seg_started && d->span_start < se) {
+            count_packets(d, d->span_start, se);
+            d->span_start = se;
+        }
+        if (d->bi >= d->nb)
+            return 0; /* the end */
+        /* pass the break: the bytes after it do not continue the ones before */
+        const struct ptc_pt_break *b = &d->breaks[d->bi++];
+        d->passed = *b;
+        d->have_passed = 1;
+        d->st.truncations++;
+        d->st.lost_bytes += b->lost;
+        ptc_interp_settle(&d->in);
+        d->in.have_resume = 0;
+        if (ptc_interp_gap(&d->in, (uint8_t)(b->why ? b->why : PTC_PT_WHY_TRUNCATED), b->pos,
+                           d->in.have_last, d->in.last_tsc))
+            return -1;
+        d->seg_started = 0;
+        d->seg_start = d->pos = b->pos;
+        return 1;
+    }
+    if (!d->seg_started) {
+        /* bytes before the segment's first PSB cannot be decoded (last IP and time are
+         * unknown): skip them */
+        uint64_t psb = psb_in(d, d->pos, se);
+        if (psb < se) {
+            d->st.skipped_bytes += psb - d->pos;
+            if (psb > d->pos && add_skip(d, d->pos, psb))
+                return -1;
+            d->seg_started = 1;
+            memset(&d->fs, 0, sizeof(d->fs));
+            start_span(d, psb);
+            return 1;
+        }
+        uint64_t to = sf ? se : (se > d->pos + 15 ? se - 15 : d->pos); /* a PSB may straddle */
+        if (to > d->pos) {
+            d->st.skipped_bytes += to - d->pos;
+            if (add_skip(d, d->pos, to))
+                return -1;
+            d->pos = to;
+            return 1;
+        }
+        return 0;
+    }
+    if (d->blocked)
+        return 0;
+    if (d->cfg.mode != PTC_PT_MODE_LIBIPT && !d->fallback) {
+        size_t qn0 = d->in.qn, consumed = 0;
+        struct ptc_pt_interp saved = d->in;
+        uint64_t ev0 = d->fs.nev;
+        int r = ptc_pt_fast_run(&d->cfg, &d->fs, &d->in, d->buf + (d->pos - d->base),
+                                (size_t)(se - d->pos), d->pos, sf, &consumed);
+        if (r == PTC_FAST_PSB) {
+            count_packets(d, d->span_start, d->pos + consumed);
+            start_span(d, d->pos + consumed);
+            return 1;
+        }
+        if (r == PTC_FAST_MORE) {
+            d->pos += consumed;
+            return consumed > 0 || d->pos >= se;
+        }
+        if (r == PTC_FAST_NOMEM)
+            return -1;
+        /* not for the fast path: forget what this call produced */
+        saved.q = d->in.q;
+        saved.qcap = d->in.qcap;
+        d->in = saved;
+        d->in.qn = qn0;
+        d->fs = d->span_fs;
+        d->fallback = 1;
+        d->committed_ev = ev0;
+    }
+    /* libipt: whole spans only */
+    uint64_t next = psb_in(d, d->span_start + 16, se);
+    if (next >= se && !sf) {
+        d->blocked = 1;
+        return 0;
+    }
+    uint64_t to = next;
+    if (d->cfg.mode == PTC_PT_MODE_LIBIPT) {
+        /* libipt-only: every complete span available in one decoder run */
+        to = sf ? se : next;
+        for (uint64_t k = next; !sf && k < se; k = psb_in(d, k + 16, se))
+            to = k;
+    } else if (d->cfg.mode == PTC_PT_MODE_FAST_ONLY) {
+        ptc_interp_error(&d->in, d->span_start, 0, 0);
+        count_packets(d, d->span_start, to);
+        if (to < se)
+            start_span(d, to);
+        else
+            d->pos = d->span_start = to;
+        return 1;
+    } else {
+        d->st.spans_libipt++;
+    }
+    if (libipt_spans(d, to, d->committed_ev))
+        return -1;
+    count_packets(d, d->span_start, to);
+    if (to < se) {
+        d->fs = d->span_fs; /* as before the span: the next PSB+ sets the time again */
+        start_span(d, to);
+    } else {
+        d->pos = d->span_start = to;
+        d->fallback = 0;
+    }
+    return 1;
 }
 
 static int refill(struct ptc_pt_sdec *d)
 {
-    d->qn = d->qi = 0;
-    while (!d->qn && !d->done) {
-        if (d->seg > d->nbreaks) {
-            d->done = 1;
-            break;
-        }
-        size_t end = seg_end(d, d->seg);
-        if (!d->seg_started) {
-            d->seg_started = 1;
-            size_t start = seg_start(d, d->seg);
-            if (d->seg > 0) {
-                const struct ptc_pt_break *b = &d->breaks[d->seg - 1];
-                d->st.truncations++;
-                d->st.lost_bytes += b->lost;
-                d->have_resume = 0;
-                struct ptc_pt_aev last = {.has_time = (uint8_t)d->have_last, .tsc = d->last_tsc};
-                if (gap(d, &last, (uint8_t)(b->why ? b->why : PTC_PT_WHY_TRUNCATED), b->pos,
-                        b->lost))
-                    return -1;
-            }
-            size_t psb = ptc_pt_find_psb(d->buf, end, start);
-            d->st.skipped_bytes += psb - start;
-            d->pos = psb;
-            memset(&d->ftime, 0, sizeof(d->ftime));
-        }
-        if (d->pos >= end) {
-            d->seg++;
-            d->seg_started = 0;
-            continue;
-        }
-        d->st.spans++;
-        if (d->cfg.mode == PTC_PT_MODE_LIBIPT) {
-            if (ptc_pt_ipt_decode(&d->cfg, d->buf + d->pos, end - d->pos, d->pos, &d->aevs) < 0)
-                return -1;
-            d->pos = end;
-        } else {
-            size_t consumed = 0;
-            struct ptc_pt_ftime saved = d->ftime;
-            if (ptc_pt_fast_span(&d->cfg, d->buf + d->pos, end - d->pos, d->pos, &d->ftime,
-                                 &d->aevs, &consumed) == 0) {
-                d->pos += consumed;
-            } else {
-                d->aevs.n = 0;
-                d->ftime = saved;
-                size_t next = ptc_pt_find_psb(d->buf, end, d->pos + 16);
-                if (d->cfg.mode == PTC_PT_MODE_FAST_ONLY) {
-                    struct ptc_pt_aev e = {.type = PTC_AEV_ERROR, .off = d->pos};
-                    ptc_pt_aevs_push(&d->aevs, &e);
-                } else {
-                    d->st.spans_libipt++;
-                    if (ptc_pt_ipt_decode(&d->cfg, d->buf + d->pos, next - d->pos, d->pos,
-                                          &d->aevs) < 0)
-                        return -1;
-                }
-                d->pos = next;
-            }
-        }
-        if (interpret(d))
+    if (!d->accumulate && d->qi == d->in.qn) {
+        d->qi = d->in.qn = 0;
+        d->in.first_item = SIZE_MAX;
+    }
+    while (d->qi == d->in.qn || d->accumulate) {
+        int r = step(d);
+        if (r < 0)
             return -1;
+        if (!r)
+            break;
     }
     return 0;
 }
 
 int ptc_pt_sdec_next(struct ptc_pt_sdec *d, struct ptc_pt_item *out)
 {
-    if (d->qi == d->qn) {
-        if (d->done)
-            return 0;
+    if (d->qi == d->in.qn) {
         if (refill(d))
             return -1;
-        if (d->qi == d->qn)
+        if (d->qi == d->in.qn)
             return 0;
     }
-    *out = d->q[d->qi++];
+    *out = d->in.q[d->qi++];
     return 1;
 }
 
 long ptc_pt_sdec_batch(struct ptc_pt_sdec *d, const struct ptc_pt_item **items)
 {
-    if (d->qi == d->qn) {
-        if (d->done)
-            return 0;
+    if (d->qi == d->in.qn) {
         if (refill(d))
             return -1;
-        if (d->qi == d->qn)
+        if (d->qi == d->in.qn)
             return 0;
     }
-    *items = d->q + d->qi;
-    long n = (long)(d->qn - d->qi);
-    d->qi = d->qn;
+    *items = d->in.q + d->qi;
+    long n = (long)(d->in.qn - d->qi);
+    d->qi = d->in.qn;
     return n;
+}
+
+/* pt_par.c: reuse a decoder (and its queue's memory: fresh memory for every piece costs
+ * page faults, which serialise threads) for another piece of a complete stream */
+void ptc_pt_sdec_reuse_at(struct ptc_pt_sdec *d, const uint8_t *buf, size_t len,
+                          uint64_t base)
+{
+    struct ptc_pt_item *q = d->in.q;
+    size_t qcap = d->in.qcap;
+    struct ptc_pt_aevs aevs = d->aevs;
+    struct ptc_pt_dcfg cfg = d->cfg;
+    free(d->own);
+    free(d->breaks);
+    free(d->skips);
+    memset(d, 0, sizeof(*d));
+    d->cfg = cfg;
+    d->in.q = q;
+    d->in.qcap = qcap;
+    d->in.st = &d->st;
+    d->in.first_item = SIZE_MAX;
+    d->aevs = aevs;
+    d->aevs.n = 0;
+    d->buf = buf;
+    d->base = d->seg_start = d->pos = base;
+    d->end = base + len;
+    d->final = 1;
+    d->st.bytes = len;
+}
+
+/* pt_par.c: decode a whole piece into the queue; the piece starts in the state given */
+int ptc_pt_sdec_run_piece(struct ptc_pt_sdec *d, int first_open)
+{
+    d->accumulate = 1;
+    d->in.first_open = (uint8_t)first_open;
+    return refill(d);
+}
+
+int ptc_pt_sdec_caught_up(const struct ptc_pt_sdec *d) { return !d->blocked; }
+
+int ptc_pt_sdec_prefetch(struct ptc_pt_sdec *d, size_t max_bytes)
+{
+    if (d->qi == d->in.qn) {
+        d->qi = d->in.qn = 0;
+        d->in.first_item = SIZE_MAX;
+    }
+    uint64_t stop = d->pos + max_bytes;
+    while (d->pos < stop) {
+        int r = step(d);
+        if (r < 0)
+            return -1;
+        if (!r)
+            break;
+    }
+    return 0;
+}
+
+size_t ptc_pt_sdec_queued(const struct ptc_pt_sdec *d) { return d->in.qn - d->qi; }
+
+uint64_t ptc_pt_sdec_undecoded(const struct ptc_pt_sdec *d)
+{
+    return d->end > d->pos && !d->blocked ? d->end - d->pos : 0;
 }
 
 const struct ptc_pt_stream_stats *ptc_pt_sdec_stats(const struct ptc_pt_sdec *d)
@@ -290,12 +512,22 @@ const struct ptc_pt_stream_stats *ptc_pt_sdec_stats(const struct ptc_pt_sdec *d)
     return &d->st;
 }
 
+const struct ptc_pt_interp *ptc_pt_sdec_interp(const struct ptc_pt_sdec *d) { return &d->in; }
+
+size_t ptc_pt_sdec_held(const struct ptc_pt_sdec *d)
+{
+    return d->cap + d->in.qcap * sizeof(*d->in.q) + d->aevs.cap * sizeof(*d->aevs.v) +
+           d->bcap * sizeof(*d->breaks) + d->skcap * sizeof(*d->skips);
+}
+
 void ptc_pt_sdec_free(struct ptc_pt_sdec *d)
 {
     if (!d)
         return;
+    free(d->own);
     free(d->breaks);
-    free(d->q);
+    free(d->skips);
+    free(d->in.q);
     free(d->aevs.v);
     free(d);
 }

@@ -9,7 +9,9 @@
  *   2. stream decoder: one per CPU (or per thread) stream; splits it at PSBs and at gaps
  *      (truncation), interprets abstract events into items: stub HITs and GAPs.
  *   3. front-end: collects PT chunks of a trace file, parses sideband, attributes items to
- *      (pid, tid), and feeds per-thread struct ptc_ev in order to a sink (the session).
+ *      (pid, tid), and feeds per-thread struct ptc_ev in order to a sink (the session) -
+ *      at every PT_ROUND chunk what has become safe (streaming), else at the end.
+ *   Parallel decode (pt_par.c) cuts complete streams at PSBs for worker threads.
  */
 #ifndef PTC_PT_DECODE_H
 #define PTC_PT_DECODE_H
@@ -83,13 +85,56 @@ struct ptc_pt_ftime {
     uint8_t have_tsc, have_tma, have_mtc, cbr;
 };
 
-/* Fast path over buf[0..len) which starts at a PSB; stops right before the next PSB
- * (*consumed = its offset) or at the end. Offsets in events are base + position.
- * Returns 0, or -1 when it met a packet or sequence it does not handle (events appended
- * before that point must then be discarded by the caller). */
-int ptc_pt_fast_span(const struct ptc_pt_dcfg *cfg, const uint8_t *buf, size_t len,
-                     uint64_t base, struct ptc_pt_ftime *time, struct ptc_pt_aevs *out,
-                     size_t *consumed);
+/* Everything the fast path carries from one call to the next inside a span, so that a span
+ * can be decoded as its bytes arrive (streaming) and resumed at the next byte. */
+struct ptc_pt_fstate {
+    struct ptc_pt_ftime time, ovf_time;
+    uint64_t last_ip, fup_ip, ovf_off;
+    uint64_t nev;            /* enables, async disables and overflows since the span's PSB */
+    uint8_t in_psb, fup_pending, ovf_pending, psb_seen;
+};
+
+/* Items (layer 2) are declared below; the interpretation state is shared by the fast path
+ * (which interprets while it parses, to avoid a second pass) and the libipt path. */
+struct ptc_pt_item;
+struct ptc_pt_stream_stats;
+
+struct ptc_pt_interp {
+    uint64_t resume_ip;
+    uint8_t have_resume, suspect, have_last, touched;
+    uint64_t last_tsc;           /* time of the last item: gaps at breaks get it */
+    struct ptc_pt_item *q;       /* output queue */
+    size_t qn, qcap;
+    struct ptc_pt_stream_stats *st;
+    /* parallel decode: the first ENABLE of a piece, seen before anything that changes the
+     * resume state, may be a resume that only the previous piece can recognise */
+    uint64_t first_ip;
+    size_t first_item;           /* index of the hit it produced, or SIZE_MAX */
+    uint8_t first_seen, first_open;
+};
+
+enum { PTC_FAST_PSB = 0, PTC_FAST_MORE = 1, PTC_FAST_FAIL = -1, PTC_FAST_NOMEM = -2 };
+
+/* Fast path over buf[0..len) (stream offset base of buf[0]). At a span start buf begins
+ * with a PSB and *fs is freshly reset (fs->psb_seen = 0); otherwise fs is the state where
+ * the previous call stopped. Interprets what it parses straight into in's queue.
+ * Returns PTC_FAST_PSB: stopped right before the PSB that starts the next span
+ *                      (*consumed = its offset in buf);
+ *         PTC_FAST_MORE: parsed every whole packet (*consumed = bytes used; a packet cut by
+ *                      the end of buf is left for the next call unless final);
+ *         PTC_FAST_FAIL: a packet or sequence it does not handle (or, when final, a cut
+ *                      packet): items appended by this call must be discarded by the caller
+ *                      and the span given to libipt. */
+int ptc_pt_fast_run(const struct ptc_pt_dcfg *cfg, struct ptc_pt_fstate *fs,
+                    struct ptc_pt_interp *in, const uint8_t *buf, size_t len, uint64_t base,
+                    int final, size_t *consumed);
+
+/* Interprets libipt's abstract events (the same rules the fast path applies inline). The
+ * first skip_events enables, async disables and overflows, and everything before them, are
+ * dropped: the fast path already gave them (libipt's offsets are not the fast path's, so
+ * the events are counted, not compared by offset). */
+int ptc_pt_interp_aevs(const struct ptc_pt_dcfg *cfg, struct ptc_pt_interp *in,
+                       const struct ptc_pt_aevs *a, uint64_t skip_events);
 
 /* libipt's query decoder over buf[0..len): syncs to the first PSB, decodes to the end,
  * resynchronising after errors. Returns 0 or a negative libipt error for setup failures. */
@@ -133,19 +178,81 @@ struct ptc_pt_break {
     uint32_t why;            /* enum ptc_pt_gap_reason */
 };
 
+struct ptc_pt_pktstat;
 struct ptc_pt_sdec; /* per-stream decoder */
 
-/* buf must outlive the decoder; breaks sorted by pos. */
+/* A decoder over a complete stream held by the caller (buf must outlive the decoder);
+ * breaks sorted by pos. Offsets in items are positions in buf plus base. */
 struct ptc_pt_sdec *ptc_pt_sdec_new(const struct ptc_pt_dcfg *cfg, const uint8_t *buf,
                                     size_t len, const struct ptc_pt_break *breaks,
                                     size_t num_breaks);
-/* Next item: 1 = *out filled, 0 = end of stream, <0 error. */
+struct ptc_pt_sdec *ptc_pt_sdec_new_at(const struct ptc_pt_dcfg *cfg, const uint8_t *buf,
+                                       size_t len, uint64_t base);
+/* A streaming decoder: bytes are appended as they arrive and dropped once decoded (it keeps
+ * only the current span, for libipt). */
+struct ptc_pt_sdec *ptc_pt_sdec_new_stream(const struct ptc_pt_dcfg *cfg);
+/* Appends n bytes at the end of the stream. Returns 0 or -1 (no memory). */
+int ptc_pt_sdec_append(struct ptc_pt_sdec *d, const void *p, size_t n);
+/* Bytes are missing at stream position pos (normally the current end). */
+int ptc_pt_sdec_add_break(struct ptc_pt_sdec *d, const struct ptc_pt_break *b);
+/* No more bytes will come: pending packets and spans are finished. */
+void ptc_pt_sdec_finish(struct ptc_pt_sdec *d);
+/* Stream position one past the last byte appended. */
+uint64_t ptc_pt_sdec_end(const struct ptc_pt_sdec *d);
+/* The configuration came after the first bytes (perf.data imports write it last): takes
+ * effect for what is decoded from now on. */
+void ptc_pt_sdec_set_config(struct ptc_pt_sdec *d, const struct ptc_pt_dcfg *cfg);
+/* Stub ranges changed (a module was mapped): ranges stays owned by the caller. */
+void ptc_pt_sdec_set_ranges(struct ptc_pt_sdec *d, const struct ptc_pt_range *r, size_t n);
+/* Is stream position pos in bytes skipped before a segment's first PSB? */
+int ptc_pt_sdec_in_skip(const struct ptc_pt_sdec *d, uint64_t pos);
+/* Count packets (for `ptcall stat`) span by span as they are decoded. */
+void ptc_pt_sdec_count_packets(struct ptc_pt_sdec *d, struct ptc_pt_pktstat *st);
+/* Next item: 1 = *out filled, 0 = nothing more now (end of stream once finished, else
+ * wait for more bytes), <0 error. */
 int ptc_pt_sdec_next(struct ptc_pt_sdec *d, struct ptc_pt_item *out);
-/* The next batch of items (valid until the next call): returns their number, 0 at the end,
- * <0 on error. */
+/* The next batch of items (valid until the next call): returns their number, 0 when there
+ * is nothing more now, <0 on error. */
 long ptc_pt_sdec_batch(struct ptc_pt_sdec *d, const struct ptc_pt_item **items);
+/* 1 when every byte appended has been decoded into items (or waits as a cut packet), 0 when
+ * the decoder waits for more bytes to finish a span (libipt needs whole spans). */
+int ptc_pt_sdec_caught_up(const struct ptc_pt_sdec *d);
+/* Decodes about max_bytes more into the queue (another thread may do this for a stream
+ * while the owner does not touch it: the front-end decodes streams side by side). */
+int ptc_pt_sdec_prefetch(struct ptc_pt_sdec *d, size_t max_bytes);
+size_t ptc_pt_sdec_queued(const struct ptc_pt_sdec *d);   /* items waiting */
+uint64_t ptc_pt_sdec_undecoded(const struct ptc_pt_sdec *d); /* bytes it could decode now */
 const struct ptc_pt_stream_stats *ptc_pt_sdec_stats(const struct ptc_pt_sdec *d);
+/* Interpretation state (parallel decode joins pieces with it). */
+const struct ptc_pt_interp *ptc_pt_sdec_interp(const struct ptc_pt_sdec *d);
+/* Bytes the decoder holds (memory accounting in tests). */
+size_t ptc_pt_sdec_held(const struct ptc_pt_sdec *d);
 void ptc_pt_sdec_free(struct ptc_pt_sdec *d);
+
+/* ---- parallel decode (pt_par.c) --------------------------------------------------------
+ * Streams (one per CPU) are cut at PSBs into pieces; worker threads decode pieces with the
+ * fast path (libipt for spans it does not handle); the pieces of each stream are joined in
+ * order, fixing the one thing a PSB does not reset (an interrupt taken on a stub whose
+ * resume TIP.PGE lies after the PSB), so the result equals a serial decode. */
+int ptc_pt_sdec_run_piece(struct ptc_pt_sdec *d, int first_open);
+void ptc_pt_sdec_reuse_at(struct ptc_pt_sdec *d, const uint8_t *buf, size_t len,
+                          uint64_t base);
+struct ptc_pt_par_stream {
+    const uint8_t *buf;
+    size_t len;
+    struct ptc_pt_stream_stats st; /* out */
+};
+/* Decodes the streams with nthreads threads - the calling thread and nthreads - 1 workers
+ * (pieces of about piece_bytes, at most 4 per thread decoded ahead of the consumer, so
+ * memory stays bounded) - and hands every item
+ * of all streams to fn, in runs, in time order, from the calling thread: items of one
+ * stream keep their order; across streams the earliest time goes first (an item without a
+ * time goes with the run it is in). fn returns 0 or stops everything with a negative
+ * value. Returns 0, fn's value, or -1 (no memory / no threads). */
+typedef int (*ptc_pt_par_fn)(void *ctx, size_t stream, const struct ptc_pt_item *it,
+                             size_t n);
+int ptc_pt_par_decode(const struct ptc_pt_dcfg *cfg, struct ptc_pt_par_stream *s, size_t ns,
+                      int nthreads, size_t piece_bytes, ptc_pt_par_fn fn, void *ctx);
 
 /* Packet counts by libipt packet type (enum pt_packet_type), for `ptcall stat`. */
 #define PTC_PT_NPKT 32
@@ -184,10 +291,12 @@ struct ptc_pt_cpu_stats {
 
 struct ptc_pt_front *ptc_pt_front_new(const struct ptc_pt_sink *sink, int mode);
 /* Give every chunk of the file (the front-end keeps PT chunks, MODULE chunks and
- * LOSS chunks it needs and ignores the rest). Returns 0 or -PTC_E_*. */
+ * LOSS chunks it needs and ignores the rest). At every PT_ROUND chunk it decodes and feeds
+ * the sink everything up to the round's safe time (docs/pt.md "Streaming"). Returns 0 or
+ * -PTC_E_*. */
 int ptc_pt_front_chunk(struct ptc_pt_front *f, const struct ptc_chunk_header *h,
                        const void *payload);
-/* Decode everything and feed the sink. Returns 0 or -PTC_E_*. */
+/* Decode everything still held and feed the sink. Returns 0 or -PTC_E_*. */
 int ptc_pt_front_finish(struct ptc_pt_front *f);
 /* After finish: statistics. */
 size_t ptc_pt_front_cpus(const struct ptc_pt_front *f, const struct ptc_pt_cpu_stats **out);
@@ -199,6 +308,17 @@ uint64_t ptc_pt_front_unmapped(const struct ptc_pt_front *f);
 /* Packet statistics of stream i (same order as ptc_pt_front_cpus). */
 int ptc_pt_front_packets(const struct ptc_pt_front *f, size_t i, struct ptc_pt_pktstat *st);
 uint64_t ptc_pt_front_unattributed(const struct ptc_pt_front *f);
+/* Packet statistics (ptc_pt_front_packets) cost a libipt packet decode of every byte: on
+ * by default (`ptcall stat`), off for sessions (ptc_pt_attach). Call before any chunk. */
+void ptc_pt_front_set_packet_stats(struct ptc_pt_front *f, int on);
+/* Threads that decode streams side by side (1 = none; the result is the same either way:
+ * each stream's decoder runs the same steps, only on another thread). Sessions: 1, or
+ * PTCALL_PT_THREADS (at most 8). */
+void ptc_pt_front_set_threads(struct ptc_pt_front *f, int n);
+/* PT_ROUND chunks seen, and the bytes of PT data and pending records the front-end holds
+ * right now (the bounded-memory test watches it). */
+uint64_t ptc_pt_front_rounds(const struct ptc_pt_front *f);
+size_t ptc_pt_front_held(const struct ptc_pt_front *f);
 void ptc_pt_front_free(struct ptc_pt_front *f);
 
 /* ---- minimal trace-file reader (used by stat, import tests and the PT tests) ---------- */

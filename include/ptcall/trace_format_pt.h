@@ -11,6 +11,8 @@
  *   PTC_CHUNK_PT_GAP       bytes of one stream are missing at a known stream position.
  *   PTC_CHUNK_PT_STUBS     beside every MODULE chunk: its run-time stub range, so that the
  *                          PT decoder knows every stub range without parsing MODULE chunks.
+ *   PTC_CHUNK_PT_ROUND     after every pass of the recorder that drained all CPUs: lets the
+ *                          decoder stream (decode and drop what is safe) with bounded memory.
  *
  * All little-endian. Documented in docs/trace-format-pt.md.
  */
@@ -27,6 +29,7 @@ enum ptc_pt_chunk_type {
     PTC_CHUNK_PT_SIDEBAND = 34, /* struct ptc_pt_sideband + raw perf records */
     PTC_CHUNK_PT_GAP = 35,      /* struct ptc_pt_gap + NUL-terminated note */
     PTC_CHUNK_PT_STUBS = 36,    /* struct ptc_pt_stubs: run-time stub range of a module */
+    PTC_CHUNK_PT_ROUND = 37,    /* struct ptc_pt_round: end of a drain pass over all CPUs */
 };
 
 /* Stream number for a per-thread stream (the chunk header's pid/tid name the thread). */
@@ -124,6 +127,22 @@ struct ptc_pt_stubs {
     uint32_t reserved;
     uint64_t stubs_start;     /* run-time [start, end) of the module's ptcall_stubs */
     uint64_t stubs_end;
+};
+
+/* PTC_CHUNK_PT_ROUND (pid/tid 0, flags PTC_CHUNK_F_OPTIONAL: a decoder that does not stream
+ * loses nothing by skipping it). The recorder writes one after every pass that drained the
+ * data ring and the AUX area of every CPU. Its promise: every perf record that comes after
+ * round k in the file has a time later than every record that came before round k-1, so a
+ * decoder that has read round k may decode and feed every AUX piece whose PERF_RECORD_AUX
+ * time is <= the largest record time seen before round k-1 ("safe time"), in time order,
+ * and drop its bytes. (The same rule as perf's FINISHED_ROUND.) */
+#define PTC_PT_ROUND_VERSION 1u
+struct ptc_pt_round {
+    uint32_t size;            /* sizeof(struct ptc_pt_round) of the writer */
+    uint32_t version;         /* PTC_PT_ROUND_VERSION */
+    uint64_t seq;             /* 0, 1, 2, ... */
+    uint64_t time;            /* perf time when the pass began, 0 = unknown (informational:
+                                 decoders use the record times, not this clock) */
 };
 
 #endif

@@ -111,6 +111,8 @@ struct rec {
     uint64_t lost_records;
     int quiet;
     int max_ranges;
+    uint64_t rounds;      /* PT_ROUND chunks written */
+    uint64_t since_round; /* chunks written since the last PT_ROUND */
     char filter[8192];
     char checked[64][256]; /* executables already looked at for a ptcall_stubs section */
     int nchecked;
@@ -126,8 +128,8 @@ static long sys_perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu, i
     return syscall(SYS_perf_event_open, a, pid, cpu, group, flags);
 }
 
-static int chunk(struct rec *r, uint16_t type, uint32_t pid, uint32_t tid,
-                 const struct iovec *parts, int n)
+static int chunk_flags(struct rec *r, uint16_t type, uint16_t flags, uint32_t pid,
+                       uint32_t tid, const struct iovec *parts, int n)
 {
     int i = 0;
     while (i < r->nseq && (r->seq[i].pid != pid || r->seq[i].tid != tid))
@@ -141,10 +143,17 @@ static int chunk(struct rec *r, uint16_t type, uint32_t pid, uint32_t tid,
         r->seq[i].tid = tid;
         r->seq[i].next = 0;
     }
-    int e = ptc_write_chunk(r->out, type, 0, pid, tid, r->seq[i].next++, parts, n);
+    int e = ptc_write_chunk(r->out, type, flags, pid, tid, r->seq[i].next++, parts, n);
+    r->since_round++;
     if (e < 0)
         fprintf(stderr, "ptcall record: writing %s: %s\n", r->o->output, strerror(-e));
     return e;
+}
+
+static int chunk(struct rec *r, uint16_t type, uint32_t pid, uint32_t tid,
+                 const struct iovec *parts, int n)
+{
+    return chunk_flags(r, type, 0, pid, tid, parts, n);
 }
 
 static struct rproc *proc_of(struct rec *r, uint32_t pid)
@@ -369,6 +378,20 @@ static void drain_cpu(struct rec *r, struct rcpu *c, int final)
         }
     }
     flush_sideband(r, c);
+}
+
+/* PT_ROUND (trace_format_pt.h): written after a pass that drained the data ring and the
+ * AUX area of every CPU, so that a decoder can feed what is safe and drop it (bounded
+ * memory) instead of holding the whole trace. Optional: older decoders skip it. */
+static void write_round(struct rec *r)
+{
+    if (!r->since_round)
+        return; /* an idle pass: nothing to mark */
+    struct ptc_pt_round rd = {.size = sizeof(rd), .version = PTC_PT_ROUND_VERSION,
+                              .seq = r->rounds++};
+    struct iovec iov = {&rd, sizeof(rd)};
+    chunk_flags(r, PTC_CHUNK_PT_ROUND, PTC_CHUNK_F_OPTIONAL, 0, 0, &iov, 1);
+    r->since_round = 0;
 }
 
 static void take_snapshot(struct rec *r)
@@ -731,6 +754,7 @@ int record_pt(const struct record_options *o, int *wait_status)
             snapshot_req = 0;
             take_snapshot(r);
         }
+        write_round(r); /* every CPU was drained: the decoder may stream up to here */
         pid_t w = waitpid(pid, &status, WNOHANG | __WALL);
         if (w == pid || (w < 0 && errno == ECHILD) || stop_req) {
             if (o->attach_pid > 0 && w <= 0 && !stop_req)
@@ -746,6 +770,7 @@ int record_pt(const struct record_options *o, int *wait_status)
         ioctl(r->cpus[i].fd_pt, PERF_EVENT_IOC_DISABLE, 0);
         drain_cpu(r, &r->cpus[i], 1);
     }
+    write_round(r);
     if (r->lost_records) {
         struct ptc_loss l = {.kind = PTC_LOSS_PERF_LOST, .count = r->lost_records};
         static const char note[] = "perf sideband records lost (data ring full)";

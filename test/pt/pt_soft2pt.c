@@ -316,6 +316,17 @@ int main(int argc, char **argv)
         pt_free_encoder(t->enc);
         free(t->buf);
     }
+    /* two round markers, as the recorder's last passes write them: every piece is then
+     * fed while the file is read (the streaming path of the session front-end), not at
+     * the end */
+    for (uint64_t k = 0; k < 2; k++) {
+        struct ptc_pt_round rd = {.size = sizeof(rd), .version = PTC_PT_ROUND_VERSION,
+                                  .seq = k};
+        struct iovec iov = {&rd, sizeof(rd)};
+        if (ptc_write_chunk(c->out, PTC_CHUNK_PT_ROUND, PTC_CHUNK_F_OPTIONAL, 0, 0,
+                            next_seq(c, 0, 0), &iov, 1))
+            c->err = 1;
+    }
     for (int i = 0; i < c->nmaps; i++)
         free(c->maps[i].addr);
     close(c->out);

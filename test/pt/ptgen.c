@@ -736,6 +736,14 @@ int ptgen_write(const struct ptgen_opts *o, const char *path, struct ptgen_resul
         (void)start_time;
         last_cpu = ci;
         r->bytes += end - slice_start;
+        if (o->rounds && (s + 1) % o->rounds == 0) {
+            /* as the recorder does after a pass that drained every CPU */
+            struct ptc_pt_round rd = {.size = sizeof(rd), .version = PTC_PT_ROUND_VERSION,
+                                      .seq = (uint64_t)s, .time = perf_time(g->now)};
+            struct iovec iov = {&rd, sizeof(rd)};
+            ptc_write_chunk(g->fd, PTC_CHUNK_PT_ROUND, PTC_CHUNK_F_OPTIONAL, 0, 0,
+                            next_seq(g, 0, 0), &iov, 1);
+        }
     }
     (void)last_cpu;
     for (int i = 0; i < o->ncpus; i++) {

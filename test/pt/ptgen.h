@@ -30,6 +30,7 @@ struct ptgen_opts {
     int chunk_max;       /* max bytes per AUX chunk (0 = one chunk per slice) */
     int forks;           /* process 1 is forked by process 0's first thread (needs nprocs>=2) */
     int no_gap_chunks;   /* truncations only as TRUNCATED flags / offset jumps (perf.data) */
+    int rounds;          /* write a PT_ROUND chunk after every `rounds` slices (0 = none) */
     uint64_t mod0_start; /* if set: process 0's stubs are here (a real binary's), */
     uint32_t mod0_nstubs;/* mod0_nstubs of them on a 16-byte stride */
 };

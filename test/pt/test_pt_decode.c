@@ -160,14 +160,18 @@ static int run(const struct ptgen_opts *o, const char *path, int verbose)
         struct actual a = {.r = &r};
         struct ptc_pt_sink sink = {.ctx = &a, .lookup = t_lookup, .feed = t_feed};
         struct ptc_pt_front *f = ptc_pt_front_new(&sink, mode);
+        if (mode == PTC_PT_MODE_FAST && o->seed % 2)
+            ptc_pt_front_set_threads(f, 3); /* streams decoded side by side: same result */
         struct ptc_file_header fh;
         char err[256];
         int e = ptc_pt_read_file(path, &fh, load, f, err, sizeof(err));
+        size_t before_finish = a.n;
         if (!e)
             e = ptc_pt_front_finish(f);
         char what[160];
-        snprintf(what, sizeof(what), "seed %llu timing %d %s%s%s%s",
+        snprintf(what, sizeof(what), "seed %llu timing %d %s%s%s%s%s",
                  (unsigned long long)o->seed, o->timing, mname[mode],
+                 o->rounds ? " rounds" : "",
                  o->tail_cut ? " tail-cut" : "", o->no_aux_records ? " no-aux-records" : "",
                  o->p_foreign ? " foreign" : "");
         if (e) {
@@ -189,6 +193,10 @@ static int run(const struct ptgen_opts *o, const char *path, int verbose)
                 libipt_spans) {
                 printf("FAIL %s: the fast path handed %llu of %llu spans to libipt\n", what,
                        (unsigned long long)libipt_spans, (unsigned long long)spans);
+                bad = 1;
+            }
+            if (!bad && o->rounds && !o->no_aux_records && r.nev > 100 && before_finish == 0) {
+                printf("FAIL %s: round markers, but nothing was fed before the end\n", what);
                 bad = 1;
             }
             if (!bad && mode == PTC_PT_MODE_FAST && o->p_foreign && r.foreign && !libipt_spans) {
@@ -215,6 +223,7 @@ static int run(const struct ptgen_opts *o, const char *path, int verbose)
 
 int main(int argc, char **argv)
 {
+    setenv("PTCALL_PT_PAR_MIN_BYTES", "1", 1); /* side-by-side decoding even of small traces */
     int n = argc > 1 ? atoi(argv[1]) : 60;
     char path[256];
     snprintf(path, sizeof(path), "%s/pt-decode-%d.ptc", argc > 2 ? argv[2] : "/tmp",
@@ -245,6 +254,8 @@ int main(int argc, char **argv)
                 o.no_aux_records = 1;
                 o.p_trunc = 0;
             }
+            if (seed % 2 == 0)
+                o.rounds = 1 + seed % 3; /* streaming: fed round by round */
             failures += run(&o, path, seed <= 2);
             runs++;
             if (failures > 5)

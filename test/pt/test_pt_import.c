@@ -115,6 +115,9 @@ static void decode_compare(const char *what, const char *path, const struct ptge
                 printf("  %s: event %zu (thread %u/%u #%zu): expected %s %u t=%llu, got %s\n", what,
                        i, x.pid, x.tid, nth, x.type == 1 ? "HIT" : "GAP", x.stub_id,
                        (unsigned long long)x.tsc, y ? (y->type == 1 ? "HIT" : "GAP") : "nothing");
+            if (!bad && y) /* what was decoded instead: stub and time */
+                printf("   got stub %u t=%d:%llu\n", y->stub_id, y->has_time,
+                       (unsigned long long)y->tsc);
             bad++;
         }
         k++;
