@@ -180,6 +180,7 @@ static const char *chunk_name(unsigned t)
     case PTC_CHUNK_PT_SIDEBAND: return "PT_SIDEBAND";
     case PTC_CHUNK_PT_GAP: return "PT_GAP";
     case PTC_CHUNK_PT_STUBS: return "PT_STUBS";
+    case PTC_CHUNK_PT_ROUND: return "PT_ROUND";
     default: return "unknown";
     }
 }
