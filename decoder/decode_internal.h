@@ -55,9 +55,23 @@ struct module {
     uint32_t *ids;          /* their stub ids */
 };
 
+/* A link in a chained hash table: processes are keyed by pid, threads by pid << 32 | tid.
+ * It is the first member of struct proc and struct thread, so that one lookup and one
+ * growth policy serve both tables. */
+struct hlink {
+    struct hlink *next;
+    uint64_t key;
+};
+
+struct htable {
+    struct hlink **bucket;
+    uint32_t cap, n;
+};
+
 struct thread;
 
 struct proc {
+    struct hlink link;      /* first: in the session's process table */
     uint32_t pid, ppid, how, parent_tid;
     int have_process;       /* a PROCESS chunk was seen */
     int ended;
@@ -74,14 +88,13 @@ struct proc {
     struct frame *snap;
     uint32_t snap_n;
     int snap_valid;
-    struct proc *hnext;
 };
 
 struct thread {
+    struct hlink link;      /* first: in the session's thread table */
     uint32_t pid, tid;
     struct proc *proc;
     struct thread *pnext;   /* in proc->threads */
-    struct thread *hnext;   /* hash chain */
     struct frame *frames;
     uint32_t depth, cap;
     uint32_t *active;       /* per function: activations on this stack */
@@ -135,10 +148,7 @@ struct ptc_session {
     struct edge_slot *edges; /* open addressing */
     uint32_t ecap, nedges;
     /* processes and threads */
-    struct proc **phash;
-    uint32_t phash_cap, nprocs;
-    struct thread **thash;
-    uint32_t thash_cap, nthreads;
+    struct htable procs, threads;
     /* time */
     int has_tb;
     struct ptc_timebase tb;
@@ -163,9 +173,61 @@ struct ptc_session {
     char msg[512];
 };
 
-/* session.c */
+/* The entries of a table, bucket by bucket and newest first in a bucket: the order in
+ * which lossy threads are listed. */
+#define PTC_HTABLE_EACH(tab, type, var)                                                     \
+    for (uint32_t var##_b = 0; var##_b < (tab)->cap; var##_b++)                              \
+        for (type *var = (type *)(tab)->bucket[var##_b]; var;                              \
+             var = (type *)var->link.next)
+
+static inline uint64_t ptc_ticks_to_ns(const struct ptc_timebase *tb, uint64_t t)
+{
+    unsigned sh = tb->time_shift;
+    uint64_t q = sh ? t >> sh : t;
+    uint64_t r = sh ? t & ((1ULL << sh) - 1) : 0;
+    return q * tb->time_mult + ((r * tb->time_mult) >> sh);
+}
+
+/* A TSC value of process p on the time scale of struct ptc_call_event's time. */
+static inline uint64_t ptc_event_time(const struct ptc_session *s, const struct proc *p,
+                                      uint64_t tsc)
+{
+    if (p->has_tb)
+        return p->tb.time_zero + ptc_ticks_to_ns(&p->tb, tsc);
+    if (s->has_tb)
+        return s->tb.time_zero + ptc_ticks_to_ns(&s->tb, tsc);
+    return tsc;
+}
+
+/* Sets the session's error to "out of memory"; returns -PTC_E_NOMEM. */
+static inline int ptc_nomem(struct ptc_session *s)
+{
+    return ptc_session_set_error(s, PTC_E_NOMEM, "out of memory");
+}
+
+/* tables.c: processes, threads and functions (get = find or add; NULL when out of memory) */
+struct proc *ptc_proc_find(const struct ptc_session *s, uint32_t pid);
 struct proc *ptc_proc_get(struct ptc_session *s, uint32_t pid);
+struct thread *ptc_thread_find(const struct ptc_session *s, uint32_t pid, uint32_t tid);
 struct thread *ptc_thread_get(struct ptc_session *s, uint32_t pid, uint32_t tid);
+/* Returns the id of (module, linkage name, file), adding it; UINT32_MAX if out of memory. */
+uint32_t ptc_func_intern(struct ptc_session *s, const char *module, const char *name,
+                         const char *linkage, const char *file, uint32_t line);
+void ptc_tables_free(struct ptc_session *s);
+
+/* modules.c */
+/* Frees p's module and stub tables (a new life of the process, or its end). */
+void ptc_proc_drop_modules(struct proc *p);
+/* A fork child without module chunks of its own resolves stubs with its parent's tables. */
+int ptc_proc_inherit_modules(struct ptc_session *s, struct proc *c, const struct proc *pp);
+
+/* stack.c: shadow stacks and call accounting */
+/* Calls the call hook (s->hook, which must be set) with one event of t. */
+PTC_NOINLINE void ptc_emit(struct ptc_session *s, struct thread *t, uint8_t kind, uint8_t how,
+              uint32_t depth, uint32_t func, uint64_t dur, uint64_t count, int inherited);
+/* Starts t's stack from a copy of n frames inherited across fork. Returns 0 or -PTC_E_*. */
+int ptc_thread_start_from(struct ptc_session *s, struct thread *t, const struct frame *fr,
+                          uint32_t n);
 int ptc_thread_feed(struct ptc_session *s, struct thread *t, const struct ptc_ev *ev, size_t n);
 void ptc_thread_end(struct ptc_session *s, struct thread *t);
 /* Soft front-end fast path: applies the records at *pp directly to a started thread that
@@ -178,6 +240,19 @@ static inline int ptc_thread_ready(const struct thread *t)
 {
     return t->started && !t->ended && !t->waiting;
 }
+
+/* fork.c: fork points, parents' stack snapshots, and events held until the fork point */
+/* First events of t: a fork child's first thread starts from its parent's stack, or
+ * waits for it. Returns 0 or -PTC_E_*. */
+int ptc_thread_start(struct ptc_session *s, struct thread *t);
+/* Holds events of a thread that waits for its fork point. Returns 0 or -PTC_E_*. */
+int ptc_fork_hold(struct ptc_session *s, struct thread *t, const struct ptc_ev *ev, size_t n);
+/* The fork point of child pid is known: t is the forking thread. Returns 0 or -PTC_E_*. */
+int ptc_fork_point(struct ptc_session *s, struct thread *t, uint32_t child_pid, uint64_t tsc);
+/* Stops waiting for a fork point that will not come: replays from an empty stack. */
+int ptc_fork_give_up(struct ptc_session *s, struct thread *t);
+
+/* chunk.c */
 int ptc_session_chunk(struct ptc_session *s, const struct ptc_chunk *c);
 
 /* reader.c: after an error, whether ptc_reader_next() may be called again */

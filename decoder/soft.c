@@ -29,6 +29,34 @@ static inline int get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v
     return ptc_varint_get(pp, end, v);
 }
 
+/* Decodes the record at *pp that no fast path took (a stub id of 3 or more bytes, or a
+ * control record) into ev's type, stub_id and count, and advances *pp past it (the time
+ * delta of a timed record follows). Returns 0 or -PTC_E_CORRUPT. */
+static int decode_record(struct ptc_session *s, const struct ptc_chunk *c, const uint8_t **pp,
+                         const uint8_t *end, struct ptc_ev *ev)
+{
+    size_t at = (size_t)(*pp - c->payload);
+    uint64_t v, op;
+    if (get_varint(pp, end, &v))
+        return soft_corrupt(s, c, at, "undecodable record");
+    ev->stub_id = 0;
+    ev->count = 0;
+    if (v >= PTC_SOFT_ID_BASE) {
+        if (v - PTC_SOFT_ID_BASE > UINT32_MAX)
+            return soft_corrupt(s, c, at, "stub id out of range");
+        ev->type = PTC_EV_HIT;
+        ev->stub_id = (uint32_t)(v - PTC_SOFT_ID_BASE);
+    } else if (v == PTC_SOFT_LOSS || v == PTC_SOFT_FORK) {
+        if (get_varint(pp, end, &op))
+            return soft_corrupt(s, c, at, "undecodable operand");
+        ev->type = v == PTC_SOFT_LOSS ? PTC_EV_GAP : PTC_EV_FORK;
+        ev->count = op;
+    } else {
+        return soft_corrupt(s, c, at, "unknown control record");
+    }
+    return 0;
+}
+
 int ptc_soft_chunk(struct ptc_session *s, const struct ptc_chunk *c)
 {
     struct ptc_soft_events h;
@@ -75,25 +103,10 @@ int ptc_soft_chunk(struct ptc_session *s, const struct ptc_chunk *c)
             }
             if (p >= end)
                 break;
-            const uint8_t *rec = p;
-            uint64_t v, op;
-            if (get_varint(&p, end, &v))
-                return soft_corrupt(s, c, (size_t)(rec - base), "undecodable record");
             struct ptc_ev *ev = &batch[n];
             memset(ev, 0, sizeof(*ev));
-            if (v >= PTC_SOFT_ID_BASE) {
-                if (v - PTC_SOFT_ID_BASE > UINT32_MAX)
-                    return soft_corrupt(s, c, (size_t)(rec - base), "stub id out of range");
-                ev->type = PTC_EV_HIT;
-                ev->stub_id = (uint32_t)(v - PTC_SOFT_ID_BASE);
-            } else if (v == PTC_SOFT_LOSS || v == PTC_SOFT_FORK) {
-                if (get_varint(&p, end, &op))
-                    return soft_corrupt(s, c, (size_t)(rec - base), "undecodable operand");
-                ev->type = v == PTC_SOFT_LOSS ? PTC_EV_GAP : PTC_EV_FORK;
-                ev->count = op;
-            } else {
-                return soft_corrupt(s, c, (size_t)(rec - base), "unknown control record");
-            }
+            if ((e = decode_record(s, c, &p, end, ev)))
+                return e;
             n++;
             records++;
             if (ptc_thread_ready(t)) { /* keep order: feed before the fast path resumes */
@@ -120,24 +133,9 @@ int ptc_soft_chunk(struct ptc_session *s, const struct ptc_chunk *c)
                 p += 2;
                 ev->count = 0;
             } else {
-                uint64_t v, op, d;
-                if (get_varint(&p, end, &v))
-                    return soft_corrupt(s, c, (size_t)(rec - base), "undecodable record");
-                ev->count = 0;
-                if (v >= PTC_SOFT_ID_BASE) {
-                    if (v - PTC_SOFT_ID_BASE > UINT32_MAX)
-                        return soft_corrupt(s, c, (size_t)(rec - base), "stub id out of range");
-                    ev->type = PTC_EV_HIT;
-                    ev->stub_id = (uint32_t)(v - PTC_SOFT_ID_BASE);
-                } else if (v == PTC_SOFT_LOSS || v == PTC_SOFT_FORK) {
-                    if (get_varint(&p, end, &op))
-                        return soft_corrupt(s, c, (size_t)(rec - base), "undecodable operand");
-                    ev->type = v == PTC_SOFT_LOSS ? PTC_EV_GAP : PTC_EV_FORK;
-                    ev->stub_id = 0;
-                    ev->count = op;
-                } else {
-                    return soft_corrupt(s, c, (size_t)(rec - base), "unknown control record");
-                }
+                uint64_t d;
+                if ((e = decode_record(s, c, &p, end, ev)))
+                    return e;
                 if (get_varint(&p, end, &d))
                     return soft_corrupt(s, c, (size_t)(rec - base), "undecodable time delta");
                 tsc += (uint64_t)ptc_unzigzag(d);

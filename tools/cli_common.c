@@ -81,6 +81,56 @@ int cli_flag_value(int argc, char **argv, int *i, const char *name, const char *
     return 1;
 }
 
+int cli_flag_choice(int argc, char **argv, int *i, const char *name, const char *const *words,
+                    int *k)
+{
+    const char *v;
+    int r = cli_flag_value(argc, argv, i, name, &v);
+    if (r <= 0)
+        return r;
+    for (*k = 0; words[*k]; ++*k)
+        if (!strcmp(v, words[*k]))
+            return 1;
+    return -1;
+}
+
+int cli_take_arg(struct cli_args *a, const char *arg)
+{
+    if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+        fputs(a->usage, stdout);
+        return 0;
+    }
+    if (!strcmp(arg, "--salvage"))
+        a->salvage = 1;
+    else if (arg[0] == '-' && arg[1])
+        return cli_usage_error(a->cmd, a->usage, "unknown option '%s'", arg);
+    else if (!a->path)
+        a->path = arg;
+    else
+        return cli_usage_error(a->cmd, a->usage, "more than one trace file given");
+    return CLI_ARG_TAKEN;
+}
+
+int cli_args_done(const struct cli_args *a)
+{
+    return a->path ? 0 : cli_usage_error(a->cmd, a->usage, "no trace file given");
+}
+
+void cli_warn_salvaged(const char *cmd, const char *covers, const char *damage_msg)
+{
+    fprintf(stderr, "ptcall %s: warning: salvaged: %s; %s only what precedes the damage (or "
+                    "the undamaged chunks)\n",
+            cmd, damage_msg, covers);
+}
+
+int cli_flush_output(const char *cmd, const char *what)
+{
+    if (!fflush(stdout) && !ferror(stdout))
+        return 0;
+    fprintf(stderr, "ptcall %s: cannot write %s: check the output device\n", cmd, what);
+    return 1;
+}
+
 void cli_fmt_time(char *buf, size_t n, uint64_t v, int ns)
 {
     if (!ns) {
@@ -262,14 +312,12 @@ void cli_print_quality(FILE *f, const struct ptc_session *s, const struct ptc_to
                    "and may miss its last events\n");
 }
 
-struct ptc_session *cli_decode(const char *cmd, const char *path, int salvage,
-                               ptc_call_hook hook, void *hook_ctx,
+struct ptc_session *cli_decode(struct cli_args *a, ptc_call_hook hook, void *hook_ctx,
                                void (*end_hook)(void *, uint32_t, uint32_t, uintptr_t *),
-                               struct ptc_session **early, int *damage, char *damage_msg,
-                               size_t damage_len)
+                               struct ptc_session **early)
 {
-    if (damage)
-        *damage = 0;
+    const char *cmd = a->cmd;
+    a->damage = 0;
     struct ptc_session *s = ptc_session_new();
     if (!s) {
         cli_fail(cmd, "out of memory", cli_advice(PTC_E_NOMEM));
@@ -290,24 +338,24 @@ struct ptc_session *cli_decode(const char *cmd, const char *path, int salvage,
         ptc_session_set_call_hook(s, hook, hook_ctx);
     if (end_hook)
         ptc_session_set_thread_end_hook(s, end_hook, hook_ctx);
-    int rc = ptc_decode_file(s, path, salvage ? PTC_DECODE_SALVAGE : 0);
+    int rc = ptc_decode_file(s, a->path, a->salvage ? PTC_DECODE_SALVAGE : 0);
     int salvageable = rc == -PTC_E_TRUNCATED || rc == -PTC_E_CORRUPT ||
                       rc == -PTC_E_UNSUPPORTED || rc == -PTC_E_IO;
-    if (rc && !(salvage && salvageable && ptc_session_num_funcs(s))) {
+    if (rc && !(a->salvage && salvageable && ptc_session_num_funcs(s))) {
         cli_fail(cmd, ptc_session_errmsg(s)[0] ? ptc_session_errmsg(s) : ptc_strerror(rc),
-                 salvage && salvageable
+                 a->salvage && salvageable
                      ? "nothing can be salvaged: no module table survived the damage"
                      : cli_advice(rc));
         ptc_session_free(s);
         return NULL;
     }
-    if (rc && damage) {
-        *damage = rc;
-        snprintf(damage_msg, damage_len, "%s", ptc_session_errmsg(s));
+    if (rc) {
+        a->damage = rc;
+        snprintf(a->damage_msg, sizeof(a->damage_msg), "%s", ptc_session_errmsg(s));
     }
     if (!ptc_session_num_funcs(s)) {
         char what[600];
-        snprintf(what, sizeof(what), "%s holds no instrumented module", path);
+        snprintf(what, sizeof(what), "%s holds no instrumented module", a->path);
         cli_fail(cmd, what, cli_advice(PTC_E_NOMODULE));
         ptc_session_free(s);
         return NULL;

@@ -8,16 +8,6 @@
 
 #include "ptcall/decode.h"
 
-/* Decodes path into a new session (with the Intel PT front-end attached when linked in).
- * On failure prints "ptcall CMD: <what is wrong>: <what to do>" and returns NULL. With
- * salvage, damage ends (or skips) the input instead: *damage gets the error code (0 if
- * none) and damage_msg what was lost; the caller must say so. *early (if not NULL) gets
- * the session before decoding starts, for hooks that look up function names. */
-struct ptc_session *cli_decode(const char *cmd, const char *path, int salvage,
-                               ptc_call_hook hook, void *hook_ctx,
-                               void (*end_hook)(void *, uint32_t, uint32_t, uintptr_t *),
-                               struct ptc_session **early, int *damage, char *damage_msg,
-                               size_t damage_len);
 /* One-line error: "ptcall CMD: what: advice". Returns 1. */
 int cli_fail(const char *cmd, const char *what, const char *advice);
 /* What to do about a decoder error. */
@@ -30,6 +20,40 @@ int cli_parse_u64(const char *s, uint64_t *out);
 /* Matches "--name VALUE" and "--name=VALUE"; returns 1 and sets *val (advancing *i), 0 if
  * argv[*i] is another flag, -1 if the value is missing. */
 int cli_flag_value(int argc, char **argv, int *i, const char *name, const char **val);
+/* Matches "--name WORD" and "--name=WORD" with WORD one of words (NULL-terminated);
+ * returns 1 and sets *k to WORD's index, 0 if argv[*i] is another flag, -1 if the value is
+ * missing or not one of words. */
+int cli_flag_choice(int argc, char **argv, int *i, const char *name, const char *const *words,
+                    int *k);
+/* What every analysis command takes besides its own options (FILE, --salvage, --help),
+ * and what salvage lost. */
+struct cli_args {
+    const char *cmd, *usage;
+    const char *path;
+    int salvage;
+    int damage;             /* set by cli_decode(): error code of the damage, 0 if none */
+    char damage_msg[512];   /* and what was lost */
+};
+#define CLI_ARG_TAKEN (-1)
+/* Takes arg, which none of the command's own options matched. Returns CLI_ARG_TAKEN to go
+ * on, else the command's exit status: 0 after printing the usage for --help, 2 after a
+ * usage error (an unknown option, a second trace file). */
+int cli_take_arg(struct cli_args *a, const char *arg);
+/* After the last argument: 0, or 2 after the usage error when no trace file was given. */
+int cli_args_done(const struct cli_args *a);
+/* Decodes a->path into a new session (with the Intel PT front-end attached when linked
+ * in). On failure prints "ptcall CMD: <what is wrong>: <what to do>" and returns NULL.
+ * With a->salvage, damage ends (or skips) the input instead: a->damage and a->damage_msg
+ * say what was lost, and the caller must say so. *early (if not NULL) gets the session
+ * before decoding starts, for hooks that look up function names. */
+struct ptc_session *cli_decode(struct cli_args *a, ptc_call_hook hook, void *hook_ctx,
+                               void (*end_hook)(void *, uint32_t, uint32_t, uintptr_t *),
+                               struct ptc_session **early);
+/* The stderr warning that the output of a salvaged trace is partial; covers says what
+ * ("the graph covers"). */
+void cli_warn_salvaged(const char *cmd, const char *covers, const char *damage_msg);
+/* Flushes stdout: 0, or 1 after saying that the output (what) cannot be written. */
+int cli_flush_output(const char *cmd, const char *what);
 /* A duration: "12.345 ms" (ns input) or "1234 ticks" (no time base). */
 void cli_fmt_time(char *buf, size_t n, uint64_t v, int ns);
 /* Writes s as a JSON string literal / CSV field / DOT string (quoted). */

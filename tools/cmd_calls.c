@@ -87,6 +87,14 @@ static void flush_pending(struct calls_ctx *c, const struct ptc_call_event *e, s
     p->valid = 0;
 }
 
+/* Starts the line of an event other than a call: the call pending in the thread (a
+ * function entered, not yet known to be a leaf) is shown first. */
+static void event_line(struct calls_ctx *c, const struct ptc_call_event *e, struct pending *p)
+{
+    flush_pending(c, e, p);
+    prefix(c, e, e->time, "");
+}
+
 static void hook(void *ctx, const struct ptc_call_event *e)
 {
     struct calls_ctx *c = ctx;
@@ -147,8 +155,7 @@ static void hook(void *ctx, const struct ptc_call_event *e)
         return;
     }
     case PTC_CALL_GAP:
-        flush_pending(c, e, p);
-        prefix(c, e, e->time, "");
+        event_line(c, e, p);
         if (e->count)
             printf(" --- %llu events lost here: the stack restarts empty ---\n",
                    (unsigned long long)e->count);
@@ -158,27 +165,23 @@ static void hook(void *ctx, const struct ptc_call_event *e)
     case PTC_CALL_UNMATCHED:
         if (!shown)
             return;
-        flush_pending(c, e, p);
-        prefix(c, e, e->time, "");
+        event_line(c, e, p);
         indent(e->depth);
         printf("(exit of %s, which is not on the stack: ignored)\n", fname(c, e->func));
         return;
     case PTC_CALL_FORK:
-        flush_pending(c, e, p);
-        prefix(c, e, e->time, "");
+        event_line(c, e, p);
         printf(" --- fork: child process %llu ---\n", (unsigned long long)e->count);
         return;
     case PTC_CALL_FORKED:
-        flush_pending(c, e, p);
-        prefix(c, e, e->time, "");
+        event_line(c, e, p);
         printf(" --- fork child: continues with %u frame%s of its parent's stack ---\n",
                e->depth, e->depth == 1 ? "" : "s");
         return;
     case PTC_CALL_LANDING:
         if (!shown)
             return;
-        flush_pending(c, e, p);
-        prefix(c, e, e->time, "");
+        event_line(c, e, p);
         indent(e->depth);
         printf("(%s resumes at a landing pad)\n", fname(c, e->func));
         return;
@@ -196,16 +199,13 @@ static void thread_end(void *ctx, uint32_t pid, uint32_t tid, uintptr_t *user)
 
 int cmd_calls(int argc, char **argv)
 {
-    const char *path = NULL, *v;
+    struct cli_args a = {.cmd = "calls", .usage = USAGE};
+    const char *v;
     struct calls_ctx c;
     memset(&c, 0, sizeof(c));
-    int salvage = 0;
     for (int i = 1; i < argc; i++) {
         int r;
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            fputs(USAGE, stdout);
-            return 0;
-        } else if ((r = cli_flag_value(argc, argv, &i, "--tid", &v))) {
+        if ((r = cli_flag_value(argc, argv, &i, "--tid", &v))) {
             if (r < 0 || cli_parse_u64(v, &c.tid))
                 return cli_usage_error("calls", USAGE, "--tid needs a thread id");
             c.have_tid = 1;
@@ -216,24 +216,16 @@ int cmd_calls(int argc, char **argv)
         } else if ((r = cli_flag_value(argc, argv, &i, "--max-depth", &v))) {
             if (r < 0 || cli_parse_u64(v, &c.max_depth) || !c.max_depth)
                 return cli_usage_error("calls", USAGE, "--max-depth needs a number >= 1");
-        } else if (!strcmp(argv[i], "--salvage")) {
-            salvage = 1;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return cli_usage_error("calls", USAGE, "unknown option '%s'", argv[i]);
-        } else if (!path) {
-            path = argv[i];
-        } else {
-            return cli_usage_error("calls", USAGE, "more than one trace file given");
+        } else if ((r = cli_take_arg(&a, argv[i])) != CLI_ARG_TAKEN) {
+            return r;
         }
     }
-    if (!path)
-        return cli_usage_error("calls", USAGE, "no trace file given");
+    int r = cli_args_done(&a);
+    if (r)
+        return r;
     static char outbuf[1 << 16];
     setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
-    int damage = 0;
-    char damage_msg[512];
-    struct ptc_session *s = cli_decode("calls", path, salvage, hook, &c, thread_end, &c.s,
-                                       &damage, damage_msg, sizeof(damage_msg));
+    struct ptc_session *s = cli_decode(&a, hook, &c, thread_end, &c.s);
     if (!s) {
         if (c.lines) {
             printf("# INCOMPLETE: decoding stopped at damage in the trace (see the error on "
@@ -247,16 +239,10 @@ int cmd_calls(int argc, char **argv)
     struct ptc_totals t;
     ptc_session_totals(s, &t);
     cli_print_quality(stdout, s, &t);
-    if (damage) {
-        printf("warning: salvaged from a damaged trace: %s\n", damage_msg);
-        fprintf(stderr, "ptcall calls: warning: salvaged: %s; the output covers only what "
-                        "precedes the damage (or the undamaged chunks)\n",
-                damage_msg);
+    if (a.damage) {
+        printf("warning: salvaged from a damaged trace: %s\n", a.damage_msg);
+        cli_warn_salvaged("calls", "the output covers", a.damage_msg);
     }
     ptc_session_free(s);
-    if (fflush(stdout) || ferror(stdout)) {
-        fprintf(stderr, "ptcall calls: cannot write the output: check the output device\n");
-        return 1;
-    }
-    return 0;
+    return cli_flush_output("calls", "the output");
 }

@@ -23,33 +23,23 @@ static int cmp_edge(const void *a, const void *b)
 
 int cmd_graph(int argc, char **argv)
 {
-    const char *path = NULL, *v;
+    struct cli_args a = {.cmd = "graph", .usage = USAGE};
+    const char *v;
     uint64_t min_calls = 1;
-    int salvage = 0;
     for (int i = 1; i < argc; i++) {
         int r;
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            fputs(USAGE, stdout);
-            return 0;
-        } else if ((r = cli_flag_value(argc, argv, &i, "--min-calls", &v))) {
+        if ((r = cli_flag_value(argc, argv, &i, "--min-calls", &v))) {
             if (r < 0 || cli_parse_u64(v, &min_calls))
                 return cli_usage_error("graph", USAGE, "--min-calls needs a number");
-        } else if (!strcmp(argv[i], "--salvage")) {
-            salvage = 1;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return cli_usage_error("graph", USAGE, "unknown option '%s'", argv[i]);
-        } else if (!path) {
-            path = argv[i];
-        } else {
-            return cli_usage_error("graph", USAGE, "more than one trace file given");
+        } else if ((r = cli_take_arg(&a, argv[i])) != CLI_ARG_TAKEN) {
+            return r;
         }
     }
-    if (!path)
-        return cli_usage_error("graph", USAGE, "no trace file given");
-    int damage;
-    char damage_msg[512];
-    struct ptc_session *s = cli_decode("graph", path, salvage, NULL, NULL, NULL, NULL, &damage,
-                                       damage_msg, sizeof(damage_msg));
+    int r = cli_args_done(&a);
+    if (r)
+        return r;
+    const char *path = a.path;
+    struct ptc_session *s = cli_decode(&a, NULL, NULL, NULL, NULL);
     if (!s)
         return 1;
     struct ptc_totals t;
@@ -83,8 +73,8 @@ int cmd_graph(int argc, char **argv)
     if (t.lost_events || t.gaps)
         printf("// warning: %llu events lost at %llu gap(s): counts are lower bounds\n",
                (unsigned long long)t.lost_events, (unsigned long long)t.gaps);
-    if (damage)
-        printf("// warning: salvaged from a damaged trace: %s\n", damage_msg);
+    if (a.damage)
+        printf("// warning: salvaged from a damaged trace: %s\n", a.damage_msg);
     printf("digraph ptcall {\n  node [shape=box, fontname=\"monospace\"];\n");
     for (uint32_t id = 0; id < nf; id++) {
         if (!keep[id])
@@ -111,16 +101,10 @@ int cmd_graph(int argc, char **argv)
             printf("  f%u -> f%u [label=\"%llu\"];\n", edges[i].caller, edges[i].callee,
                    (unsigned long long)edges[i].count);
     printf("}\n");
-    if (damage)
-        fprintf(stderr, "ptcall graph: warning: salvaged: %s; the graph covers only what "
-                        "precedes the damage (or the undamaged chunks)\n",
-                damage_msg);
+    if (a.damage)
+        cli_warn_salvaged("graph", "the graph covers", a.damage_msg);
     free(edges);
     free(keep);
     ptc_session_free(s);
-    if (fflush(stdout) || ferror(stdout)) {
-        fprintf(stderr, "ptcall graph: cannot write the graph: check the output device\n");
-        return 1;
-    }
-    return 0;
+    return cli_flush_output("graph", "the graph");
 }

@@ -205,55 +205,37 @@ static void print_json(const char *path, struct ptc_session *s, const struct ptc
 
 int cmd_report(int argc, char **argv)
 {
-    const char *path = NULL, *v;
+    static const char *const sort_keys[] = {"calls", "self", "total", NULL};
+    static const char *const formats[] = {"table", "csv", "json", NULL};
+    struct cli_args a = {.cmd = "report", .usage = USAGE};
+    const char *v;
     uint64_t top = 0;
-    int have_top = 0, salvage = 0;
+    int have_top = 0;
     enum fmt fmt = FMT_TABLE;
     g_sort = SORT_DEFAULT;
     for (int i = 1; i < argc; i++) {
-        int r;
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            fputs(USAGE, stdout);
-            return 0;
-        } else if ((r = cli_flag_value(argc, argv, &i, "--top", &v))) {
+        int r, k;
+        if ((r = cli_flag_value(argc, argv, &i, "--top", &v))) {
             if (r < 0 || cli_parse_u64(v, &top))
                 return cli_usage_error("report", USAGE, "--top needs a number");
             have_top = 1;
-        } else if ((r = cli_flag_value(argc, argv, &i, "--sort", &v))) {
-            if (r > 0 && !strcmp(v, "calls"))
-                g_sort = SORT_CALLS;
-            else if (r > 0 && !strcmp(v, "self"))
-                g_sort = SORT_SELF;
-            else if (r > 0 && !strcmp(v, "total"))
-                g_sort = SORT_TOTAL;
-            else
+        } else if ((r = cli_flag_choice(argc, argv, &i, "--sort", sort_keys, &k))) {
+            if (r < 0)
                 return cli_usage_error("report", USAGE, "--sort takes calls, self or total");
-        } else if ((r = cli_flag_value(argc, argv, &i, "--format", &v))) {
-            if (r > 0 && !strcmp(v, "table"))
-                fmt = FMT_TABLE;
-            else if (r > 0 && !strcmp(v, "csv"))
-                fmt = FMT_CSV;
-            else if (r > 0 && !strcmp(v, "json"))
-                fmt = FMT_JSON;
-            else
+            g_sort = (enum sort_key)(SORT_CALLS + k);
+        } else if ((r = cli_flag_choice(argc, argv, &i, "--format", formats, &k))) {
+            if (r < 0)
                 return cli_usage_error("report", USAGE, "--format takes table, csv or json");
-        } else if (!strcmp(argv[i], "--salvage")) {
-            salvage = 1;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return cli_usage_error("report", USAGE, "unknown option '%s'", argv[i]);
-        } else if (!path) {
-            path = argv[i];
-        } else {
-            return cli_usage_error("report", USAGE, "more than one trace file given");
+            fmt = (enum fmt)(FMT_TABLE + k);
+        } else if ((r = cli_take_arg(&a, argv[i])) != CLI_ARG_TAKEN) {
+            return r;
         }
     }
-    if (!path)
-        return cli_usage_error("report", USAGE, "no trace file given");
-    int damage;
-    char damage_msg[512];
-    struct ptc_session *s =
-        cli_decode("report", path, salvage, NULL, NULL, NULL, NULL, &damage, damage_msg,
-                   sizeof(damage_msg));
+    int r = cli_args_done(&a);
+    if (r)
+        return r;
+    const char *path = a.path;
+    struct ptc_session *s = cli_decode(&a, NULL, NULL, NULL, NULL);
     if (!s)
         return 1;
     struct ptc_totals t;
@@ -285,28 +267,22 @@ int cmd_report(int argc, char **argv)
     size_t shown = top && top < n ? (size_t)top : n;
     static char outbuf[1 << 16];
     setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
-    if (damage)
-        fprintf(stderr, "ptcall report: warning: salvaged: %s; the figures cover only what "
-                        "precedes the damage (or the undamaged chunks)\n",
-                damage_msg);
+    if (a.damage)
+        cli_warn_salvaged("report", "the figures cover", a.damage_msg);
     switch (fmt) {
     case FMT_TABLE:
         print_table(path, s, &t, rows, n, shown);
-        if (damage)
-            printf("warning: salvaged from a damaged trace: %s\n", damage_msg);
+        if (a.damage)
+            printf("warning: salvaged from a damaged trace: %s\n", a.damage_msg);
         break;
     case FMT_CSV:
         print_csv(path, &t, rows, shown);
         break;
     case FMT_JSON:
-        print_json(path, s, &t, rows, shown, damage, damage_msg);
+        print_json(path, s, &t, rows, shown, a.damage, a.damage_msg);
         break;
     }
     free(rows);
     ptc_session_free(s);
-    if (fflush(stdout) || ferror(stdout)) {
-        fprintf(stderr, "ptcall report: cannot write the report: check the output device\n");
-        return 1;
-    }
-    return 0;
+    return cli_flush_output("report", "the report");
 }

@@ -1,0 +1,83 @@
+/* Queries on a session: per-function figures, caller->callee edges, totals, and the
+ * threads whose figures are lower bounds. Counters are kept in TSC ticks; they become ns
+ * here when the trace has a time base. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode_internal.h"
+
+void ptc_session_func_stats(const struct ptc_session *s, uint32_t id, struct ptc_func_stats *o)
+{
+    memset(o, 0, sizeof(*o));
+    if (id >= s->nfuncs)
+        return;
+    o->calls = s->fstats[id].calls;
+    o->total = s->fstats[id].total;
+    o->self = s->fstats[id].self;
+    if (s->has_tb) {
+        o->total = ptc_ticks_to_ns(&s->tb, o->total);
+        o->self = ptc_ticks_to_ns(&s->tb, o->self);
+    }
+}
+
+size_t ptc_session_edges(const struct ptc_session *s, struct ptc_edge **out)
+{
+    *out = malloc((s->nedges ? s->nedges : 1) * sizeof(**out));
+    if (!*out)
+        return (size_t)-1;
+    size_t n = 0;
+    for (uint32_t i = 0; i < s->ecap; i++)
+        if (s->edges[i].key != UINT64_MAX) {
+            (*out)[n].caller = (uint32_t)(s->edges[i].key >> 32);
+            (*out)[n].callee = (uint32_t)s->edges[i].key;
+            (*out)[n].count = s->edges[i].count;
+            n++;
+        }
+    return n;
+}
+
+int ptc_session_origin(const struct ptc_session *s, uint64_t *time)
+{
+    const struct proc *p = s->have_origin ? ptc_proc_find(s, s->origin_pid) : NULL;
+    if (!p || !s->origin_tsc)
+        return -PTC_E_ARG;
+    *time = ptc_event_time(s, p, s->origin_tsc);
+    return 0;
+}
+
+void ptc_session_totals(const struct ptc_session *s, struct ptc_totals *t)
+{
+    *t = s->tot;
+    t->processes = 0;
+    PTC_HTABLE_EACH(&s->procs, struct proc, p)
+        if (p->pid && (p->have_process || p->threads))
+            t->processes++;
+    t->calls = 0;
+    for (uint32_t i = 0; i < s->nfuncs; i++)
+        t->calls += s->fstats[i].calls;
+    t->lossy_threads = 0;
+    PTC_HTABLE_EACH(&s->threads, struct thread, x)
+        if (x->lost || x->gaps)
+            t->lossy_threads++;
+    t->total_time = 0;
+    for (uint32_t i = 0; i < s->nfuncs; i++)
+        t->total_time += s->fstats[i].self;
+    if (s->has_tb)
+        t->total_time = ptc_ticks_to_ns(&s->tb, t->total_time);
+    t->backend = s->backend;
+    t->file_flags = s->file_flags;
+    t->timed = s->timed_events != 0;
+    t->has_timebase = s->has_tb;
+    t->record_end = s->record_end;
+    t->wait_status = s->wait_status;
+}
+
+void ptc_session_lossy_threads(const struct ptc_session *s,
+                               void (*fn)(void *ctx, uint32_t pid, uint32_t tid, uint64_t lost,
+                                          uint64_t gaps),
+                               void *ctx)
+{
+    PTC_HTABLE_EACH(&s->threads, struct thread, x)
+        if (x->lost || x->gaps)
+            fn(ctx, x->pid, x->tid, x->lost, x->gaps);
+}

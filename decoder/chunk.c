@@ -1,0 +1,292 @@
+/* Chunk dispatch: every CRC-checked chunk takes its place in its (pid, tid) sequence, then
+ * goes to a registered handler (Intel PT) or to the handler of its type here
+ * (docs/trace-format.md). */
+#include <stdio.h>
+#include <string.h>
+
+#include "decode_internal.h"
+
+/* Copies the chunk's fixed-size payload header into out. Returns 0, or -PTC_E_CORRUPT
+ * when the payload is shorter than n. */
+static int take(struct ptc_session *s, const struct ptc_chunk *c, void *out, size_t n,
+                const char *what)
+{
+    if (c->h.payload_size >= n) {
+        memcpy(out, c->payload, n);
+        return 0;
+    }
+    return ptc_session_set_error(s, PTC_E_CORRUPT,
+                                 "%s is corrupt: %s chunk %llu at byte %llu has %u payload "
+                                 "bytes, fewer than the %zu it needs",
+                                 s->src_name, what, (unsigned long long)c->index,
+                                 (unsigned long long)c->offset, c->h.payload_size, n);
+}
+
+/* The process the chunk belongs to, added if new. Returns 0 or -PTC_E_NOMEM. */
+static int chunk_proc(struct ptc_session *s, const struct ptc_chunk *c, struct proc **p)
+{
+    *p = ptc_proc_get(s, c->h.pid);
+    return *p ? 0 : ptc_nomem(s);
+}
+
+/* A new life of a thread (tid reuse, or its process's): the old one ends first. */
+static void thread_restart(struct ptc_session *s, struct thread *t)
+{
+    if (t->waiting)
+        ptc_fork_give_up(s, t);
+    if (t->started)
+        ptc_thread_end(s, t);
+    t->seq_seen = 0;
+    t->next_seq = 0;
+    t->started = 0;
+    t->ended = 0;
+}
+
+/* A new life of a process (exec, or pid reuse): its old threads end, its tables reset. */
+static void proc_reset(struct ptc_session *s, struct proc *p)
+{
+    for (struct thread *t = p->threads; t; t = t->pnext)
+        thread_restart(s, t);
+    ptc_proc_drop_modules(p);
+    p->seq_seen = 0;
+    p->next_seq = 0;
+    p->ended = 0;
+}
+
+/* seq continuity of the chunk's (pid, tid) stream; a thread stream's gap is fed as a GAP. */
+static int check_seq(struct ptc_session *s, const struct ptc_chunk *c)
+{
+    uint32_t seq = c->h.seq;
+    uint32_t *next;
+    int *seen;
+    struct thread *t = NULL;
+    if (c->h.tid == 0) {
+        struct proc *p;
+        int e = chunk_proc(s, c, &p);
+        if (e)
+            return e;
+        if (c->h.type == PTC_CHUNK_PROCESS && p->seq_seen && seq == 0)
+            proc_reset(s, p);
+        next = &p->next_seq;
+        seen = &p->seq_seen;
+    } else {
+        t = ptc_thread_get(s, c->h.pid, c->h.tid);
+        if (!t)
+            return ptc_nomem(s);
+        if (c->h.type == PTC_CHUNK_THREAD && t->seq_seen && seq == 0 &&
+            c->h.payload_size >= 4 && !memcmp(c->payload, &(uint32_t){PTC_THREAD_START}, 4))
+            thread_restart(s, t); /* tid reuse: a new thread with the same id */
+        next = &t->next_seq;
+        seen = &t->seq_seen;
+    }
+    uint32_t want = *seen ? *next : 0;
+    *seen = 1;
+    *next = seq + 1;
+    if (seq == want)
+        return 0;
+    uint64_t missing = seq > want ? (uint64_t)(seq - want) : 0;
+    s->tot.missing_chunks += missing ? missing : 1;
+    if (t) {
+        struct ptc_ev ev = {.type = PTC_EV_GAP};
+        return ptc_thread_feed(s, t, &ev, 1);
+    }
+    s->tot.gaps++;
+    return 0;
+}
+
+static const char *payload_str(const struct ptc_chunk *c, size_t at)
+{
+    if (at >= c->h.payload_size)
+        return "";
+    const char *p = (const char *)c->payload + at;
+    return memchr(p, 0, c->h.payload_size - at) ? p : "";
+}
+
+/* A chunk type no handler and no case here takes. */
+static int on_unknown(struct ptc_session *s, const struct ptc_chunk *c)
+{
+    uint16_t type = c->h.type;
+    if (c->h.flags & PTC_CHUNK_F_OPTIONAL) {
+        s->tot.skipped_chunks++;
+        return 0;
+    }
+    if (type >= PTC_CHUNK_PT_FIRST && type <= PTC_CHUNK_PT_LAST)
+        return ptc_session_set_error(s, PTC_E_UNSUPPORTED,
+                                     "%s holds Intel PT data (chunk %llu, type %u) and this "
+                                     "ptcall was built without the Intel PT decoder",
+                                     s->src_name, (unsigned long long)c->index, type);
+    return ptc_session_set_error(s, PTC_E_UNSUPPORTED,
+                                 "%s: chunk %llu at byte %llu has type %u, which this "
+                                 "ptcall does not know and which is marked required",
+                                 s->src_name, (unsigned long long)c->index,
+                                 (unsigned long long)c->offset, type);
+}
+
+static int on_record_info(struct ptc_session *s, const struct ptc_chunk *c)
+{
+    struct ptc_record_info ri;
+    int e = take(s, c, &ri, sizeof(ri), "RECORD_INFO");
+    if (e)
+        return e;
+    s->backend = ri.backend;
+    s->file_flags |= ri.flags;
+    return 0;
+}
+
+static int on_process(struct ptc_session *s, const struct ptc_chunk *c)
+{
+    struct ptc_process pr;
+    struct proc *p;
+    int e = take(s, c, &pr, sizeof(pr), "PROCESS");
+    if (e || (e = chunk_proc(s, c, &p)))
+        return e;
+    p->have_process = 1;
+    if (!s->have_origin) {
+        s->have_origin = 1;
+        s->origin_pid = c->h.pid;
+        s->origin_tsc = pr.tsc;
+    }
+    p->ppid = pr.ppid;
+    p->how = pr.how;
+    p->parent_tid = pr.parent_tid;
+    if (pr.how == PTC_PROC_FORK) {
+        struct proc *pp = ptc_proc_find(s, pr.ppid);
+        if (pp && pp != p)
+            return ptc_proc_inherit_modules(s, p, pp);
+    }
+    return 0;
+}
+
+static int on_timebase(struct ptc_session *s, const struct ptc_chunk *c)
+{
+    struct ptc_timebase tb;
+    struct proc *p;
+    int e = take(s, c, &tb, sizeof(tb), "TIMEBASE");
+    if (e)
+        return e;
+    if (tb.time_shift > 63)
+        return ptc_session_set_error(s, PTC_E_CORRUPT,
+                                     "%s is corrupt: TIMEBASE chunk %llu has shift %u",
+                                     s->src_name, (unsigned long long)c->index, tb.time_shift);
+    if ((e = chunk_proc(s, c, &p)))
+        return e;
+    p->tb = tb;
+    p->has_tb = 1;
+    if (!s->has_tb) {
+        s->tb = tb;
+        s->has_tb = 1;
+    }
+    return 0;
+}
+
+static int on_module(struct ptc_session *s, const struct ptc_chunk *c)
+{
+    int e = ptc_session_add_module(s, c->h.pid, c->payload, c->h.payload_size);
+    if (e == -PTC_E_CORRUPT) { /* say where: the module parser knows only the payload */
+        char tmp[sizeof(s->msg)];
+        snprintf(tmp, sizeof(tmp), "%s", s->msg);
+        ptc_session_set_error(s, PTC_E_CORRUPT, "%s is corrupt: chunk %llu at byte %llu: %s",
+                              s->src_name, (unsigned long long)c->index,
+                              (unsigned long long)c->offset, tmp);
+    }
+    return e;
+}
+
+static int on_module_unload(struct ptc_session *s, const struct ptc_chunk *c)
+{
+    struct ptc_module_unload u;
+    struct proc *p;
+    int e = take(s, c, &u, sizeof(u), "MODULE_UNLOAD");
+    if (e || (e = chunk_proc(s, c, &p)))
+        return e;
+    for (uint32_t i = 0; i < p->nmods; i++)
+        if (p->mods[i].module_id == u.module_id)
+            p->mods[i].unloaded = 1;
+    return 0;
+}
+
+static int on_thread(struct ptc_session *s, const struct ptc_chunk *c)
+{
+    struct ptc_thread th;
+    int e = take(s, c, &th, sizeof(th), "THREAD");
+    if (e)
+        return e;
+    if (c->h.tid == 0)
+        return ptc_session_set_error(s, PTC_E_CORRUPT,
+                                     "%s is corrupt: THREAD chunk %llu has tid 0",
+                                     s->src_name, (unsigned long long)c->index);
+    if (th.event == PTC_THREAD_EXIT) {
+        struct thread *t = ptc_thread_get(s, c->h.pid, c->h.tid);
+        if (!t)
+            return ptc_nomem(s);
+        if (t->started)
+            ptc_thread_end(s, t);
+    }
+    return 0;
+}
+
+static int on_loss(struct ptc_session *s, const struct ptc_chunk *c)
+{
+    struct ptc_loss l;
+    int e = take(s, c, &l, sizeof(l), "LOSS");
+    if (e)
+        return e;
+    return ptc_session_add_loss(s, c->h.pid, &l, payload_str(c, sizeof(l)));
+}
+
+static int on_process_end(struct ptc_session *s, const struct ptc_chunk *c)
+{
+    struct ptc_process_end pe;
+    struct proc *p;
+    int e = take(s, c, &pe, sizeof(pe), "PROCESS_END");
+    if (e || (e = chunk_proc(s, c, &p)))
+        return e;
+    for (struct thread *t = p->threads; t; t = t->pnext)
+        if (t->started)
+            ptc_thread_end(s, t);
+    p->ended = 1;
+    return 0;
+}
+
+static int on_record_end(struct ptc_session *s, const struct ptc_chunk *c)
+{
+    struct ptc_record_end re;
+    int e = take(s, c, &re, sizeof(re), "RECORD_END");
+    if (e)
+        return e;
+    s->record_end = 1;
+    s->wait_status = re.wait_status;
+    return 0;
+}
+
+static int (*const by_type[PTC_CHUNK_RECORD_END + 1])(struct ptc_session *s,
+                                                       const struct ptc_chunk *c) = {
+    [PTC_CHUNK_RECORD_INFO] = on_record_info,
+    [PTC_CHUNK_PROCESS] = on_process,
+    [PTC_CHUNK_TIMEBASE] = on_timebase,
+    [PTC_CHUNK_MODULE] = on_module,
+    [PTC_CHUNK_MODULE_UNLOAD] = on_module_unload,
+    [PTC_CHUNK_THREAD] = on_thread,
+    [PTC_CHUNK_SOFT_EVENTS] = ptc_soft_chunk,
+    [PTC_CHUNK_LOSS] = on_loss,
+    [PTC_CHUNK_PROCESS_END] = on_process_end,
+    [PTC_CHUNK_RECORD_END] = on_record_end,
+};
+
+int ptc_session_chunk(struct ptc_session *s, const struct ptc_chunk *c)
+{
+    s->chunk_index = c->index;
+    s->chunk_offset = c->offset;
+    s->tot.chunks++;
+    uint16_t type = c->h.type;
+    /* every chunk, whoever decodes it, takes a place in its (pid, tid) sequence */
+    int e = check_seq(s, c);
+    if (e)
+        return e;
+    for (int i = 0; i < s->nhandlers; i++)
+        if (type >= s->handlers[i].first && type <= s->handlers[i].last)
+            return s->handlers[i].fn(s->handlers[i].ctx, s, &c->h, c->payload);
+    if (type > PTC_CHUNK_RECORD_END || type == 0)
+        return on_unknown(s, c);
+    return by_type[type](s, c);
+}

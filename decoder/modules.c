@@ -1,0 +1,223 @@
+/* Per-process module tables: stub ids to (function, kind), and stub addresses to stub ids
+ * for front-ends that see instruction addresses (Intel PT). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode_internal.h"
+
+static void free_module(struct module *m)
+{
+    free(m->addr);
+    free(m->ids);
+}
+
+/* Allocates m's address index for its num_stubs stubs. Returns 0, or -1 when out of
+ * memory (then m holds nothing to free). */
+static int module_alloc_index(struct module *m)
+{
+    size_t n = m->num_stubs ? m->num_stubs : 1;
+    m->addr = malloc(n * sizeof(uint64_t));
+    m->ids = malloc(n * sizeof(uint32_t));
+    if (m->addr && m->ids)
+        return 0;
+    free_module(m);
+    return -1;
+}
+
+void ptc_proc_drop_modules(struct proc *p)
+{
+    for (uint32_t m = 0; m < p->nmods; m++)
+        free_module(&p->mods[m]);
+    p->nmods = 0;
+    free(p->stubs);
+    p->stubs = NULL;
+    p->nstubs = 0;
+}
+
+static int cmp_u64idx(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+#define CORRUPT_MODULE(...) ptc_session_set_error(s, PTC_E_CORRUPT, __VA_ARGS__)
+
+static int str_ok(const char *strings, uint32_t size, uint32_t off)
+{
+    return off < size && memchr(strings + off, 0, size - off) != NULL;
+}
+
+int ptc_session_add_module(struct ptc_session *s, uint32_t pid, const void *payload, size_t size)
+{
+    struct ptc_module m;
+    if (!s || (!payload && size))
+        return -PTC_E_ARG;
+    if (size < sizeof(m))
+        return CORRUPT_MODULE("module chunk of pid %u is %zu bytes, shorter than its header",
+                              pid, size);
+    memcpy(&m, payload, sizeof(m));
+    uint64_t need = sizeof(m) + (uint64_t)m.num_stubs * sizeof(struct ptc_module_stub) +
+                    (uint64_t)m.num_funcs * sizeof(struct ptc_module_func) + m.strings_size;
+    if (need > size)
+        return CORRUPT_MODULE("module chunk of pid %u: %u stubs, %u functions and %u bytes "
+                              "of strings do not fit its %zu bytes",
+                              pid, m.num_stubs, m.num_funcs, m.strings_size, size);
+    if ((uint64_t)m.first_stub_id + m.num_stubs > PTC_MAX_STUBS_PER_PROC)
+        return CORRUPT_MODULE("module chunk of pid %u: stub ids %u..%u are implausible", pid,
+                              m.first_stub_id, m.first_stub_id + m.num_stubs);
+    const uint8_t *base = payload;
+    const uint8_t *stubp = base + sizeof(m);
+    const uint8_t *funcp = stubp + (size_t)m.num_stubs * sizeof(struct ptc_module_stub);
+    const char *strings = (const char *)(funcp + (size_t)m.num_funcs * sizeof(struct ptc_module_func));
+    if (!str_ok(strings, m.strings_size, m.path))
+        return CORRUPT_MODULE("module chunk of pid %u: its path is not a string", pid);
+    const char *path = strings + m.path;
+    struct proc *p = ptc_proc_get(s, pid);
+    if (!p)
+        return ptc_nomem(s);
+    /* function ids */
+    uint32_t *ids = malloc((m.num_funcs ? m.num_funcs : 1) * sizeof(*ids));
+    if (!ids)
+        return ptc_nomem(s);
+    for (uint32_t i = 0; i < m.num_funcs; i++) {
+        struct ptc_module_func f;
+        memcpy(&f, funcp + (size_t)i * sizeof(f), sizeof(f));
+        if (!str_ok(strings, m.strings_size, f.name) ||
+            !str_ok(strings, m.strings_size, f.linkage_name) ||
+            !str_ok(strings, m.strings_size, f.file)) {
+            free(ids);
+            return CORRUPT_MODULE("module chunk of pid %u (%s): function %u has a bad string "
+                                  "offset", pid, path, i);
+        }
+        ids[i] = ptc_func_intern(s, path, strings + f.name, strings + f.linkage_name,
+                                 strings + f.file, f.line);
+        if (ids[i] == UINT32_MAX) {
+            free(ids);
+            return ptc_nomem(s);
+        }
+    }
+    /* check the stubs before changing anything */
+    for (uint32_t i = 0; i < m.num_stubs; i++) {
+        struct ptc_module_stub st;
+        memcpy(&st, stubp + (size_t)i * sizeof(st), sizeof(st));
+        if (st.func >= m.num_funcs || st.kind > PTCALL_STUB_LANDING) {
+            free(ids);
+            return CORRUPT_MODULE("module chunk of pid %u (%s): stub %u names function %u "
+                                  "of %u, kind %u",
+                                  pid, path, i, st.func, m.num_funcs, st.kind);
+        }
+    }
+    uint32_t end = m.first_stub_id + m.num_stubs;
+    if (end > p->nstubs) {
+        struct stubent *ns = realloc(p->stubs, (size_t)end * sizeof(*ns));
+        if (!ns) {
+            free(ids);
+            return ptc_nomem(s);
+        }
+        for (uint32_t i = p->nstubs; i < end; i++)
+            ns[i] = (struct stubent){.func = 0, .kind = STUB_NONE, .valid = 0, .site = 0};
+        p->stubs = ns;
+        p->nstubs = end;
+    }
+    struct module mod = {.module_id = m.module_id, .first_stub = m.first_stub_id,
+                         .num_stubs = m.num_stubs, .lo = m.stubs_start, .hi = m.stubs_end};
+    uint64_t *pairs = malloc(((size_t)m.num_stubs ? m.num_stubs : 1) * 2 * sizeof(uint64_t));
+    if (!pairs || module_alloc_index(&mod)) {
+        free(pairs);
+        free(ids);
+        return ptc_nomem(s);
+    }
+    for (uint32_t i = 0; i < m.num_stubs; i++) {
+        struct ptc_module_stub st;
+        memcpy(&st, stubp + (size_t)i * sizeof(st), sizeof(st));
+        struct stubent *se = &p->stubs[m.first_stub_id + i];
+        se->func = ids[st.func];
+        se->kind = (uint8_t)st.kind;
+        se->site = st.site;
+        se->valid = 1;
+        pairs[2 * i] = st.address;
+        pairs[2 * i + 1] = m.first_stub_id + i;
+    }
+    qsort(pairs, m.num_stubs, 2 * sizeof(uint64_t), cmp_u64idx);
+    for (uint32_t i = 0; i < m.num_stubs; i++) {
+        mod.addr[i] = pairs[2 * i];
+        mod.ids[i] = (uint32_t)pairs[2 * i + 1];
+    }
+    free(pairs);
+    free(ids);
+    /* a module re-announced under the same id replaces the old entry */
+    for (uint32_t i = 0; i < p->nmods; i++)
+        if (p->mods[i].module_id == m.module_id && !p->mods[i].unloaded) {
+            free_module(&p->mods[i]);
+            p->mods[i] = mod;
+            return 0;
+        }
+    if (p->nmods == p->capmods) {
+        uint32_t nc = p->capmods ? p->capmods * 2 : 8;
+        struct module *nm = realloc(p->mods, nc * sizeof(*nm));
+        if (!nm) {
+            free_module(&mod);
+            return ptc_nomem(s);
+        }
+        p->mods = nm;
+        p->capmods = nc;
+    }
+    p->mods[p->nmods++] = mod;
+    return 0;
+}
+
+int ptc_session_lookup_stub(const struct ptc_session *s, uint32_t pid, uint64_t ip,
+                            uint32_t *stub_id)
+{
+    const struct proc *p = s ? ptc_proc_find(s, pid) : NULL;
+    if (!p)
+        return -PTC_E_BADSTUB;
+    for (uint32_t i = p->nmods; i-- > 0;) { /* newest first: a reloaded address wins */
+        const struct module *m = &p->mods[i];
+        if (m->unloaded || ip < m->lo || ip >= m->hi)
+            continue;
+        size_t lo = 0, hi = m->num_stubs;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (m->addr[mid] < ip)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < m->num_stubs && m->addr[lo] == ip) {
+            *stub_id = m->ids[lo];
+            return 0;
+        }
+    }
+    return -PTC_E_BADSTUB;
+}
+
+int ptc_proc_inherit_modules(struct ptc_session *s, struct proc *c, const struct proc *pp)
+{
+    if (c->nmods || !pp->nstubs)
+        return 0;
+    free(c->stubs);
+    free(c->mods);
+    c->nstubs = 0;
+    c->capmods = 0;
+    c->stubs = malloc((size_t)pp->nstubs * sizeof(*c->stubs));
+    c->mods = calloc(pp->nmods ? pp->nmods : 1, sizeof(*c->mods));
+    if (!c->stubs || !c->mods)
+        return ptc_nomem(s);
+    memcpy(c->stubs, pp->stubs, (size_t)pp->nstubs * sizeof(*c->stubs));
+    c->nstubs = pp->nstubs;
+    c->capmods = pp->nmods ? pp->nmods : 1;
+    for (uint32_t i = 0; i < pp->nmods; i++) {
+        struct module m = pp->mods[i];
+        if (module_alloc_index(&m))
+            return ptc_nomem(s);
+        memcpy(m.addr, pp->mods[i].addr, (size_t)m.num_stubs * sizeof(uint64_t));
+        memcpy(m.ids, pp->mods[i].ids, (size_t)m.num_stubs * sizeof(uint32_t));
+        c->mods[c->nmods++] = m;
+    }
+    if (pp->has_tb && !c->has_tb) {
+        c->has_tb = 1;
+        c->tb = pp->tb;
+    }
+    return 0;
+}

@@ -1,0 +1,467 @@
+/* Shadow stacks and call accounting, the hot path: every stub hit of every thread passes
+ * through apply_hit(). Calls, inclusive and self time per function, and caller->callee
+ * edges are counted as frames are pushed and popped; all of it stays in this one file so
+ * that the compiler can inline push/pop/leave into the feeding loops. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode_internal.h"
+#include "ptc_varint.h"
+
+/* ---------------------------------------------------------------- edges */
+
+static inline uint32_t edge_hash(uint64_t key)
+{
+    return (uint32_t)((key * 0x9E3779B97F4A7C15ULL) >> 32);
+}
+
+static int edges_grow(struct ptc_session *s)
+{
+    uint32_t nc = s->ecap ? s->ecap * 2 : 256;
+    struct edge_slot *ne = malloc((size_t)nc * sizeof(*ne));
+    if (!ne)
+        return -1;
+    for (uint32_t i = 0; i < nc; i++) {
+        ne[i].key = UINT64_MAX;
+        ne[i].count = 0;
+    }
+    for (uint32_t i = 0; i < s->ecap; i++) {
+        if (s->edges[i].key == UINT64_MAX)
+            continue;
+        uint32_t b = edge_hash(s->edges[i].key) & (nc - 1);
+        while (ne[b].key != UINT64_MAX)
+            b = (b + 1) & (nc - 1);
+        ne[b] = s->edges[i];
+    }
+    free(s->edges);
+    s->edges = ne;
+    s->ecap = nc;
+    return 0;
+}
+
+/* Counts one caller->callee call; returns the edge's slot or UINT32_MAX (out of memory). */
+static PTC_NOINLINE uint32_t edge_add(struct ptc_session *s, uint32_t caller, uint32_t callee)
+{
+    uint64_t key = (uint64_t)caller << 32 | callee;
+    if ((s->nedges + 1) * 2 > s->ecap && edges_grow(s))
+        return UINT32_MAX;
+    uint32_t mask = s->ecap - 1;
+    uint32_t b = edge_hash(key) & mask;
+    struct edge_slot *e = s->edges;
+    while (e[b].key != key) {
+        if (e[b].key == UINT64_MAX) {
+            e[b].key = key;
+            s->nedges++;
+            break;
+        }
+        b = (b + 1) & mask;
+    }
+    e[b].count++;
+    return b;
+}
+
+/* ---------------------------------------------------------------- shadow stacks */
+
+PTC_NOINLINE void ptc_emit(struct ptc_session *s, struct thread *t, uint8_t kind, uint8_t how,
+                           uint32_t depth, uint32_t func, uint64_t dur, uint64_t count,
+                           int inherited)
+{
+    struct ptc_call_event e;
+    e.pid = t->pid;
+    e.tid = t->tid;
+    e.depth = depth;
+    e.func = func;
+    e.kind = kind;
+    e.how = how;
+    e.has_time = s->timed_events != 0 || (s->file_flags & PTC_FILE_F_TIMED);
+    e.inherited = (uint8_t)inherited;
+    e.time = ptc_event_time(s, t->proc, t->last);
+    e.dur = dur;
+    if (t->proc->has_tb)
+        e.dur = ptc_ticks_to_ns(&t->proc->tb, dur);
+    else if (s->has_tb)
+        e.dur = ptc_ticks_to_ns(&s->tb, dur);
+    e.count = count;
+    e.thread_user = &t->user;
+    s->hook(s->hook_ctx, &e);
+}
+
+static int active_grow(struct thread *t, uint32_t f)
+{
+    uint32_t nc = t->nactive ? t->nactive : 256;
+    while (nc <= f)
+        nc *= 2;
+    uint32_t *na = realloc(t->active, nc * sizeof(*na));
+    if (!na)
+        return -1;
+    memset(na + t->nactive, 0, (nc - t->nactive) * sizeof(*na));
+    t->active = na;
+    t->nactive = nc;
+    return 0;
+}
+
+static int frames_grow(struct thread *t)
+{
+    uint32_t nc = t->cap ? t->cap * 2 : 64;
+    if (nc > PTC_MAX_DEPTH)
+        nc = PTC_MAX_DEPTH;
+    if (nc <= t->cap)
+        return -1;
+    struct frame *nf = realloc(t->frames, nc * sizeof(*nf));
+    if (!nf)
+        return -1;
+    t->frames = nf;
+    t->cap = nc;
+    return 0;
+}
+
+/* Pops the top frame at time now. */
+static PTC_INLINE void pop(struct ptc_session *s, struct thread *t, uint64_t now, uint8_t how)
+{
+    struct frame *fr = &t->frames[--t->depth];
+    uint32_t f = fr->func;
+    uint64_t dur = now > fr->start ? now - fr->start : 0;
+    struct fstat *st = &s->fstats[f];
+    st->self += dur - (fr->child < dur ? fr->child : dur);
+    if (--t->active[f] == 0)
+        st->total += dur;
+    if (t->depth)
+        t->frames[t->depth - 1].child += dur;
+    if (unlikely(s->hook != NULL))
+        ptc_emit(s, t, PTC_CALL_RETURN, how, t->depth, f, dur, 0, (fr->flags & FR_INHERITED) != 0);
+}
+
+/* Closes every open frame at the last event's time (a gap or the end). */
+static void close_all(struct ptc_session *s, struct thread *t, uint8_t how)
+{
+    uint64_t n = t->depth;
+    while (t->depth)
+        pop(s, t, t->last, how);
+    if (how == PTC_RET_BROKEN)
+        s->tot.broken_frames += n;
+    else
+        s->tot.open_at_end += n;
+}
+
+static PTC_NOINLINE void gap(struct ptc_session *s, struct thread *t, uint64_t count)
+{
+    close_all(s, t, PTC_RET_BROKEN);
+    s->tot.gaps++;
+    s->tot.lost_events += count;
+    t->gaps++;
+    t->lost += count;
+    if (s->hook)
+        ptc_emit(s, t, PTC_CALL_GAP, 0, 0, UINT32_MAX, 0, count, 0);
+}
+
+static PTC_INLINE int push(struct ptc_session *s, struct thread *t, uint32_t f)
+{
+    if (unlikely(t->depth == t->cap) && frames_grow(t)) {
+        if (t->cap >= PTC_MAX_DEPTH) { /* absurd depth: treat as broken, never crash */
+            gap(s, t, 0);
+        } else {
+            return ptc_session_set_error(s, PTC_E_NOMEM, "out of memory (stack of %u frames)",
+                                         t->depth);
+        }
+    }
+    if (unlikely(f >= t->nactive) && active_grow(t, f))
+        return ptc_nomem(s);
+    struct frame *fr = &t->frames[t->depth];
+    fr->func = f;
+    fr->flags = 0;
+    fr->start = t->last;
+    fr->child = 0;
+    fr->last_callee = UINT32_MAX;
+    t->active[f]++;
+    s->fstats[f].calls++;
+    if (t->depth) {
+        struct frame *up = fr - 1;
+        uint64_t key = (uint64_t)up->func << 32 | f;
+        uint32_t b;
+        if (up->last_callee == f && s->edges[up->last_edge].key == key) {
+            s->edges[up->last_edge].count++;
+        } else if (likely(s->ecap) &&
+                   s->edges[b = edge_hash(key) & (s->ecap - 1)].key == key) {
+            s->edges[b].count++; /* first probe hits: the common case */
+            up->last_callee = f;
+            up->last_edge = b;
+        } else {
+            uint32_t slot = edge_add(s, up->func, f);
+            if (slot == UINT32_MAX)
+                return ptc_nomem(s);
+            up->last_callee = f;
+            up->last_edge = slot;
+        }
+    }
+    t->depth++;
+    if (unlikely(s->hook != NULL))
+        ptc_emit(s, t, PTC_CALL_ENTER, 0, t->depth - 1, f, 0, 0, 0);
+    return 0;
+}
+
+/* An exit, unwind or landing of f, which is not on the stack: counted and ignored.
+ * Returns 1 in that case, 0 when f is on the stack. */
+static int not_on_stack(struct ptc_session *s, struct thread *t, uint32_t f)
+{
+    if (f < t->nactive && t->active[f])
+        return 0;
+    s->tot.unmatched++;
+    if (s->hook)
+        ptc_emit(s, t, PTC_CALL_UNMATCHED, 0, t->depth, f, 0, 0, 0);
+    return 1;
+}
+
+/* Pops the frames above the topmost activation of f (which is on the stack), counting
+ * them in *popped. */
+static void pop_above(struct ptc_session *s, struct thread *t, uint32_t f, uint8_t how,
+                      uint64_t *popped)
+{
+    while (t->frames[t->depth - 1].func != f) {
+        pop(s, t, t->last, how);
+        (*popped)++;
+    }
+}
+
+/* Exit (or unwind) of f when f is not on top. */
+static PTC_NOINLINE void leave_slow(struct ptc_session *s, struct thread *t, uint32_t f,
+                                    uint8_t how)
+{
+    if (not_on_stack(s, t, f))
+        return;
+    pop_above(s, t, f, PTC_RET_REPAIR, &s->tot.repairs);
+    pop(s, t, t->last, how);
+}
+
+static PTC_INLINE void leave(struct ptc_session *s, struct thread *t, uint32_t f, uint8_t how)
+{
+    if (likely(t->depth && t->frames[t->depth - 1].func == f))
+        pop(s, t, t->last, how);
+    else
+        leave_slow(s, t, f, how);
+}
+
+static PTC_NOINLINE void landing(struct ptc_session *s, struct thread *t, uint32_t f)
+{
+    if (not_on_stack(s, t, f))
+        return;
+    pop_above(s, t, f, PTC_RET_LANDING, &s->tot.unwound);
+    if (s->hook)
+        ptc_emit(s, t, PTC_CALL_LANDING, 0, t->depth - 1, f, 0, 0, 0);
+}
+
+int ptc_thread_start_from(struct ptc_session *s, struct thread *t, const struct frame *fr,
+                          uint32_t n)
+{
+    while (t->cap < n)
+        if (frames_grow(t))
+            return ptc_nomem(s);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t f = fr[i].func;
+        if (f >= t->nactive && active_grow(t, f))
+            return ptc_nomem(s);
+        t->frames[i] = fr[i];
+        t->frames[i].child = 0;
+        t->frames[i].flags |= FR_INHERITED;
+        t->frames[i].last_callee = UINT32_MAX;
+        t->active[f]++;
+    }
+    t->depth = n;
+    if (s->hook)
+        ptc_emit(s, t, PTC_CALL_FORKED, 0, n, UINT32_MAX, 0, 0, 0);
+    return 0;
+}
+
+static PTC_INLINE int apply_hit(struct ptc_session *s, struct thread *t,
+                                 const struct stubent *stubs, uint32_t nstubs, uint32_t id)
+{
+    if (unlikely(id >= nstubs)) {
+        s->tot.bad_stubs++;
+        gap(s, t, 0);
+        return 0;
+    }
+    const struct stubent se = stubs[id];
+    switch (se.kind) {
+    case PTCALL_STUB_ENTRY:
+        return push(s, t, se.func);
+    case PTCALL_STUB_EXIT:
+        leave(s, t, se.func, PTC_RET_EXIT);
+        return 0;
+    case PTCALL_STUB_UNWIND:
+        leave(s, t, se.func, PTC_RET_UNWIND);
+        return 0;
+    case PTCALL_STUB_LANDING:
+        landing(s, t, se.func);
+        return 0;
+    default: /* STUB_NONE: an id inside the table that no module defines */
+        s->tot.bad_stubs++;
+        gap(s, t, 0);
+        return 0;
+    }
+}
+
+/* Reads a varint of at most 2 bytes at *pp, which is before end. Returns 0, or -1 when it
+ * is longer or cut off (then *v and *pp are unchanged). */
+static PTC_INLINE int get_short_varint(const uint8_t **pp, const uint8_t *end, uint32_t *v)
+{
+    const uint8_t *p = *pp;
+    uint32_t x = *p++;
+    if (unlikely(x >= 0x80)) {
+        if (p >= end || *p >= 0x80)
+            return -1;
+        x = (x & 0x7f) | (uint32_t)*p++ << 7;
+    }
+    *v = x;
+    *pp = p;
+    return 0;
+}
+
+/* Soft front-end fast path (see decode_internal.h). */
+int ptc_thread_soft_fast(struct ptc_session *s, struct thread *t, const uint8_t **pp,
+                         const uint8_t *end, int timed, uint64_t *tsc, uint64_t *records)
+{
+    const uint8_t *p = *pp;
+    const struct stubent *stubs = t->proc->stubs;
+    uint32_t nstubs = t->proc->nstubs;
+    uint64_t n = 0, now = *tsc;
+    int r = 0;
+    while (p < end) {
+        const uint8_t *rec = p;
+        uint32_t v, d;
+        if (unlikely(get_short_varint(&p, end, &v)) || unlikely(v < PTC_SOFT_ID_BASE)) {
+            p = rec;
+            break;
+        }
+        if (timed) {
+            if (unlikely(p >= end) || unlikely(get_short_varint(&p, end, &d))) {
+                p = rec;
+                break;
+            }
+            now += (uint64_t)ptc_unzigzag(d);
+            t->last = now;
+        }
+        n++;
+        r = apply_hit(s, t, stubs, nstubs, v - PTC_SOFT_ID_BASE);
+        if (unlikely(r))
+            break;
+    }
+    *pp = p;
+    *tsc = now;
+    *records += n;
+    t->events += n;
+    s->tot.events += n;
+    if (timed)
+        s->timed_events += n;
+    else
+        s->untimed_events += n;
+    return r;
+}
+
+int ptc_thread_feed(struct ptc_session *s, struct thread *t, const struct ptc_ev *ev, size_t n)
+{
+    if (unlikely(!t->started || t->ended)) {
+        if (t->ended) { /* events after the thread ended: a new life, from an empty stack */
+            t->ended = 0;
+            s->tot.threads++;
+        }
+        if (!t->started) {
+            s->tot.threads++;
+            int e = ptc_thread_start(s, t);
+            if (e)
+                return e;
+        }
+    }
+    if (unlikely(t->waiting))
+        return ptc_fork_hold(s, t, ev, n);
+    struct proc *p = t->proc;
+    const struct stubent *stubs = p->stubs;
+    uint32_t nstubs = p->nstubs;
+    uint64_t hits = 0, timed = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct ptc_ev *e = &ev[i];
+        if (likely(e->type == PTC_EV_HIT)) {
+            hits++;
+            if (e->has_time) {
+                t->last = e->tsc;
+                timed++;
+            }
+            int r = apply_hit(s, t, stubs, nstubs, e->stub_id);
+            if (unlikely(r))
+                return r;
+        } else if (e->type == PTC_EV_GAP) {
+            gap(s, t, e->count);
+            if (e->has_time)
+                t->last = e->tsc;
+        } else if (e->type == PTC_EV_FORK) {
+            if (e->has_time)
+                t->last = e->tsc;
+            if (e->count > UINT32_MAX)
+                return ptc_session_set_error(s, PTC_E_CORRUPT, "fork record names pid %llu",
+                                             (unsigned long long)e->count);
+            int r = ptc_fork_point(s, t, (uint32_t)e->count, t->last);
+            if (r)
+                return r;
+        } else {
+            return ptc_session_set_error(s, PTC_E_ARG, "event of unknown type %u", e->type);
+        }
+    }
+    t->events += hits;
+    s->tot.events += hits;
+    s->timed_events += timed;
+    s->untimed_events += hits - timed;
+    return 0;
+}
+
+int ptc_session_feed(struct ptc_session *s, uint32_t pid, uint32_t tid,
+                     const struct ptc_ev *ev, size_t n)
+{
+    if (!s || (!ev && n))
+        return -PTC_E_ARG;
+    struct thread *t = ptc_thread_get(s, pid, tid);
+    if (!t)
+        return ptc_nomem(s);
+    return ptc_thread_feed(s, t, ev, n);
+}
+
+void ptc_thread_end(struct ptc_session *s, struct thread *t)
+{
+    if (t->waiting) { /* the parent's fork record may still come: end after the replay */
+        t->end_pending = 1;
+        return;
+    }
+    t->end_pending = 0;
+    if (t->ended)
+        return;
+    close_all(s, t, PTC_RET_END);
+    t->ended = 1;
+    if (s->end_hook)
+        s->end_hook(s->end_hook_ctx, t->pid, t->tid, &t->user);
+    /* keep the small struct (counters); drop what grows */
+    free(t->frames);
+    t->frames = NULL;
+    t->cap = 0;
+    free(t->active);
+    t->active = NULL;
+    t->nactive = 0;
+}
+
+int ptc_session_add_loss(struct ptc_session *s, uint32_t pid, const struct ptc_loss *loss,
+                         const char *note)
+{
+    (void)note;
+    if (!s || !loss)
+        return -PTC_E_ARG;
+    if (loss->kind == PTC_LOSS_DROPPED || loss->kind == PTC_LOSS_CRASH)
+        s->tot.lost_events += loss->count;
+    else
+        s->tot.lost_other += loss->count;
+    if (loss->tid) {
+        struct thread *t = ptc_thread_get(s, pid, loss->tid);
+        if (!t)
+            return ptc_nomem(s);
+        if (loss->kind == PTC_LOSS_DROPPED || loss->kind == PTC_LOSS_CRASH)
+            t->lost += loss->count;
+        else
+            t->gaps++;
+    }
+    return 0;
+}
