@@ -36,6 +36,21 @@ static int flush(struct ptc_pt_front *f)
     return r < 0 ? r : 0;
 }
 
+/* Events are batched per thread: a different thread's event sends the batch first. */
+static int feed_to(struct ptc_pt_front *f, uint32_t pid, uint32_t tid)
+{
+    if (f->fvalid && f->fpid == pid && f->ftid == tid)
+        return 0;
+    int r = flush(f);
+    if (r)
+        return r;
+    f->fpid = pid;
+    f->ftid = tid;
+    f->fvalid = 1;
+    f->fstat = thread_stat(f, pid, tid);
+    return f->fstat ? 0 : -PTC_E_NOMEM;
+}
+
 static int forks_upto(struct ptc_pt_front *f, uint32_t pid, uint32_t tid, uint64_t t);
 
 static int emit(struct ptc_pt_front *f, uint32_t pid, uint32_t tid, int known,
@@ -51,21 +66,13 @@ static int emit(struct ptc_pt_front *f, uint32_t pid, uint32_t tid, int known,
         }
         return 0;
     }
-    if (!f->fvalid || f->fpid != pid || f->ftid != tid) {
-        int r = flush(f);
-        if (r)
-            return r;
-        f->fpid = pid;
-        f->ftid = tid;
-        f->fvalid = 1;
-        f->fstat = thread_stat(f, pid, tid);
-        if (!f->fstat)
-            return -PTC_E_NOMEM;
-    }
+    int r = feed_to(f, pid, tid);
+    if (r)
+        return r;
     if (f->forks.n && it->has_time) {
         /* a fork by this thread that happened before this item comes first */
         uint64_t t = ptc_pt_tsc_to_perf(&f->cfg, it->tsc);
-        int r = forks_upto(f, pid, tid, t ? t - 1 : 0);
+        r = forks_upto(f, pid, tid, t ? t - 1 : 0);
         if (r)
             return r;
     }
@@ -100,21 +107,13 @@ static int forks_upto(struct ptc_pt_front *f, uint32_t pid, uint32_t tid, uint64
         if (k->time > t)
             break; /* sorted by time */
         k->done = 1;
-        if (!f->fvalid || f->fpid != pid || f->ftid != tid) {
-            int r = flush(f);
-            if (r)
-                return r;
-            f->fpid = pid;
-            f->ftid = tid;
-            f->fvalid = 1;
-            f->fstat = thread_stat(f, pid, tid);
-            if (!f->fstat)
-                return -PTC_E_NOMEM;
-        }
+        int r = feed_to(f, pid, tid);
+        if (r)
+            return r;
         struct ptc_ev ev = {.type = PTC_EV_FORK, .count = k->pid};
         f->fbuf[f->fn++] = ev;
         if (f->fn == sizeof(f->fbuf) / sizeof(f->fbuf[0])) {
-            int r = flush(f);
+            r = flush(f);
             if (r)
                 return r;
         }

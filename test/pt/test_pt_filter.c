@@ -9,16 +9,7 @@
 #include "ptc_pt_rec.h"
 #include "ptcall/trace_format.h"
 
-static int fails;
-#define CHECK(c, ...)                                                                      \
-    do {                                                                                   \
-        if (!(c)) {                                                                        \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                    \
-            printf(__VA_ARGS__);                                                           \
-            printf("\n");                                                                  \
-            fails++;                                                                       \
-        }                                                                                  \
-    } while (0)
+#include "pt_check.h"
 
 /* readelf -SW: "[Nr] Name Type Address Off Size ..." */
 static int readelf_section(const char *path, const char *name, unsigned long long *addr,
@@ -118,6 +109,6 @@ int main(int argc, char **argv)
                h.num_funcs, (unsigned long long)h.stubs_start, (unsigned long long)h.stubs_end);
     }
     free(mod);
-    printf("%s\n", fails ? "FAIL" : "PASS");
-    return fails ? 1 : 0;
+    printf("%s\n", pt_check_fails ? "FAIL" : "PASS");
+    return pt_check_fails ? 1 : 0;
 }

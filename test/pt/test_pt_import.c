@@ -14,16 +14,7 @@
 #include "ptc_pt_rec.h"
 #include "ptgen.h"
 
-static int fails;
-#define CHECK(c, ...)                                                                      \
-    do {                                                                                   \
-        if (!(c)) {                                                                        \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                    \
-            printf(__VA_ARGS__);                                                           \
-            printf("\n");                                                                  \
-            fails++;                                                                       \
-        }                                                                                  \
-    } while (0)
+#include "pt_check.h"
 
 struct mods { uint64_t start[8]; uint32_t n[8], pid[8]; int k; };
 struct actual { struct ptgen_event *v; size_t n, cap; struct mods mods; };
@@ -310,6 +301,6 @@ int main(int argc, char **argv)
     snprintf(cmd, sizeof(cmd), "%s import -o %s/x.ptc --perf-data %s 2>&1 | grep -q 'not a perf.data file'",
              ptcall, dir, trace);
     CHECK(system(cmd) == 0, "bad perf.data must say so");
-    printf("%s\n", fails ? "FAIL" : "PASS");
-    return fails ? 1 : 0;
+    printf("%s\n", pt_check_fails ? "FAIL" : "PASS");
+    return pt_check_fails ? 1 : 0;
 }

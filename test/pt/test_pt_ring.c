@@ -10,16 +10,7 @@
 
 #include "ptc_pt_rec.h"
 
-static int fails;
-#define CHECK(c, ...)                                                                      \
-    do {                                                                                   \
-        if (!(c)) {                                                                        \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                    \
-            printf(__VA_ARGS__);                                                           \
-            printf("\n");                                                                  \
-            fails++;                                                                       \
-        }                                                                                  \
-    } while (0)
+#include "pt_check.h"
 
 #define AUX_SIZE (4096u * 4)
 #define TOTAL (4u << 20)
@@ -271,6 +262,6 @@ int main(void)
 {
     test_aux();
     test_data();
-    printf("%s\n", fails ? "FAIL" : "PASS");
-    return fails ? 1 : 0;
+    printf("%s\n", pt_check_fails ? "FAIL" : "PASS");
+    return pt_check_fails ? 1 : 0;
 }

@@ -7,16 +7,7 @@
 #include "ptc_pt_rec.h"
 #include "ptcall/trace_format_pt.h"
 
-static int fails;
-#define CHECK(c, ...)                                                                      \
-    do {                                                                                   \
-        if (!(c)) {                                                                        \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                    \
-            printf(__VA_ARGS__);                                                           \
-            printf("\n");                                                                  \
-            fails++;                                                                       \
-        }                                                                                  \
-    } while (0)
+#include "pt_check.h"
 
 static uint64_t config_for(const struct ptc_pt_pmu *pmu, enum record_timing t, int *rc,
                            char *why, struct ptc_pt_attrs *at)
@@ -115,6 +106,6 @@ int main(int argc, char **argv)
               strstr(why, "--backend soft"),
           "absent: %s", why);
     printf("absent: %s\n", why);
-    printf("%s\n", fails ? "FAIL" : "PASS");
-    return fails ? 1 : 0;
+    printf("%s\n", pt_check_fails ? "FAIL" : "PASS");
+    return pt_check_fails ? 1 : 0;
 }
