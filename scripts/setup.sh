@@ -9,7 +9,7 @@ pkgs=(
   build-essential cmake ninja-build pkg-config
   clang-14 llvm-14-dev llvm-14-tools lld-14 lld libclang-rt-14-dev
   libipt-dev libelf-dev zlib1g-dev
-  python3 valgrind uftrace binutils dpkg-dev time
+  python3 valgrind uftrace binutils dpkg-dev time cppcheck
 )
 need_update=0
 src_list=/etc/apt/sources.list.d/ptcall-deb-src.sources
