@@ -51,6 +51,17 @@ class Process:
         self.losses = []
         self.old_threads = []  # earlier threads whose tid was reused
 
+    def names(self, tid):
+        """Thread tid's events as 'func:E' / 'func:X' strings and control tuples."""
+        out = []
+        for ev, _ in self.threads[tid].events:
+            if isinstance(ev, tuple):
+                out.append(ev)
+            else:
+                f, k, _ = self.stubs[ev]
+                out.append("%s:%s" % (f, k))
+        return out
+
 
 class Thread:
     def __init__(self, tid):
@@ -245,16 +256,7 @@ class Trace:
             raise TraceError("unknown chunk type %d" % typ)
 
     def names(self, pid, tid):
-        """The thread's events as 'func:E' / 'func:X' strings and control tuples."""
-        pr = self.procs[pid]
-        out = []
-        for ev, _ in pr.threads[tid].events:
-            if isinstance(ev, tuple):
-                out.append(ev)
-            else:
-                f, k, _ = pr.stubs[ev]
-                out.append("%s:%s" % (f, k))
-        return out
+        return self.procs[pid].names(tid)
 
 
 def main():

@@ -86,15 +86,7 @@ def events_of(t, pr, tid=None):
         tids = [x for x, th in pr.threads.items() if th.hits or th.events]
         check(len(tids) == 1, "expected one thread with events, got %s" % tids)
         tid = tids[0]
-    # resolve against this image's stub table
-    out = []
-    for ev, _ in pr.threads[tid].events:
-        if isinstance(ev, tuple):
-            out.append(ev)
-        else:
-            f, k, _ = pr.stubs[ev]
-            out.append("%s:%s" % (f, k))
-    return out
+    return pr.names(tid)  # resolved against this image's stub table
 
 
 def check_periodic_with_loss(evs, period, what):
