@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "decode_internal.h"
+#include "ptc_sorted.h"
 
 static void free_module(struct module *m)
 {
@@ -176,16 +177,9 @@ int ptc_session_lookup_stub(const struct ptc_session *s, uint32_t pid, uint64_t 
         const struct module *m = &p->mods[i];
         if (m->unloaded || ip < m->lo || ip >= m->hi)
             continue;
-        size_t lo = 0, hi = m->num_stubs;
-        while (lo < hi) {
-            size_t mid = (lo + hi) / 2;
-            if (m->addr[mid] < ip)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        if (lo < m->num_stubs && m->addr[lo] == ip) {
-            *stub_id = m->ids[lo];
+        size_t k = ptc_sorted_find(m->addr, m->num_stubs, ip);
+        if (k < m->num_stubs) {
+            *stub_id = m->ids[k];
             return 0;
         }
     }

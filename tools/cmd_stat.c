@@ -11,6 +11,7 @@
 #include <intel-pt.h>
 
 #include "commands.h"
+#include "ptc_sorted.h"
 #include "ptc_pt_decode.h"
 #include "ptcall/trace_format_pt.h"
 
@@ -44,16 +45,9 @@ static int lookup(void *ctx, uint32_t pid, uint64_t ip, uint32_t *id)
         struct mod *m = &s->mods[i];
         if (m->pid != pid || !m->n || ip < m->addr[0] || ip > m->addr[m->n - 1])
             continue;
-        uint32_t lo = 0, hi = m->n;
-        while (lo < hi) {
-            uint32_t mid = (lo + hi) / 2;
-            if (m->addr[mid] < ip)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        if (lo < m->n && m->addr[lo] == ip) {
-            *id = m->id[lo];
+        size_t k = ptc_sorted_find(m->addr, m->n, ip);
+        if (k < m->n) {
+            *id = m->id[k];
             return 0;
         }
     }

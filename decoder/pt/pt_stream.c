@@ -404,12 +404,19 @@ static int step(struct ptc_pt_sdec *d)
     return 1;
 }
 
-static int refill(struct ptc_pt_sdec *d)
+/* Once every queued item was taken, the queue starts again from its beginning. */
+static void rewind_drained_queue(struct ptc_pt_sdec *d)
 {
-    if (!d->accumulate && d->qi == d->in.qn) {
+    if (d->qi == d->in.qn) {
         d->qi = d->in.qn = 0;
         d->in.first_item = SIZE_MAX;
     }
+}
+
+static int refill(struct ptc_pt_sdec *d)
+{
+    if (!d->accumulate)
+        rewind_drained_queue(d);
     while (d->qi == d->in.qn || d->accumulate) {
         int r = step(d);
         if (r < 0)
@@ -485,10 +492,7 @@ int ptc_pt_sdec_caught_up(const struct ptc_pt_sdec *d) { return !d->blocked; }
 
 int ptc_pt_sdec_prefetch(struct ptc_pt_sdec *d, size_t max_bytes)
 {
-    if (d->qi == d->in.qn) {
-        d->qi = d->in.qn = 0;
-        d->in.first_item = SIZE_MAX;
-    }
+    rewind_drained_queue(d);
     uint64_t stop = d->pos + max_bytes;
     while (d->pos < stop) {
         int r = step(d);
