@@ -63,7 +63,7 @@ static int check_blob(const uint8_t *data, size_t size, size_t off, uint64_t add
     memcpy(&h, data + off, rem < hs ? rem : hs);
     if (h.magic != PTCALL_MAP_MAGIC)
         return PTC_MAP_E_MAGIC;
-    if (h.version != PTCALL_MAP_VERSION)
+    if (h.version < PTCALL_MAP_VERSION_MIN || h.version > PTCALL_MAP_VERSION)
         return PTC_MAP_E_VERSION;
     if (rem < hs)
         return PTC_MAP_E_TRUNCATED;

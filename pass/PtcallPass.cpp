@@ -29,6 +29,7 @@
 #include "llvm/IR/InlineAsm.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicInst.h"
+#include "llvm/IR/MDBuilder.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/PassManager.h"
 #include "llvm/Passes/PassBuilder.h"
@@ -83,6 +84,8 @@ struct Options {
   std::string Exclude;     // file of names/globs: these are not instrumented
   bool CygChannel = false; // functions without the cyg "-inlined" attributes are
                            // no_instrument_function (set by the wrappers)
+  bool Gated = true;       // call sites test the unit's slot and skip the stub while it
+                           // is 0 (disarmed); off: every site always calls its stub
 };
 
 bool parseBool(StringRef V, bool &Out) {
@@ -128,6 +131,9 @@ Options optionsFromEnv() {
   if (const char *P = getenv("PTCALL_MIN_SIZE"))
     if (*P && StringRef(P).trim().getAsInteger(10, O.MinSize))
       fatal("PTCALL_MIN_SIZE must be a number, not '" + Twine(P) + "'");
+  if (const char *P = getenv("PTCALL_GATED"))
+    if (*P && !parseBool(P, O.Gated))
+      fatal("PTCALL_GATED must be 0 or 1, not '" + Twine(P) + "'");
   if (const char *P = getenv("PTCALL_INCLUDE"))
     O.Include = P;
   if (const char *P = getenv("PTCALL_EXCLUDE"))
@@ -138,7 +144,8 @@ Options optionsFromEnv() {
   return O;
 }
 
-// Pipeline parameters: ptcall<early;late;exits;no-exits;min-size=N;include=F;exclude=F;cyg>
+// Pipeline parameters:
+// ptcall<early;late;exits;no-exits;gated;ungated;min-size=N;include=F;exclude=F;cyg>
 bool parseParams(StringRef Params, Options &O, std::string &Err) {
   SmallVector<StringRef, 8> Parts;
   Params.split(Parts, ';', -1, /*KeepEmpty=*/false);
@@ -153,6 +160,10 @@ bool parseParams(StringRef Params, Options &O, std::string &Err) {
       O.Exits = false;
     else if (P == "cyg")
       O.CygChannel = true;
+    else if (P == "gated")
+      O.Gated = true;
+    else if (P == "ungated")
+      O.Gated = false;
     else if (P.consume_front("min-size=")) {
       if (P.getAsInteger(10, O.MinSize)) {
         Err = "bad min-size";
@@ -285,6 +296,7 @@ class Instrumenter {
   std::vector<FuncRec> Funcs;
   StringTable Strs;
   uint64_t UnitHash = FnvInit;
+  GlobalVariable *Slot = nullptr; // the unit's soft-handler slot, also its arm gate
 
 public:
   Instrumenter(Module &M, const Options &O) : M(M), O(O), C(M.getContext()) {}
@@ -481,7 +493,30 @@ void Instrumenter::emitCall(Function *Stub, Instruction *Before, const DebugLoc 
       FunctionType::get(Type::getVoidTy(C), {Stub->getType()}, /*isVarArg=*/false);
   InlineAsm *IA = InlineAsm::get(FT, "call ${0:P}", "i,~{dirflag},~{fpsr},~{flags}",
                                  /*hasSideEffects=*/true);
-  CallInst *CI = CallInst::Create(FT, IA, {Stub}, "", Before);
+  Instruction *At = Before;
+  if (O.Gated) {
+    // Gated: `if (slot != 0) call stub`, the call in a block marked cold. The backend
+    // folds the load into `cmpq $0, slot(%rip)` and moves the call out of line, so an
+    // untraced run pays a compare and a not-taken branch; the out-of-line call stays
+    // inside the function (its unwind info and symbol cover it). The runtime arms a unit
+    // by making its slot non-zero (docs/map-format.md). Volatile: the runtime or an
+    // attaching recorder may arm it at any time, so no load may be hoisted or merged
+    // (an aligned 8-byte load is atomic on x86-64); unlike an atomic load, a volatile
+    // one folds into the compare and takes no register.
+    LoadInst *Armed = new LoadInst(Slot->getValueType(), Slot, "ptcall.armed",
+                                   /*isVolatile=*/true, Align(8), Before);
+    Value *IsArmed = new ICmpInst(Before, ICmpInst::ICMP_NE, Armed,
+                                  ConstantInt::get(Slot->getValueType(), 0), "ptcall.gate");
+    MDNode *Cold = MDBuilder(C).createBranchWeights(1, 1u << 20);
+    At = SplitBlockAndInsertIfThen(IsArmed, Before, /*Unreachable=*/false, Cold);
+    if (DL) {
+      Armed->setDebugLoc(DL);
+      cast<Instruction>(IsArmed)->setDebugLoc(DL);
+      At->setDebugLoc(DL);
+      Armed->getParent()->getTerminator()->setDebugLoc(DL);
+    }
+  }
+  CallInst *CI = CallInst::Create(FT, IA, {Stub}, "", At);
   CI->addFnAttr(Attribute::NoUnwind);
   if (DL)
     CI->setDebugLoc(DL);
@@ -580,6 +615,12 @@ bool Instrumenter::run() {
   }
 
   Strs.add(Source);
+  // Writable soft-handler slot. Gated call sites read it: 0 (the initial value) means
+  // disarmed, so an untraced run pays a compare and a branch, not a call.
+  Slot = new GlobalVariable(M, Type::getInt64Ty(C), /*isConstant=*/false,
+                            GlobalValue::InternalLinkage,
+                            ConstantInt::get(Type::getInt64Ty(C), 0), SlotName);
+  Slot->setAlignment(Align(8));
   unsigned Serial = 0;
   for (uint32_t FI = 0; FI < Work.size(); ++FI) {
     Function &F = *Work[FI];
@@ -626,11 +667,6 @@ bool Instrumenter::run() {
 void Instrumenter::emitMap() {
   Type *I8 = Type::getInt8Ty(C), *I16 = Type::getInt16Ty(C), *I32 = Type::getInt32Ty(C),
        *I64 = Type::getInt64Ty(C);
-
-  // Writable soft-handler slot.
-  auto *Slot = new GlobalVariable(M, I64, /*isConstant=*/false, GlobalValue::InternalLinkage,
-                                  ConstantInt::get(I64, 0), SlotName);
-  Slot->setAlignment(Align(8));
 
   StructType *HdrTy = StructType::create(
       C, {I32, I16, I16, I32, I32, I64, I32, I32, I32, I32, I32, I32, I64, I32, I32},
@@ -680,6 +716,8 @@ void Instrumenter::emitMap() {
     Flags |= PTCALL_MAP_F_EXITS;
   if (CET)
     Flags |= PTCALL_MAP_F_CET;
+  if (O.Gated)
+    Flags |= PTCALL_MAP_F_GATED;
   uint32_t SourceName = Strs.add(M.getSourceFileName()); // added before layout
   const uint32_t StrSizeFinal = Strs.data().size();
   if (StrSizeFinal != StrSize)

@@ -130,6 +130,8 @@ struct object {
 /* The runtime's state, one per process (soft_config.c). */
 struct runtime_state {
     int enabled, timed, drop;
+    int arm_only;           /* PTCALL_BACKEND=pt or PTCALL_ARM=1: arm gated call sites, no
+                               software tracing (Intel PT or an external perf records) */
     size_t bufsize, rec;
     int nbufs;
     char output[PATH_MAX];

@@ -103,6 +103,25 @@ static int patch_unit(void *ctx, const struct ptc_map_unit *u)
     return 0;
 }
 
+/* Arm-only mode: make the slot of every gated unit non-zero so its call sites call their
+ * stubs (which stay `ret`). 1 is not a handler address: no stub is patched to use it. */
+static int arm_unit(void *ctx, const struct ptc_map_unit *u)
+{
+    (void)ctx;
+    if ((u->hdr.flags & PTCALL_MAP_F_GATED) && u->hdr.soft_slot_rel != 0)
+        __atomic_store_n((uint64_t *)(uintptr_t)u->slot_addr, (uint64_t)1, __ATOMIC_RELEASE);
+    return 0;
+}
+
+static void arm_object(const void *map_start, size_t map_size, uint64_t s0, uint64_t s1)
+{
+    size_t bad = 0;
+    if (ptc_map_walk(map_start, map_size, (uint64_t)(uintptr_t)map_start, s0, s1, arm_unit, NULL,
+                     &bad) < 0)
+        warn("ptcall: corrupt ptcall_map section at offset %zu; its call sites stay disarmed",
+             bad);
+}
+
 static int set_prot(uint64_t lo, uint64_t hi, int prot)
 {
     uintptr_t a = (uintptr_t)lo & ~(uintptr_t)4095;
@@ -114,8 +133,14 @@ PTC_API void __ptcall_register_object(const void *map_start, const void *map_sto
                                       const void *stubs_start, const void *stubs_stop)
 {
     runtime_init();
-    if (!rt.enabled || atomic_load(&rt.finishing) || !map_start || map_stop <= map_start ||
-        stubs_stop <= stubs_start)
+    if (!map_start || map_stop <= map_start || stubs_stop <= stubs_start)
+        return;
+    if (rt.arm_only) {
+        arm_object(map_start, (size_t)((const char *)map_stop - (const char *)map_start),
+                   (uint64_t)(uintptr_t)stubs_start, (uint64_t)(uintptr_t)stubs_stop);
+        return;
+    }
+    if (!rt.enabled || atomic_load(&rt.finishing))
         return;
     pthread_mutex_lock(&rt.reg_mu);
     uint32_t n = atomic_load(&rt.nobjs);

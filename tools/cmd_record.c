@@ -149,6 +149,31 @@ static int find_runtime(char *out, size_t outsz)
     return -1;
 }
 
+/* Puts libptcall.so first in LD_PRELOAD for the command: it registers the instrumented
+ * objects and arms their call sites (both backends), and runs the software backend.
+ * Programs linked with it find it anyway; a missing library is only a notice. */
+static int preload_runtime(const struct record_options *o)
+{
+    char rt[PATH_MAX];
+    if (find_runtime(rt, sizeof(rt)) != 0) {
+        if (!o->quiet)
+            fprintf(stderr, "ptcall: libptcall.so not found next to ptcall; only programs linked with "
+                            "it will trace (set PTCALL_RUNTIME=/path/to/libptcall.so)\n");
+        return 0;
+    }
+    const char *pre = getenv("LD_PRELOAD");
+    size_t n = strlen(rt) + (pre ? strlen(pre) : 0) + 2;
+    char *val = malloc(n);
+    if (!val) {
+        fprintf(stderr, "ptcall: out of memory\n");
+        return -1;
+    }
+    snprintf(val, n, "%s%s%s", rt, pre && *pre ? ":" : "", pre && *pre ? pre : "");
+    setenv("LD_PRELOAD", val, 1);
+    free(val);
+    return 0;
+}
+
 static uint64_t now_ns(clockid_t c)
 {
     struct timespec ts;
@@ -294,11 +319,8 @@ static int record_soft(const struct record_options *o, int *wait_status)
     free(args);
     close(fd);
 
-    char rt[PATH_MAX];
-    int have_rt = find_runtime(rt, sizeof(rt)) == 0;
-    if (!have_rt && !o->quiet)
-        fprintf(stderr, "ptcall: libptcall.so not found next to ptcall; only programs linked with it "
-                        "will trace (set PTCALL_RUNTIME=/path/to/libptcall.so)\n");
+    if (preload_runtime(o) < 0)
+        return -1;
     char buf[32];
     setenv("PTCALL_BACKEND", "soft", 1);
     setenv("PTCALL_OUTPUT", out, 1);
@@ -309,16 +331,6 @@ static int record_soft(const struct record_options *o, int *wait_status)
         setenv("PTCALL_BUFFER", buf, 1);
     }
     unsetenv("PTCALL_EXEC_PID");
-    if (have_rt) {
-        const char *pre = getenv("LD_PRELOAD");
-        size_t n = strlen(rt) + (pre ? strlen(pre) : 0) + 2;
-        char *val = malloc(n);
-        if (val) {
-            snprintf(val, n, "%s%s%s", rt, pre && *pre ? ":" : "", pre && *pre ? pre : "");
-            setenv("LD_PRELOAD", val, 1);
-            free(val);
-        }
-    }
 
     pid_t pid = fork();
     if (pid < 0) {
@@ -515,6 +527,13 @@ static int record_main(int argc, char **argv, const char **modules)
         if (!record_pt) {
             fprintf(stderr, "ptcall: Intel PT support is not built into this ptcall; use --backend soft\n");
             return 1;
+        }
+        /* the command's runtime arms the call sites and leaves the stubs to the hardware */
+        if (!o.attach_pid) {
+            if (preload_runtime(&o) < 0)
+                return 1;
+            setenv("PTCALL_BACKEND", "pt", 1);
+            unsetenv("PTCALL_OUTPUT");
         }
         if (record_pt(&o, &ws) < 0)
             return 1;

@@ -15,7 +15,9 @@
 #include <stdint.h>
 
 #define PTCALL_MAP_MAGIC 0x4d435450u /* "PTCM" read as little-endian u32 */
-#define PTCALL_MAP_VERSION 1u
+#define PTCALL_MAP_VERSION 2u
+/* Oldest map version readers still accept (v1: every call site always calls its stub). */
+#define PTCALL_MAP_VERSION_MIN 1u
 
 #define PTCALL_STUB_SECTION "ptcall_stubs"
 #define PTCALL_MAP_SECTION "ptcall_map"
@@ -36,6 +38,9 @@ enum ptcall_stub_kind {
 #define PTCALL_MAP_F_EARLY 0x1u    /* placement early (before inlining); else late */
 #define PTCALL_MAP_F_EXITS 0x2u    /* exit stubs were emitted */
 #define PTCALL_MAP_F_CET 0x4u      /* stubs begin with endbr64 */
+#define PTCALL_MAP_F_GATED 0x8u    /* v2: call sites are `cmpq $0, slot(%rip); je 1f;
+                                      call stub; 1:` -- they call no stub until the
+                                      runtime arms the unit by making its slot non-zero */
 
 struct ptcall_map_header {
     uint32_t magic;          /* PTCALL_MAP_MAGIC */
@@ -51,7 +56,9 @@ struct ptcall_map_header {
     uint32_t strings_offset; /* from blob start: NUL-terminated strings */
     uint32_t strings_size;
     int64_t soft_slot_rel;   /* address of this unit's soft-handler slot (a uint64_t in
-                                writable data) minus the address of this field */
+                                writable data) minus the address of this field. With
+                                PTCALL_MAP_F_GATED it is also the unit's arm gate: 0 =
+                                disarmed (the initial value), else armed */
     uint32_t source_name;    /* string offset: the unit's main source file */
     uint32_t reserved;       /* 0 */
 };

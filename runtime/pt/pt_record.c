@@ -416,6 +416,33 @@ static void take_snapshot(struct rec *r)
         ioctl(r->cpus[i].fd_pt, PERF_EVENT_IOC_ENABLE, 0);
 }
 
+/* Was process pid started armed (PTCALL_ARM=1 or PTCALL_BACKEND=pt in its initial
+ * environment)? Gated call sites of a process that was not never call their stubs, so
+ * attaching to it would record nothing. 1 yes, 0 no, -1 unknown. */
+static int attach_target_armed(int pid)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/environ", pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    char var[256];
+    size_t n = 0;
+    int c, armed = 0;
+    while ((c = fgetc(f)) != EOF && !armed) {
+        if (c) {
+            if (n < sizeof(var) - 1)
+                var[n++] = (char)c;
+            continue;
+        }
+        var[n] = 0;
+        armed = !strcmp(var, "PTCALL_ARM=1") || !strcmp(var, "PTCALL_BACKEND=pt");
+        n = 0;
+    }
+    fclose(f);
+    return armed;
+}
+
 static int resolve_exe(const char *cmd, char *out, size_t n)
 {
     char tmp[PATH_MAX];
@@ -482,6 +509,11 @@ int record_pt(const struct record_options *o, int *wait_status)
             return -1;
         }
         exe[k] = 0;
+        if (attach_target_armed(o->attach_pid) == 0 && !o->quiet)
+            fprintf(stderr, "ptcall record: warning: process %d was not started with PTCALL_ARM=1, so its "
+                            "gated call sites are disarmed and only code built with -fptcall-ungated "
+                            "will be traced; start it with PTCALL_ARM=1 to attach later\n",
+                    o->attach_pid);
     } else if (!o->argv || !o->argv[0] || resolve_exe(o->argv[0], exe, sizeof(exe))) {
         fprintf(stderr, "ptcall record: cannot find the command '%s'\n",
                 o->argv && o->argv[0] ? o->argv[0] : "");

@@ -2,7 +2,7 @@
 // calls survive as `call __ptcall_stub...`, leaves stay frameless, red-zone users adjust
 // rsp instead, no_instrument_function / PTCALL_NO_INSTRUMENT functions get no stubs, and
 // no __cyg_profile_* call is left behind by the no_instrument_function channel.
-// RUN: %ptcall-cc -I%ptcall-include -O0 -S %s -o - | FileCheck %s --check-prefixes=CHECK,NOTC --implicit-check-not=__cyg_profile
+// RUN: %ptcall-cc -I%ptcall-include -O0 -S %s -o - | FileCheck %s --check-prefixes=CHECK,NOTC,NOTOPT --implicit-check-not=__cyg_profile
 // RUN: %ptcall-cc -I%ptcall-include -O1 -S %s -o - | FileCheck %s --check-prefixes=CHECK,OPT,NOTC --implicit-check-not=__cyg_profile
 // RUN: %ptcall-cc -I%ptcall-include -O2 -S %s -o - | FileCheck %s --check-prefixes=CHECK,OPT,TC --implicit-check-not=__cyg_profile
 // RUN: %ptcall-cc -I%ptcall-include -O3 -S %s -o - | FileCheck %s --check-prefixes=CHECK,OPT,TC --implicit-check-not=__cyg_profile
@@ -19,19 +19,40 @@
 // CHECK-LABEL: leaf:
 // OPT-NOT: push
 // OPT-NOT: %rsp
-// CHECK: callq __ptcall_stub.[[LEAF:[0-9]+]].entry.0
+// Gated: a compare of the unit's slot and a branch to the out-of-line stub call, not
+// taken while the slot is 0 (untraced); the call returns into the body.
+// OPT: cmpq $0, __ptcall_soft_slot(%rip)
+// OPT-NEXT: jne .LBB[[E:[0-9_]+]]
 // OPT-NOT: push
 // OPT-NOT: %rsp
+// OPT: cmpq $0, __ptcall_soft_slot(%rip)
+// OPT-NEXT: jne .LBB[[X:[0-9_]+]]
+// OPT-NOT: callq
+// OPT: retq
+// OPT-NEXT: .LBB[[E]]:
+// OPT-NEXT: #APP
+// -O0: load, compare, and a branch around the call
+// NOTOPT: movq __ptcall_soft_slot(%rip), %rax
+// NOTOPT-NEXT: cmpq $0, %rax
+// NOTOPT-NEXT: je .LBB[[SKIP:[0-9_]+]]
+// NOTOPT-NEXT: # %bb.{{[0-9]+}}:
+// NOTOPT-NEXT: #APP
+// CHECK-NEXT: callq __ptcall_stub.[[LEAF:[0-9]+]].entry.0
+// CHECK-NEXT: #NO_APP
+// NOTOPT-NEXT: .LBB[[SKIP]]:
+// OPT: .LBB[[X]]:
+// OPT-NEXT: #APP
 // CHECK: callq __ptcall_stub.[[LEAF]].exit.0
 // OPT-NEXT: #NO_APP
-// OPT-NEXT: retq
+// OPT-NEXT: {{retq|jmp}}
 int leaf(int a, int b) { return a * b + 1; }
 
 // CHECK-LABEL: redzone_user:
 // OPT: subq ${{[0-9]+}}, %rsp
 // CHECK: callq __ptcall_stub.{{[0-9]+}}.entry.0
 // CHECK: callq __ptcall_stub.{{[0-9]+}}.exit.0
-// CHECK: retq
+// CHECK-NEXT: #NO_APP
+// CHECK-NEXT: {{retq|jmp|addq|.LBB}}
 int redzone_user(int i)
 {
     volatile int buf[8];
@@ -50,9 +71,10 @@ __attribute__((no_instrument_function)) int skipped_cyg(int x) { return x + 2; }
 PTCALL_NO_INSTRUMENT int skipped_annot(int x) { return x + 3; }
 
 // CHECK-LABEL: tail:
-// CHECK: callq __ptcall_stub.[[TAIL:[0-9]+]].entry.0
+// (the out-of-line entry stub call may come after the body)
+// CHECK-DAG: callq __ptcall_stub.[[TAIL:[0-9]+]].entry.0
 // (-O1 runs no tail-call elimination: there is no `tail` call to keep)
-// NOTC: callq ext
+// NOTC-DAG: callq ext
 // CHECK: callq __ptcall_stub.[[TAIL]].exit.0
 // TC-NEXT: #NO_APP
 // TC-NEXT: jmp ext{{(@PLT)?}} # TAILCALL
@@ -70,7 +92,12 @@ int tail(int x) { return ext(x + 1); }
 // CHECK: .section .init_array.100,"aw",@init_array
 
 // LTO: define dso_local i32 @leaf(i32 noundef %0, i32 noundef %1)
+// LTO-NEXT: %[[A:[0-9a-z.]+]] = load volatile i64, i64* @__ptcall_soft_slot, align 8
+// LTO-NEXT: %[[G:[0-9a-z.]+]] = icmp ne i64 %[[A]], 0
+// LTO-NEXT: br i1 %[[G]], label %[[ARM:[0-9]+]], label %[[CONT:[0-9]+]], !prof
+// LTO: [[ARM]]:
 // LTO-NEXT: call void asm sideeffect "call ${0:P}", "i,~{dirflag},~{fpsr},~{flags}"(void ()* @__ptcall_stub.0.entry.0)
+// LTO-NEXT: br label %[[CONT]]
 // LTO: define dso_local i32 @skipped_cyg(
 // LTO-NOT: __ptcall_stub
 // LTO: ret i32

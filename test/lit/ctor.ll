@@ -3,10 +3,10 @@
 ; __stop_ptcall_stubs) if that weak symbol is non-null; a destructor at the same priority
 ; (runs after user destructors) calls __ptcall_unregister_object(__start_ptcall_map).
 ; The section bounds are extern_weak hidden: each object binds its own.
-; RUN: %opt-ptcall -passes=ptcall -S %s | FileCheck %s
-; RUN: %opt-ptcall -passes=ptcall %s | llc -O2 -relocation-model=pic -o - | FileCheck %s --check-prefix=ASM
+; RUN: %opt-ptcall '-passes=ptcall<ungated>' -S %s | FileCheck %s
+; RUN: %opt-ptcall '-passes=ptcall<ungated>' %s | llc -O2 -relocation-model=pic -o - | FileCheck %s --check-prefix=ASM
 ; A module without instrumented functions gets no map and no constructor:
-; RUN: %opt-ptcall '-passes=ptcall<include=%inputs/include.txt>' -S %s | FileCheck %s --check-prefix=NONE
+; RUN: %opt-ptcall '-passes=ptcall<include=%inputs/include.txt;ungated>' -S %s | FileCheck %s --check-prefix=NONE
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-f80:128-n8:16:32:64-S128"
 target triple = "x86_64-pc-linux-gnu"
 

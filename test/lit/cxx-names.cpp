@@ -1,8 +1,8 @@
 // C++ through ptcall-c++: demangled display names next to linkage names, source file and
 // line from the DISubprogram with -g (the module's source name and line 0 without), and
 // UNWIND / LANDING stubs around exception handling.
-// RUN: %ptcall-cxx -O1 -g -S -emit-llvm %s -o - | FileCheck %s --check-prefixes=CHECK,DBG
-// RUN: %ptcall-cxx -O1 -S -emit-llvm %s -o - | FileCheck %s --check-prefixes=CHECK,NODBG
+// RUN: %ptcall-cxx -fptcall-ungated -O1 -g -S -emit-llvm %s -o - | FileCheck %s --check-prefixes=CHECK,DBG
+// RUN: %ptcall-cxx -fptcall-ungated -O1 -S -emit-llvm %s -o - | FileCheck %s --check-prefixes=CHECK,NODBG
 #include <stdexcept>
 
 namespace ns {

@@ -3,14 +3,14 @@
 ; post-inline cyg attributes. The pass instruments exactly those (plus clang's synthesised
 ; global-initialiser functions, which have no declaration to carry the attribute), and
 ; removes the attributes everywhere so that no __cyg_profile_* call is inserted later.
-; RUN: %opt-ptcall -passes=ptcall -S %s | FileCheck %s
+; RUN: %opt-ptcall '-passes=ptcall<ungated>' -S %s | FileCheck %s
 ; The wrappers also set PTCALL_CYG_CHANNEL=1 (pipeline parameter `cyg`): then a module
 ; without any marked function instruments nothing but the synthesised ones.
-; RUN: sed -e 's/"instrument-function-[a-z-]*"="[a-z_]*"/"unrelated"/g' %s | %opt-ptcall '-passes=ptcall<cyg>' -S | FileCheck %s --check-prefix=NONE
+; RUN: sed -e 's/"instrument-function-[a-z-]*"="[a-z_]*"/"unrelated"/g' %s | %opt-ptcall '-passes=ptcall<cyg;ungated>' -S | FileCheck %s --check-prefix=NONE
 ; Without the channel (plain clang -fpass-plugin), every function is instrumented.
-; RUN: sed -e 's/"instrument-function-[a-z-]*"="[a-z_]*"/"unrelated"/g' %s | %opt-ptcall -passes=ptcall -S | FileCheck %s --check-prefix=ALL
+; RUN: sed -e 's/"instrument-function-[a-z-]*"="[a-z_]*"/"unrelated"/g' %s | %opt-ptcall '-passes=ptcall<ungated>' -S | FileCheck %s --check-prefix=ALL
 ; Nothing of the channel reaches the backend: no __cyg_profile_* calls in the code.
-; RUN: %opt-ptcall -passes=ptcall %s | llc -O0 -o - | FileCheck %s --check-prefix=ASM
+; RUN: %opt-ptcall '-passes=ptcall<ungated>' %s | llc -O0 -o - | FileCheck %s --check-prefix=ASM
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-f80:128-n8:16:32:64-S128"
 target triple = "x86_64-pc-linux-gnu"
 

@@ -1,7 +1,7 @@
 ; C++ EH: a LANDING stub right after each landingpad instruction, an UNWIND stub right
 ; before each resume; sites numbered per kind within the function.
-; RUN: %opt-ptcall -passes=ptcall -S %s | FileCheck %s
-; RUN: %opt-ptcall -passes=ptcall -S %s | FileCheck %s --check-prefix=MAP
+; RUN: %opt-ptcall '-passes=ptcall<ungated>' -S %s | FileCheck %s
+; RUN: %opt-ptcall '-passes=ptcall<ungated>' -S %s | FileCheck %s --check-prefix=MAP
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-f80:128-n8:16:32:64-S128"
 target triple = "x86_64-pc-linux-gnu"
 

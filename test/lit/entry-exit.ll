@@ -1,6 +1,11 @@
 ; Entry stub after the leading allocas, one exit stub per return (sites 0, 1, ...), the
 ; function marked noredzone, memory attributes dropped; stub definitions.
-; RUN: %opt-ptcall -passes=ptcall -S %s | FileCheck %s
+; RUN: %opt-ptcall '-passes=ptcall<ungated>' -S %s | FileCheck %s
+; RUN: %opt-ptcall '-passes=ptcall<ungated>' -S %s | FileCheck %s --check-prefix=UNGATED
+; UNGATED: %ptcall.map_header { i32 1296258128, i16 2, i16 64, i32 {{[0-9]+}}, i32 2,
+; UNGATED-LABEL: define i32 @two_returns(i32 %x)
+; UNGATED: call void asm sideeffect "call ${0:P}", "i,~{dirflag},~{fpsr},~{flags}"(void ()* @__ptcall_stub.0.entry.0)
+; UNGATED-NOT: cmpq
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-f80:128-n8:16:32:64-S128"
 target triple = "x86_64-pc-linux-gnu"
 

@@ -1,17 +1,17 @@
 ; Include and exclude lists (names or fnmatch globs, one per line, # comments), matched
 ; against the linkage name, the demangled name and the demangled name without parameters;
 ; minimum size in IR instructions.
-; RUN: %opt-ptcall '-passes=ptcall<include=%inputs/include.txt>' -S %s | FileCheck %s --check-prefix=INC
-; RUN: %opt-ptcall '-passes=ptcall<exclude=%inputs/exclude.txt>' -S %s | FileCheck %s --check-prefix=EXC
-; RUN: %opt-ptcall '-passes=ptcall<include=%inputs/include.txt;exclude=%inputs/exclude.txt>' -S %s | FileCheck %s --check-prefix=BOTH
-; RUN: %opt-ptcall '-passes=ptcall<min-size=3>' -S %s | FileCheck %s --check-prefix=MIN
+; RUN: %opt-ptcall '-passes=ptcall<include=%inputs/include.txt;ungated>' -S %s | FileCheck %s --check-prefix=INC
+; RUN: %opt-ptcall '-passes=ptcall<exclude=%inputs/exclude.txt;ungated>' -S %s | FileCheck %s --check-prefix=EXC
+; RUN: %opt-ptcall '-passes=ptcall<include=%inputs/include.txt;exclude=%inputs/exclude.txt;ungated>' -S %s | FileCheck %s --check-prefix=BOTH
+; RUN: %opt-ptcall '-passes=ptcall<min-size=3;ungated>' -S %s | FileCheck %s --check-prefix=MIN
 ; The same options through the environment (how the wrappers pass them to the plugin):
-; RUN: env PTCALL_INCLUDE=%inputs/include.txt %opt-ptcall -passes=ptcall -S %s | FileCheck %s --check-prefix=INC
-; RUN: env PTCALL_MIN_SIZE=3 %opt-ptcall -passes=ptcall -S %s | FileCheck %s --check-prefix=MIN
+; RUN: env PTCALL_INCLUDE=%inputs/include.txt %opt-ptcall '-passes=ptcall<ungated>' -S %s | FileCheck %s --check-prefix=INC
+; RUN: env PTCALL_MIN_SIZE=3 %opt-ptcall '-passes=ptcall<ungated>' -S %s | FileCheck %s --check-prefix=MIN
 ; Errors:
-; RUN: not %opt-ptcall '-passes=ptcall<include=%inputs/missing.txt>' -S %s 2>&1 | FileCheck %s --check-prefix=ERR
+; RUN: not %opt-ptcall '-passes=ptcall<include=%inputs/missing.txt;ungated>' -S %s 2>&1 | FileCheck %s --check-prefix=ERR
 ; RUN: not %opt-ptcall '-passes=ptcall<bogus>' -S %s 2>&1 | FileCheck %s --check-prefix=BAD
-; RUN: env PTCALL_PLACEMENT=sideways not %opt-ptcall -passes=ptcall -S %s 2>&1 | FileCheck %s --check-prefix=ENV
+; RUN: env PTCALL_PLACEMENT=sideways not %opt-ptcall '-passes=ptcall<ungated>' -S %s 2>&1 | FileCheck %s --check-prefix=ENV
 ; ERR: ptcall: cannot read include list '{{.*}}missing.txt'
 ; BAD: ptcall: unknown ptcall parameter 'bogus'
 ; ENV: ptcall: PTCALL_PLACEMENT must be 'early' or 'late', not 'sideways'

@@ -1,6 +1,6 @@
 ; A LANDING stub right after every call to a returns_twice function (setjmp): when
 ; longjmp lands there, the function's frame is on top of the stack again.
-; RUN: %opt-ptcall -passes=ptcall -S %s | FileCheck %s
+; RUN: %opt-ptcall '-passes=ptcall<ungated>' -S %s | FileCheck %s
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-f80:128-n8:16:32:64-S128"
 target triple = "x86_64-pc-linux-gnu"
 

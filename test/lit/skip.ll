@@ -1,9 +1,9 @@
 ; What is never instrumented: declarations, naked functions, available_externally bodies,
 ; functions annotated "ptcall_no_instrument" (PTCALL_NO_INSTRUMENT), pre-split coroutines,
 ; and the pass's own stubs / constructor / destructor (running the pass twice is a no-op).
-; RUN: %opt-ptcall -passes=ptcall -S %s | FileCheck %s
-; RUN: %opt-ptcall -passes=ptcall,ptcall -S %s | FileCheck %s
-; RUN: %opt-ptcall -passes=ptcall -S %s | FileCheck %s --check-prefix=MAP
+; RUN: %opt-ptcall '-passes=ptcall<ungated>' -S %s | FileCheck %s
+; RUN: %opt-ptcall '-passes=ptcall<ungated>,ptcall<ungated>' -S %s | FileCheck %s
+; RUN: %opt-ptcall '-passes=ptcall<ungated>' -S %s | FileCheck %s --check-prefix=MAP
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-f80:128-n8:16:32:64-S128"
 target triple = "x86_64-pc-linux-gnu"
 
@@ -15,7 +15,7 @@ target triple = "x86_64-pc-linux-gnu"
   { i8*, i8*, i8*, i32, i8* } { i8* bitcast (i32 ()* @other_annotation to i8*), i8* getelementptr inbounds ([6 x i8], [6 x i8]* @.str.other, i32 0, i32 0), i8* getelementptr inbounds ([6 x i8], [6 x i8]* @.file, i32 0, i32 0), i32 2, i8* null }
 ], section "llvm.metadata"
 
-; MAP: @__ptcall_map = internal constant %ptcall.map <{ %ptcall.map_header { i32 1296258128, i16 1, i16 64, i32 {{[0-9]+}}, i32 2, i64 {{-?[0-9]+}}, i32 4, i32 2,
+; MAP: @__ptcall_map = internal constant %ptcall.map <{ %ptcall.map_header { i32 1296258128, i16 2, i16 64, i32 {{[0-9]+}}, i32 2, i64 {{-?[0-9]+}}, i32 4, i32 2,
 ; MAP-SAME: c"\00{{.*}}\00instrumented\00other_annotation\00
 
 declare i32 @declared()

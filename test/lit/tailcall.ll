@@ -1,8 +1,8 @@
 ; Exit stubs and tail calls: a `tail` call that feeds the `ret` gets the exit stub before
 ; the call (so the backend can still emit `jmp callee`); `musttail` likewise; a tail call
 ; whose result is not returned, or a plain call, gets it right before the `ret`.
-; RUN: %opt-ptcall -passes=ptcall -S %s | FileCheck %s
-; RUN: %opt-ptcall -passes=ptcall -S %s | llc -O2 -o - | FileCheck %s --check-prefix=ASM
+; RUN: %opt-ptcall '-passes=ptcall<ungated>' -S %s | FileCheck %s
+; RUN: %opt-ptcall '-passes=ptcall<ungated>' -S %s | llc -O2 -o - | FileCheck %s --check-prefix=ASM
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-f80:128-n8:16:32:64-S128"
 target triple = "x86_64-pc-linux-gnu"
 
@@ -21,10 +21,10 @@ define i32 @tail_feeds_ret(i32 %x) {
 }
 ; ASM-LABEL: tail_feeds_ret:
 ; ASM: callq __ptcall_stub.0.entry.0
-; ASM-NEXT: #NO_APP
+; ASM; ASM-NEXT: #NO_APP
 ; ASM-NEXT: #APP
 ; ASM-NEXT: callq __ptcall_stub.0.exit.0
-; ASM-NEXT: #NO_APP
+; ASM; ASM-NEXT: #NO_APP
 ; ASM-NEXT: jmp callee@PLT # TAILCALL
 
 define i32* @tail_through_bitcast(i32 %x) {

@@ -25,12 +25,13 @@ import subprocess
 import sys
 
 MAGIC = 0x4D435450
-VERSION = 1
+VERSION = 2
 HDR = struct.Struct("<IHHIIQIIIIIIqII")  # struct ptcall_map_header
 STUB = struct.Struct("<qIHH")              # struct ptcall_map_stub
 FUNC = struct.Struct("<IIII")              # struct ptcall_map_func
 assert HDR.size == 64 and STUB.size == 16 and FUNC.size == 16
-F_EARLY, F_EXITS, F_CET = 1, 2, 4
+F_EARLY, F_EXITS, F_CET, F_GATED = 1, 2, 4, 8
+F_UNGATED = 0x100  # test-only: the configuration turns gating off
 KINDS = {0: "entry", 1: "exit", 2: "unwind", 3: "landing"}
 
 C_EXPECT = ["leaf_add", "fib", "classify", "tail_target", "tail_caller", "jumper",
@@ -142,20 +143,21 @@ def check_map(cfg, elf, expect, absent, flags_want, nslots, nblobs=None):
     names = set()
     stub_targets = {}
     entries = set()
+    slots = {}
     blobs = 0
     while pos < len(data):
         if pos % 8:
             fail(cfg, f"blob at {pos} not 8-aligned")
-            return set(), set()
+            return set(), {}, {}
         (magic, version, hsize, total, flags, uhash, ns, nf, soff, foff, stroff, strsize,
          slot_rel, srcname, reserved) = HDR.unpack_from(data, pos)
         where = f"blob@{pos}"
         if magic != MAGIC or version != VERSION or hsize != 64:
             fail(cfg, f"{where}: magic {magic:#x} version {version} header_size {hsize}")
-            return set(), set()
+            return set(), {}, {}
         if total % 8 or pos + total > len(data):
             fail(cfg, f"{where}: total_size {total}")
-            return set(), set()
+            return set(), {}, {}
         if soff != 64 or foff != soff + 16 * ns or stroff != foff + 16 * nf or \
                 stroff + strsize > total or total - (stroff + strsize) >= 8 or reserved:
             fail(cfg, f"{where}: offsets {soff} {foff} {stroff} {strsize} {total}")
@@ -175,6 +177,7 @@ def check_map(cfg, elf, expect, absent, flags_want, nslots, nblobs=None):
         slot_sec = elf.section_at(slot)
         if slot_sec not in (".bss", ".data") or slot % 8:
             fail(cfg, f"{where}: soft slot {slot:#x} in {slot_sec}")
+        unit_stubs = set()
         funcs = []
         for i in range(nf):
             name, link, file, line = FUNC.unpack_from(data, pos + foff + 16 * i)
@@ -193,6 +196,7 @@ def check_map(cfg, elf, expect, absent, flags_want, nslots, nblobs=None):
                 fail(cfg, f"{where}: stub {i} func {fidx} kind {kind} site {site}")
                 continue
             stub_targets[target] = (funcs[fidx][0], KINDS[kind], site)
+            unit_stubs.add(target)
             if kind == 0:
                 entries.add(target)
         # one entry per function
@@ -202,6 +206,8 @@ def check_map(cfg, elf, expect, absent, flags_want, nslots, nblobs=None):
             fail(cfg, f"{where}: entry stubs per function {per_func}")
         if not (flags & F_EXITS) and any(e[2] != 0 for e in ents):
             fail(cfg, f"{where}: non-entry stubs although exits are off")
+        for t in unit_stubs:
+            slots[t] = slot
         blobs += 1
         pos += total
     if nblobs is not None and blobs != nblobs:
@@ -215,14 +221,18 @@ def check_map(cfg, elf, expect, absent, flags_want, nslots, nblobs=None):
     for a in absent:
         if a in short:
             fail(cfg, f"function {a} is instrumented but opted out")
-    return entries, stub_targets
+    return entries, stub_targets, slots
 
 
-def check_calls(cfg, elf, entries, targets, expect, early):
-    """every entry stub is called from code (the asm call survived the optimiser)."""
+def check_calls(cfg, elf, entries, targets, slots, expect, early, gated):
+    """every entry stub is called from code (the asm call survived the optimiser); gated:
+    every stub call is reached only through a test of its unit's slot -- the call is the
+    target of a `jne` (out of line, optimised) or sits right after a `je` that skips it
+    (-O0) -- and the function reads that slot at least once per stub call."""
     out = run(["objdump", "-d", "--no-show-raw-insn", elf.path])
     called = set()
     cur = None
+    funcs = []  # per function: list of (addr, text)
     for line in out.splitlines():
         m = re.match(r"Disassembly of section (\S+):", line)
         if m:
@@ -230,9 +240,41 @@ def check_calls(cfg, elf, entries, targets, expect, early):
             continue
         if cur == "ptcall_stubs":
             continue
-        m = re.match(r"\s*[0-9a-f]+:\s+call\S*\s+([0-9a-f]+)\b", line)
-        if m:
-            called.add(int(m.group(1), 16))
+        if re.match(r"[0-9a-f]+ <.*>:$", line):
+            funcs.append([])
+            continue
+        m = re.match(r"\s*([0-9a-f]+):\s+(.*)$", line)
+        if m and funcs:
+            funcs[-1].append((int(m.group(1), 16), m.group(2)))
+    for ins in funcs:
+        jne_targets = set()
+        slot_reads = {}
+        for _, text in ins:
+            m = re.match(r"jne\s+([0-9a-f]+)", text)
+            if m:
+                jne_targets.add(int(m.group(1), 16))
+            m = re.search(r"\(%rip\).*# ([0-9a-f]+) <__ptcall_soft_slot", text)
+            if m:
+                a = int(m.group(1), 16)
+                slot_reads[a] = slot_reads.get(a, 0) + 1
+        calls_per_slot = {}
+        for i, (addr, text) in enumerate(ins):
+            m = re.match(r"call\S*\s+([0-9a-f]+)\b", text)
+            if not m or int(m.group(1), 16) not in targets:
+                continue
+            t = int(m.group(1), 16)
+            called.add(t)
+            if not gated:
+                continue
+            calls_per_slot[slots.get(t)] = calls_per_slot.get(slots.get(t), 0) + 1
+            prev = ins[i - 1][1] if i else ""
+            skip = re.match(r"je\s+([0-9a-f]+)", prev)
+            if addr not in jne_targets and not (skip and int(skip.group(1), 16) == addr + 5):
+                fail(cfg, f"call to stub {t:#x} {targets[t]} at {addr:#x} is not gated")
+        for slot, n in calls_per_slot.items():
+            if slot_reads.get(slot, 0) < n:
+                fail(cfg, f"{n} stub calls but {slot_reads.get(slot, 0)} reads of their slot "
+                          f"{slot if slot is None else hex(slot)}")
     # an inline (linkonce_odr) function emitted by several units keeps one body at link time
     # but every unit's stubs: at least one entry stub per function name must be called
     by_name = {}
@@ -263,8 +305,9 @@ def check_binary(cfg, path, expect, absent, flags_want, cet=False, want_kinds=()
             return
     nslots = check_stubs(cfg, elf, cet)
     check_dynrelocs(cfg, elf)
-    entries, targets = check_map(cfg, elf, expect, absent, flags_want, nslots, nblobs)
-    called = check_calls(cfg, elf, entries, targets, expect, bool(flags_want & F_EARLY))
+    entries, targets, slots = check_map(cfg, elf, expect, absent, flags_want, nslots, nblobs)
+    called = check_calls(cfg, elf, entries, targets, slots, expect, bool(flags_want & F_EARLY),
+                         bool(flags_want & F_GATED))
     check_nocyg(cfg, elf)
     kinds = {}
     for t, (fn, kind, site) in targets.items():
@@ -301,6 +344,7 @@ def main():
         ("O2-g", ["-O2", "-g"], F_EXITS),
         ("O2-early", ["-O2", "-fptcall-placement=early"], F_EXITS | F_EARLY),
         ("O2-noexits", ["-O2", "-fptcall-no-exits"], 0),
+        ("O2-ungated", ["-O2", "-fptcall-ungated"], F_EXITS | F_UNGATED),
         ("O2-cet", ["-O2", "-fcf-protection=full"], F_EXITS | F_CET),
         ("O2-pie", ["-O2", "-fPIE", "-pie"], F_EXITS),
         ("O2-nopie", ["-O2", "-fno-pic", "-no-pie"], F_EXITS),
@@ -358,6 +402,7 @@ def main():
                 fail(cfg, str(e))
                 continue
             want = list(kinds) if fl & F_EXITS else []
+            fl = fl & ~F_UNGATED if fl & F_UNGATED else fl | F_GATED
             check_binary(cfg, exe, expect, absent, fl, cet=bool(fl & F_CET), want_kinds=want,
                          nblobs=len(sources))
 
@@ -376,8 +421,10 @@ def main():
         except RuntimeError as e:
             fail(name, str(e))
             continue
-        check_binary(name + " lib", so, LIB_EXPECT, [], F_EXITS, want_kinds=["exit"], nblobs=1)
-        check_binary(name + " exe", exe, ["main"], [], F_EXITS, want_kinds=["exit"], nblobs=1)
+        check_binary(name + " lib", so, LIB_EXPECT, [], F_EXITS | F_GATED, want_kinds=["exit"],
+                     nblobs=1)
+        check_binary(name + " exe", exe, ["main"], [], F_EXITS | F_GATED, want_kinds=["exit"],
+                     nblobs=1)
         # each object binds its own section bounds at static link time: no dynamic
         # relocation names them, and none is exported with default visibility
         for obj in (so, exe):

@@ -153,7 +153,8 @@ static void test_valid(void)
 typedef void (*corrupt_fn)(size_t *size);
 
 static void c_magic(size_t *s) { (void)s; hdr_at(0)->magic ^= 1; }
-static void c_version(size_t *s) { (void)s; hdr_at(0)->version = 2; }
+static void c_version(size_t *s) { (void)s; hdr_at(0)->version = PTCALL_MAP_VERSION + 1; }
+static void c_version0(size_t *s) { (void)s; hdr_at(0)->version = PTCALL_MAP_VERSION_MIN - 1; }
 static void c_hsize(size_t *s) { (void)s; hdr_at(0)->header_size = 8; }
 static void c_total_odd(size_t *s) { (void)s; hdr_at(0)->total_size += 4; }
 static void c_total_big(size_t *s) { (void)s; hdr_at(0)->total_size += 4096; }
@@ -221,6 +222,7 @@ static void test_corrupt(void)
     } cases[] = {
         {"magic", c_magic, PTC_MAP_E_MAGIC},
         {"version", c_version, PTC_MAP_E_VERSION},
+        {"version-too-old", c_version0, PTC_MAP_E_VERSION},
         {"header size", c_hsize, PTC_MAP_E_HEADER_SIZE},
         {"total size odd", c_total_odd, PTC_MAP_E_TOTAL_SIZE},
         {"total size too big", c_total_big, PTC_MAP_E_TRUNCATED},
@@ -259,6 +261,14 @@ static void test_corrupt(void)
                            &units, NULL) < 0 ||
               cases[i].err == PTC_MAP_E_EMPTY);
         CHECK(units == 0);
+    }
+    /* the oldest supported version still reads (v1: ungated call sites) */
+    {
+        memset(sec, 0, sizeof(sec));
+        size_t sz = put_blob(0, 0x1111, 0);
+        hdr_at(0)->version = PTCALL_MAP_VERSION_MIN;
+        struct ptc_map_summary s1;
+        CHECK(ptc_map_scan(sec, sz, SEC_ADDR, STUBS_ADDR, STUBS_ADDR + STUBS_SIZE, &s1, NULL) == 0);
     }
     /* without stub bounds, range and alignment are not checked */
     memset(sec, 0, sizeof(sec));
