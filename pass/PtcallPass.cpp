@@ -491,7 +491,10 @@ void Instrumenter::emitCall(Function *Stub, Instruction *Before, const DebugLoc 
   // before `ret` can never become a sibling `jmp stub`. x86 asm clobbers are explicit.
   FunctionType *FT =
       FunctionType::get(Type::getVoidTy(C), {Stub->getType()}, /*isVarArg=*/false);
-  InlineAsm *IA = InlineAsm::get(FT, "call ${0:P}", "i,~{dirflag},~{fpsr},~{flags}",
+  // %r11 is declared clobbered: the soft backend's patched stub passes the stub's id in
+  // it (PTCALL_MAP_F_SCRATCH_R11) and jumps to the handler instead of calling it. Being
+  // caller-saved and never an argument, r11 costs nothing at a function's entry or exit.
+  InlineAsm *IA = InlineAsm::get(FT, "call ${0:P}", "i,~{dirflag},~{fpsr},~{flags},~{r11}",
                                  /*hasSideEffects=*/true);
   Instruction *At = Before;
   if (O.Gated) {
@@ -718,6 +721,7 @@ void Instrumenter::emitMap() {
     Flags |= PTCALL_MAP_F_CET;
   if (O.Gated)
     Flags |= PTCALL_MAP_F_GATED;
+  Flags |= PTCALL_MAP_F_SCRATCH_R11;
   uint32_t SourceName = Strs.add(M.getSourceFileName()); // added before layout
   const uint32_t StrSizeFinal = Strs.data().size();
   if (StrSizeFinal != StrSize)

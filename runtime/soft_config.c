@@ -74,6 +74,7 @@ static void init(void)
     long nb = strtol(getenv("PTCALL_BUFFERS") ? getenv("PTCALL_BUFFERS") : "4", NULL, 10);
     rt.nbufs = nb < 2 ? 2 : nb > MAX_BUFS ? MAX_BUFS : (int)nb;
     rt.handler = rt.timed ? ptc_soft_handler_timed : ptc_soft_handler;
+    rt.handler_id = rt.timed ? ptc_soft_handler_id_timed : ptc_soft_handler_id;
     rt.debug = getenv("PTCALL_DEBUG") && getenv("PTCALL_DEBUG")[0] == '1';
     xsave_init();
     if (threads_init() != 0)

@@ -112,7 +112,14 @@ void encode(struct thread *ts, uint8_t *data, size_t len, uint64_t start_tsc,
             lost++;
         }
         uint64_t a = v & ~(uint64_t)15;
-        if (__builtin_expect(a - c0 < csz, 1) && (v & 15) != 1) {
+        if (__builtin_expect((v & 15) == RECORD_ID_TAG, 1)) {
+            uint64_t x = (v >> 4) + PTC_SOFT_ID_BASE; /* id stubs carry their id */
+            if (x < 128)
+                *o++ = (uint8_t)x;
+            else
+                o += ptc_varint_put(o, x);
+            hits++;
+        } else if (__builtin_expect(a - c0 < csz, 1) && (v & 15) != 1) {
             uint32_t id = cids[(a - c0) >> 4];
             if (__builtin_expect(id != STUB_NONE, 1)) {
                 uint64_t x = (uint64_t)id + PTC_SOFT_ID_BASE;

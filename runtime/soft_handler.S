@@ -12,6 +12,9 @@
  * xsave (fxsave without it) on a 64-byte aligned frame, and call ptc_soft_slow(R, tsc).
  *
  * TLS layout (struct ptc_tls in soft_internal.h): pos at 0, end at 8.
+ *
+ * The slow path's final `ret` returns to whatever (%rsp) held on entry: the stub's `ret`
+ * for the stub-address handlers, the instrumented function for the id handlers (below).
  */
     .text
 
@@ -148,4 +151,72 @@ ptc_soft_handler:
     .cfi_endproc
     .size ptc_soft_handler, .-ptc_soft_handler
 
+
+/* Id handlers: the stub of a PTCALL_MAP_F_SCRATCH_R11 unit is patched to
+ * `[endbr64] movl $(id << 4 | 2), %r11d; jmp *slot(%rip)`, so on entry (%rsp) is the return
+ * address into the instrumented function and %r11 the ready-made record (the call site
+ * declared r11 clobbered). One call and one ret fewer than the stub-address handlers, and
+ * no dependent load of the return address. */
+    .globl ptc_soft_handler_id_timed
+    .hidden ptc_soft_handler_id_timed
+    .type ptc_soft_handler_id_timed,@function
+    .p2align 5
+ptc_soft_handler_id_timed:
+    .cfi_startproc
+    pushq %rcx
+    pushq %rax
+    pushq %rdx
+    .cfi_def_cfa_offset 32
+    movq ptc_tls@gottpoff(%rip), %rcx
+    movl $16, %eax
+    xaddq %rax, %fs:(%rcx)
+    cmpq %fs:8(%rcx), %rax
+    jae 1f
+    movq %rax, %rcx
+    rdtsc
+    shlq $32, %rdx
+    orq %rdx, %rax
+    movq %rax, 8(%rcx)
+    movq %r11, (%rcx)
+    popq %rdx
+    popq %rax
+    popq %rcx
+    .cfi_def_cfa_offset 8
+    ret
+    .cfi_def_cfa_offset 32
+1:  rdtsc
+    shlq $32, %rdx
+    orq %rdx, %rax
+    movq %r11, %rdx
+    jmp ptc_slow_common
+    .cfi_endproc
+    .size ptc_soft_handler_id_timed, .-ptc_soft_handler_id_timed
+
+    .globl ptc_soft_handler_id
+    .hidden ptc_soft_handler_id
+    .type ptc_soft_handler_id,@function
+    .p2align 5
+ptc_soft_handler_id:
+    .cfi_startproc
+    pushq %rcx
+    pushq %rax
+    .cfi_def_cfa_offset 24
+    movq ptc_tls@gottpoff(%rip), %rcx
+    movl $8, %eax
+    xaddq %rax, %fs:(%rcx)
+    cmpq %fs:8(%rcx), %rax
+    jae 1f
+    movq %r11, (%rax)
+    popq %rax
+    popq %rcx
+    .cfi_def_cfa_offset 8
+    ret
+    .cfi_def_cfa_offset 24
+1:  pushq %rdx
+    .cfi_def_cfa_offset 32
+    xorl %eax, %eax
+    movq %r11, %rdx
+    jmp ptc_slow_common
+    .cfi_endproc
+    .size ptc_soft_handler_id, .-ptc_soft_handler_id
     .section .note.GNU-stack,"",@progbits

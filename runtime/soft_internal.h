@@ -54,6 +54,8 @@ extern uint8_t ptc_use_xsave;   /* xsave64 (else fxsave64) */
 
 void ptc_soft_handler(void);
 void ptc_soft_handler_timed(void);
+void ptc_soft_handler_id(void);
+void ptc_soft_handler_id_timed(void);
 void ptc_soft_slow(uintptr_t ret, uint64_t tsc);
 
 /* Sets the thread's buffer window. A signal handler on this thread may run between any two
@@ -135,7 +137,8 @@ struct runtime_state {
     size_t bufsize, rec;
     int nbufs;
     char output[PATH_MAX];
-    void (*handler)(void);
+    void (*handler)(void);    /* called by `call *slot` stubs: record = stub address */
+    void (*handler_id)(void); /* jumped to by `mov $rec, %r11d; jmp *slot` stubs */
 
     _Atomic int active, finishing;
     int fd;
@@ -197,6 +200,13 @@ static inline void block_all_signals(sigset_t *old)
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, old);
 }
+
+/* Raw records in a thread's buffer, told apart by their low 4 bits:
+ *   stub address + 6 or + 10 (the stub's `ret`)  from a `call *slot` stub (low bits 6, 10)
+ *   id << 4 | 2                                   from an id stub (RECORD_ID_TAG)
+ *   operand << 8 | type << 4 | 1                  a control record (PTC_SOFT_*) */
+#define RECORD_ID_TAG 2u
+#define RECORD_ID_MAX ((1u << 28) - 1) /* the tag must fit the stub's 32-bit immediate */
 
 /* A record that is not a stub address: operand << 8 | type << 4 | 1 (PTC_SOFT_*). */
 static inline uintptr_t control_record(unsigned type, uint64_t operand)

@@ -33,31 +33,50 @@ static int activate(void)
     return 0;
 }
 
-static int patch_stub(uint64_t a, uint64_t slot)
+/* Writes a 16-byte stub slot: bytes past the first 8 first (not reachable until the first
+ * 8 change), then the first 8 in one store, so a thread running the stub meanwhile sees the
+ * old `ret` or the whole new code. */
+static void write_stub(uint8_t *p, const uint8_t code[16])
 {
-    uint8_t *p = (uint8_t *)(uintptr_t)a;
-    int off = (p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa) ? 4 : 0;
-    if (p[off] == 0xff && p[off + 1] == 0x15)
-        return 0; /* already patched */
-    if (p[off] != 0xc3)
-        return -1;
-    int64_t rel = (int64_t)slot - (int64_t)(a + (uint64_t)off + 6);
-    if (rel < INT32_MIN || rel > INT32_MAX)
-        return -2;
-    int32_t r32 = (int32_t)rel;
-    uint8_t code[16];
-    memcpy(code, p, 16);
-    code[off] = 0xff;
-    code[off + 1] = 0x15;
-    memcpy(code + off + 2, &r32, 4);
-    code[off + 6] = 0xc3;
     uint64_t lo, hi;
     memcpy(&lo, code, 8);
     memcpy(&hi, code + 8, 8);
-    /* bytes past the first 8 are not reachable until the first 8 change */
-    if (off)
-        __atomic_store_n((uint64_t *)(p + 8), hi, __ATOMIC_RELEASE);
+    __atomic_store_n((uint64_t *)(p + 8), hi, __ATOMIC_RELEASE);
     __atomic_store_n((uint64_t *)p, lo, __ATOMIC_RELEASE);
+}
+
+/* Patches the stub at a: with id_tag (PTCALL_MAP_F_SCRATCH_R11 units) to
+ * `[endbr64] movl $id_tag, %r11d; jmp *slot(%rip)` (exactly 16 bytes with endbr64), else to
+ * `[endbr64] call *slot(%rip); ret`. 0, -1 when the stub does not hold `ret`, -2 when the
+ * slot is out of rel32 reach. */
+static int patch_stub(uint64_t a, uint64_t slot, uint32_t id_tag)
+{
+    uint8_t *p = (uint8_t *)(uintptr_t)a;
+    int off = (p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa) ? 4 : 0;
+    if ((p[off] == 0xff && p[off + 1] == 0x15) || (p[off] == 0x41 && p[off + 1] == 0xbb))
+        return 0; /* already patched */
+    if (p[off] != 0xc3)
+        return -1;
+    uint8_t code[16];
+    memcpy(code, p, 16);
+    int jmp_at = off + (id_tag ? 6 : 0);
+    int64_t rel = (int64_t)slot - (int64_t)(a + (uint64_t)jmp_at + 6);
+    if (rel < INT32_MIN || rel > INT32_MAX)
+        return -2;
+    int32_t r32 = (int32_t)rel;
+    if (id_tag) {
+        code[off] = 0x41; /* movl $imm32, %r11d */
+        code[off + 1] = 0xbb;
+        memcpy(code + off + 2, &id_tag, 4);
+        code[jmp_at] = 0xff; /* jmp *rel32(%rip) */
+        code[jmp_at + 1] = 0x25;
+    } else {
+        code[off] = 0xff; /* call *rel32(%rip) */
+        code[off + 1] = 0x15;
+        code[off + 6] = 0xc3;
+    }
+    memcpy(code + jmp_at + 2, &r32, 4);
+    write_stub(p, code);
     return 0;
 }
 
@@ -88,13 +107,23 @@ static int patch_unit(void *ctx, const struct ptc_map_unit *u)
         c->far += (int)u->hdr.num_stubs;
         return 0;
     }
-    __atomic_store_n((uint64_t *)(uintptr_t)u->slot_addr, (uint64_t)(uintptr_t)rt.handler,
-                     __ATOMIC_RELEASE);
+    int by_id = (u->hdr.flags & PTCALL_MAP_F_SCRATCH_R11) != 0;
+    for (uint32_t i = 0; i < u->hdr.num_stubs && by_id; i++) {
+        struct ptcall_map_stub st;
+        uint64_t a;
+        ptc_map_get_stub(u, i, &st, &a);
+        if (c->o->ids[(a - c->o->stubs_start) >> 4] > RECORD_ID_MAX)
+            by_id = 0; /* more stubs than a 32-bit immediate can tag: address records */
+    }
+    /* a gated unit's call sites start calling its stubs here; they are still `ret` */
+    __atomic_store_n((uint64_t *)(uintptr_t)u->slot_addr,
+                     (uint64_t)(uintptr_t)(by_id ? rt.handler_id : rt.handler), __ATOMIC_RELEASE);
     for (uint32_t i = 0; i < u->hdr.num_stubs; i++) {
         struct ptcall_map_stub st;
         uint64_t a;
         ptc_map_get_stub(u, i, &st, &a);
-        int r = patch_stub(a, u->slot_addr);
+        uint32_t tag = by_id ? c->o->ids[(a - c->o->stubs_start) >> 4] << 4 | RECORD_ID_TAG : 0;
+        int r = patch_stub(a, u->slot_addr, tag);
         if (r == -1)
             c->bad_code++;
         else if (r == -2)

@@ -41,6 +41,8 @@ enum ptcall_stub_kind {
 #define PTCALL_MAP_F_GATED 0x8u    /* v2: call sites are `cmpq $0, slot(%rip); je 1f;
                                       call stub; 1:` -- they call no stub until the
                                       runtime arms the unit by making its slot non-zero */
+#define PTCALL_MAP_F_SCRATCH_R11 0x10u /* v2: stub calls declare %r11 clobbered, so a patched
+                                          stub may pass its id in %r11 */
 
 struct ptcall_map_header {
     uint32_t magic;          /* PTCALL_MAP_MAGIC */

@@ -96,7 +96,7 @@ int tail(int x) { return ext(x + 1); }
 // LTO-NEXT: %[[G:[0-9a-z.]+]] = icmp ne i64 %[[A]], 0
 // LTO-NEXT: br i1 %[[G]], label %[[ARM:[0-9]+]], label %[[CONT:[0-9]+]], !prof
 // LTO: [[ARM]]:
-// LTO-NEXT: call void asm sideeffect "call ${0:P}", "i,~{dirflag},~{fpsr},~{flags}"(void ()* @__ptcall_stub.0.entry.0)
+// LTO-NEXT: call void asm sideeffect "call ${0:P}", "i,~{dirflag},~{fpsr},~{flags},~{r11}"(void ()* @__ptcall_stub.0.entry.0)
 // LTO-NEXT: br label %[[CONT]]
 // LTO: define dso_local i32 @skipped_cyg(
 // LTO-NOT: __ptcall_stub

@@ -9,7 +9,7 @@ target triple = "x86_64-pc-linux-gnu"
 
 declare i32 @callee(i32)
 
-; CHECK: %ptcall.map_header { i32 1296258128, i16 2, i16 64, i32 {{[0-9]+}}, i32 10,
+; CHECK: %ptcall.map_header { i32 1296258128, i16 2, i16 64, i32 {{[0-9]+}}, i32 26,
 ; CHECK-LABEL: define i32 @f(i32 %x)
 ; CHECK-NEXT: entry:
 ; CHECK-NEXT: %slot = alloca i32
@@ -17,7 +17,7 @@ declare i32 @callee(i32)
 ; CHECK-NEXT: %ptcall.gate = icmp ne i64 %ptcall.armed, 0
 ; CHECK-NEXT: br i1 %ptcall.gate, label %[[E:.*]], label %[[EC:.*]], !prof ![[COLD:[0-9]+]]
 ; CHECK: [[E]]:
-; CHECK-NEXT: call void asm sideeffect "call ${0:P}", "i,~{dirflag},~{fpsr},~{flags}"(void ()* @__ptcall_stub.0.entry.0)
+; CHECK-NEXT: call void asm sideeffect "call ${0:P}", "i,~{dirflag},~{fpsr},~{flags},~{r11}"(void ()* @__ptcall_stub.0.entry.0)
 ; CHECK-NEXT: br label %[[EC]]
 ; CHECK: [[EC]]:
 ; CHECK-NEXT: %y = add i32 %x, 1
@@ -25,7 +25,7 @@ declare i32 @callee(i32)
 ; CHECK-NEXT: %ptcall.gate2 = icmp ne i64 %ptcall.armed1, 0
 ; CHECK-NEXT: br i1 %ptcall.gate2, label %[[X:.*]], label %[[XC:.*]], !prof ![[COLD]]
 ; CHECK: [[X]]:
-; CHECK-NEXT: call void asm sideeffect "call ${0:P}", "i,~{dirflag},~{fpsr},~{flags}"(void ()* @__ptcall_stub.0.exit.0)
+; CHECK-NEXT: call void asm sideeffect "call ${0:P}", "i,~{dirflag},~{fpsr},~{flags},~{r11}"(void ()* @__ptcall_stub.0.exit.0)
 ; CHECK-NEXT: br label %[[XC]]
 ; CHECK: [[XC]]:
 ; CHECK-NEXT: %r = tail call i32 @callee(i32 %y)

@@ -25,10 +25,10 @@ b:
 ; 5 stubs (f: entry, exit 0; g: entry, exit 0, exit 1), 2 functions.
 ; stubs at 64, functions at 64 + 5*16 = 144, strings at 144 + 2*16 = 176:
 ; "" (0) "map.c" (1) "f" (7) "g" (9): 11 bytes, total 176 + 11 rounded up to 8 = 192.
-; flags 10 (exits, gated call sites, late, no CET); unit_hash = FNV-1a 64 of "map.c\0f\0g\0" = 0x67f41255354ad237.
+; flags 26 (exits, gated call sites, r11 scratch, late, no CET); unit_hash = FNV-1a 64 of "map.c\0f\0g\0" = 0x67f41255354ad237.
 ; CHECK: @__ptcall_soft_slot = internal global i64 0, align 8
 ; CHECK: @__ptcall_map = internal constant %ptcall.map <{
-; CHECK-SAME: %ptcall.map_header { i32 1296258128, i16 2, i16 64, i32 192, i32 10, i64 7490632237399593527, i32 5, i32 2, i32 64, i32 144, i32 176, i32 11,
+; CHECK-SAME: %ptcall.map_header { i32 1296258128, i16 2, i16 64, i32 192, i32 26, i64 7490632237399593527, i32 5, i32 2, i32 64, i32 144, i32 176, i32 11,
 ; CHECK-SAME: i64 sub (i64 ptrtoint (i64* @__ptcall_soft_slot to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 0, i32 12) to i64)), i32 1, i32 0 },
 ; CHECK-SAME: [5 x %ptcall.map_stub] [
 ; CHECK-SAME: %ptcall.map_stub { i64 sub (i64 ptrtoint (void ()* @__ptcall_stub.0.entry.0 to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 1, i32 0, i32 0) to i64)), i32 0, i16 0, i16 0 },

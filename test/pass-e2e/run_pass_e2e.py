@@ -30,7 +30,7 @@ HDR = struct.Struct("<IHHIIQIIIIIIqII")  # struct ptcall_map_header
 STUB = struct.Struct("<qIHH")              # struct ptcall_map_stub
 FUNC = struct.Struct("<IIII")              # struct ptcall_map_func
 assert HDR.size == 64 and STUB.size == 16 and FUNC.size == 16
-F_EARLY, F_EXITS, F_CET, F_GATED = 1, 2, 4, 8
+F_EARLY, F_EXITS, F_CET, F_GATED, F_R11 = 1, 2, 4, 8, 16
 F_UNGATED = 0x100  # test-only: the configuration turns gating off
 KINDS = {0: "entry", 1: "exit", 2: "unwind", 3: "landing"}
 
@@ -402,7 +402,7 @@ def main():
                 fail(cfg, str(e))
                 continue
             want = list(kinds) if fl & F_EXITS else []
-            fl = fl & ~F_UNGATED if fl & F_UNGATED else fl | F_GATED
+            fl = (fl & ~F_UNGATED if fl & F_UNGATED else fl | F_GATED) | F_R11
             check_binary(cfg, exe, expect, absent, fl, cet=bool(fl & F_CET), want_kinds=want,
                          nblobs=len(sources))
 
@@ -421,9 +421,9 @@ def main():
         except RuntimeError as e:
             fail(name, str(e))
             continue
-        check_binary(name + " lib", so, LIB_EXPECT, [], F_EXITS | F_GATED, want_kinds=["exit"],
+        check_binary(name + " lib", so, LIB_EXPECT, [], F_EXITS | F_GATED | F_R11, want_kinds=["exit"],
                      nblobs=1)
-        check_binary(name + " exe", exe, ["main"], [], F_EXITS | F_GATED, want_kinds=["exit"],
+        check_binary(name + " exe", exe, ["main"], [], F_EXITS | F_GATED | F_R11, want_kinds=["exit"],
                      nblobs=1)
         # each object binds its own section bounds at static link time: no dynamic
         # relocation names them, and none is exported with default visibility
