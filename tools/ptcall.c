@@ -18,6 +18,7 @@ static const struct subcommand subcommands[] = {
     {"stat", cmd_stat, "what a trace holds: bytes, packets, hits, gaps, per CPU and thread"},
     {"import", cmd_import, "make a trace file from raw Intel PT streams or perf.data"},
     {"export", cmd_export, "write decoded events in another tool's format"},
+    {"arm", cmd_arm, "arm (or disarm) the call sites of a running process for Intel PT"},
 };
 
 static void usage(FILE *out)

@@ -31,4 +31,11 @@ struct record_options {
 int pt_available(char *why, size_t why_size) __attribute__((weak));
 int record_pt(const struct record_options *opts, int *wait_status) __attribute__((weak));
 
+/* Implemented with the Intel PT recorder (runtime/pt/pt_arm.c): arms (on) or disarms the
+ * gated call sites of every instrumented module mapped in process pid by writing its unit
+ * slots (0 -> 1, or 1 -> 0; a soft handler's address is left alone). *changed counts the
+ * slots written, *gated the gated units found. 0, or -1 with the reason in why. */
+int arm_process(int pid, int on, int *changed, int *gated, char *why, size_t why_size)
+    __attribute__((weak));
+
 #endif

@@ -417,8 +417,7 @@ static void take_snapshot(struct rec *r)
 }
 
 /* Was process pid started armed (PTCALL_ARM=1 or PTCALL_BACKEND=pt in its initial
- * environment)? Gated call sites of a process that was not never call their stubs, so
- * attaching to it would record nothing. 1 yes, 0 no, -1 unknown. */
+ * environment)? Then it stays armed after we detach. 1 yes, 0 no, -1 unknown. */
 static int attach_target_armed(int pid)
 {
     char path[64];
@@ -500,6 +499,7 @@ int record_pt(const struct record_options *o, int *wait_status)
     if (!r->mods)
         return -1;
     char exe[PATH_MAX];
+    int armed_here = 0; /* --pid: we armed the target's call sites (undo at the end) */
     if (o->attach_pid > 0) {
         char l[64];
         snprintf(l, sizeof(l), "/proc/%d/exe", o->attach_pid);
@@ -509,11 +509,6 @@ int record_pt(const struct record_options *o, int *wait_status)
             return -1;
         }
         exe[k] = 0;
-        if (attach_target_armed(o->attach_pid) == 0 && !o->quiet)
-            fprintf(stderr, "ptcall record: warning: process %d was not started with PTCALL_ARM=1, so its "
-                            "gated call sites are disarmed and only code built with -fptcall-ungated "
-                            "will be traced; start it with PTCALL_ARM=1 to attach later\n",
-                    o->attach_pid);
     } else if (!o->argv || !o->argv[0] || resolve_exe(o->argv[0], exe, sizeof(exe))) {
         fprintf(stderr, "ptcall record: cannot find the command '%s'\n",
                 o->argv && o->argv[0] ? o->argv[0] : "");
@@ -772,6 +767,18 @@ int record_pt(const struct record_options *o, int *wait_status)
         close(go[1]);
     }
 
+    /* --pid: the target's gated call sites must run the stubs. Arm them now that the
+     * events are set up; disarm them at the end unless the process was started armed. */
+    if (o->attach_pid > 0 && attach_target_armed(o->attach_pid) != 1) {
+        char awhy[512];
+        int changed = 0, gated = 0;
+        if (arm_process(o->attach_pid, 1, &changed, &gated, awhy, sizeof(awhy)) < 0)
+            fprintf(stderr, "ptcall record: warning: cannot arm process %d (%s): only code built "
+                            "with -fptcall-ungated will be traced; start it with PTCALL_ARM=1\n",
+                    o->attach_pid, awhy);
+        else
+            armed_here = changed > 0;
+    }
     struct pollfd *pfd = calloc((size_t)r->ncpus, sizeof(*pfd));
     int status = 0, done = 0;
     while (!done) {
@@ -803,6 +810,12 @@ int record_pt(const struct record_options *o, int *wait_status)
         drain_cpu(r, &r->cpus[i], 1);
     }
     write_round(r);
+    if (armed_here && !kill(o->attach_pid, 0)) {
+        char awhy[512];
+        if (arm_process(o->attach_pid, 0, NULL, NULL, awhy, sizeof(awhy)) < 0)
+            fprintf(stderr, "ptcall record: warning: cannot disarm process %d: %s\n", o->attach_pid,
+                    awhy);
+    }
     if (r->lost_records) {
         struct ptc_loss l = {.kind = PTC_LOSS_PERF_LOST, .count = r->lost_records};
         static const char note[] = "perf sideband records lost (data ring full)";

@@ -9,7 +9,9 @@ relocated with /proc/PID/maps) from /proc/PID/mem:
   PTCALL_BACKEND=pt         every slot 1 (what `ptcall record --backend pt` sets)
   ptcall record (soft)      every slot the soft handler's address (not 0, not 1), and the
                             trace holds every call
-The program's output must be the same in all states.
+  untraced + `ptcall arm PID`        every slot 1; then `ptcall arm --off PID`: every slot 0
+The program's output must be the same in all states. `ptcall arm` refuses a missing pid, a
+process with no instrumented code and bad arguments with one-line errors.
 """
 import argparse
 import json
@@ -56,7 +58,7 @@ def slots_of(pid, objs):
     return vals
 
 
-def probe(cmd, env, objs):
+def probe(cmd, env, objs, while_waiting=None):
     p = subprocess.Popen(cmd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     first = p.stdout.readline()
     if not first.startswith("ready"):
@@ -68,6 +70,8 @@ def probe(cmd, env, objs):
     if os.path.exists(kids) and open(kids).read().split():
         pid = int(open(kids).read().split()[0])
     vals = slots_of(pid, objs)
+    if while_waiting:
+        vals = while_waiting(pid, vals)
     rest, _ = p.communicate("go\n", timeout=60)
     if p.returncode:
         sys.exit("FAIL: %s exited %d" % (" ".join(cmd), p.returncode))
@@ -119,9 +123,24 @@ def main():
         failures.append("soft trace counts %s, want %s" % (counts, want))
     if len(set(outputs.values())) != 1:
         failures.append("outputs differ between states: %s" % outputs)
+    # arming from outside: ptcall arm PID / --off PID
+    def arm_cycle(pid, before):
+        run([ptcall, "arm", str(pid)])
+        armed = slots_of(pid, objs)
+        run([ptcall, "arm", "--off", str(pid)])
+        return [before, armed, slots_of(pid, objs)]
+    vals, outputs["arm-cli"] = probe([exe], env, objs, arm_cycle)
+    if vals != [[0] * nslots, [1] * nslots, [0] * nslots]:
+        failures.append("ptcall arm / arm --off: slots %s, want 0s, 1s, 0s" % vals)
+    for args, rc, msg in (([], 2, "usage: ptcall arm"), (["999999999"], 1, "no process"),
+                          (["abc"], 2, "bad pid"), ([str(os.getpid())], 1, "no gated ptcall-instrumented code")):
+        r = subprocess.run([ptcall, "arm"] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if r.returncode != rc or msg not in r.stderr or len(r.stderr.strip().splitlines()) > 6:
+            failures.append("ptcall arm %s: rc %d, stderr %r; want rc %d and %r" % (args, r.returncode, r.stderr, rc, msg))
     if failures:
         sys.exit("FAIL arm:\n" + "\n".join(failures))
-    print("PASS arm: %d unit slots: 0 untraced, 1 armed (PTCALL_ARM, backend pt), handler when soft" % nslots)
+    print("PASS arm: %d unit slots: 0 untraced, 1 armed (PTCALL_ARM, backend pt, ptcall arm), "
+          "handler when soft" % nslots)
 
 
 if __name__ == "__main__":
