@@ -8,11 +8,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "soft_internal.h"
 
 static int (*real_execve)(const char *, char *const[], char *const[]);
 static int (*real_execvpe)(const char *, char *const[], char *const[]);
+static int (*real_fexecve)(int, char *const[], char *const[]);
+static int (*real_execveat)(int, const char *, char *const[], char *const[], int);
 static pid_t (*real_fork)(void);
 static void (*real__exit)(int);
 
@@ -25,6 +29,11 @@ static void resolve_real_functions(void)
         real_execve = (int (*)(const char *, char *const[], char *const[]))dlsym(RTLD_NEXT, "execve");
     if (!real_execvpe)
         real_execvpe = (int (*)(const char *, char *const[], char *const[]))dlsym(RTLD_NEXT, "execvpe");
+    if (!real_fexecve)
+        real_fexecve = (int (*)(int, char *const[], char *const[]))dlsym(RTLD_NEXT, "fexecve");
+    if (!real_execveat) /* glibc >= 2.34; the system call otherwise */
+        real_execveat = (int (*)(int, const char *, char *const[], char *const[], int))dlsym(
+            RTLD_NEXT, "execveat");
     if (!real_fork)
         real_fork = (pid_t(*)(void))dlsym(RTLD_NEXT, "fork");
     if (!real__exit)
@@ -114,6 +123,11 @@ static void atfork_child(void)
         push(&self->start_it);
 }
 
+/* A vfork child shares the parent's memory, thread buffers included: its events would be
+ * mixed into the parent's stream. A vfork child may only exec or _exit, which a fork child
+ * does just as well, so vfork is a fork here (as under Valgrind). */
+PTC_API pid_t vfork(void) { return fork(); }
+
 PTC_API pid_t fork(void)
 {
     runtime_init();
@@ -154,12 +168,36 @@ static char **exec_env(char *const envp[], char **store, size_t cap, char *var, 
 
 extern char **environ;
 
-static int do_exec(const char *file, char *const argv[], char *const envp[], int search)
+/* Which exec function a wrapper stands for, and its arguments besides argv and envp. */
+enum exec_kind { EXEC_PATH, EXEC_SEARCH, EXEC_FD, EXEC_AT };
+struct exec_call {
+    enum exec_kind kind;
+    const char *file; /* EXEC_PATH, EXEC_SEARCH, EXEC_AT */
+    int fd, flags;    /* EXEC_FD, EXEC_AT */
+};
+
+static int real_exec(const struct exec_call *c, char *const argv[], char *const envp[])
+{
+    switch (c->kind) {
+    case EXEC_SEARCH:
+        return real_execvpe(c->file, argv, envp);
+    case EXEC_FD:
+        return real_fexecve(c->fd, argv, envp);
+    case EXEC_AT:
+        if (real_execveat)
+            return real_execveat(c->fd, c->file, argv, envp, c->flags);
+        return (int)syscall(SYS_execveat, c->fd, c->file, argv, envp, c->flags);
+    default:
+        return real_execve(c->file, argv, envp);
+    }
+}
+
+static int do_exec(const struct exec_call *c, char *const argv[], char *const envp[])
 {
     runtime_init();
     resolve_real_functions();
     if (!tracing_here())
-        return search ? real_execvpe(file, argv, envp) : real_execve(file, argv, envp);
+        return real_exec(c, argv, envp);
     size_t n = 0;
     while (envp && envp[n])
         n++;
@@ -173,7 +211,7 @@ static int do_exec(const char *file, char *const argv[], char *const envp[], int
         env = exec_env(envp, store, cap, var, sizeof(var));
     if (!env)
         env = envp;
-    int r = search ? real_execvpe(file, argv, env) : real_execve(file, argv, env);
+    int r = real_exec(c, argv, env);
     int e = errno;
     if (store != MAP_FAILED)
         munmap(store, cap * sizeof(char *));
@@ -181,15 +219,31 @@ static int do_exec(const char *file, char *const argv[], char *const envp[], int
     return r; /* exec failed: this process records nothing more (docs/runtime.md) */
 }
 
+static int exec_path(const char *path, char *const argv[], char *const envp[], int search)
+{
+    struct exec_call c = {.kind = search ? EXEC_SEARCH : EXEC_PATH, .file = path};
+    return do_exec(&c, argv, envp);
+}
+
 PTC_API int execve(const char *path, char *const argv[], char *const envp[])
 {
-    return do_exec(path, argv, envp, 0);
+    return exec_path(path, argv, envp, 0);
 }
-PTC_API int execv(const char *path, char *const argv[]) { return do_exec(path, argv, environ, 0); }
-PTC_API int execvp(const char *file, char *const argv[]) { return do_exec(file, argv, environ, 1); }
+PTC_API int execv(const char *path, char *const argv[]) { return exec_path(path, argv, environ, 0); }
+PTC_API int execvp(const char *file, char *const argv[]) { return exec_path(file, argv, environ, 1); }
 PTC_API int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-    return do_exec(file, argv, envp, 1);
+    return exec_path(file, argv, envp, 1);
+}
+PTC_API int fexecve(int fd, char *const argv[], char *const envp[])
+{
+    struct exec_call c = {.kind = EXEC_FD, .fd = fd};
+    return do_exec(&c, argv, envp);
+}
+PTC_API int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
+{
+    struct exec_call c = {.kind = EXEC_AT, .file = path, .fd = dirfd, .flags = flags};
+    return do_exec(&c, argv, envp);
 }
 
 #define COLLECT_ARGS(first, ap, argv)                                                    \
@@ -209,14 +263,14 @@ PTC_API int execl(const char *path, const char *arg, ...)
     va_list ap;
     COLLECT_ARGS(arg, ap, argv)
     va_end(ap);
-    return do_exec(path, argv, environ, 0);
+    return exec_path(path, argv, environ, 0);
 }
 PTC_API int execlp(const char *file, const char *arg, ...)
 {
     va_list ap;
     COLLECT_ARGS(arg, ap, argv)
     va_end(ap);
-    return do_exec(file, argv, environ, 1);
+    return exec_path(file, argv, environ, 1);
 }
 PTC_API int execle(const char *path, const char *arg, ...)
 {
@@ -224,7 +278,7 @@ PTC_API int execle(const char *path, const char *arg, ...)
     COLLECT_ARGS(arg, ap, argv)
     char *const *envp = va_arg(ap, char *const *);
     va_end(ap);
-    return do_exec(path, argv, envp, 0);
+    return exec_path(path, argv, envp, 0);
 }
 
 static void __attribute__((noreturn)) do__exit(int status)

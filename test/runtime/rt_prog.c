@@ -4,6 +4,9 @@
  *   rt_prog threads T N      T threads, each N x a(); main: nothing
  *   rt_prog fork             a(); fork; child: 3 x c(), _exit(0) | exit(0); parent: 2 x b(), wait
  *   rt_prog exec N           N x a(), then exec itself as "seq N"
+ *   rt_prog fexec N          the same through fexecve(open("/proc/self/exe"))
+ *   rt_prog execat N         the same through execveat(AT_FDCWD, "/proc/self/exe")
+ *   rt_prog vfork N          like fork, with vfork (the child runs c() 3 times and _exits)
  *   rt_prog crash N SIG      N x a(), then raise SIG inside c() (a real fault for SEGV);
  *                            with RT_CHAIN=1 a constructor that runs before the object
  *                            registers installs a handler that resets the action and re-raises
@@ -22,6 +25,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -33,6 +37,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+extern char **environ;
 
 #include "rt_prog_stubs.h"
 
@@ -151,9 +157,11 @@ int main(int argc, char **argv)
             pthread_create(&th[i], NULL, thread_main, NULL);
         for (long i = 0; i < t; i++)
             pthread_join(th[i], NULL);
-    } else if (!strcmp(mode, "fork")) {
+    } else if (!strcmp(mode, "fork") || !strcmp(mode, "vfork")) {
         a();
-        pid_t pid = fork();
+        /* vfork's child may only _exit; calling c() in it is fine here only because the
+         * runtime turns vfork into fork (what this tests) */
+        pid_t pid = mode[0] == 'v' ? vfork() : fork();
         if (pid == 0) {
             for (int i = 0; i < 3; i++)
                 c(0);
@@ -173,6 +181,20 @@ int main(int argc, char **argv)
         snprintf(buf, sizeof(buf), "%ld", n);
         execl("/proc/self/exe", argv[0], "seq", buf, (char *)NULL);
         perror("execl");
+        return 1;
+    } else if (!strcmp(mode, "fexec") || !strcmp(mode, "execat")) {
+        for (long i = 0; i < n; i++)
+            a();
+        char buf[32];
+        snprintf(buf, sizeof(buf), "%ld", n);
+        char *args[] = {argv[0], "seq", buf, NULL};
+        if (mode[0] == 'f') {
+            int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+            fexecve(fd, args, environ);
+        } else {
+            execveat(AT_FDCWD, "/proc/self/exe", args, environ, 0);
+        }
+        perror(mode);
         return 1;
     } else if (!strcmp(mode, "crash")) {
         int sig = argc > 3 ? atoi(argv[3]) : SIGSEGV;

@@ -188,8 +188,8 @@ def case_drop_main(c):
     check(hits + lost == 6 * n, "%d + %d != %d" % (hits, lost, 6 * n))
 
 
-def case_fork(c, exit_mode=False):
-    c.run([c.a.prog, "fork", "2" if exit_mode else "1"])
+def case_fork(c, exit_mode=False, mode="fork"):
+    c.run([c.a.prog, mode, "2" if exit_mode else "1"])
     t = c.trace()
     procs = [p for pid, p in t.procs.items() if pid != 0]
     check(len(procs) == 2, "expected 2 processes, got %d" % len(procs))
@@ -211,8 +211,12 @@ def case_fork_exit(c):
     case_fork(c, exit_mode=True)
 
 
-def case_exec(c):
-    c.run([c.a.prog, "exec", "2"])
+def case_vfork(c):
+    case_fork(c, mode="vfork")
+
+
+def case_exec(c, mode="exec"):
+    c.run([c.a.prog, mode, "2"])
     t = c.trace()
     check(len(t.images) == 1, "expected one image replaced by exec, got %d" % len(t.images))
     old = t.images[0]
@@ -494,6 +498,8 @@ def case_record_errors(c):
 CASES = {
     "seq": case_seq, "untimed": case_untimed, "threads": case_threads, "waits": case_waits,
     "drop": case_drop, "fork": case_fork, "fork-exit": case_fork_exit, "exec": case_exec,
+    "fexec": lambda c: case_exec(c, "fexec"), "execat": lambda c: case_exec(c, "execat"),
+    "vfork": case_vfork,
     "crash-segv": case_crash_segv, "crash-abort": case_crash_abort, "dlopen": case_dlopen,
     "atexit": case_atexit, "_exit": case__exit, "signals": case_signals, "unit2": case_unit2,
     "linked": case_linked, "crash-handler-late": case_crash_handler_late,
