@@ -4,9 +4,13 @@
 Every contestant runs the same workload binary built the way it needs, in one run of this
 script, interleaved round-robin so that machine noise hits all of them alike. Results are
 ratios against the uninstrumented build (median of --runs runs); absolute times are shown
-only for reference.
+only for reference. Then the decode comparison: one ≥100 M-event recording of the calls
+workload decoded by `ptcall report`/`ptcall calls` beside `uftrace report`/`uftrace replay`,
+and ptcall's Intel PT decoders beside libipt's on synthetic streams (build/test/pt/pt_decode_bench).
 
-usage: bench/run.py [--build DIR] [--runs N] [--quick] [--out FILE] [--only WORKLOAD,...]
+usage: bench/run.py [--build DIR] [--runs N] [--quick] [--out FILE] [--only SECTION,...] [--rebuild]
+  SECTION: calls, threads, bzip2, lua, sqlite (overhead), decode (trace decoding), pt (Intel PT
+  decoding), facts (timestamp cost). Default: all. --quick: small inputs, 3 runs, ~2 minutes.
 """
 import argparse
 import json
@@ -21,6 +25,9 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLANG = shutil.which("clang-14") or "clang"
+LLVM_XRAY = shutil.which("llvm-xray-14") or shutil.which("llvm-xray")
+SECTIONS = ("calls", "threads", "bzip2", "lua", "sqlite", "decode", "pt", "facts")
+REBUILD = False
 
 
 def sh(cmd, **kw):
@@ -31,13 +38,13 @@ def sh(cmd, **kw):
     return r.stdout
 
 
-def timed_run(cmd, env=None, stdout=subprocess.DEVNULL):
+def timed_run(cmd, env=None, stdout=subprocess.DEVNULL, cwd=None):
     """Wall time and peak RSS (KiB) of one run. GNU time measures the RSS: a child forked
     from this Python process would report Python's own size as its peak."""
     rss_file = os.path.join(os.environ.get("TMPDIR", "/tmp"), "ptcall-bench-rss.%d" % os.getpid())
     t0 = time.perf_counter()
     r = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss_file] + cmd, env=env, stdout=stdout,
-                       stderr=subprocess.PIPE)
+                       stderr=subprocess.PIPE, cwd=cwd)
     dt = time.perf_counter() - t0
     if r.returncode != 0:
         sys.exit("bench: %s exited %d\n%s" % (" ".join(cmd), r.returncode, r.stderr.decode(errors="replace")[-2000:]))
@@ -48,20 +55,38 @@ def timed_run(cmd, env=None, stdout=subprocess.DEVNULL):
 
 
 class Workload:
-    def __init__(self, name, sources, args, cflags=(), ldflags=(), stdin=None, desc=""):
+    def __init__(self, name, sources, args, cflags=(), ldflags=(), desc="", cmd_desc=""):
         self.name, self.sources, self.args = name, list(sources), list(args)
-        self.cflags, self.ldflags, self.stdin, self.desc = list(cflags), list(ldflags), stdin, desc
+        self.cflags, self.ldflags, self.desc, self.cmd_desc = list(cflags), list(ldflags), desc, cmd_desc
 
 
-def build(cc, wl, extra_cflags, extra_objs, out):
+def mtime(p):
+    return os.path.getmtime(p) if os.path.exists(p) else 0.0
+
+
+def build(cc, wl, extra_cflags, extra_objs, out, deps=()):
+    """Compiles and links wl with cc; skipped when out is newer than every input and was built
+    by the same command (a stamp beside it), unless --rebuild."""
     os.makedirs(os.path.dirname(out), exist_ok=True)
-    sh([cc, "-O2", "-g"] + wl.cflags + extra_cflags + wl.sources + extra_objs + ["-o", out] + wl.ldflags)
+    cmd = [cc, "-O2", "-g"] + wl.cflags + extra_cflags + wl.sources + extra_objs + ["-o", out] + wl.ldflags
+    stamp = out + ".cmd"
+    inputs = wl.sources + list(extra_objs) + list(deps) + [shutil.which(cc) or cc]
+    if (not REBUILD and os.path.exists(out) and os.path.exists(stamp) and open(stamp).read() == json.dumps(cmd)
+            and mtime(out) >= max(mtime(p) for p in inputs)):
+        return out
+    print("bench: building %s" % os.path.relpath(out, ROOT), file=sys.stderr)
+    sh(cmd)
+    with open(stamp, "w") as f:
+        f.write(json.dumps(cmd))
     return out
 
 
 def uftrace_calls(datadir):
     """Total calls in a uftrace data directory, from its own report."""
-    out = sh(["uftrace", "report", "-d", datadir, "--no-pager"])
+    return uftrace_calls_text(sh(["uftrace", "report", "-d", datadir, "--no-pager"]))
+
+
+def uftrace_calls_text(out):
     total = 0
     for line in out.splitlines():
         cols = line.split()
@@ -83,114 +108,373 @@ def ptcall_events(ptcall, trace):
     return int(j["totals"]["events"])
 
 
+def xray_files(d, prefix):
+    return sorted(os.path.join(d, f) for f in os.listdir(d) if f.startswith(prefix))
+
+
+def xray_basic_records(files):
+    """XRay basic mode logs: a 32-byte file header, then fixed 32-byte records (one file per thread)."""
+    return sum(max(os.path.getsize(f) - 32, 0) // 32 for f in files)
+
+
+def xray_fdr_records(files, binary):
+    """Function records in XRay FDR logs (variable-length records), counted by llvm-xray."""
+    n = 0
+    for f in files:
+        p = subprocess.Popen([LLVM_XRAY, "convert", "--output-format=yaml", "-instr_map=" + binary, f],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for line in p.stdout:
+            if "kind: function-" in line:
+                n += 1
+        if p.wait() != 0:
+            sys.exit("bench: llvm-xray convert %s failed: %s" % (f, p.stderr.read()[-2000:]))
+    return n
+
+
+def fetch_source(pkg, dest):
+    sh([os.path.join(ROOT, "scripts", "fetch-debian-source.sh"), pkg, dest])
+
+
+def lua_workload(work, wdir, quick):
+    src = os.path.join(work, "lua5.4-src")
+    fetch_source("lua5.4", src)
+    inc = os.path.join(work, "lua5.4-include")
+    os.makedirs(inc, exist_ok=True)
+    hdr = os.path.join(inc, "lua5.4-deb-multiarch.h")
+    if not os.path.exists(hdr):  # Debian's luaconf.h patch includes it; debian/rules generates it
+        with open(hdr, "w") as f:
+            f.write('#define DEB_HOST_MULTIARCH "x86_64-linux-gnu"\n')
+    sdir = os.path.join(src, "src")
+    sources = sorted(os.path.join(sdir, f) for f in os.listdir(sdir) if f.endswith(".c") and f != "luac.c")
+    scale = "1" if quick else "12"
+    version = open(os.path.join(src, "debian", "changelog")).readline().split()[1].strip("()")
+    # Lua throws errors and yields coroutines with _longjmp, which uftrace 0.13 does not follow
+    # (it crashes on the first coroutine yield); sigsetjmp(b, 0)/siglongjmp cost the same (no
+    # signal mask saved) and uftrace handles them. Every contestant gets the same build flags.
+    jmp = ["-Dluai_jmpbuf=sigjmp_buf", "-DLUAI_THROW(L,c)=siglongjmp((c)->b,1)",
+           "-DLUAI_TRY(L,c,a)=if (sigsetjmp((c)->b,0) == 0) { a }"]
+    script = os.path.join(wdir, "bench.lua")
+    return Workload("lua", sources, [script, scale], cflags=["-DLUA_USE_LINUX", "-I" + inc, "-w"] + jmp,
+                    ldflags=["-lm", "-ldl"],
+                    desc="Lua %s interpreter (Debian source) running bench/workloads/bench.lua, scale %s "
+                         "(recursion, table sort with a Lua comparator, strings, closures, metatables, coroutines)"
+                    % (version, scale),
+                    cmd_desc="lua bench/workloads/bench.lua %s" % scale)
+
+
+def sqlite_workload(work, wdir, quick):
+    src = os.path.join(work, "sqlite3-src")
+    fetch_source("sqlite3", src)
+    amalg = os.path.join(work, "sqlite3-amalgamation")
+    if not os.path.exists(os.path.join(amalg, "shell.c")):
+        # Debian ships SQLite's full source tree; its makefile generates the amalgamation (needs tclsh)
+        os.makedirs(amalg, exist_ok=True)
+        print("bench: generating the SQLite amalgamation", file=sys.stderr)
+        sh([os.path.join(src, "configure"), "--disable-tcl"], cwd=amalg)
+        sh(["make", "sqlite3.c", "shell.c"], cwd=amalg)
+    rows = 5000 if quick else 120000
+    sql = os.path.join(work, "bench-%d.sql" % rows)
+    text = open(os.path.join(wdir, "bench.sql")).read().replace("@ROWS@", str(rows))
+    if not os.path.exists(sql) or open(sql).read() != text:
+        with open(sql, "w") as f:
+            f.write(text)
+    version = open(os.path.join(src, "VERSION")).read().strip()
+    return Workload("sqlite", [os.path.join(amalg, "sqlite3.c"), os.path.join(amalg, "shell.c")],
+                    [":memory:", ".read " + sql], cflags=["-w"], ldflags=["-lm", "-ldl", "-lpthread"],
+                    desc="SQLite %s shell (Debian source, amalgamation) running bench/workloads/bench.sql on an "
+                         "in-memory database, %d rows (inserts, indexes, joins, group by, window functions, updates)"
+                    % (version, rows),
+                    cmd_desc="sqlite3 :memory: '.read bench.sql' (@ROWS@ = %d)" % rows)
+
+
+def workloads_for(a, work, wdir, want):
+    workloads = []
+    fib_n, loop_n = ("27", "2000000") if a.quick else ("32", "30000000")
+    if "calls" in want:
+        workloads.append(Workload("calls", [os.path.join(wdir, "calls.c")], [fib_n, loop_n],
+                                  desc="recursive fib(%s) + a loop calling a tiny function %s times" % (fib_n, loop_n),
+                                  cmd_desc="calls %s %s" % (fib_n, loop_n)))
+    if "threads" in want:
+        rounds = "3" if a.quick else "20"
+        workloads.append(Workload("threads", [os.path.join(wdir, "threads.c")], [rounds],
+                                  cflags=["-pthread"], ldflags=["-pthread"],
+                                  desc="4 threads: qsort with a comparator call-back + fib(18), per round",
+                                  cmd_desc="threads %s" % rounds))
+    if "bzip2" in want:
+        bz = os.path.join(work, "bzip2-src")
+        fetch_source("bzip2", bz)
+        bz_inp = os.path.join(work, "bzip2-input")
+        want_b = (1 if a.quick else 16) << 20
+        if not os.path.exists(bz_inp) or os.path.getsize(bz_inp) != want_b:
+            # deterministic text: bzip2's own sources and manual, repeated
+            parts = b"".join(open(os.path.join(bz, f), "rb").read() for f in sorted(os.listdir(bz))
+                             if f.endswith((".c", ".h", ".xml", ".ps")))
+            with open(bz_inp, "wb") as f:
+                f.write((parts * (want_b // len(parts) + 1))[:want_b])
+        bz_src = [os.path.join(bz, f + ".c") for f in
+                  ("blocksort", "huffman", "crctable", "randtable", "compress", "decompress", "bzlib", "bzip2")]
+        workloads.append(Workload("bzip2", bz_src, ["-9", "-c", bz_inp], cflags=["-D_FILE_OFFSET_BITS=64", "-w"],
+                                  desc="bzip2 1.0.8 (Debian source) compressing %d MiB of text" % (want_b >> 20),
+                                  cmd_desc="bzip2 -9 -c INPUT (%d MiB)" % (want_b >> 20)))
+    if "lua" in want:
+        workloads.append(lua_workload(work, wdir, a.quick))
+    if "sqlite" in want:
+        workloads.append(sqlite_workload(work, wdir, a.quick))
+    return workloads
+
+
+def ptcall_deps(build_dir):
+    return [os.path.join(build_dir, "pass", "ptcall-pass.so"), os.path.join(build_dir, "runtime", "libptcall.so"),
+            os.path.join(build_dir, "bin", "ptcall-cc")]
+
+
+def bench_workload(wl, work, tools, hooks, fdr_ctl, runs):
+    ptcall, ptcc, build_dir = tools["ptcall"], tools["ptcc"], tools["build_dir"]
+    d = os.path.join(work, wl.name)
+    os.makedirs(d, exist_ok=True)
+    bins = {
+        "base": build(CLANG, wl, [], [], os.path.join(d, "base")),
+        "ptcall": build(ptcc, wl, [], [], os.path.join(d, "ptcall"), deps=ptcall_deps(build_dir)),
+        "cyg-empty": build(CLANG, wl, ["-finstrument-functions"], [hooks["empty"]], os.path.join(d, "cyg-empty")),
+        "cyg-log": build(CLANG, wl, ["-finstrument-functions"], [hooks["log"]], os.path.join(d, "cyg-log")),
+        # one XRay binary for unpatched, basic and FDR; fdr_ctl only acts when XRAY_OPTIONS selects FDR
+        "xray": build(CLANG, wl, ["-fxray-instrument", "-fxray-instruction-threshold=1"], [fdr_ctl],
+                      os.path.join(d, "xray")),
+        # one -pg binary: run plain it is gprof's (writes gmon.out), under uftrace record it is uftrace's
+        "pg": build(CLANG, wl, ["-pg"], [], os.path.join(d, "pg")),
+    }
+    trace = os.path.join(d, "run.ptc")
+    trace_nt = os.path.join(d, "run-nots.ptc")
+    uft = os.path.join(d, "uftrace.data")
+    gdir = os.path.join(d, "gprof-run")
+    os.makedirs(gdir, exist_ok=True)
+    gmon = os.path.join(gdir, "gmon.out")
+    env_basic = dict(os.environ, XRAY_OPTIONS="patch_premain=true xray_mode=xray-basic xray_logfile_base=%s"
+                     % os.path.join(d, "xray-basic."))
+    env_fdr = dict(os.environ, XRAY_OPTIONS="patch_premain=true xray_mode=xray-fdr xray_logfile_base=%s"
+                   % os.path.join(d, "xray-fdr."), XRAY_FDR_OPTIONS="func_duration_threshold_us=0 grace_period_ms=1")
+    contestants = [
+        ("uninstrumented", [bins["base"]] + wl.args, None, None),
+        ("ptcall untraced", [bins["ptcall"]] + wl.args, None, None),
+        # call sites armed, stubs left `ret`: what the program pays under Intel PT (the
+        # hardware's own cost aside)
+        ("ptcall armed (PT's in-program cost)", [bins["ptcall"]] + wl.args,
+         dict(os.environ, PTCALL_ARM="1"), None),
+        ("ptcall soft, timestamps", [ptcall, "record", "-q", "-o", trace, "--", bins["ptcall"]] + wl.args, None, None),
+        ("ptcall soft, no timestamps", [ptcall, "record", "-q", "--no-timestamps", "-o", trace_nt, "--",
+                                        bins["ptcall"]] + wl.args, None, None),
+        ("-finstrument-functions, empty hooks", [bins["cyg-empty"]] + wl.args, None, None),
+        ("-finstrument-functions, logging hooks", [bins["cyg-log"]] + wl.args, None, None),
+        ("XRay unpatched", [bins["xray"]] + wl.args, None, None),
+        ("XRay basic mode", [bins["xray"]] + wl.args, env_basic, None),
+        ("XRay FDR mode", [bins["xray"]] + wl.args, env_fdr, None),
+        ("gprof (-pg, gmon.out)", [bins["pg"]] + wl.args, None, gdir),
+        ("uftrace record", ["uftrace", "record", "-d", uft, bins["pg"]] + wl.args, None, None),
+    ]
+    times = {c[0]: [] for c in contestants}
+    rss = {c[0]: 0 for c in contestants}
+    for r in range(runs):
+        for name, cmd, env, cwd in contestants:
+            # every contestant starts without the previous run's output
+            if name == "uftrace record":
+                shutil.rmtree(uft, ignore_errors=True)
+            for f in xray_files(d, "xray-"):
+                os.unlink(f)
+            if os.path.exists(gmon):
+                os.unlink(gmon)
+            own = {"ptcall soft, timestamps": trace, "ptcall soft, no timestamps": trace_nt}.get(name)
+            if own and os.path.exists(own):
+                os.unlink(own)
+            dt, mx = timed_run(cmd, env=env, cwd=cwd)
+            times[name].append(dt)
+            rss[name] = max(rss[name], mx)
+            if name == "XRay basic mode":  # keep the last run's logs for counting, out of the next runs' way
+                basic_bytes = sum(os.path.getsize(f) for f in xray_files(d, "xray-basic."))
+                basic_recs = xray_basic_records(xray_files(d, "xray-basic."))
+            if name == "XRay FDR mode":
+                fdr_files = xray_files(d, "xray-fdr.")
+                if not fdr_files:
+                    sys.exit("bench: XRay FDR mode wrote no log in %s" % d)
+                if r == runs - 1:
+                    fdr_bytes = sum(os.path.getsize(f) for f in fdr_files)
+                    fdr_recs = xray_fdr_records(fdr_files, bins["xray"])
+            if name == "gprof (-pg, gmon.out)":
+                if not os.path.exists(gmon):
+                    sys.exit("bench: gprof build wrote no gmon.out in %s" % gdir)
+                gmon_bytes = os.path.getsize(gmon)
+        print("bench: %s run %d/%d done" % (wl.name, r + 1, runs), file=sys.stderr)
+    base = statistics.median(times["uninstrumented"])
+    ev = ptcall_events(ptcall, trace)
+    ev_nt = ptcall_events(ptcall, trace_nt)
+    ucalls = uftrace_calls(uft)
+    row = {}
+    for name, _, _, _ in contestants:
+        med = statistics.median(times[name])
+        row[name] = {"median_s": med, "ratio": med / base, "rss_kib": rss[name]}
+
+    def trace_info(name, nbytes, events, note=""):
+        row[name].update(bytes=nbytes, events=events, bytes_per_event=nbytes / max(events, 1), note=note)
+
+    trace_info("ptcall soft, timestamps", dir_bytes(trace), ev)
+    trace_info("ptcall soft, no timestamps", dir_bytes(trace_nt), ev_nt)
+    trace_info("XRay basic mode", basic_bytes, basic_recs, "basic")
+    trace_info("XRay FDR mode", fdr_bytes, fdr_recs, "fdr")
+    trace_info("uftrace record", dir_bytes(uft), 2 * ucalls)
+    # gmon.out is a PC histogram + call-arc table, not a trace: bytes per event of the -pg build's
+    # instrumented calls (as counted by uftrace on the same binary), for scale only
+    row["gprof (-pg, gmon.out)"].update(bytes=gmon_bytes, events=None, bytes_per_event=gmon_bytes / max(2 * ucalls, 1),
+                                        note="gprof")
+    return row
+
+
+def bench_facts(work):
+    """The cost of a timestamp here (bench/rdtsc_cost.c)."""
+    exe = os.path.join(work, "rdtsc_cost")
+    src = os.path.join(ROOT, "bench", "rdtsc_cost.c")
+    if REBUILD or mtime(exe) < mtime(src):
+        sh([CLANG, "-O2", src, "-o", exe])
+    out = sh([exe])
+    m = re.search(r"rdtsc ([\d.]+) ns, clock_gettime ([\d.]+) ns", out)
+    return {"rdtsc_ns": float(m.group(1)), "clock_gettime_ns": float(m.group(2))}
+
+
+def bench_decode(a, work, tools, runs):
+    """One recording of the calls workload (≥100 M events on the full run) by ptcall soft (timed) and
+    by uftrace record; then their analysis commands, single-threaded, interleaved, median of runs."""
+    ptcall, ptcc = tools["ptcall"], tools["ptcc"]
+    d = os.path.join(work, "decode")
+    os.makedirs(d, exist_ok=True)
+    fib_n, loop_n = ("25", "1000000") if a.quick else ("34", "45000000")  # ~108 M events
+    wl = Workload("decode", [os.path.join(ROOT, "bench", "workloads", "calls.c")], [fib_n, loop_n])
+    b_pt = build(ptcc, wl, [], [], os.path.join(d, "ptcall"), deps=ptcall_deps(tools["build_dir"]))
+    b_pg = build(CLANG, wl, ["-pg"], [], os.path.join(d, "pg"))
+    trace = os.path.join(d, "calls.ptc")
+    uft = os.path.join(d, "uftrace.data")
+    if os.path.exists(trace):
+        os.unlink(trace)
+    shutil.rmtree(uft, ignore_errors=True)
+    rec = {}
+    rec["ptcall record (soft, timestamps)"] = timed_run([ptcall, "record", "-q", "-o", trace, "--", b_pt] + wl.args)
+    rec["uftrace record"] = timed_run(["uftrace", "record", "-d", uft, b_pg] + wl.args)
+    print("bench: decode: recorded", file=sys.stderr)
+    ev = ptcall_events(ptcall, trace)
+    rep_out = os.path.join(d, "uftrace-report.txt")
+    cmds = [
+        ("ptcall report", "ptcall", [ptcall, "report", trace], "ptcall report calls.ptc"),
+        ("uftrace report", "uftrace", ["uftrace", "report", "-d", uft, "--no-pager"], "uftrace report -d uftrace.data"),
+        ("ptcall calls", "ptcall", [ptcall, "calls", trace], "ptcall calls calls.ptc > /dev/null"),
+        ("uftrace replay", "uftrace", ["uftrace", "replay", "-d", uft, "--no-pager"],
+         "uftrace replay -d uftrace.data > /dev/null"),
+    ]
+    times = {c[0]: [] for c in cmds}
+    rss = {c[0]: 0 for c in cmds}
+    for r in range(runs):
+        for name, _, cmd, _ in cmds:
+            if name == "uftrace report":
+                with open(rep_out, "w") as f:
+                    dt, mx = timed_run(cmd, stdout=f)
+            else:
+                dt, mx = timed_run(cmd)
+            times[name].append(dt)
+            rss[name] = max(rss[name], mx)
+            print("bench: decode: %s run %d/%d %.2f s" % (name, r + 1, runs, dt), file=sys.stderr)
+    uev = 2 * uftrace_calls_text(open(rep_out).read())
+    res = {"args": wl.args, "runs": runs, "events_ptcall": ev, "events_uftrace": uev,
+           "bytes_ptcall": dir_bytes(trace), "bytes_uftrace": dir_bytes(uft), "record": {}, "rows": []}
+    for name, (dt, mx) in rec.items():
+        res["record"][name] = {"s": dt, "rss_kib": mx}
+    for name, who, _, shown in cmds:
+        med = statistics.median(times[name])
+        n = ev if who == "ptcall" else uev
+        res["rows"].append({"name": name, "cmd": shown, "events": n, "s": med, "rate": n / med / 1e6,
+                            "rss_kib": rss[name]})
+    return res
+
+
+def bench_pt(a, tools):
+    """build/test/pt/pt_decode_bench HITS all [--suppressed]: parsed rows."""
+    exe = os.path.join(tools["build_dir"], "test", "pt", "pt_decode_bench")
+    if not os.access(exe, os.X_OK):
+        print("bench: %s not built: PT decode section skipped" % exe, file=sys.stderr)
+        return None
+    hits = 2000000 if a.quick else 100000000
+    res = {"hits": hits, "tables": []}
+    for supp in (False, True):
+        cmd = [exe, str(hits), "all"] + (["--suppressed"] if supp else [])
+        print("bench: %s" % " ".join(cmd), file=sys.stderr)
+        out_f = os.path.join(os.environ.get("TMPDIR", "/tmp"), "ptcall-bench-pt.%d" % os.getpid())
+        with open(out_f, "w") as f:
+            dt, mx = timed_run(cmd, stdout=f)
+        out = open(out_f).read()
+        os.unlink(out_f)
+        rows = []
+        for line in out.splitlines():
+            cols = [c.strip() for c in line.split("|")]
+            head = cols[0].split()
+            if len(cols) < 7 or len(head) != 3 or head[0] not in ("none", "tsc", "mtc", "cyc"):
+                continue
+            cell = [[float(x) for x in c.split()] for c in cols[1:5]]
+            rows.append({"timing": head[0], "mb": float(head[1]), "bph": float(head[2]),
+                         "fast": cell[0], "par": cell[1], "query": cell[2], "packet": cell[3],
+                         "agree": cols[6].startswith("yes")})
+        loads = re.findall(r"load average (?:before|after): ([\d.]+)", out)
+        threads = re.search(r"parallel, (\d+) thr", out)
+        res["tables"].append({"suppressed": supp, "cmd": " ".join(["build/test/pt/pt_decode_bench"] + cmd[1:]),
+                              "rows": rows, "rss_kib": mx, "s": dt, "loads": loads,
+                              "threads": int(threads.group(1)) if threads else 0})
+    return res
+
+
 def main():
+    global REBUILD
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--quick", action="store_true", help="small inputs, 3 runs (smoke test)")
+    ap.add_argument("--quick", action="store_true", help="small inputs, 3 runs (smoke test, ~2 minutes)")
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
-    ap.add_argument("--only", default="")
+    ap.add_argument("--only", default="", help="comma-separated: " + ",".join(SECTIONS))
+    ap.add_argument("--rebuild", action="store_true", help="rebuild every workload binary")
     a = ap.parse_args()
+    REBUILD = a.rebuild
     runs = 3 if a.quick else a.runs
+    want = set(a.only.split(",")) if a.only else set(SECTIONS)
+    bad = want - set(SECTIONS)
+    if bad:
+        sys.exit("bench: unknown section(s) %s: choose from %s" % (",".join(sorted(bad)), ",".join(SECTIONS)))
     build_dir = os.path.abspath(a.build)
-    ptcall = os.path.join(build_dir, "tools", "ptcall")
-    ptcc = os.path.join(build_dir, "bin", "ptcall-cc")
-    for tool in (ptcall, ptcc):
+    tools = {"ptcall": os.path.join(build_dir, "tools", "ptcall"), "ptcc": os.path.join(build_dir, "bin", "ptcall-cc"),
+             "build_dir": build_dir}
+    for tool in (tools["ptcall"], tools["ptcc"]):
         if not os.access(tool, os.X_OK):
             sys.exit("bench: %s not found: build ptcall first (scripts/build.sh)" % tool)
+    if not LLVM_XRAY:
+        sys.exit("bench: llvm-xray-14 not found (Debian package llvm-14; scripts/setup.sh installs it)")
     work = os.path.join(build_dir, "bench")
     os.makedirs(work, exist_ok=True)
     wdir = os.path.join(ROOT, "bench", "workloads")
+    t_start = time.time()
+    load_before = os.getloadavg()[0]
 
-    hooks = {}
-    for kind, flag in (("empty", []), ("log", ["-DCYG_LOG"])):
-        o = os.path.join(work, "cyg_%s.o" % kind)
-        sh([CLANG, "-O2", "-c", "-fPIC"] + flag + [os.path.join(wdir, "cyg_hooks.c"), "-o", o])
-        hooks[kind] = o
+    def compile_obj(src, obj, flags):  # only when the source changed, so workloads are not relinked
+        if REBUILD or mtime(obj) < mtime(src):
+            sh([CLANG, "-O2", "-c", "-fPIC"] + flags + [src, "-o", obj])
+        return obj
 
-    workloads = []
-    fib_n, loop_n = ("27", "2000000") if a.quick else ("32", "30000000")
-    workloads.append(Workload("calls", [os.path.join(wdir, "calls.c")], [fib_n, loop_n],
-                              desc="recursive fib(%s) + a loop calling a tiny function %s times" % (fib_n, loop_n)))
-    workloads.append(Workload("threads", [os.path.join(wdir, "threads.c")], ["3" if a.quick else "20"],
-                              cflags=["-pthread"], ldflags=["-pthread"],
-                              desc="4 threads: qsort with a comparator call-back + fib(18), per round"))
-    bz = os.path.join(work, "bzip2-src")
-    sh([os.path.join(ROOT, "scripts", "fetch-debian-source.sh"), "bzip2", bz])
-    bz_inp = os.path.join(work, "bzip2-input")
-    want = (2 if a.quick else 16) << 20
-    if not os.path.exists(bz_inp) or os.path.getsize(bz_inp) != want:
-        # deterministic text: bzip2's own sources and manual, repeated
-        parts = b"".join(open(os.path.join(bz, f), "rb").read() for f in sorted(os.listdir(bz))
-                         if f.endswith((".c", ".h", ".xml", ".ps")))
-        with open(bz_inp, "wb") as f:
-            f.write((parts * (want // len(parts) + 1))[:want])
-    bz_src = [os.path.join(bz, f + ".c") for f in
-              ("blocksort", "huffman", "crctable", "randtable", "compress", "decompress", "bzlib", "bzip2")]
-    workloads.append(Workload("bzip2", bz_src, ["-9", "-c", bz_inp], cflags=["-D_FILE_OFFSET_BITS=64", "-w"],
-                              desc="bzip2 1.0.8 (Debian source) compressing %d MiB of text" % (want >> 20)))
-    if a.only:
-        keep = set(a.only.split(","))
-        workloads = [w for w in workloads if w.name in keep]
+    hooks = {kind: compile_obj(os.path.join(wdir, "cyg_hooks.c"), os.path.join(work, "cyg_%s.o" % kind), flag)
+             for kind, flag in (("empty", []), ("log", ["-DCYG_LOG"]))}
+    fdr_ctl = compile_obj(os.path.join(wdir, "xray_fdr_ctl.c"), os.path.join(work, "xray_fdr_ctl.o"), [])
 
     results = {}
-    for wl in workloads:
-        d = os.path.join(work, wl.name)
-        os.makedirs(d, exist_ok=True)
-        bins = {
-            "base": build(CLANG, wl, [], [], os.path.join(d, "base")),
-            "ptcall": build(ptcc, wl, [], [], os.path.join(d, "ptcall")),
-            "cyg-empty": build(CLANG, wl, ["-finstrument-functions"], [hooks["empty"]], os.path.join(d, "cyg-empty")),
-            "cyg-log": build(CLANG, wl, ["-finstrument-functions"], [hooks["log"]], os.path.join(d, "cyg-log")),
-            "xray": build(CLANG, wl, ["-fxray-instrument", "-fxray-instruction-threshold=1"], [], os.path.join(d, "xray")),
-            "pg": build(CLANG, wl, ["-pg"], [], os.path.join(d, "pg")),
-        }
-        trace = os.path.join(d, "run.ptc")
-        trace_nt = os.path.join(d, "run-nots.ptc")
-        uft = os.path.join(d, "uftrace.data")
-        xlog = os.path.join(d, "xray-log.")
-        env_xray = dict(os.environ, XRAY_OPTIONS="patch_premain=true xray_mode=xray-basic xray_logfile_base=%s" % xlog)
-        contestants = [
-            ("uninstrumented", [bins["base"]] + wl.args, None),
-            ("ptcall untraced", [bins["ptcall"]] + wl.args, None),
-            ("ptcall soft, timestamps", [ptcall, "record", "-q", "-o", trace, "--", bins["ptcall"]] + wl.args, None),
-            ("ptcall soft, no timestamps", [ptcall, "record", "-q", "--no-timestamps", "-o", trace_nt, "--", bins["ptcall"]] + wl.args, None),
-            ("-finstrument-functions, empty hooks", [bins["cyg-empty"]] + wl.args, None),
-            ("-finstrument-functions, logging hooks", [bins["cyg-log"]] + wl.args, None),
-            ("XRay unpatched", [bins["xray"]] + wl.args, None),
-            ("XRay basic mode", [bins["xray"]] + wl.args, env_xray),
-            ("uftrace record", ["uftrace", "record", "-d", uft, bins["pg"]] + wl.args, None),
-        ]
-        times = {c[0]: [] for c in contestants}
-        rss = {c[0]: 0 for c in contestants}
-        for r in range(runs):
-            for name, cmd, env in contestants:
-                if name == "uftrace record":
-                    shutil.rmtree(uft, ignore_errors=True)
-                for f in os.listdir(d):
-                    if f.startswith("xray-log."):
-                        os.unlink(os.path.join(d, f))
-                dt, mx = timed_run(cmd, env=env)
-                times[name].append(dt)
-                rss[name] = max(rss[name], mx)
-            print("bench: %s run %d/%d done" % (wl.name, r + 1, runs), file=sys.stderr)
-        base = statistics.median(times["uninstrumented"])
-        ev = ptcall_events(ptcall, trace)
-        ev_nt = ptcall_events(ptcall, trace_nt)
-        ucalls = uftrace_calls(uft)
-        row = {}
-        for name, _, _ in contestants:
-            med = statistics.median(times[name])
-            row[name] = {"median_s": med, "ratio": med / base, "rss_kib": rss[name]}
-        row["ptcall soft, timestamps"]["bytes_per_event"] = dir_bytes(trace) / max(ev, 1)
-        row["ptcall soft, timestamps"]["events"] = ev
-        row["ptcall soft, no timestamps"]["bytes_per_event"] = dir_bytes(trace_nt) / max(ev_nt, 1)
-        row["ptcall soft, no timestamps"]["events"] = ev_nt
-        row["uftrace record"]["bytes_per_event"] = dir_bytes(uft) / max(2 * ucalls, 1)
-        row["uftrace record"]["events"] = 2 * ucalls
-        results[wl.name] = (wl, row)
-
-    write_report(a, runs, results)
+    for wl in workloads_for(a, work, wdir, want):
+        results[wl.name] = (wl, bench_workload(wl, work, tools, hooks, fdr_ctl, runs))
+    facts = bench_facts(work) if "facts" in want else None
+    decode = bench_decode(a, work, tools, min(runs, 3)) if "decode" in want else None
+    pt = bench_pt(a, tools) if "pt" in want else None
+    info = {"runs": runs, "elapsed_s": time.time() - t_start, "load": (load_before, os.getloadavg()[0])}
+    with open(os.path.join(work, "results.json"), "w") as f:
+        json.dump({"info": info, "overhead": {k: v[1] for k, v in results.items()}, "facts": facts,
+                   "decode": decode, "pt": pt}, f, indent=1)
+    write_report(a, info, results, facts, decode, pt)
 
 
 def machine():
@@ -202,23 +486,40 @@ def machine():
                 break
     except OSError:
         pass
-    return "%s, %d cores, Linux %s" % (cpu, os.cpu_count(), platform.release())
+    mem = ""
+    try:
+        for line in open("/proc/meminfo"):
+            if line.startswith("MemTotal"):
+                mem = ", %.0f GiB RAM" % (int(line.split()[1]) / 2**20)
+    except OSError:
+        pass
+    return "%s, %d cores%s, Linux %s" % (cpu, os.cpu_count(), mem, platform.release())
 
 
-def write_report(a, runs, results):
-    lines = []
-    cmdline = "bench/run.py" + (" --quick" if a.quick else "") + ("" if a.runs == 5 else " --runs %d" % a.runs)
-    lines.append("## Tracing overhead, side by side (`%s`)\n" % cmdline)
-    lines.append("Machine: %s. Date: %s. %d runs per contestant, interleaved; median.\n"
-                 % (machine(), time.strftime("%Y-%m-%d"), runs))
+def duration(s):
+    return "%.0f s" % s if s < 120 else "%.0f minutes" % (s / 60)
+
+
+def fmt_bytes(n):
+    return "%.1f" % (n / 1e6) if n >= 1e5 else "%.3f" % (n / 1e6)
+
+
+def overhead_tables(results, lines):
     for name, (wl, row) in results.items():
         lines.append("### %s: %s\n" % (name, wl.desc))
-        lines.append("| contestant | slowdown (× uninstrumented) | median s | bytes/event | events | peak RSS MiB |")
-        lines.append("|---|---:|---:|---:|---:|---:|")
+        lines.append("Command: `%s`.\n" % wl.cmd_desc)
+        lines.append("| contestant | slowdown (× uninstrumented) | median s | trace MB | bytes/event | events in trace | peak RSS MiB |")
+        lines.append("|---|---:|---:|---:|---:|---:|---:|")
         for cname, r in row.items():
-            bpe = "%.2f" % r["bytes_per_event"] if "bytes_per_event" in r else ""
-            evs = "%d" % r["events"] if "events" in r else ""
-            lines.append("| %s | %.2f | %.3f | %s | %s | %.1f |" % (cname, r["ratio"], r["median_s"], bpe, evs, r["rss_kib"] / 1024))
+            tb = fmt_bytes(r["bytes"]) if "bytes" in r else ""
+            bpe = ("%.2f" if r.get("bytes_per_event", 1) >= 0.01 else "%.4f") % r["bytes_per_event"] \
+                if "bytes_per_event" in r else ""
+            evs = "%d" % r["events"] if r.get("events") is not None else ""
+            mark = {"gprof": " ¹", "basic": " ²", "fdr": " ³"}.get(r.get("note", ""), "")
+            if r.get("note") == "gprof":
+                evs = "—"
+            lines.append("| %s | %.2f | %.3f | %s | %s%s | %s | %.1f |"
+                         % (cname, r["ratio"], r["median_s"], tb, bpe, mark, evs, r["rss_kib"] / 1024))
         u = row["uftrace record"]
         t = row["ptcall soft, timestamps"]
         n = row["ptcall soft, no timestamps"]
@@ -227,6 +528,153 @@ def write_report(a, runs, results):
                      "bytes per event %.3f of uftrace's. Overhead (slowdown − 1): timed %.3f, untimed %.3f of uftrace's.\n"
                      % (t["ratio"] / u["ratio"], n["ratio"] / u["ratio"], t["bytes_per_event"] / u["bytes_per_event"],
                         (t["ratio"] - 1) / (u["ratio"] - 1), (n["ratio"] - 1) / (u["ratio"] - 1)))
+    if results:
+        lines.append("¹ gprof writes a PC-sample histogram and a caller→callee arc table (`gmon.out`), not a trace: "
+                     "its size depends on the code size and the number of distinct arcs, not on the number of calls. "
+                     "bytes/event is `gmon.out` divided by twice the calls uftrace counts on the same `-pg` binary "
+                     "(so bytes per call is twice the figure), for scale only.  ")
+        lines.append("² XRay basic mode's default `func_duration_threshold_us=5` drops every call shorter than 5 µs "
+                     "from the log (after paying for it): *events in trace* is what the log holds, 32-byte records.  ")
+        lines.append("³ XRay FDR mode (`func_duration_threshold_us=0`: keep every call) is a flight recorder: it keeps "
+                     "only the newest `buffer_max` × `buffer_size` = 100 × 16 KiB of records and overwrites older ones; "
+                     "*events in trace* is the function records in the log, counted by `llvm-xray convert`.\n")
+
+
+def targets_section(results, facts, lines):
+    if "calls" not in results:
+        return
+    row = results["calls"][1]
+    u, t, n = row["uftrace record"], row["ptcall soft, timestamps"], row["ptcall soft, no timestamps"]
+    ut = row["ptcall untraced"]
+    lines.append("### Against the foundation issue's targets (calls workload of this run)\n")
+    lines.append("| target | measured | met |")
+    lines.append("|---|---|---|")
+    r1 = t["ratio"] / u["ratio"]
+    lines.append("| soft tracing with per-event timestamps: slowdown ≤ 1/4 of uftrace's | %.2f ÷ %.2f = %.3f | %s |"
+                 % (t["ratio"], u["ratio"], r1, "yes" if r1 <= 0.25 else "**no**"))
+    r2 = n["ratio"] / u["ratio"]
+    lines.append("| counts-and-sequence (no timestamps): slowdown ≤ 1/20 of uftrace's | %.2f ÷ %.2f = %.3f | %s |"
+                 % (n["ratio"], u["ratio"], r2, "yes" if r2 <= 0.05 else "**no**"))
+    o1, o2 = (t["ratio"] - 1) / (u["ratio"] - 1), (n["ratio"] - 1) / (u["ratio"] - 1)
+    lines.append("| the same two read as added time (slowdown − 1): ≤ 1/4 and ≤ 1/20 of uftrace's | "
+                 "%.2f ÷ %.2f = %.3f timed, %.2f ÷ %.2f = %.3f untimed | %s, %s |"
+                 % (t["ratio"] - 1, u["ratio"] - 1, o1, n["ratio"] - 1, u["ratio"] - 1, o2,
+                    "yes" if o1 <= 0.25 else "**no**", "yes" if o2 <= 0.05 else "**no**"))
+    b1, b2 = t["bytes_per_event"] / u["bytes_per_event"], n["bytes_per_event"] / u["bytes_per_event"]
+    lines.append("| bytes per event ≤ 1/3 of uftrace's | %.2f ÷ %.2f = %.3f timed, %.2f ÷ %.2f = %.3f untimed | %s |"
+                 % (t["bytes_per_event"], u["bytes_per_event"], b1, n["bytes_per_event"], u["bytes_per_event"], b2,
+                    "yes" if max(b1, b2) <= 1 / 3 else "**no**"))
+    parts = []
+    for name, (wl, r) in results.items():
+        parts.append("%s %.2f× vs %.2f× and %.2f×" % (name, r["ptcall untraced"]["ratio"],
+                                                    r["-finstrument-functions, empty hooks"]["ratio"],
+                                                    r["XRay unpatched"]["ratio"]))
+    lines.append("| untraced instrumented build beside `-finstrument-functions` (empty) and XRay (unpatched) | %s | reported |"
+                 % "; ".join(parts))
+    lines.append("")
+    ev = n.get("events") or 1
+    per_ev_nt = (n["median_s"] - ut["median_s"]) / ev * 1e9
+    per_ev_t = (t["median_s"] - ut["median_s"]) / ev * 1e9
+    lines.append("Per event on this run (calls workload, median time minus the untraced build's, divided by the %d "
+                 "events): %.1f ns untimed, %.1f ns timed. The untraced ptcall build alone is %.2f× the uninstrumented "
+                 "one here; the 1/20 target allows a total of %.2f ÷ 20 = %.2f×." % (ev, per_ev_nt, per_ev_t, ut["ratio"], u["ratio"], u["ratio"] / 20))
+    if facts:
+        lines[-1] += (" A timestamp costs %.1f ns per `rdtsc` and %.1f ns per `clock_gettime` on this machine "
+                     "(`bench/rdtsc_cost.c`), which bounds the timed mode." % (facts["rdtsc_ns"], facts["clock_gettime_ns"]))
+    lines.append("")
+
+
+def decode_section(a, decode, pt, lines):
+    if not decode and not pt:
+        return
+    lines.append("## Decoding speed\n")
+    if decode:
+        ev = decode["events_ptcall"]
+        lines.append("One recording of `calls %s` (the calls workload; %s) by each tracer, "
+                     "then its analysis commands, each single-threaded, run %d times interleaved with stdout to a file "
+                     "or `/dev/null` (median). ptcall's trace: %d events, %.1f MB (%.2f bytes/event); uftrace's: %d "
+                     "events, %.1f MB (%.2f bytes/event).\n"
+                     % (" ".join(decode["args"]), "--quick size" if a.quick else "%.1f M events" % (ev / 1e6),
+                        decode["runs"], ev, decode["bytes_ptcall"] / 1e6,
+                        decode["bytes_ptcall"] / max(ev, 1), decode["events_uftrace"], decode["bytes_uftrace"] / 1e6,
+                        decode["bytes_uftrace"] / max(decode["events_uftrace"], 1)))
+        lines.append("Recording (one run each): %s.\n" % "; ".join(
+            "%s %.2f s, peak RSS %.1f MiB" % (k, v["s"], v["rss_kib"] / 1024) for k, v in decode["record"].items()))
+    lines.append("| decoder | input | command | events | s | M events/s | × ptcall report | peak RSS MiB |")
+    lines.append("|---|---|---|---:|---:|---:|---:|---:|")
+    ref = None
+    if decode:
+        ref = decode["rows"][0]["rate"]
+        for r in decode["rows"]:
+            lines.append("| %s | %s | `%s` | %d | %.2f | %.1f | %.3f | %.1f |"
+                         % (r["name"], "soft trace" if r["name"].startswith("ptcall") else "uftrace.data", r["cmd"],
+                            r["events"], r["s"], r["rate"], r["rate"] / ref, r["rss_kib"] / 1024))
+    if pt and pt["tables"] and pt["tables"][0]["rows"]:
+        tb = pt["tables"][0]
+        row = next((x for x in tb["rows"] if x["timing"] == "tsc"), tb["rows"][0])
+        hits = pt["hits"]
+        for label, key, col in (("ptcall PT fast path, 1 thread", "fast", 0),
+                                ("ptcall PT parallel, %d threads (wall)" % tb["threads"], "par", 1),
+                                ("libipt query decoder", "query", 0), ("libipt packet decoder", "packet", 0)):
+            rate = row[key][col]
+            lines.append("| %s | synthetic PT, --timing %s | `%s` | %d | %.2f | %.1f | %s | %.1f\\* |"
+                         % (label, row["timing"], tb["cmd"], hits, hits / rate / 1e6, rate,
+                            "%.3f" % (rate / ref) if ref else "", tb["rss_kib"] / 1024))
+    if decode:
+        rr = {r["name"]: r for r in decode["rows"]}
+        lines.append("")
+        lines.append("ptcall ÷ uftrace, events per second: `report` %.1f×, `calls` vs `replay` %.2f×; peak RSS %.1f vs "
+                     "%.1f MiB and %.1f vs %.1f MiB."
+                     % (rr["ptcall report"]["rate"] / rr["uftrace report"]["rate"],
+                        rr["ptcall calls"]["rate"] / rr["uftrace replay"]["rate"],
+                        rr["ptcall report"]["rss_kib"] / 1024, rr["uftrace report"]["rss_kib"] / 1024,
+                        rr["ptcall calls"]["rss_kib"] / 1024, rr["uftrace replay"]["rss_kib"] / 1024))
+    lines.append("")
+    if pt:
+        lines.append("\\* The PT rows come from one `pt_decode_bench` process that holds the whole synthetic stream in "
+                     "memory (%d M stub hits; that is most of its peak RSS) and decodes it with each decoder in turn; "
+                     "single-thread rates are of CPU time, the parallel one of wall time. Hits are stub hits, one per "
+                     "entry or exit event, like the soft trace's events.\n" % (pt["hits"] // 1000000))
+    if pt:
+        lines.append("### Intel PT decoding, all timing modes (`%s`)\n" % pt["tables"][0]["cmd"].replace(" all", " all [--suppressed]"))
+        lines.append("Synthetic stub-filtered streams of %d M hits written with libipt's encoder (no machine here "
+                     "has Intel PT), decoded in one run by ptcall's fast path (one thread, and PSB spans split over "
+                     "worker threads), libipt's query decoder and libipt's packet decoder, on the same bytes. M hits/s "
+                     "of CPU time (single-threaded columns) and of wall time (parallel).\n" % (pt["hits"] // 1000000))
+        for tb in pt["tables"]:
+            lines.append("%s (load average before/after: %s; %.0f s, peak RSS %.0f MiB):\n"
+                         % ("Suppressed exit IPs (`--suppressed`; what interrupts inside a stub and some CPUs give)"
+                            if tb["suppressed"] else "Exit packets with the return address (what `ret` from a stub gives)",
+                            "/".join(tb["loads"]), tb["s"], tb["rss_kib"] / 1024))
+            lines.append("| --timing | bytes/hit | fast path | parallel, %d threads (wall) | libipt query | libipt packet | "
+                         "fast ÷ query | fast ÷ packet | all decoders agree |" % tb["threads"])
+            lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+            for r in tb["rows"]:
+                lines.append("| %s | %.2f | %.1f | %.1f | %.1f | %.1f | %.1f× | %.1f× | %s |"
+                             % (r["timing"], r["bph"], r["fast"][0], r["par"][1], r["query"][0], r["packet"][0],
+                                r["fast"][0] / r["query"][0], r["fast"][0] / r["packet"][0],
+                                "yes" if r["agree"] else "**NO**"))
+            lines.append("")
+
+
+def write_report(a, info, results, facts, decode, pt):
+    lines = []
+    cmdline = "python3 bench/run.py" + (" --quick" if a.quick else "") + ("" if a.runs == 5 or a.quick else " --runs %d" % a.runs)
+    if a.only:
+        cmdline += " --only " + a.only
+    lines.append("## Results of `%s`\n" % cmdline)
+    lines.append("Machine: %s. Date: %s. Load average %.2f at the start, %.2f at the end. %d runs per contestant, "
+                 "interleaved; median. The whole run took %s.\n"
+                 % (machine(), time.strftime("%Y-%m-%d"), info["load"][0], info["load"][1], info["runs"],
+                    duration(info["elapsed_s"])))
+    if results:
+        lines.append("## Tracing overhead, side by side\n")
+        overhead_tables(results, lines)
+        targets_section(results, facts, lines)
+    elif facts:
+        lines.append("Timestamp cost (`bench/rdtsc_cost.c`): %.1f ns per `rdtsc`, %.1f ns per `clock_gettime`.\n"
+                     % (facts["rdtsc_ns"], facts["clock_gettime_ns"]))
+    decode_section(a, decode, pt, lines)
     text = "\n".join(lines) + "\n"
     print(text)
     begin, end = "<!-- bench/run.py begin -->", "<!-- bench/run.py end -->"
@@ -235,6 +683,11 @@ def write_report(a, runs, results):
         old += "\n%s\n%s\n" % (begin, end)
     pre, rest = old.split(begin, 1)
     post = rest.split(end, 1)[1]
+    # figures of an older run kept for sections a partial (--only) run did not cover: a complete run
+    # replaces them all
+    pb, pe = "<!-- previous run begin -->", "<!-- previous run end -->"
+    if not a.only and pb in post and pe in post:
+        post = post.split(pb, 1)[0].rstrip("\n") + "\n" + post.split(pe, 1)[1]
     with open(a.out, "w") as f:
         f.write(pre + begin + "\n" + text + end + post)
 

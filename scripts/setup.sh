@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything ptcall needs to build, test and benchmark, from Debian 12's packages.
 # Idempotent; run as root (or with sudo available). Also enables Debian's source packages
-# (deb-src), which the real-program test uses to fetch bzip2's source with apt-get source.
+# (deb-src), which the real-program test and bench/run.py use to fetch bzip2, lua5.4 and sqlite3 sources
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
@@ -10,6 +10,7 @@ pkgs=(
   clang-14 llvm-14-dev llvm-14-tools lld-14 lld libclang-rt-14-dev
   libipt-dev libelf-dev zlib1g-dev
   python3 valgrind uftrace binutils dpkg-dev time cppcheck
+  llvm-14 tcl
 )
 need_update=0
 src_list=/etc/apt/sources.list.d/ptcall-deb-src.sources
