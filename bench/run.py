@@ -71,6 +71,8 @@ def build(cc, wl, extra_cflags, extra_objs, out, deps=()):
     cmd = [cc, "-O2", "-g"] + wl.cflags + extra_cflags + wl.sources + extra_objs + ["-o", out] + wl.ldflags
     stamp = out + ".cmd"
     inputs = wl.sources + list(extra_objs) + list(deps) + [shutil.which(cc) or cc]
+    if os.path.basename(cc).startswith("ptcall-"):  # the wrapper is a script: the pass is what changes
+        inputs.append(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(cc))), "pass", "ptcall-pass.so"))
     if (not REBUILD and os.path.exists(out) and os.path.exists(stamp) and open(stamp).read() == json.dumps(cmd)
             and mtime(out) >= max(mtime(p) for p in inputs)):
         return out
