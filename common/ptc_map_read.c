@@ -12,6 +12,7 @@ const char *ptc_map_strerror(int err)
     case PTC_MAP_E_TRUNCATED: return "map blob truncated (runs past the end of the section)";
     case PTC_MAP_E_MAGIC: return "bad map blob magic";
     case PTC_MAP_E_VERSION: return "unsupported map version";
+    case PTC_MAP_E_SITES: return "call-site table bounds out of order or misaligned";
     case PTC_MAP_E_HEADER_SIZE: return "bad map header size";
     case PTC_MAP_E_TOTAL_SIZE: return "bad map blob size";
     case PTC_MAP_E_STUBS_BOUNDS: return "stub table out of bounds";
@@ -50,7 +51,7 @@ static int check_blob(const uint8_t *data, size_t size, size_t off, uint64_t add
                       uint64_t stubs_start, uint64_t stubs_end, struct ptc_map_unit *u,
                       size_t *bad)
 {
-    const size_t hs = sizeof(struct ptcall_map_header);
+    size_t hs = PTCALL_MAP_HEADER_SIZE_V2; /* until the version says more */
     size_t rem = size - off;
     *bad = off;
     if (rem < 8) {
@@ -65,6 +66,13 @@ static int check_blob(const uint8_t *data, size_t size, size_t off, uint64_t add
         return PTC_MAP_E_MAGIC;
     if (h.version < PTCALL_MAP_VERSION_MIN || h.version > PTCALL_MAP_VERSION)
         return PTC_MAP_E_VERSION;
+    if (h.version >= 3) {
+        hs = sizeof(struct ptcall_map_header);
+        memcpy(&h, data + off, rem < hs ? rem : hs);
+    } else {
+        h.sites_rel = h.sites_end_rel = 0;
+        h.flags &= ~PTCALL_MAP_F_SLEDS;
+    }
     if (rem < hs)
         return PTC_MAP_E_TRUNCATED;
     if (h.header_size < hs || h.header_size > h.total_size)
@@ -94,6 +102,16 @@ static int check_blob(const uint8_t *data, size_t size, size_t off, uint64_t add
     u->strings = (const char *)data + off + h.strings_offset;
     u->slot_addr = u->addr + offsetof(struct ptcall_map_header, soft_slot_rel) +
                    (uint64_t)h.soft_slot_rel;
+    u->sites_start = u->sites_end = 0;
+    if (h.flags & PTCALL_MAP_F_SLEDS) {
+        u->sites_start = u->addr + offsetof(struct ptcall_map_header, sites_rel) +
+                         (uint64_t)h.sites_rel;
+        u->sites_end = u->addr + offsetof(struct ptcall_map_header, sites_end_rel) +
+                       (uint64_t)h.sites_end_rel;
+        if (u->sites_end < u->sites_start ||
+            (u->sites_end - u->sites_start) % sizeof(struct ptcall_map_site))
+            return PTC_MAP_E_SITES;
+    }
 
     for (uint32_t i = 0; i < h.num_funcs; i++) {
         struct ptcall_map_func f;

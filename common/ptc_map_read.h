@@ -41,6 +41,7 @@ enum ptc_map_error {
     PTC_MAP_E_BUFFER = -15,       /* output buffer too small */
     PTC_MAP_E_CALLBACK = -16,     /* the walk callback returned non-zero */
     PTC_MAP_E_EMPTY = -17,        /* the section holds no blob */
+    PTC_MAP_E_SITES = -18,        /* v3 call-site table bounds reversed or misaligned */
 };
 
 const char *ptc_map_strerror(int err);
@@ -55,6 +56,8 @@ struct ptc_map_unit {
     uint32_t index;                /* blob number within the section, from 0 */
     const char *strings;           /* hdr.strings_size bytes, the last one NUL */
     uint64_t slot_addr;            /* run-time address of the soft-handler slot */
+    uint64_t sites_start;          /* PTCALL_MAP_F_SLEDS: run-time bounds of the object's */
+    uint64_t sites_end;            /* struct ptcall_map_site table; else 0, 0 */
 };
 
 /* Reads stub i (run-time address in *addr) / function i of a validated unit. */

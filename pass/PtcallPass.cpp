@@ -84,8 +84,8 @@ struct Options {
   std::string Exclude;     // file of names/globs: these are not instrumented
   bool CygChannel = false; // functions without the cyg "-inlined" attributes are
                            // no_instrument_function (set by the wrappers)
-  bool Gated = true;       // call sites test the unit's slot and skip the stub while it
-                           // is 0 (disarmed); off: every site always calls its stub
+  bool Gated = true;       // call sites are nop sleds the runtime arms (map v3 SLEDS);
+                           // off: every site always calls its stub
 };
 
 bool parseBool(StringRef V, bool &Out) {
@@ -296,7 +296,7 @@ class Instrumenter {
   std::vector<FuncRec> Funcs;
   StringTable Strs;
   uint64_t UnitHash = FnvInit;
-  GlobalVariable *Slot = nullptr; // the unit's soft-handler slot, also its arm gate
+  GlobalVariable *Slot = nullptr; // the unit's soft-handler slot
 
 public:
   Instrumenter(Module &M, const Options &O) : M(M), O(O), C(M.getContext()) {}
@@ -485,6 +485,39 @@ Function *Instrumenter::makeStub(uint32_t FuncIdx, uint16_t Kind, uint16_t Site,
   return S;
 }
 
+// A disarmed call site (PTCALL_MAP_F_SLEDS): a 5-byte nop that the runtime overwrites with
+// `call stub` to arm it, plus its entry (sled, stub) in the object's ptcall_sites table.
+// - `.p2align 3,,4` keeps the sled inside one aligned 8-byte word (it pads only when the sled
+//   would straddle one), so arming or disarming is a single atomic store;
+// - the table entry is SHF_LINK_ORDER to the sled's own section, and in the function's
+//   comdat group, so the linkers drop it with that section (comdat deduplication,
+//   --gc-sections) instead of failing on a reference into a discarded section;
+// - ${:uid} gives every emitted copy of the asm its own label, so code duplication by the
+//   backend (tail duplication of a `ret` block) yields one table entry per copy.
+std::string sledAsm(const Function &F) {
+  std::string Asm;
+  raw_string_ostream OS(Asm);
+  OS << ".p2align 3,,4\n"
+     << ".Lptcall_sled${:uid}:\n"
+     << ".byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"
+     << ".pushsection " PTCALL_SITES_SECTION ",\"ao";
+  if (const Comdat *CD = F.getComdat()) {
+    std::string Group;
+    for (char Ch : CD->getName())
+      Group += Ch == '$' ? std::string("$$") : std::string(1, Ch);
+    OS << "G\",@progbits,\"" << Group << "\",comdat,";
+  } else {
+    OS << "\",@progbits,";
+  }
+  OS << ".Lptcall_sled${:uid}\n"
+     << ".p2align 2\n"
+     << ".long .Lptcall_sled${:uid} - .\n"
+     << ".long ${0:P} - .\n"
+     << ".popsection";
+  OS.flush();
+  return Asm;
+}
+
 void Instrumenter::emitCall(Function *Stub, Instruction *Before, const DebugLoc &DL) {
   // An inline-asm `call` rather than an IR call: the function stays a leaf as far as the
   // backend is concerned (no frame set-up, no caller-saved spills), and a stub call
@@ -496,29 +529,10 @@ void Instrumenter::emitCall(Function *Stub, Instruction *Before, const DebugLoc 
   // caller-saved and never an argument, r11 costs nothing at a function's entry or exit.
   InlineAsm *IA = InlineAsm::get(FT, "call ${0:P}", "i,~{dirflag},~{fpsr},~{flags},~{r11}",
                                  /*hasSideEffects=*/true);
+  if (O.Gated)
+    IA = InlineAsm::get(FT, sledAsm(*Before->getFunction()),
+                        "i,~{dirflag},~{fpsr},~{flags},~{r11}", /*hasSideEffects=*/true);
   Instruction *At = Before;
-  if (O.Gated) {
-    // Gated: `if (slot != 0) call stub`, the call in a block marked cold. The backend
-    // folds the load into `cmpq $0, slot(%rip)` and moves the call out of line, so an
-    // untraced run pays a compare and a not-taken branch; the out-of-line call stays
-    // inside the function (its unwind info and symbol cover it). The runtime arms a unit
-    // by making its slot non-zero (docs/map-format.md). Volatile: the runtime or an
-    // attaching recorder may arm it at any time, so no load may be hoisted or merged
-    // (an aligned 8-byte load is atomic on x86-64); unlike an atomic load, a volatile
-    // one folds into the compare and takes no register.
-    LoadInst *Armed = new LoadInst(Slot->getValueType(), Slot, "ptcall.armed",
-                                   /*isVolatile=*/true, Align(8), Before);
-    Value *IsArmed = new ICmpInst(Before, ICmpInst::ICMP_NE, Armed,
-                                  ConstantInt::get(Slot->getValueType(), 0), "ptcall.gate");
-    MDNode *Cold = MDBuilder(C).createBranchWeights(1, 1u << 20);
-    At = SplitBlockAndInsertIfThen(IsArmed, Before, /*Unreachable=*/false, Cold);
-    if (DL) {
-      Armed->setDebugLoc(DL);
-      cast<Instruction>(IsArmed)->setDebugLoc(DL);
-      At->setDebugLoc(DL);
-      Armed->getParent()->getTerminator()->setDebugLoc(DL);
-    }
-  }
   CallInst *CI = CallInst::Create(FT, IA, {Stub}, "", At);
   CI->addFnAttr(Attribute::NoUnwind);
   if (DL)
@@ -618,8 +632,8 @@ bool Instrumenter::run() {
   }
 
   Strs.add(Source);
-  // Writable soft-handler slot. Gated call sites read it: 0 (the initial value) means
-  // disarmed, so an untraced run pays a compare and a branch, not a call.
+  // Writable soft-handler slot: the software backend stores its handler's address here
+  // and patches the stubs to jump through it.
   Slot = new GlobalVariable(M, Type::getInt64Ty(C), /*isConstant=*/false,
                             GlobalValue::InternalLinkage,
                             ConstantInt::get(Type::getInt64Ty(C), 0), SlotName);
@@ -672,7 +686,7 @@ void Instrumenter::emitMap() {
        *I64 = Type::getInt64Ty(C);
 
   StructType *HdrTy = StructType::create(
-      C, {I32, I16, I16, I32, I32, I64, I32, I32, I32, I32, I32, I32, I64, I32, I32},
+      C, {I32, I16, I16, I32, I32, I64, I32, I32, I32, I32, I32, I32, I64, I32, I32, I64, I64},
       "ptcall.map_header");
   StructType *StubTy = StructType::create(C, {I64, I32, I16, I16}, "ptcall.map_stub");
   StructType *FuncTy = StructType::create(C, {I32, I32, I32, I32}, "ptcall.map_func");
@@ -720,13 +734,34 @@ void Instrumenter::emitMap() {
   if (CET)
     Flags |= PTCALL_MAP_F_CET;
   if (O.Gated)
-    Flags |= PTCALL_MAP_F_GATED;
+    Flags |= PTCALL_MAP_F_SLEDS;
   Flags |= PTCALL_MAP_F_SCRATCH_R11;
   uint32_t SourceName = Strs.add(M.getSourceFileName()); // added before layout
   const uint32_t StrSizeFinal = Strs.data().size();
   if (StrSizeFinal != StrSize)
     fatal("internal error: string table changed after layout");
 
+  // The object's sled table: every unit names the same linker-defined bounds. The section
+  // always exists in an object with sled units (the retained anchor emitted below), so the
+  // bounds are declared hidden and *not* weak: the PC-relative fields then resolve at link
+  // time and the map stays read-only, with no dynamic relocation (a weak bound would make
+  // LLVM put the map in writable data).
+  auto SitesRel = [&](unsigned Field) -> Constant * {
+    if (!O.Gated)
+      return ConstantInt::get(I64, 0);
+    StringRef Name =
+        Field == 15 ? "__start_" PTCALL_SITES_SECTION : "__stop_" PTCALL_SITES_SECTION;
+    GlobalVariable *B = M.getNamedGlobal(Name);
+    if (!B) {
+      B = new GlobalVariable(M, I8, /*isConstant=*/true, GlobalValue::ExternalLinkage, nullptr,
+                             Name);
+      B->setVisibility(GlobalValue::HiddenVisibility);
+    }
+    return rel(B, fieldAddr({0, Field}));
+  };
+  if (O.Gated)
+    M.appendModuleInlineAsm(".pushsection " PTCALL_SITES_SECTION ",\"aR\",@progbits\n"
+                            ".popsection");
   Constant *Hdr = ConstantStruct::get(
       HdrTy, {ConstantInt::get(I32, PTCALL_MAP_MAGIC), ConstantInt::get(I16, PTCALL_MAP_VERSION),
               ConstantInt::get(I16, HdrSize), ConstantInt::get(I32, Total),
@@ -735,7 +770,7 @@ void Instrumenter::emitMap() {
               ConstantInt::get(I32, StubsOff), ConstantInt::get(I32, FuncsOff),
               ConstantInt::get(I32, StrOff), ConstantInt::get(I32, StrSize),
               rel(Slot, fieldAddr({0, 12})), ConstantInt::get(I32, SourceName),
-              ConstantInt::get(I32, 0)});
+              ConstantInt::get(I32, 0), SitesRel(15), SitesRel(16)});
 
   std::vector<Constant *> StubCs;
   for (uint32_t I = 0; I < NS; ++I) {

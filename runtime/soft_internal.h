@@ -227,6 +227,14 @@ void runtime_init(void); /* once per process; sets rt.enabled when tracing appli
 /* ---- soft_write.c: the trace file and stderr ----------------------------------------- */
 
 void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* soft_sites.c: arms (arm = 1) or disarms the call-site sleds of the table [start, end)
+ * (struct ptcall_map_site entries, in this process). Counts what it did and what it left
+ * alone in *r; -1 if a page could not be made writable (r->prot_errno). */
+struct sites_result {
+    int changed, bad_code, far, unpatched, prot_errno;
+};
+int sites_switch(uint64_t start, uint64_t end, int arm, struct sites_result *r);
 int open_trace_file(void); /* sets rt.fd; says why not on stderr */
 void exe_path(char path[PATH_MAX]);
 void write_chunk(uint16_t type, uint32_t tid, uint32_t *seq, const struct iovec *parts, int n);

@@ -84,11 +84,37 @@ struct reg_ctx {
     struct object *o;
     uint32_t next_id;
     int bad_code, far;
+    uint64_t sites_start, sites_end; /* the object's sled table (every v3 unit names it) */
 };
+
+static void note_sites(struct reg_ctx *c, const struct ptc_map_unit *u)
+{
+    if (u->sites_end > u->sites_start) {
+        c->sites_start = u->sites_start;
+        c->sites_end = u->sites_end;
+    }
+}
+
+/* Arms the object's sleds after its stubs are ready; says what it could not arm. */
+static void arm_sites(const struct reg_ctx *c, const char *path)
+{
+    if (c->sites_end <= c->sites_start)
+        return;
+    struct sites_result r = {0};
+    if (sites_switch(c->sites_start, c->sites_end, 1, &r) < 0)
+        warn("ptcall: %s: cannot make code writable to arm %d call sites (%s); those are not "
+             "traced", path, r.unpatched, strerror(r.prot_errno));
+    if (r.bad_code)
+        warn("ptcall: %s: %d call sites hold neither a sled nor a call; left alone", path,
+             r.bad_code);
+    if (r.far)
+        warn("ptcall: %s: %d call sites are out of reach of their stubs; left alone", path, r.far);
+}
 
 static int fill_ids(void *ctx, const struct ptc_map_unit *u)
 {
     struct reg_ctx *c = ctx;
+    note_sites(c, u);
     for (uint32_t i = 0; i < u->hdr.num_stubs; i++) {
         struct ptcall_map_stub st;
         uint64_t a;
@@ -132,11 +158,12 @@ static int patch_unit(void *ctx, const struct ptc_map_unit *u)
     return 0;
 }
 
-/* Arm-only mode: make the slot of every gated unit non-zero so its call sites call their
- * stubs (which stay `ret`). 1 is not a handler address: no stub is patched to use it. */
+/* Arm-only mode: make the slot of every v2 gated unit non-zero and arm the sleds of v3
+ * units, so their call sites call their stubs (which stay `ret`). 1 is not a handler
+ * address: no stub is patched to use it. */
 static int arm_unit(void *ctx, const struct ptc_map_unit *u)
 {
-    (void)ctx;
+    note_sites(ctx, u);
     if ((u->hdr.flags & PTCALL_MAP_F_GATED) && u->hdr.soft_slot_rel != 0)
         __atomic_store_n((uint64_t *)(uintptr_t)u->slot_addr, (uint64_t)1, __ATOMIC_RELEASE);
     return 0;
@@ -144,11 +171,27 @@ static int arm_unit(void *ctx, const struct ptc_map_unit *u)
 
 static void arm_object(const void *map_start, size_t map_size, uint64_t s0, uint64_t s1)
 {
+    /* every unit's constructor registers its object: arm each object's sleds once */
+    static const void *armed[MAX_OBJECTS];
+    static unsigned narmed;
+    for (unsigned i = 0; i < narmed; i++)
+        if (armed[i] == map_start)
+            return;
+    if (narmed < MAX_OBJECTS)
+        armed[narmed++] = map_start;
     size_t bad = 0;
-    if (ptc_map_walk(map_start, map_size, (uint64_t)(uintptr_t)map_start, s0, s1, arm_unit, NULL,
-                     &bad) < 0)
+    struct reg_ctx c = {0};
+    if (ptc_map_walk(map_start, map_size, (uint64_t)(uintptr_t)map_start, s0, s1, arm_unit, &c,
+                     &bad) < 0) {
         warn("ptcall: corrupt ptcall_map section at offset %zu; its call sites stay disarmed",
              bad);
+        return;
+    }
+    char path[PATH_MAX] = "";
+    Dl_info di;
+    if (dladdr(map_start, &di) && di.dli_fname)
+        snprintf(path, sizeof(path), "%s", di.dli_fname);
+    arm_sites(&c, path);
 }
 
 static int set_prot(uint64_t lo, uint64_t hi, int prot)
@@ -238,6 +281,7 @@ PTC_API void __ptcall_register_object(const void *map_start, const void *map_sto
     }
     ptc_map_walk(map_start, map_size, (uint64_t)(uintptr_t)map_start, s0, s1, patch_unit, &c, NULL);
     set_prot(s0, s1, PROT_READ | PROT_EXEC);
+    arm_sites(&c, path); /* the stubs are ready: now let the call sites reach them */
     if (c.bad_code)
         warn("ptcall: %s: %d stubs do not hold `ret`; left alone", path, c.bad_code);
     if (c.far)

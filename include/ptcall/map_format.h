@@ -1,4 +1,4 @@
-/* ptcall map section format, version 1 (contract 1: the instrumented binary).
+/* ptcall map section format, version 3 (contract 1: the instrumented binary).
  *
  * Every translation unit compiled with the ptcall pass contributes one *map blob* to the
  * allocated, read-only ELF section `ptcall_map`, and its stubs to the code section
@@ -15,12 +15,16 @@
 #include <stdint.h>
 
 #define PTCALL_MAP_MAGIC 0x4d435450u /* "PTCM" read as little-endian u32 */
-#define PTCALL_MAP_VERSION 2u
+#define PTCALL_MAP_VERSION 3u
 /* Oldest map version readers still accept (v1: every call site always calls its stub). */
 #define PTCALL_MAP_VERSION_MIN 1u
+/* header_size of versions 1 and 2 (no sled table fields) */
+#define PTCALL_MAP_HEADER_SIZE_V2 64u
 
 #define PTCALL_STUB_SECTION "ptcall_stubs"
 #define PTCALL_MAP_SECTION "ptcall_map"
+/* v3: one struct ptcall_map_site per call-site sled, for the whole object */
+#define PTCALL_SITES_SECTION "ptcall_sites"
 /* Every stub starts on this boundary and owns this many bytes: room for the soft
  * backend's patch (optional endbr64, `call *slot(%rip)`, `ret`). */
 #define PTCALL_STUB_STRIDE 16u
@@ -43,6 +47,15 @@ enum ptcall_stub_kind {
                                       runtime arms the unit by making its slot non-zero */
 #define PTCALL_MAP_F_SCRATCH_R11 0x10u /* v2: stub calls declare %r11 clobbered, so a patched
                                           stub may pass its id in %r11 */
+#define PTCALL_MAP_F_SLEDS 0x20u   /* v3: call sites are 5-byte nop sleds, listed in the
+                                      object's ptcall_sites table; the runtime arms a site by
+                                      writing `call stub` over its sled */
+
+/* The disarmed and armed forms of a sled (PTCALL_MAP_F_SLEDS). A sled never straddles an
+ * 8-byte boundary, so one aligned 8-byte store switches it. */
+#define PTCALL_SLED_SIZE 5u
+#define PTCALL_SLED_NOP {0x0f, 0x1f, 0x44, 0x00, 0x00} /* nopl 0(%rax,%rax) */
+#define PTCALL_SLED_CALL 0xe8u                         /* call rel32 */
 
 struct ptcall_map_header {
     uint32_t magic;          /* PTCALL_MAP_MAGIC */
@@ -63,6 +76,18 @@ struct ptcall_map_header {
                                 disarmed (the initial value), else armed */
     uint32_t source_name;    /* string offset: the unit's main source file */
     uint32_t reserved;       /* 0 */
+    /* version 3 (header_size >= 80): */
+    int64_t sites_rel;       /* with PTCALL_MAP_F_SLEDS: address of the object's first
+                                struct ptcall_map_site (__start_ptcall_sites) minus the
+                                address of this field; every unit of an object names the
+                                same table */
+    int64_t sites_end_rel;   /* __stop_ptcall_sites minus the address of this field */
+};
+
+/* One call site (v3, section ptcall_sites, 4-byte aligned, 8 bytes each). */
+struct ptcall_map_site {
+    int32_t site_rel;        /* the sled's address minus the address of this field */
+    int32_t stub_rel;        /* the stub it calls when armed, minus the address of this field */
 };
 
 struct ptcall_map_stub {

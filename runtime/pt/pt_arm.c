@@ -1,10 +1,14 @@
-/* Arming and disarming the gated call sites of a running process from outside
- * (docs/map-format.md, "Gated call sites"): `ptcall arm PID`, and `ptcall record --pid` for a
+/* Arming and disarming the call sites of a running process from outside (docs/map-format.md,
+ * "Call-site sleds" and "Gated call sites"): `ptcall arm PID`, and `ptcall record --pid` for a
  * process that was not started with PTCALL_ARM=1. For every instrumented module mapped in the
- * process, the unit slots are found through the module's ptcall_map section (read from its
- * file) and the load bias of the mapping that holds its stubs, and written with
- * process_vm_writev: 0 -> 1 to arm, 1 -> 0 to disarm. Slots holding a soft handler's address
- * (a process traced by the software backend) are left alone. */
+ * process, the units are found through the module's ptcall_map section (read from its file)
+ * and the load bias of the mapping that holds its stubs.
+ * - v3 units (sleds): every sled of the module's ptcall_sites table (read from the process)
+ *   gets `call stub` (arm) or the nop back (disarm), one aligned 8-byte word per sled written
+ *   through /proc/PID/mem, which may write the process's read-only code (as a debugger does).
+ * - v2 units (gated by their slot): the slot is written with process_vm_writev, 0 -> 1 to arm,
+ *   1 -> 0 to disarm. Slots holding a soft handler's address (a process traced by the
+ *   software backend) are left alone. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -16,14 +20,17 @@
 #include <unistd.h>
 
 #include "ptc_map_read.h"
+#include "ptc_sled.h"
 #include "ptc_pt_rec.h"
 #include "ptcall/map_format.h"
 #include "record_options.h"
 
 struct arm_walk {
     pid_t pid;
-    uint64_t from, to; /* write `to` into slots that hold `from` */
+    int on;
+    uint64_t from, to; /* write `to` into v2 slots that hold `from` */
     int changed, gated, err;
+    uint64_t sites_start, sites_end; /* the module's sled table (v3), in the process */
 };
 
 static int slot_rw(pid_t pid, uint64_t addr, uint64_t *val, int write)
@@ -35,9 +42,58 @@ static int slot_rw(pid_t pid, uint64_t addr, uint64_t *val, int write)
     return n == (ssize_t)sizeof(*val) ? 0 : -1;
 }
 
+/* Arms or disarms every sled of [w->sites_start, w->sites_end) in the process. A unit counts
+ * as changed when at least one of its module's sleds did (reported per module). */
+static int switch_sleds(struct arm_walk *w, int units)
+{
+    uint64_t bytes = w->sites_end - w->sites_start;
+    uint8_t *table = malloc(bytes ? bytes : 1);
+    char mem_path[64];
+    snprintf(mem_path, sizeof(mem_path), "/proc/%d/mem", (int)w->pid);
+    int fd = open(mem_path, O_RDWR | O_CLOEXEC);
+    if (!table || fd < 0 ||
+        pread(fd, table, bytes, (off_t)w->sites_start) != (ssize_t)bytes) {
+        w->err = errno ? errno : EIO;
+        free(table);
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    int changed = 0;
+    for (uint64_t i = 0; i < bytes / sizeof(struct ptcall_map_site); i++) {
+        uint64_t site, stub, word, now;
+        ptc_sled_entry(table, w->sites_start, i, &site, &stub);
+        off_t at = (off_t)ptc_sled_word_addr(site);
+        if (pread(fd, &word, 8, at) != 8) {
+            w->err = errno ? errno : EIO;
+            break;
+        }
+        if (ptc_sled_patch(site, stub, w->on, word, &now) != PTC_SLED_CHANGED)
+            continue; /* already so, or not a sled we know: left alone */
+        if (pwrite(fd, &now, 8, at) != 8) {
+            w->err = errno ? errno : EIO;
+            break;
+        }
+        changed = 1;
+    }
+    free(table);
+    close(fd);
+    if (w->err)
+        return -1;
+    w->gated += units;
+    if (changed)
+        w->changed += units;
+    return 0;
+}
+
 static int arm_unit_cb(void *ctx, const struct ptc_map_unit *u)
 {
     struct arm_walk *w = ctx;
+    if (u->hdr.flags & PTCALL_MAP_F_SLEDS) {
+        w->sites_start = u->sites_start;
+        w->sites_end = u->sites_end;
+        return 0;
+    }
     if (!(u->hdr.flags & PTCALL_MAP_F_GATED) || u->hdr.soft_slot_rel == 0)
         return 0;
     w->gated++;
@@ -82,8 +138,11 @@ static int arm_module(pid_t pid, const char *path, uint64_t start, uint64_t len,
     }
     close(fd);
     size_t bad = 0;
+    w->sites_start = w->sites_end = 0;
     int e = ptc_map_walk(map, sec.map_size, sec.map_addr + bias, 0, 0, arm_unit_cb, w, &bad);
     free(map);
+    if (e > 0 && w->sites_end > w->sites_start)
+        switch_sleds(w, e);
     if (w->err) {
         snprintf(why, why_size, "cannot write to process %d: %s%s", (int)pid, strerror(w->err),
                  w->err == EPERM ? " (it is not yours, or ptrace is restricted: "
@@ -108,7 +167,7 @@ int arm_process(int pid, int on, int *changed, int *gated, char *why, size_t why
         snprintf(why, why_size, "no process %d (%s)", pid, strerror(errno));
         return -1;
     }
-    struct arm_walk w = {.pid = (pid_t)pid, .from = on ? 0 : 1, .to = on ? 1 : 0};
+    struct arm_walk w = {.pid = (pid_t)pid, .on = on, .from = on ? 0 : 1, .to = on ? 1 : 0};
     char line[4352];
     int rc = 0;
     while (rc == 0 && fgets(line, sizeof(line), f)) {

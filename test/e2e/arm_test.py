@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
-"""Gated call sites (docs/map-format.md): every instrumented unit's slot is its arm gate.
+"""Call-site sleds (docs/map-format.md): every call site is a 5-byte nop until armed.
 
-A program of two units plus a linked instrumented shared library runs in four states; while
-it waits on stdin, the test reads every `__ptcall_soft_slot` (found independently with nm,
-relocated with /proc/PID/maps) from /proc/PID/mem:
-  untraced                  every slot 0 (call sites skip their stubs)
-  PTCALL_ARM=1              every slot 1 (armed, stubs stay `ret`: external perf / PT)
-  PTCALL_BACKEND=pt         every slot 1 (what `ptcall record --backend pt` sets)
-  ptcall record (soft)      every slot the soft handler's address (not 0, not 1), and the
-                            trace holds every call
-  untraced + `ptcall arm PID`        every slot 1; then `ptcall arm --off PID`: every slot 0
+A program of two units plus a linked instrumented shared library runs in five states; while
+it waits on stdin, the test reads from /proc/PID/mem every sled listed in the objects'
+ptcall_sites sections (parsed here from the ELF files, relocated with /proc/PID/maps) and
+every unit's `__ptcall_soft_slot` (found with nm):
+  untraced                  every sled the nop, every slot 0
+  PTCALL_ARM=1              every sled `call <its stub>` (stubs stay `ret`: external perf / PT)
+  PTCALL_BACKEND=pt         the same (what `ptcall record --backend pt` sets)
+  ptcall record (soft)      every sled `call <its stub>`, every slot the soft handler's address,
+                            and the trace holds every call
+  untraced + `ptcall arm PID`        every sled armed; then `ptcall arm --off PID`: every sled
+                                     the nop again
 The program's output must be the same in all states. `ptcall arm` refuses a missing pid, a
 process with no instrumented code and bad arguments with one-line errors.
 """
@@ -38,6 +40,20 @@ def slot_offsets(path):
     return offs
 
 
+def sled_offsets(path):
+    """(sled, stub) file-relative addresses of every ptcall_sites entry, from the ELF file."""
+    out = run(["readelf", "-SW", path])
+    for line in out.splitlines():
+        m = re.match(r"\s*\[\s*\d+\]\s+ptcall_sites\s+\S+\s+([0-9a-f]+)\s+([0-9a-f]+)\s+([0-9a-f]+)", line)
+        if m:
+            addr, off, size = (int(x, 16) for x in m.groups())
+            data = open(path, "rb").read()[off:off + size]
+            return [(addr + 8 * i + struct.unpack_from("<i", data, 8 * i)[0],
+                     addr + 8 * i + 4 + struct.unpack_from("<i", data, 8 * i + 4)[0])
+                    for i in range(size // 8)]
+    sys.exit("FAIL: %s has no ptcall_sites section" % path)
+
+
 def load_base(pid, path):
     real = os.path.realpath(path)
     for line in open("/proc/%d/maps" % pid):
@@ -48,14 +64,25 @@ def load_base(pid, path):
 
 
 def slots_of(pid, objs):
-    vals = []
+    """Every unit slot's value, and every sled's state: 'nop', 'call' (to its own stub) or
+    the bytes found."""
+    vals, sleds = [], []
     with open("/proc/%d/mem" % pid, "rb") as mem:
-        for path, offs, pie in objs:
+        for path, offs, sites, pie in objs:
             base = load_base(pid, path) if pie else 0
             for off in offs:
                 mem.seek(base + off)
                 vals.append(struct.unpack("<Q", mem.read(8))[0])
-    return vals
+            for site, stub in sites:
+                mem.seek(base + site)
+                b = mem.read(5)
+                if b == bytes([0x0F, 0x1F, 0x44, 0x00, 0x00]):
+                    sleds.append("nop")
+                elif b[0] == 0xE8 and struct.unpack("<i", b[1:])[0] == stub - (site + 5):
+                    sleds.append("call")
+                else:
+                    sleds.append(b.hex())
+    return vals, sleds
 
 
 def probe(cmd, env, objs, while_waiting=None):
@@ -94,28 +121,32 @@ def main():
     run([cc, "-O2", "-fPIC", "-shared", os.path.join(src, "arm_lib.c"), "-o", lib])
     run([cc, "-O2", os.path.join(src, "arm_main.c"), os.path.join(src, "arm_unit2.c"), lib,
          "-Wl,-rpath," + d, "-o", exe])
-    objs = [(exe, slot_offsets(exe), True), (lib, slot_offsets(lib), True)]
+    objs = [(exe, slot_offsets(exe), sled_offsets(exe), True),
+            (lib, slot_offsets(lib), sled_offsets(lib), True)]
     nslots = sum(len(o[1]) for o in objs)
+    nsleds = sum(len(o[2]) for o in objs)
     if nslots != 3:
         sys.exit("FAIL: expected 3 unit slots (2 units + library), nm found %d" % nslots)
+    if nsleds < 8:  # main, arm_main_work, arm_unit2, arm_lib: an entry and an exit each
+        sys.exit("FAIL: expected at least 8 sleds, the ptcall_sites sections list %d" % nsleds)
+    NOPS, CALLS = ["nop"] * nsleds, ["call"] * nsleds
     env = {k: v for k, v in os.environ.items() if not k.startswith("PTCALL_")}
     failures = []
     outputs = {}
 
-    vals, outputs["untraced"] = probe([exe], env, objs)
-    if vals != [0] * nslots:
-        failures.append("untraced: slots %s, want all 0" % vals)
-    vals, outputs["arm"] = probe([exe], dict(env, PTCALL_ARM="1"), objs)
-    if vals != [1] * nslots:
-        failures.append("PTCALL_ARM=1: slots %s, want all 1" % vals)
-    vals, outputs["pt"] = probe([exe], dict(env, PTCALL_BACKEND="pt"), objs)
-    if vals != [1] * nslots:
-        failures.append("PTCALL_BACKEND=pt: slots %s, want all 1" % vals)
+    (vals, sleds), outputs["untraced"] = probe([exe], env, objs)
+    if vals != [0] * nslots or sleds != NOPS:
+        failures.append("untraced: slots %s, sleds %s, want all 0 and nops" % (vals, sleds))
+    for name, extra in (("arm", {"PTCALL_ARM": "1"}), ("pt", {"PTCALL_BACKEND": "pt"})):
+        (vals, sleds), outputs[name] = probe([exe], dict(env, **extra), objs)
+        if sleds != CALLS:
+            failures.append("%s: sleds %s, want every one calling its stub" % (extra, sleds))
     trace = os.path.join(d, "arm.ptc")
-    vals, outputs["soft"] = probe([ptcall, "record", "-q", "--backend", "soft", "-o", trace, "--", exe],
-                                  env, objs)
-    if any(v in (0, 1) for v in vals) or len(set(vals)) != 1:
-        failures.append("soft: slots %s, want one handler address in all" % [hex(v) for v in vals])
+    (vals, sleds), outputs["soft"] = probe(
+        [ptcall, "record", "-q", "--backend", "soft", "-o", trace, "--", exe], env, objs)
+    if any(v in (0, 1) for v in vals) or len(set(vals)) != 1 or sleds != CALLS:
+        failures.append("soft: slots %s, sleds %s, want one handler address in all and calls"
+                        % ([hex(v) for v in vals], sleds))
     rep = json.loads(run([ptcall, "report", trace, "--format", "json", "--top", "0"]))
     counts = {f["name"]: int(f["calls"]) for f in rep["functions"]}
     want = {"main": 1, "arm_main_work": 2, "arm_unit2": 2, "arm_lib": 2}
@@ -126,12 +157,12 @@ def main():
     # arming from outside: ptcall arm PID / --off PID
     def arm_cycle(pid, before):
         run([ptcall, "arm", str(pid)])
-        armed = slots_of(pid, objs)
+        armed = slots_of(pid, objs)[1]
         run([ptcall, "arm", "--off", str(pid)])
-        return [before, armed, slots_of(pid, objs)]
+        return [before[1], armed, slots_of(pid, objs)[1]]
     vals, outputs["arm-cli"] = probe([exe], env, objs, arm_cycle)
-    if vals != [[0] * nslots, [1] * nslots, [0] * nslots]:
-        failures.append("ptcall arm / arm --off: slots %s, want 0s, 1s, 0s" % vals)
+    if vals != [NOPS, CALLS, NOPS]:
+        failures.append("ptcall arm / arm --off: sleds %s, want nops, calls, nops" % vals)
     for args, rc, msg in (([], 2, "usage: ptcall arm"), (["999999999"], 1, "no process"),
                           (["abc"], 2, "bad pid"), ([str(os.getpid())], 1, "no gated ptcall-instrumented code")):
         r = subprocess.run([ptcall, "arm"] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -139,8 +170,9 @@ def main():
             failures.append("ptcall arm %s: rc %d, stderr %r; want rc %d and %r" % (args, r.returncode, r.stderr, rc, msg))
     if failures:
         sys.exit("FAIL arm:\n" + "\n".join(failures))
-    print("PASS arm: %d unit slots: 0 untraced, 1 armed (PTCALL_ARM, backend pt, ptcall arm), "
-          "handler when soft" % nslots)
+    print("PASS arm: %d sleds: nops untraced, calls armed (PTCALL_ARM, backend pt, ptcall arm, "
+          "soft), nops again after arm --off; %d unit slots hold the handler when soft"
+          % (nsleds, nslots))
 
 
 if __name__ == "__main__":

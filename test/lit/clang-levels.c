@@ -2,13 +2,18 @@
 // calls survive as `call __ptcall_stub...`, leaves stay frameless, red-zone users adjust
 // rsp instead, no_instrument_function / PTCALL_NO_INSTRUMENT functions get no stubs, and
 // no __cyg_profile_* call is left behind by the no_instrument_function channel.
-// RUN: %ptcall-cc -I%ptcall-include -O0 -S %s -o - | FileCheck %s --check-prefixes=CHECK,NOTC,NOTOPT --implicit-check-not=__cyg_profile
-// RUN: %ptcall-cc -I%ptcall-include -O1 -S %s -o - | FileCheck %s --check-prefixes=CHECK,OPT,NOTC --implicit-check-not=__cyg_profile
-// RUN: %ptcall-cc -I%ptcall-include -O2 -S %s -o - | FileCheck %s --check-prefixes=CHECK,OPT,TC --implicit-check-not=__cyg_profile
-// RUN: %ptcall-cc -I%ptcall-include -O3 -S %s -o - | FileCheck %s --check-prefixes=CHECK,OPT,TC --implicit-check-not=__cyg_profile
-// RUN: %ptcall-cc -I%ptcall-include -Os -S %s -o - | FileCheck %s --check-prefixes=CHECK,OPT,TC --implicit-check-not=__cyg_profile
+// Live calls (-fptcall-ungated) show the stub calls in the code:
+// RUN: %ptcall-cc -fptcall-ungated -I%ptcall-include -O0 -S %s -o - | FileCheck %s --check-prefixes=CHECK,NOTC --implicit-check-not=__cyg_profile
+// RUN: %ptcall-cc -fptcall-ungated -I%ptcall-include -O1 -S %s -o - | FileCheck %s --check-prefixes=CHECK,OPT,NOTC --implicit-check-not=__cyg_profile
+// RUN: %ptcall-cc -fptcall-ungated -I%ptcall-include -O2 -S %s -o - | FileCheck %s --check-prefixes=CHECK,OPT,TC --implicit-check-not=__cyg_profile
+// RUN: %ptcall-cc -fptcall-ungated -I%ptcall-include -O3 -S %s -o - | FileCheck %s --check-prefixes=CHECK,OPT,TC --implicit-check-not=__cyg_profile
+// RUN: %ptcall-cc -fptcall-ungated -I%ptcall-include -Os -S %s -o - | FileCheck %s --check-prefixes=CHECK,OPT,TC --implicit-check-not=__cyg_profile
 // early placement: same stubs, but the exit stub before `ret` keeps the call a call
-// RUN: %ptcall-cc -I%ptcall-include -O2 -fptcall-placement=early -S %s -o - | FileCheck %s --check-prefixes=CHECK,OPT,NOTC --implicit-check-not=__cyg_profile
+// RUN: %ptcall-cc -fptcall-ungated -I%ptcall-include -O2 -fptcall-placement=early -S %s -o - | FileCheck %s --check-prefixes=CHECK,OPT,NOTC --implicit-check-not=__cyg_profile
+// Sleds (the default) at every level: nops listed in ptcall_sites, no call in the code
+// RUN: %ptcall-cc -I%ptcall-include -O0 -S %s -o - | FileCheck %s --check-prefix=SLED --implicit-check-not=__cyg_profile
+// RUN: %ptcall-cc -I%ptcall-include -O2 -S %s -o - | FileCheck %s --check-prefixes=SLED,SLEDOPT --implicit-check-not=__cyg_profile
+// RUN: %ptcall-cc -I%ptcall-include -O3 -S %s -o - | FileCheck %s --check-prefixes=SLED,SLEDOPT --implicit-check-not=__cyg_profile
 // -flto: the pass runs in the pre-link (compile-time) pipeline, the bitcode is instrumented
 // RUN: %ptcall-cc -I%ptcall-include -O2 -flto -c %s -o %t.bc
 // RUN: llvm-dis %t.bc -o - | FileCheck %s --check-prefix=LTO --implicit-check-not=__cyg_profile
@@ -19,32 +24,32 @@
 // CHECK-LABEL: leaf:
 // OPT-NOT: push
 // OPT-NOT: %rsp
-// Gated: a compare of the unit's slot and a branch to the out-of-line stub call, not
-// taken while the slot is 0 (untraced); the call returns into the body.
-// OPT: cmpq $0, __ptcall_soft_slot(%rip)
-// OPT-NEXT: jne .LBB[[E:[0-9_]+]]
-// OPT-NOT: push
-// OPT-NOT: %rsp
-// OPT: cmpq $0, __ptcall_soft_slot(%rip)
-// OPT-NEXT: jne .LBB[[X:[0-9_]+]]
-// OPT-NOT: callq
-// OPT: retq
-// OPT-NEXT: .LBB[[E]]:
-// OPT-NEXT: #APP
-// -O0: load, compare, and a branch around the call
-// NOTOPT: movq __ptcall_soft_slot(%rip), %rax
-// NOTOPT-NEXT: cmpq $0, %rax
-// NOTOPT-NEXT: je .LBB[[SKIP:[0-9_]+]]
-// NOTOPT-NEXT: # %bb.{{[0-9]+}}:
-// NOTOPT-NEXT: #APP
+// CHECK: #APP
 // CHECK-NEXT: callq __ptcall_stub.[[LEAF:[0-9]+]].entry.0
 // CHECK-NEXT: #NO_APP
-// NOTOPT-NEXT: .LBB[[SKIP]]:
-// OPT: .LBB[[X]]:
-// OPT-NEXT: #APP
+// OPT-NOT: push
+// OPT-NOT: %rsp
 // CHECK: callq __ptcall_stub.[[LEAF]].exit.0
 // OPT-NEXT: #NO_APP
 // OPT-NEXT: {{retq|jmp}}
+// A sled: the nop's bytes and its table entry; the leaf stays frameless, nothing is called.
+// SLED-LABEL: leaf:
+// SLEDOPT-NOT: push
+// SLEDOPT-NOT: %rsp
+// SLED: .Lptcall_sled[[SE:[0-9]+]]:
+// SLED-NEXT: .byte 15
+// SLED-NEXT: .byte 31
+// SLED-NEXT: .byte 68
+// SLED-NEXT: .byte 0
+// SLED-NEXT: .byte 0
+// SLED-NEXT: .section ptcall_sites,"ao",@progbits,.Lptcall_sled[[SE]]
+// SLED: .long __ptcall_stub.[[SLEAF:[0-9]+]].entry.0-
+// SLEDOPT-NOT: push
+// SLEDOPT-NOT: %rsp
+// SLED-NOT: callq
+// SLED: .long __ptcall_stub.[[SLEAF]].exit.0-
+// SLEDOPT-NOT: callq
+// SLEDOPT: retq
 int leaf(int a, int b) { return a * b + 1; }
 
 // CHECK-LABEL: redzone_user:
@@ -92,12 +97,7 @@ int tail(int x) { return ext(x + 1); }
 // CHECK: .section .init_array.100,"aw",@init_array
 
 // LTO: define dso_local i32 @leaf(i32 noundef %0, i32 noundef %1)
-// LTO-NEXT: %[[A:[0-9a-z.]+]] = load volatile i64, i64* @__ptcall_soft_slot, align 8
-// LTO-NEXT: %[[G:[0-9a-z.]+]] = icmp ne i64 %[[A]], 0
-// LTO-NEXT: br i1 %[[G]], label %[[ARM:[0-9]+]], label %[[CONT:[0-9]+]], !prof
-// LTO: [[ARM]]:
-// LTO-NEXT: call void asm sideeffect "call ${0:P}", "i,~{dirflag},~{fpsr},~{flags},~{r11}"(void ()* @__ptcall_stub.0.entry.0)
-// LTO-NEXT: br label %[[CONT]]
+// LTO-NEXT: call void asm sideeffect ".p2align 3,,4\0A.Lptcall_sled${:uid}:{{.*}}", "i,~{dirflag},~{fpsr},~{flags},~{r11}"(void ()* @__ptcall_stub.0.entry.0)
 // LTO: define dso_local i32 @skipped_cyg(
 // LTO-NOT: __ptcall_stub
 // LTO: ret i32

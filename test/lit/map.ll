@@ -23,13 +23,15 @@ b:
 }
 
 ; 5 stubs (f: entry, exit 0; g: entry, exit 0, exit 1), 2 functions.
-; stubs at 64, functions at 64 + 5*16 = 144, strings at 144 + 2*16 = 176:
-; "" (0) "map.c" (1) "f" (7) "g" (9): 11 bytes, total 176 + 11 rounded up to 8 = 192.
-; flags 26 (exits, gated call sites, r11 scratch, late, no CET); unit_hash = FNV-1a 64 of "map.c\0f\0g\0" = 0x67f41255354ad237.
+; stubs at 80, functions at 80 + 5*16 = 160, strings at 160 + 2*16 = 192:
+; "" (0) "map.c" (1) "f" (7) "g" (9): 11 bytes, total 192 + 11 rounded up to 8 = 208.
+; flags 50 (exits, r11 scratch, call-site sleds, late, no CET); unit_hash = FNV-1a 64 of "map.c\0f\0g\0" = 0x67f41255354ad237.
 ; CHECK: @__ptcall_soft_slot = internal global i64 0, align 8
 ; CHECK: @__ptcall_map = internal constant %ptcall.map <{
-; CHECK-SAME: %ptcall.map_header { i32 1296258128, i16 2, i16 64, i32 192, i32 26, i64 7490632237399593527, i32 5, i32 2, i32 64, i32 144, i32 176, i32 11,
-; CHECK-SAME: i64 sub (i64 ptrtoint (i64* @__ptcall_soft_slot to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 0, i32 12) to i64)), i32 1, i32 0 },
+; CHECK-SAME: %ptcall.map_header { i32 1296258128, i16 3, i16 80, i32 208, i32 50, i64 7490632237399593527, i32 5, i32 2, i32 80, i32 160, i32 192, i32 11,
+; CHECK-SAME: i64 sub (i64 ptrtoint (i64* @__ptcall_soft_slot to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 0, i32 12) to i64)), i32 1, i32 0,
+; CHECK-SAME: i64 sub (i64 ptrtoint (i8* @__start_ptcall_sites to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 0, i32 15) to i64)),
+; CHECK-SAME: i64 sub (i64 ptrtoint (i8* @__stop_ptcall_sites to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 0, i32 16) to i64)) },
 ; CHECK-SAME: [5 x %ptcall.map_stub] [
 ; CHECK-SAME: %ptcall.map_stub { i64 sub (i64 ptrtoint (void ()* @__ptcall_stub.0.entry.0 to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 1, i32 0, i32 0) to i64)), i32 0, i16 0, i16 0 },
 ; CHECK-SAME: %ptcall.map_stub { i64 sub (i64 ptrtoint (void ()* @__ptcall_stub.0.exit.0 to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 1, i32 1, i32 0) to i64)), i32 0, i16 1, i16 0 },
@@ -44,19 +46,29 @@ b:
 ; CHECK: @llvm.compiler.used = appending global [6 x i8*] [i8* bitcast (i64* @__ptcall_soft_slot to i8*), i8* bitcast (void ()* @__ptcall_stub.0.entry.0 to i8*),
 
 ; Sections: ptcall_map allocated read-only (A, plus R = SHF_GNU_RETAIN), 8-aligned,
-; 192 bytes; ptcall_stubs AX, 16-aligned, 5 x 16 bytes; the slot in .bss.
+; 208 bytes; ptcall_stubs AX, 16-aligned, 5 x 16 bytes; the slot in .bss; the retained
+; empty ptcall_sites anchor and one linked-order ptcall_sites entry per sled (5).
+; OBJ: ptcall_sites PROGBITS 0000000000000000 {{[0-9a-f]+}} 000000 00 AR 0 0 1
+; OBJ-COUNT-5: ptcall_sites PROGBITS 0000000000000000 {{[0-9a-f]+}} 000008 00 AL {{[0-9]+}} 0 4
 ; OBJ: ptcall_stubs PROGBITS 0000000000000000 {{[0-9a-f]+}} 000050 00 AX 0 0 16
-; OBJ: ptcall_map PROGBITS 0000000000000000 {{[0-9a-f]+}} 0000c0 00 AR 0 0 8
-; Relocations in the blob are PC-relative only (resolved by the static linker): the slot
-; and the 5 stubs.
-; OBJ: Relocation section '.relaptcall_map' at offset {{.*}} contains 6 entries:
+; OBJ: ptcall_map PROGBITS 0000000000000000 {{[0-9a-f]+}} 0000d0 00 AR 0 0 8
+; A sled entry: the sled (PC-relative into the code) and its stub.
+; OBJ: Relocation section '.relaptcall_sites' at offset {{.*}} contains 2 entries:
+; OBJ-NEXT: Offset
+; OBJ-NEXT: 0000000000000000 {{[0-9a-f]+}} R_X86_64_PC32 {{.*}} .text + 0
+; OBJ-NEXT: 0000000000000004 {{[0-9a-f]+}} R_X86_64_PC32 {{.*}} ptcall_stubs + 0
+; Relocations in the blob are PC-relative only (resolved by the static linker): the slot,
+; the sled table bounds and the 5 stubs.
+; OBJ: Relocation section '.relaptcall_map' at offset {{.*}} contains 8 entries:
 ; OBJ-NEXT: Offset
 ; OBJ-NEXT: 0000000000000030 {{[0-9a-f]+}} R_X86_64_PC64 {{.*}} .bss + 0
-; OBJ-NEXT: 0000000000000040 {{[0-9a-f]+}} R_X86_64_PC64 {{.*}} ptcall_stubs + 0
-; OBJ-NEXT: 0000000000000050 {{[0-9a-f]+}} R_X86_64_PC64 {{.*}} ptcall_stubs + 10
-; OBJ-NEXT: 0000000000000060 {{[0-9a-f]+}} R_X86_64_PC64 {{.*}} ptcall_stubs + 20
-; OBJ-NEXT: 0000000000000070 {{[0-9a-f]+}} R_X86_64_PC64 {{.*}} ptcall_stubs + 30
-; OBJ-NEXT: 0000000000000080 {{[0-9a-f]+}} R_X86_64_PC64 {{.*}} ptcall_stubs + 40
+; OBJ-NEXT: 0000000000000040 {{[0-9a-f]+}} R_X86_64_PC64 {{.*}} __start_ptcall_sites + 0
+; OBJ-NEXT: 0000000000000048 {{[0-9a-f]+}} R_X86_64_PC64 {{.*}} __stop_ptcall_sites + 0
+; OBJ-NEXT: 0000000000000050 {{[0-9a-f]+}} R_X86_64_PC64 {{.*}} ptcall_stubs + 0
+; OBJ-NEXT: 0000000000000060 {{[0-9a-f]+}} R_X86_64_PC64 {{.*}} ptcall_stubs + 10
+; OBJ-NEXT: 0000000000000070 {{[0-9a-f]+}} R_X86_64_PC64 {{.*}} ptcall_stubs + 20
+; OBJ-NEXT: 0000000000000080 {{[0-9a-f]+}} R_X86_64_PC64 {{.*}} ptcall_stubs + 30
+; OBJ-NEXT: 0000000000000090 {{[0-9a-f]+}} R_X86_64_PC64 {{.*}} ptcall_stubs + 40
 ; OBJ: 0000000000000000 8 OBJECT LOCAL DEFAULT {{[0-9]+}} __ptcall_soft_slot
 
 ; Each stub is one ret padded with int3 to 16 bytes.

@@ -3,8 +3,8 @@
 // clang's pre-inline attributes mark the same functions; the pass reads them (and leaves
 // them to clang): both the cyg hooks and the ptcall stubs are there, and
 // no_instrument_function functions get neither.
-// RUN: %ptcall-cc -O2 -finstrument-functions -S %s -o - | FileCheck %s
-// RUN: %ptcall-cc -O2 -fptcall-placement=early -finstrument-functions -S %s -o - | FileCheck %s
+// RUN: %ptcall-cc -fptcall-ungated -O2 -finstrument-functions -S %s -o - | FileCheck %s
+// RUN: %ptcall-cc -fptcall-ungated -O2 -fptcall-placement=early -finstrument-functions -S %s -o - | FileCheck %s
 
 // CHECK-LABEL: traced:
 // CHECK-DAG: callq __cyg_profile_func_enter

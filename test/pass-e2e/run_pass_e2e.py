@@ -9,7 +9,9 @@ at several optimisation levels and link modes, run them, and check the instrumen
   (c) the ptcall_map blobs parsed from the file: magic, version, sizes, offsets, flags; every
       stub_rel resolves to a 16-byte slot of ptcall_stubs, one record per slot; the soft slot
       resolves into writable zero-initialised data; every expected function is in the
-      function table by name, the opted-out ones are not; every entry stub is called from code;
+      function table by name, the opted-out ones are not; every entry stub is called from code
+      or, with sleds (the default), every entry of ptcall_sites is a 5-byte nop inside one
+      aligned 8-byte word of code that names a stub of the map, and no code calls a stub;
   (d) no __cyg_profile_* reference survives (the no_instrument_function channel).
 
 The programs link without the runtime (PTCALL_NO_RUNTIME=1): the weak reference to
@@ -25,13 +27,15 @@ import subprocess
 import sys
 
 MAGIC = 0x4D435450
-VERSION = 2
-HDR = struct.Struct("<IHHIIQIIIIIIqII")  # struct ptcall_map_header
+VERSION = 3
+HDR = struct.Struct("<IHHIIQIIIIIIqIIqq")  # struct ptcall_map_header
 STUB = struct.Struct("<qIHH")              # struct ptcall_map_stub
 FUNC = struct.Struct("<IIII")              # struct ptcall_map_func
-assert HDR.size == 64 and STUB.size == 16 and FUNC.size == 16
-F_EARLY, F_EXITS, F_CET, F_GATED, F_R11 = 1, 2, 4, 8, 16
-F_UNGATED = 0x100  # test-only: the configuration turns gating off
+SITE = struct.Struct("<ii")               # struct ptcall_map_site
+assert HDR.size == 80 and STUB.size == 16 and FUNC.size == 16 and SITE.size == 8
+F_EARLY, F_EXITS, F_CET, F_R11, F_SLEDS = 1, 2, 4, 16, 32
+F_UNGATED = 0x100  # test-only: the configuration turns the sleds off
+SLED_NOP = bytes([0x0F, 0x1F, 0x44, 0x00, 0x00])
 KINDS = {0: "entry", 1: "exit", 2: "unwind", 3: "landing"}
 
 C_EXPECT = ["leaf_add", "fib", "classify", "tail_target", "tail_caller", "jumper",
@@ -75,6 +79,12 @@ class Elf:
     def sec_bytes(self, name):
         s = self.sections[name]
         return self.data[s["off"]:s["off"] + s["size"]]
+
+    def bytes_at(self, addr, n):
+        for s in self.sections.values():
+            if s["type"] == "PROGBITS" and s["addr"] <= addr and addr + n <= s["addr"] + s["size"]:
+                return self.data[s["off"] + addr - s["addr"]:s["off"] + addr - s["addr"] + n]
+        return None
 
     def section_at(self, addr):
         for name, s in self.sections.items():
@@ -145,20 +155,26 @@ def check_map(cfg, elf, expect, absent, flags_want, nslots, nblobs=None):
     entries = set()
     slots = {}
     blobs = 0
+    sites_tables = set()
     while pos < len(data):
         if pos % 8:
             fail(cfg, f"blob at {pos} not 8-aligned")
             return set(), {}, {}
         (magic, version, hsize, total, flags, uhash, ns, nf, soff, foff, stroff, strsize,
-         slot_rel, srcname, reserved) = HDR.unpack_from(data, pos)
+         slot_rel, srcname, reserved, sites_rel, sites_end_rel) = HDR.unpack_from(data, pos)
         where = f"blob@{pos}"
-        if magic != MAGIC or version != VERSION or hsize != 64:
+        if magic != MAGIC or version != VERSION or hsize != 80:
             fail(cfg, f"{where}: magic {magic:#x} version {version} header_size {hsize}")
             return set(), {}, {}
         if total % 8 or pos + total > len(data):
             fail(cfg, f"{where}: total_size {total}")
             return set(), {}, {}
-        if soff != 64 or foff != soff + 16 * ns or stroff != foff + 16 * nf or \
+        if flags & F_SLEDS:
+            sites_tables.add((sec["addr"] + pos + 64 + sites_rel,
+                              sec["addr"] + pos + 72 + sites_end_rel))
+        elif sites_rel or sites_end_rel:
+            fail(cfg, f"{where}: sled table fields {sites_rel} {sites_end_rel} without F_SLEDS")
+        if soff != 80 or foff != soff + 16 * ns or stroff != foff + 16 * nf or \
                 stroff + strsize > total or total - (stroff + strsize) >= 8 or reserved:
             fail(cfg, f"{where}: offsets {soff} {foff} {stroff} {strsize} {total}")
         if flags != flags_want:
@@ -221,14 +237,43 @@ def check_map(cfg, elf, expect, absent, flags_want, nslots, nblobs=None):
     for a in absent:
         if a in short:
             fail(cfg, f"function {a} is instrumented but opted out")
-    return entries, stub_targets, slots
+    if len(sites_tables) > 1:
+        fail(cfg, f"units name different sled tables {sorted(sites_tables)}")
+    return entries, stub_targets, slots, sites_tables
 
 
-def check_calls(cfg, elf, entries, targets, slots, expect, early, gated):
-    """every entry stub is called from code (the asm call survived the optimiser); gated:
-    every stub call is reached only through a test of its unit's slot -- the call is the
-    target of a `jne` (out of line, optimised) or sits right after a `je` that skips it
-    (-O0) -- and the function reads that slot at least once per stub call."""
+def check_sleds(cfg, elf, tables, targets):
+    """(d) sleds: the object's ptcall_sites table is the section the map names; every entry
+    is a 5-byte nop inside one aligned 8-byte word of an executable section, whose stub is
+    a stub of the map. Returns the stubs reached by a sled (what arming would call)."""
+    reached = set()
+    if not tables:
+        return reached
+    (start, end), = tables
+    sec = elf.sections.get("ptcall_sites")
+    if not sec or sec["addr"] != start or sec["addr"] + sec["size"] != end:
+        fail(cfg, f"map's sled table {start:#x}-{end:#x} is not the ptcall_sites section {sec}")
+        return reached
+    data = elf.sec_bytes("ptcall_sites")
+    for i in range(len(data) // SITE.size):
+        site_rel, stub_rel = SITE.unpack_from(data, i * SITE.size)
+        at = start + i * SITE.size
+        site, stub = at + site_rel, at + 4 + stub_rel
+        code = elf.bytes_at(site, 5)
+        where = elf.section_at(site)
+        if code != SLED_NOP or "X" not in elf.sections.get(where, {}).get("flags", ""):
+            fail(cfg, f"sled {i} at {site:#x} ({where}) holds {code!r}, not the nop")
+        if site % 8 > 3:
+            fail(cfg, f"sled {i} at {site:#x} straddles an 8-byte boundary")
+        if stub not in targets:
+            fail(cfg, f"sled {i} at {site:#x} names {stub:#x}, not a stub of the map")
+        reached.add(stub)
+    return reached
+
+
+def check_calls(cfg, elf, entries, targets, slots, expect, early, reached=None):
+    """every entry stub is called from code (the asm call survived the optimiser) or, with
+    sleds, reached by a sled of the table; with sleds no code calls a stub until armed."""
     out = run(["objdump", "-d", "--no-show-raw-insn", elf.path])
     called = set()
     cur = None
@@ -247,34 +292,16 @@ def check_calls(cfg, elf, entries, targets, slots, expect, early, gated):
         if m and funcs:
             funcs[-1].append((int(m.group(1), 16), m.group(2)))
     for ins in funcs:
-        jne_targets = set()
-        slot_reads = {}
-        for _, text in ins:
-            m = re.match(r"jne\s+([0-9a-f]+)", text)
-            if m:
-                jne_targets.add(int(m.group(1), 16))
-            m = re.search(r"\(%rip\).*# ([0-9a-f]+) <__ptcall_soft_slot", text)
-            if m:
-                a = int(m.group(1), 16)
-                slot_reads[a] = slot_reads.get(a, 0) + 1
-        calls_per_slot = {}
-        for i, (addr, text) in enumerate(ins):
+        for addr, text in ins:
             m = re.match(r"call\S*\s+([0-9a-f]+)\b", text)
             if not m or int(m.group(1), 16) not in targets:
                 continue
             t = int(m.group(1), 16)
             called.add(t)
-            if not gated:
-                continue
-            calls_per_slot[slots.get(t)] = calls_per_slot.get(slots.get(t), 0) + 1
-            prev = ins[i - 1][1] if i else ""
-            skip = re.match(r"je\s+([0-9a-f]+)", prev)
-            if addr not in jne_targets and not (skip and int(skip.group(1), 16) == addr + 5):
-                fail(cfg, f"call to stub {t:#x} {targets[t]} at {addr:#x} is not gated")
-        for slot, n in calls_per_slot.items():
-            if slot_reads.get(slot, 0) < n:
-                fail(cfg, f"{n} stub calls but {slot_reads.get(slot, 0)} reads of their slot "
-                          f"{slot if slot is None else hex(slot)}")
+            if reached is not None:
+                fail(cfg, f"stub {t:#x} {targets[t]} called at {addr:#x} although sites are sleds")
+    if reached is not None:
+        called = reached
     # an inline (linkonce_odr) function emitted by several units keeps one body at link time
     # but every unit's stubs: at least one entry stub per function name must be called
     by_name = {}
@@ -305,9 +332,11 @@ def check_binary(cfg, path, expect, absent, flags_want, cet=False, want_kinds=()
             return
     nslots = check_stubs(cfg, elf, cet)
     check_dynrelocs(cfg, elf)
-    entries, targets, slots = check_map(cfg, elf, expect, absent, flags_want, nslots, nblobs)
+    entries, targets, slots, tables = check_map(cfg, elf, expect, absent, flags_want, nslots,
+                                                nblobs)
+    reached = check_sleds(cfg, elf, tables, targets) if flags_want & F_SLEDS else None
     called = check_calls(cfg, elf, entries, targets, slots, expect, bool(flags_want & F_EARLY),
-                         bool(flags_want & F_GATED))
+                         reached)
     check_nocyg(cfg, elf)
     kinds = {}
     for t, (fn, kind, site) in targets.items():
@@ -402,7 +431,7 @@ def main():
                 fail(cfg, str(e))
                 continue
             want = list(kinds) if fl & F_EXITS else []
-            fl = (fl & ~F_UNGATED if fl & F_UNGATED else fl | F_GATED) | F_R11
+            fl = (fl & ~F_UNGATED if fl & F_UNGATED else fl | F_SLEDS) | F_R11
             check_binary(cfg, exe, expect, absent, fl, cet=bool(fl & F_CET), want_kinds=want,
                          nblobs=len(sources))
 
@@ -421,9 +450,9 @@ def main():
         except RuntimeError as e:
             fail(name, str(e))
             continue
-        check_binary(name + " lib", so, LIB_EXPECT, [], F_EXITS | F_GATED | F_R11, want_kinds=["exit"],
+        check_binary(name + " lib", so, LIB_EXPECT, [], F_EXITS | F_SLEDS | F_R11, want_kinds=["exit"],
                      nblobs=1)
-        check_binary(name + " exe", exe, ["main"], [], F_EXITS | F_GATED | F_R11, want_kinds=["exit"],
+        check_binary(name + " exe", exe, ["main"], [], F_EXITS | F_SLEDS | F_R11, want_kinds=["exit"],
                      nblobs=1)
         # each object binds its own section bounds at static link time: no dynamic
         # relocation names them, and none is exported with default visibility

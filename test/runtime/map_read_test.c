@@ -8,6 +8,7 @@
 
 #include "ptc_chunk_write.h"
 #include "ptc_map_read.h"
+#include "ptc_sled.h"
 
 static int failures;
 #define CHECK(c)                                                                          \
@@ -276,8 +277,92 @@ static void test_corrupt(void)
     c_align(&size);
     struct ptc_map_summary s;
     CHECK(ptc_map_scan(sec, size, SEC_ADDR, 0, 0, &s, NULL) == 0);
-    for (int e = 0; e >= -17; e--)
+    for (int e = 0; e >= -18; e--)
         CHECK(strlen(ptc_map_strerror(e)) > 0);
+}
+
+static int sites_cb(void *ctx, const struct ptc_map_unit *u)
+{
+    uint64_t *out = ctx;
+    out[0] = u->sites_start;
+    out[1] = u->sites_end;
+    return 0;
+}
+
+/* v3 sled table bounds resolve relative to their fields; reversed or misaligned bounds are
+ * rejected; a v2 blob (64-byte header) still reads, with no sled table. */
+static void test_sites(void)
+{
+    memset(sec, 0, sizeof(sec));
+    size_t sz = put_blob(0, 0x2222, 0);
+    struct ptcall_map_header *h = hdr_at(0);
+    h->flags |= PTCALL_MAP_F_SLEDS;
+    h->sites_rel = (int64_t)(0x700000 - (SEC_ADDR + offsetof(struct ptcall_map_header, sites_rel)));
+    h->sites_end_rel = (int64_t)(0x700000 + 5 * sizeof(struct ptcall_map_site) -
+                                 (SEC_ADDR + offsetof(struct ptcall_map_header, sites_end_rel)));
+    uint64_t got[2] = {0, 0};
+    CHECK(ptc_map_walk(sec, sz, SEC_ADDR, STUBS_ADDR, STUBS_ADDR + STUBS_SIZE, sites_cb, got,
+                       NULL) == 1);
+    CHECK(got[0] == 0x700000 && got[1] == 0x700000 + 5 * sizeof(struct ptcall_map_site));
+    h->sites_end_rel -= 3; /* not a whole number of entries */
+    CHECK(ptc_map_walk(sec, sz, SEC_ADDR, 0, 0, sites_cb, got, NULL) == PTC_MAP_E_SITES);
+    h->sites_end_rel -= 64; /* end before start */
+    CHECK(ptc_map_walk(sec, sz, SEC_ADDR, 0, 0, sites_cb, got, NULL) == PTC_MAP_E_SITES);
+
+    /* a version 2 blob: 64-byte header, the table at offset 64; F_SLEDS means nothing there */
+    memset(sec, 0, sizeof(sec));
+    sz = put_blob(0, 0x3333, 0);
+    h = hdr_at(0);
+    size_t shift = sizeof(*h) - PTCALL_MAP_HEADER_SIZE_V2;
+    memmove(sec + PTCALL_MAP_HEADER_SIZE_V2, sec + sizeof(*h), sz - sizeof(*h));
+    h->version = 2;
+    h->header_size = PTCALL_MAP_HEADER_SIZE_V2;
+    h->stubs_offset -= (uint32_t)shift;
+    h->funcs_offset -= (uint32_t)shift;
+    h->strings_offset -= (uint32_t)shift;
+    h->total_size = (h->strings_offset + h->strings_size + 7) & ~7u;
+    h->flags |= PTCALL_MAP_F_SLEDS;
+    for (uint32_t k = 0; k < 4; k++) { /* the stub fields moved closer to their stubs */
+        struct ptcall_map_stub st;
+        memcpy(&st, sec + h->stubs_offset + k * sizeof(st), sizeof(st));
+        st.stub_rel += (int64_t)shift;
+        memcpy(sec + h->stubs_offset + k * sizeof(st), &st, sizeof(st));
+    }
+    got[0] = got[1] = 1;
+    CHECK(ptc_map_walk(sec, h->total_size, SEC_ADDR, STUBS_ADDR, STUBS_ADDR + STUBS_SIZE,
+                       sites_cb, got, NULL) == 1);
+    CHECK(got[0] == 0 && got[1] == 0);
+}
+
+/* Sled arithmetic: nop <-> call rel32 inside one aligned word, idempotence, and the sites it
+ * must leave alone. */
+static void test_sled_patch(void)
+{
+    const uint8_t nop[5] = PTCALL_SLED_NOP;
+    uint8_t w[8] = {0xaa, 0xbb, 0xcc, 0, 0, 0, 0, 0xdd};
+    memcpy(w + 2, nop, 5); /* sled at offset 2 of the word */
+    uint64_t word, armed, back;
+    memcpy(&word, w, 8);
+    uint64_t site = 0x401002, stub = 0x402000;
+    CHECK(ptc_sled_word_addr(site) == 0x401000);
+    CHECK(ptc_sled_patch(site, stub, 1, word, &armed) == PTC_SLED_CHANGED);
+    uint8_t a[8];
+    memcpy(a, &armed, 8);
+    int32_t rel;
+    memcpy(&rel, a + 3, 4);
+    CHECK(a[0] == 0xaa && a[1] == 0xbb && a[7] == 0xdd && a[2] == PTCALL_SLED_CALL);
+    CHECK(rel == (int32_t)(stub - (site + 5)));
+    CHECK(ptc_sled_patch(site, stub, 1, armed, &back) == PTC_SLED_ALREADY);
+    CHECK(ptc_sled_patch(site, stub, 0, armed, &back) == PTC_SLED_CHANGED && back == word);
+    CHECK(ptc_sled_patch(site, stub, 0, word, &back) == PTC_SLED_ALREADY);
+    CHECK(ptc_sled_patch(site, stub, 1, 0, &back) == PTC_SLED_E_CODE);
+    CHECK(ptc_sled_patch(site, site + 0x100000000ull, 1, word, &back) == PTC_SLED_E_FAR);
+    CHECK(ptc_sled_patch(0x401004, stub, 1, word, &back) == PTC_SLED_E_ALIGN);
+    /* a table entry resolves relative to its fields */
+    struct ptcall_map_site e = {.site_rel = 0x100, .stub_rel = -0x200};
+    uint64_t s2, t2;
+    ptc_sled_entry(&e, 0x9000, 0, &s2, &t2);
+    CHECK(s2 == 0x9100 && t2 == 0x9004 - 0x200);
 }
 
 /* Every truncation and every single-byte change of a valid section must be rejected or
@@ -321,6 +406,8 @@ int main(void)
     test_valid();
     test_corrupt();
     test_fuzz();
+    test_sites();
+    test_sled_patch();
     if (failures) {
         fprintf(stderr, "%d failures\n", failures);
         return 1;

@@ -1,0 +1,47 @@
+/* Sled arithmetic: see ptc_sled.h. */
+#include "ptc_sled.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#include "ptcall/map_format.h"
+
+int ptc_sled_patch(uint64_t site, uint64_t stub, int arm, uint64_t word, uint64_t *out)
+{
+    static const uint8_t nop[PTCALL_SLED_SIZE] = PTCALL_SLED_NOP;
+    unsigned at = (unsigned)(site & 7);
+    if (at + PTCALL_SLED_SIZE > 8)
+        return PTC_SLED_E_ALIGN;
+    uint8_t b[8];
+    memcpy(b, &word, 8);
+    int is_nop = memcmp(b + at, nop, PTCALL_SLED_SIZE) == 0;
+    int is_call = b[at] == PTCALL_SLED_CALL;
+    if (!is_nop && !is_call)
+        return PTC_SLED_E_CODE;
+    int64_t rel = (int64_t)stub - (int64_t)(site + PTCALL_SLED_SIZE);
+    if (rel < INT32_MIN || rel > INT32_MAX)
+        return PTC_SLED_E_FAR;
+    if (arm) {
+        int32_t r32 = (int32_t)rel;
+        if (is_call && memcmp(b + at + 1, &r32, 4) == 0)
+            return PTC_SLED_ALREADY;
+        b[at] = PTCALL_SLED_CALL;
+        memcpy(b + at + 1, &r32, 4);
+    } else {
+        if (is_nop)
+            return PTC_SLED_ALREADY;
+        memcpy(b + at, nop, PTCALL_SLED_SIZE);
+    }
+    memcpy(out, b, 8);
+    return PTC_SLED_CHANGED;
+}
+
+void ptc_sled_entry(const void *table, uint64_t table_addr, uint64_t i, uint64_t *site,
+                    uint64_t *stub)
+{
+    struct ptcall_map_site e;
+    memcpy(&e, (const uint8_t *)table + i * sizeof(e), sizeof(e));
+    uint64_t at = table_addr + i * sizeof(e);
+    *site = at + offsetof(struct ptcall_map_site, site_rel) + (uint64_t)(int64_t)e.site_rel;
+    *stub = at + offsetof(struct ptcall_map_site, stub_rel) + (uint64_t)(int64_t)e.stub_rel;
+}

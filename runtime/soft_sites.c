@@ -1,0 +1,59 @@
+/* Call-site sleds of this process's own objects (map v3, PTCALL_MAP_F_SLEDS): arming writes
+ * `call stub` over every sled of an object's ptcall_sites table, so its functions start
+ * calling their stubs; until then an instrumented function runs a 5-byte nop per site. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdint.h>
+#include <sys/mman.h>
+
+#include "ptc_sled.h"
+#include "ptcall/map_format.h"
+#include "soft_internal.h"
+
+/* Makes the page holding `word` writable (RWX, else RW: the system refuses RWX) unless it is
+ * the page made writable last. */
+static int open_page(uint64_t word, uint64_t *open)
+{
+    uint64_t page = word & ~(uint64_t)4095;
+    if (page == *open)
+        return 0;
+    if (*open)
+        mprotect((void *)(uintptr_t)*open, 4096, PROT_READ | PROT_EXEC);
+    *open = 0;
+    if (mprotect((void *)(uintptr_t)page, 4096, PROT_READ | PROT_WRITE | PROT_EXEC) != 0 &&
+        mprotect((void *)(uintptr_t)page, 4096, PROT_READ | PROT_WRITE) != 0)
+        return -1;
+    *open = page;
+    return 0;
+}
+
+int sites_switch(uint64_t start, uint64_t end, int arm, struct sites_result *r)
+{
+    uint64_t n = (end - start) / sizeof(struct ptcall_map_site), open = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t site, stub, now;
+        ptc_sled_entry((const void *)(uintptr_t)start, start, i, &site, &stub);
+        uint64_t *w = (uint64_t *)(uintptr_t)ptc_sled_word_addr(site);
+        int e = ptc_sled_patch(site, stub, arm, __atomic_load_n(w, __ATOMIC_RELAXED), &now);
+        if (e == PTC_SLED_ALREADY)
+            continue;
+        if (e < 0) {
+            if (e == PTC_SLED_E_FAR)
+                r->far++;
+            else
+                r->bad_code++;
+            continue;
+        }
+        if (open_page((uint64_t)(uintptr_t)w, &open) < 0) {
+            r->prot_errno = errno;
+            r->unpatched += (int)(n - i);
+            break;
+        }
+        /* one aligned store: a thread running the site sees the whole nop or the whole call */
+        __atomic_store_n(w, now, __ATOMIC_RELEASE);
+        r->changed++;
+    }
+    if (open)
+        mprotect((void *)(uintptr_t)open, 4096, PROT_READ | PROT_EXEC);
+    return r->unpatched ? -1 : 0;
+}
