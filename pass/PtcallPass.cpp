@@ -524,14 +524,15 @@ void Instrumenter::emitCall(Function *Stub, Instruction *Before, const DebugLoc 
   // before `ret` can never become a sibling `jmp stub`. x86 asm clobbers are explicit.
   FunctionType *FT =
       FunctionType::get(Type::getVoidTy(C), {Stub->getType()}, /*isVarArg=*/false);
-  // %r11 is declared clobbered: the soft backend's patched stub passes the stub's id in
-  // it (PTCALL_MAP_F_SCRATCH_R11) and jumps to the handler instead of calling it. Being
-  // caller-saved and never an argument, r11 costs nothing at a function's entry or exit.
-  InlineAsm *IA = InlineAsm::get(FT, "call ${0:P}", "i,~{dirflag},~{fpsr},~{flags},~{r11}",
-                                 /*hasSideEffects=*/true);
-  if (O.Gated)
-    IA = InlineAsm::get(FT, sledAsm(*Before->getFunction()),
-                        "i,~{dirflag},~{fpsr},~{flags},~{r11}", /*hasSideEffects=*/true);
+  // %r11 and %r10 are declared clobbered: the soft backend's patched stub passes the
+  // stub's id in r11 (PTCALL_MAP_F_SCRATCH_R11) and jumps to a handler that works in r10
+  // (PTCALL_MAP_F_SCRATCH_R10) instead of saving registers on the stack. Both are
+  // caller-saved scratch registers; at a function's entry r10 carries only a `nest` static
+  // chain, which the compiler then moves out of the way, so the clobbers cost nothing at
+  // the entry or the exits.
+  const char *Clobbers = "i,~{dirflag},~{fpsr},~{flags},~{r10},~{r11}";
+  InlineAsm *IA = InlineAsm::get(FT, O.Gated ? sledAsm(*Before->getFunction()) : "call ${0:P}",
+                                 Clobbers, /*hasSideEffects=*/true);
   Instruction *At = Before;
   CallInst *CI = CallInst::Create(FT, IA, {Stub}, "", At);
   CI->addFnAttr(Attribute::NoUnwind);
@@ -735,7 +736,7 @@ void Instrumenter::emitMap() {
     Flags |= PTCALL_MAP_F_CET;
   if (O.Gated)
     Flags |= PTCALL_MAP_F_SLEDS;
-  Flags |= PTCALL_MAP_F_SCRATCH_R11;
+  Flags |= PTCALL_MAP_F_SCRATCH_R11 | PTCALL_MAP_F_SCRATCH_R10;
   uint32_t SourceName = Strs.add(M.getSourceFileName()); // added before layout
   const uint32_t StrSizeFinal = Strs.data().size();
   if (StrSizeFinal != StrSize)

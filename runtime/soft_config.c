@@ -4,6 +4,7 @@
 #include <cpuid.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "soft_internal.h"
 
@@ -75,7 +76,13 @@ static void init(void)
     rt.nbufs = nb < 2 ? 2 : nb > MAX_BUFS ? MAX_BUFS : (int)nb;
     rt.handler = rt.timed ? ptc_soft_handler_timed : ptc_soft_handler;
     rt.handler_id = rt.timed ? ptc_soft_handler_id_timed : ptc_soft_handler_id;
+    rt.handler_fast = fastpath_build(rt.timed);
     rt.debug = getenv("PTCALL_DEBUG") && getenv("PTCALL_DEBUG")[0] == '1';
+    if (rt.debug)
+        warn("ptcall[%d]: %s id handler for %%r10-scratch units", (int)getpid(),
+             rt.handler_fast ? "generated" : "shared (the generated one could not be built)");
+    if (!rt.handler_fast)
+        rt.handler_fast = (void *)(uintptr_t)rt.handler_id;
     xsave_init();
     if (threads_init() != 0)
         return;

@@ -219,4 +219,96 @@ ptc_soft_handler_id:
     jmp ptc_slow_common
     .cfi_endproc
     .size ptc_soft_handler_id, .-ptc_soft_handler_id
+
+/* Templates of the fast id handlers for units whose call sites clobber %r10 and %r11
+ * (PTCALL_MAP_F_SCRATCH_R10). They are never run here: soft_fastpath.c copies one into a page
+ * of its own and writes the %fs offsets of ptc_tls.pos / ptc_tls.end into the displacements
+ * (the *_pos / *_end labels follow the instruction whose last 4 bytes they are) and the slow
+ * path's address into the trailing quad. With the offsets as immediates and two scratch
+ * registers the untimed handler touches no stack and loads nothing but the buffer window.
+ * Everything in a template is position-independent within the template. */
+    .section .rodata
+    .globl ptc_tpl_id, ptc_tpl_id_pos, ptc_tpl_id_end, ptc_tpl_id_slow, ptc_tpl_id_size
+    .hidden ptc_tpl_id, ptc_tpl_id_pos, ptc_tpl_id_end, ptc_tpl_id_slow, ptc_tpl_id_size
+    .p2align 5
+ptc_tpl_id:
+    movl $8, %r10d
+    xaddq %r10, %fs:0x7ffffff0
+ptc_tpl_id_pos:
+    cmpq %fs:0x7ffffff0, %r10
+ptc_tpl_id_end:
+    jae 1f
+    movq %r11, (%r10)
+    ret
+1:  jmp *ptc_tpl_id_slow(%rip)
+    .p2align 3
+ptc_tpl_id_slow:
+    .quad 0
+ptc_tpl_id_size:
+    .quad ptc_tpl_id_size - ptc_tpl_id
+
+    .globl ptc_tpl_idt, ptc_tpl_idt_pos, ptc_tpl_idt_end, ptc_tpl_idt_slow, ptc_tpl_idt_size
+    .hidden ptc_tpl_idt, ptc_tpl_idt_pos, ptc_tpl_idt_end, ptc_tpl_idt_slow, ptc_tpl_idt_size
+    .p2align 5
+ptc_tpl_idt:
+    pushq %rax
+    pushq %rdx
+    movl $16, %r10d
+    xaddq %r10, %fs:0x7ffffff0
+ptc_tpl_idt_pos:
+    cmpq %fs:0x7ffffff0, %r10
+ptc_tpl_idt_end:
+    jae 1f
+    rdtsc
+    shlq $32, %rdx
+    orq %rdx, %rax
+    movq %rax, 8(%r10)
+    movq %r11, (%r10)
+    popq %rdx
+    popq %rax
+    ret
+1:  popq %rdx
+    popq %rax
+    jmp *ptc_tpl_idt_slow(%rip)
+    .p2align 3
+ptc_tpl_idt_slow:
+    .quad 0
+ptc_tpl_idt_size:
+    .quad ptc_tpl_idt_size - ptc_tpl_idt
+
+/* Slow-path entries of the generated handlers: (%rsp) is the return address into the
+ * instrumented function, %r11 the record, every other register (but %r10) the caller's.
+ * Build ptc_slow_common's frame. */
+    .text
+    .globl ptc_fast_slow_id, ptc_fast_slow_idt
+    .hidden ptc_fast_slow_id, ptc_fast_slow_idt
+    .p2align 4
+    .type ptc_fast_slow_id,@function
+ptc_fast_slow_id:
+    .cfi_startproc
+    pushq %rcx
+    pushq %rax
+    pushq %rdx
+    .cfi_def_cfa_offset 32
+    xorl %eax, %eax
+    movq %r11, %rdx
+    jmp ptc_slow_common
+    .cfi_endproc
+    .size ptc_fast_slow_id, .-ptc_fast_slow_id
+
+    .p2align 4
+    .type ptc_fast_slow_idt,@function
+ptc_fast_slow_idt:
+    .cfi_startproc
+    pushq %rcx
+    pushq %rax
+    pushq %rdx
+    .cfi_def_cfa_offset 32
+    rdtsc
+    shlq $32, %rdx
+    orq %rdx, %rax
+    movq %r11, %rdx
+    jmp ptc_slow_common
+    .cfi_endproc
+    .size ptc_fast_slow_idt, .-ptc_fast_slow_idt
     .section .note.GNU-stack,"",@progbits

@@ -57,6 +57,9 @@ void ptc_soft_handler_timed(void);
 void ptc_soft_handler_id(void);
 void ptc_soft_handler_id_timed(void);
 void ptc_soft_slow(uintptr_t ret, uint64_t tsc);
+/* soft_fastpath.c: a fast id handler for PTCALL_MAP_F_SCRATCH_R10 units, or NULL (then the
+ * shared id handler serves them) */
+void *fastpath_build(int timed);
 
 /* Sets the thread's buffer window. A signal handler on this thread may run between any two
  * stores: end goes to 0 first, so that meanwhile every reservation fails (slow path). */
@@ -139,6 +142,8 @@ struct runtime_state {
     char output[PATH_MAX];
     void (*handler)(void);    /* called by `call *slot` stubs: record = stub address */
     void (*handler_id)(void); /* jumped to by `mov $rec, %r11d; jmp *slot` stubs */
+    void *handler_fast;       /* the same, for units that also give up %r10 (soft_fastpath.c;
+                                 handler_id when it could not be built) */
 
     _Atomic int active, finishing;
     int fd;

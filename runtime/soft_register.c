@@ -142,8 +142,11 @@ static int patch_unit(void *ctx, const struct ptc_map_unit *u)
             by_id = 0; /* more stubs than a 32-bit immediate can tag: address records */
     }
     /* a gated unit's call sites start calling its stubs here; they are still `ret` */
-    __atomic_store_n((uint64_t *)(uintptr_t)u->slot_addr,
-                     (uint64_t)(uintptr_t)(by_id ? rt.handler_id : rt.handler), __ATOMIC_RELEASE);
+    uintptr_t handler = (uintptr_t)rt.handler;
+    if (by_id)
+        handler = (u->hdr.flags & PTCALL_MAP_F_SCRATCH_R10) ? (uintptr_t)rt.handler_fast
+                                                            : (uintptr_t)rt.handler_id;
+    __atomic_store_n((uint64_t *)(uintptr_t)u->slot_addr, (uint64_t)handler, __ATOMIC_RELEASE);
     for (uint32_t i = 0; i < u->hdr.num_stubs; i++) {
         struct ptcall_map_stub st;
         uint64_t a;

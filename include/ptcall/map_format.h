@@ -51,6 +51,9 @@ enum ptcall_stub_kind {
                                       object's ptcall_sites table; the runtime arms a site by
                                       writing `call stub` over its sled */
 
+#define PTCALL_MAP_F_SCRATCH_R10 0x40u /* v3: stub calls also declare %r10 clobbered, so a
+                                          handler reached from a patched stub may use it */
+
 /* The disarmed and armed forms of a sled (PTCALL_MAP_F_SLEDS). A sled never straddles an
  * 8-byte boundary, so one aligned 8-byte store switches it. */
 #define PTCALL_SLED_SIZE 5u

@@ -18,13 +18,13 @@ declare i32 @callee(i32)
 
 ; CHECK: module asm ".pushsection ptcall_sites,\22aR\22,@progbits"
 ; CHECK-NEXT: module asm ".popsection"
-; CHECK: %ptcall.map_header { i32 1296258128, i16 3, i16 80, i32 {{[0-9]+}}, i32 50,
+; CHECK: %ptcall.map_header { i32 1296258128, i16 3, i16 80, i32 {{[0-9]+}}, i32 114,
 ; CHECK: @__start_ptcall_sites = external hidden constant i8
 ; CHECK: @__stop_ptcall_sites = external hidden constant i8
 ; CHECK-LABEL: define i32 @f(i32 %x)
 ; CHECK-NEXT: entry:
 ; CHECK-NEXT: %slot = alloca i32
-; CHECK-NEXT: call void asm sideeffect ".p2align 3,,4\0A.Lptcall_sled${:uid}:\0A.byte 0x0f, 0x1f, 0x44, 0x00, 0x00\0A.pushsection ptcall_sites,\22ao\22,@progbits,.Lptcall_sled${:uid}\0A.p2align 2\0A.long .Lptcall_sled${:uid} - .\0A.long ${0:P} - .\0A.popsection", "i,~{dirflag},~{fpsr},~{flags},~{r11}"(void ()* @__ptcall_stub.0.entry.0)
+; CHECK-NEXT: call void asm sideeffect ".p2align 3,,4\0A.Lptcall_sled${:uid}:\0A.byte 0x0f, 0x1f, 0x44, 0x00, 0x00\0A.pushsection ptcall_sites,\22ao\22,@progbits,.Lptcall_sled${:uid}\0A.p2align 2\0A.long .Lptcall_sled${:uid} - .\0A.long ${0:P} - .\0A.popsection", "i,~{dirflag},~{fpsr},~{flags},~{r10},~{r11}"(void ()* @__ptcall_stub.0.entry.0)
 ; CHECK-NEXT: %y = add i32 %x, 1
 ; CHECK-NEXT: call void asm sideeffect {{.*}}(void ()* @__ptcall_stub.0.exit.0)
 ; CHECK-NEXT: %r = tail call i32 @callee(i32 %y)

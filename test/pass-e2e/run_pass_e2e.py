@@ -33,7 +33,7 @@ STUB = struct.Struct("<qIHH")              # struct ptcall_map_stub
 FUNC = struct.Struct("<IIII")              # struct ptcall_map_func
 SITE = struct.Struct("<ii")               # struct ptcall_map_site
 assert HDR.size == 80 and STUB.size == 16 and FUNC.size == 16 and SITE.size == 8
-F_EARLY, F_EXITS, F_CET, F_R11, F_SLEDS = 1, 2, 4, 16, 32
+F_EARLY, F_EXITS, F_CET, F_R11, F_SLEDS, F_R10 = 1, 2, 4, 16, 32, 64
 F_UNGATED = 0x100  # test-only: the configuration turns the sleds off
 SLED_NOP = bytes([0x0F, 0x1F, 0x44, 0x00, 0x00])
 KINDS = {0: "entry", 1: "exit", 2: "unwind", 3: "landing"}
@@ -431,7 +431,7 @@ def main():
                 fail(cfg, str(e))
                 continue
             want = list(kinds) if fl & F_EXITS else []
-            fl = (fl & ~F_UNGATED if fl & F_UNGATED else fl | F_SLEDS) | F_R11
+            fl = (fl & ~F_UNGATED if fl & F_UNGATED else fl | F_SLEDS) | F_R11 | F_R10
             check_binary(cfg, exe, expect, absent, fl, cet=bool(fl & F_CET), want_kinds=want,
                          nblobs=len(sources))
 
@@ -450,9 +450,9 @@ def main():
         except RuntimeError as e:
             fail(name, str(e))
             continue
-        check_binary(name + " lib", so, LIB_EXPECT, [], F_EXITS | F_SLEDS | F_R11, want_kinds=["exit"],
+        check_binary(name + " lib", so, LIB_EXPECT, [], F_EXITS | F_SLEDS | F_R11 | F_R10, want_kinds=["exit"],
                      nblobs=1)
-        check_binary(name + " exe", exe, ["main"], [], F_EXITS | F_SLEDS | F_R11, want_kinds=["exit"],
+        check_binary(name + " exe", exe, ["main"], [], F_EXITS | F_SLEDS | F_R11 | F_R10, want_kinds=["exit"],
                      nblobs=1)
         # each object binds its own section bounds at static link time: no dynamic
         # relocation names them, and none is exported with default visibility

@@ -108,7 +108,8 @@ def check_periodic_with_loss(evs, period, what):
 
 
 def case_seq(c):
-    c.run([c.a.prog, "seq", "1000"])
+    p = c.run([c.a.prog, "seq", "1000"], {"PTCALL_DEBUG": "1"})
+    check(b"generated id handler" in p.stderr, "the generated (r10) id handler was not used")
     t = c.trace()
     pr = only_process(t)
     check_process_common(pr, PROCESS_START, END_EXIT)
@@ -127,7 +128,8 @@ def case_seq(c):
 
 
 def case_untimed(c):
-    c.run([c.a.prog, "seq", "1000"], {"PTCALL_TIMESTAMPS": "0"})
+    p = c.run([c.a.prog, "seq", "1000"], {"PTCALL_TIMESTAMPS": "0", "PTCALL_DEBUG": "1"})
+    check(b"generated id handler" in p.stderr, "the generated (r10) id handler was not used")
     t = c.trace()
     pr = only_process(t)
     check_process_common(pr, PROCESS_START, END_EXIT)

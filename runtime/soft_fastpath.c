@@ -1,0 +1,53 @@
+/* The fast id handlers of units whose call sites clobber %r10 and %r11
+ * (PTCALL_MAP_F_SCRATCH_R10): copies of a template in soft_handler.S, in a page of their own,
+ * with the %fs offsets of this runtime's ptc_tls as immediates. The shared handlers must
+ * first load that offset from the GOT and save the registers they use; these touch no stack
+ * (untimed) and spend about half the instructions per event. The page is written, then made
+ * read+execute (never writable and executable at once). */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "soft_internal.h"
+
+extern const uint8_t ptc_tpl_id[], ptc_tpl_id_pos[], ptc_tpl_id_end[], ptc_tpl_id_slow[];
+extern const uint64_t ptc_tpl_id_size;
+extern const uint8_t ptc_tpl_idt[], ptc_tpl_idt_pos[], ptc_tpl_idt_end[], ptc_tpl_idt_slow[];
+extern const uint64_t ptc_tpl_idt_size;
+void ptc_fast_slow_id(void);
+void ptc_fast_slow_idt(void);
+
+void *fastpath_build(int timed)
+{
+    const uint8_t *tpl = timed ? ptc_tpl_idt : ptc_tpl_id;
+    const uint8_t *pos = timed ? ptc_tpl_idt_pos : ptc_tpl_id_pos;
+    const uint8_t *end = timed ? ptc_tpl_idt_end : ptc_tpl_id_end;
+    const uint8_t *slow = timed ? ptc_tpl_idt_slow : ptc_tpl_id_slow;
+    uint64_t size = timed ? ptc_tpl_idt_size : ptc_tpl_id_size;
+    void (*slow_entry)(void) = timed ? ptc_fast_slow_idt : ptc_fast_slow_id;
+    if (size > 4096)
+        return NULL;
+    /* %fs:0 holds the thread pointer itself (x86-64 TLS ABI); static TLS sits at a fixed
+     * offset from it, the same in every thread */
+    uintptr_t tp;
+    __asm__("movq %%fs:0, %0" : "=r"(tp));
+    int64_t off = (int64_t)((uintptr_t)&ptc_tls.pos - tp);
+    int64_t off_end = (int64_t)((uintptr_t)&ptc_tls.end - tp);
+    if (off < INT32_MIN || off > INT32_MAX || off_end < INT32_MIN || off_end > INT32_MAX)
+        return NULL;
+    uint8_t *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (page == MAP_FAILED)
+        return NULL;
+    memcpy(page, tpl, size);
+    int32_t d_pos = (int32_t)off, d_end = (int32_t)off_end;
+    memcpy(page + (pos - tpl) - 4, &d_pos, 4);
+    memcpy(page + (end - tpl) - 4, &d_end, 4);
+    uint64_t slow_addr = (uint64_t)(uintptr_t)slow_entry;
+    memcpy(page + (slow - tpl), &slow_addr, 8);
+    if (mprotect(page, 4096, PROT_READ | PROT_EXEC) != 0) {
+        munmap(page, 4096);
+        return NULL;
+    }
+    return page;
+}
