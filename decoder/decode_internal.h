@@ -43,8 +43,6 @@ struct frame {
     uint32_t flags;
     uint64_t start;         /* tsc at entry (or fork) */
     uint64_t child;         /* ticks spent in callees */
-    uint32_t last_callee;   /* edge cache: last callee entered from this frame */
-    uint32_t last_edge;     /* and its slot in the edge table */
 };
 
 struct module {
@@ -119,6 +117,11 @@ struct func {
 
 struct fstat {
     uint64_t calls, total, self;
+    /* Edge cache of this function as a caller: the callee it last called + 1 (0: none) and
+     * that edge's slot in the edge table. Kept per function rather than per frame so that it
+     * survives returns: a loop calling one helper, or a recursive function, hits it on every
+     * call. Cleared when the edge table is rehashed. */
+    uint32_t ec_callee1, ec_slot;
 };
 
 struct edge_slot {
@@ -230,12 +233,23 @@ int ptc_thread_start_from(struct ptc_session *s, struct thread *t, const struct 
                           uint32_t n);
 int ptc_thread_feed(struct ptc_session *s, struct thread *t, const struct ptc_ev *ev, size_t n);
 void ptc_thread_end(struct ptc_session *s, struct thread *t);
+/* Counts one call on the edge caller -> callee and caches its slot in the caller's fstat.
+ * Returns 0 or -PTC_E_NOMEM. */
+PTC_NOINLINE int ptc_edge_count(struct ptc_session *s, uint32_t caller, uint32_t callee);
+/* Applies one stub hit of t at time t->last (any kind, any stack state; bad ids are gaps).
+ * Does not count it in the event totals. Returns 0 or -PTC_E_*. */
+PTC_NOINLINE int ptc_thread_hit(struct ptc_session *s, struct thread *t, uint32_t id);
 /* Soft front-end fast path: applies the records at *pp directly to a started thread that
- * is not waiting for a fork point, while they are stub hits whose id (and, when timed, TSC
- * delta) take at most 2 bytes; stops before any other record, leaving *pp there. Adds the
- * hits to *records and the deltas to *tsc. Returns 0 or -PTC_E_*. */
+ * is not waiting for a fork point, while they are stub hits; stops before a control record
+ * (LOSS, FORK) or an undecodable one (and the hooked loop before any value longer than 2
+ * bytes), leaving *pp there. Adds the hits to *records and the deltas to *tsc.
+ * Returns 0 or -PTC_E_*. soft_fast.c specialises it for sessions without a call hook;
+ * ptc_thread_soft_hooked() is the general loop (every hit through ptc_thread_hit's code),
+ * which the hook needs and which the tests compare the specialised loop with. */
 int ptc_thread_soft_fast(struct ptc_session *s, struct thread *t, const uint8_t **pp,
                          const uint8_t *end, int timed, uint64_t *tsc, uint64_t *records);
+int ptc_thread_soft_hooked(struct ptc_session *s, struct thread *t, const uint8_t **pp,
+                           const uint8_t *end, int timed, uint64_t *tsc, uint64_t *records);
 static inline int ptc_thread_ready(const struct thread *t)
 {
     return t->started && !t->ended && !t->waiting;
