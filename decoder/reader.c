@@ -8,7 +8,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "decode_internal.h"
 
@@ -264,7 +263,7 @@ int ptc_reader_next(struct ptc_reader *r, struct ptc_chunk *c)
                         "%s is corrupt: chunk %llu (type %u) at byte %llu has non-zero padding",
                         r->path, (unsigned long long)idx, h.type, (unsigned long long)at);
         }
-    uint32_t crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), payload, h.payload_size);
+    uint32_t crc = ptc_crc32(payload, h.payload_size);
     uint64_t idx = r->index++;
     consume(r, total);
     if (crc != h.crc32)
