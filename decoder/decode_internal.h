@@ -117,11 +117,17 @@ struct func {
 
 struct fstat {
     uint64_t calls, total, self;
-    /* Edge cache of this function as a caller: the callee it last called + 1 (0: none) and
-     * that edge's slot in the edge table. Kept per function rather than per frame so that it
-     * survives returns: a loop calling one helper, or a recursive function, hits it on every
-     * call. Cleared when the edge table is rehashed. */
-    uint32_t ec_callee1, ec_slot;
+};
+
+/* Edge cache of one function as a caller: the callee it last called + 1 (0: none), that
+ * edge's slot in the edge table, and calls on it not yet added there. A call on the cached
+ * edge touches only this entry, not the edge table. Kept per function rather than per frame
+ * so that it survives returns: a loop calling one helper, or a recursive function, hits it
+ * on every call. Flushed into the table when it changes and before the table is rehashed;
+ * ptc_session_edges() adds what is pending. */
+struct ecache {
+    uint32_t callee1, slot;
+    uint64_t pending;
 };
 
 struct edge_slot {
@@ -144,6 +150,7 @@ struct ptc_session {
     /* functions */
     struct func *funcs;
     struct fstat *fstats;
+    struct ecache *ecache;  /* per function, as fstats */
     uint32_t nfuncs, capfuncs;
     uint32_t *fhash;        /* open addressing: func id + 1, 0 empty */
     uint32_t fhash_cap;
@@ -233,8 +240,8 @@ int ptc_thread_start_from(struct ptc_session *s, struct thread *t, const struct 
                           uint32_t n);
 int ptc_thread_feed(struct ptc_session *s, struct thread *t, const struct ptc_ev *ev, size_t n);
 void ptc_thread_end(struct ptc_session *s, struct thread *t);
-/* Counts one call on the edge caller -> callee and caches its slot in the caller's fstat.
- * Returns 0 or -PTC_E_NOMEM. */
+/* Counts one call on the edge caller -> callee when it is not the caller's cached edge,
+ * and makes it the cached one. Returns 0 or -PTC_E_NOMEM. */
 PTC_NOINLINE int ptc_edge_count(struct ptc_session *s, uint32_t caller, uint32_t callee);
 /* Applies one stub hit of t at time t->last (any kind, any stack state; bad ids are gaps).
  * Does not count it in the event totals. Returns 0 or -PTC_E_*. */

@@ -11,7 +11,9 @@
 
 #include "decode_internal.h"
 
-#define READ_CHUNK (4u << 20)
+/* Bytes read at a time: small enough that a chunk just read is still in L2 when its CRC is
+ * checked and its events decoded (a 4 MiB buffer was no faster and 4 MiB more RSS). */
+#define READ_CHUNK (256u << 10)
 
 struct ptc_reader {
     int fd;                 /* -1 for memory input */

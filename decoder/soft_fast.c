@@ -33,6 +33,7 @@ static PTC_NOINLINE const uint8_t *long_record(const uint8_t *p, const uint8_t *
 struct cursor {
     struct frame *fr;
     uint32_t depth, cap;
+    uint32_t top;           /* fr[depth - 1].func, kept apart: the next entry's caller */
     uint32_t *active;
     uint32_t nactive;
 };
@@ -42,6 +43,7 @@ static PTC_INLINE void load(struct cursor *c, const struct thread *t)
     c->fr = t->frames;
     c->depth = t->depth;
     c->cap = t->cap;
+    c->top = t->depth ? t->frames[t->depth - 1].func : UINT32_MAX;
     c->active = t->active;
     c->nactive = t->nactive;
 }
@@ -57,6 +59,7 @@ static PTC_INLINE int soft_loop(struct ptc_session *s, struct thread *t, const u
     const struct stubent *const stubs = t->proc->stubs;
     const uint32_t nstubs = t->proc->nstubs;
     struct fstat *fs = s->fstats;
+    struct ecache *ecs = s->ecache;
     struct cursor c;
     load(&c, t);
     uint64_t now = timed ? *tsc : t->last, n = 0, sink = 0;
@@ -86,9 +89,10 @@ static PTC_INLINE int soft_loop(struct ptc_session *s, struct thread *t, const u
         uint32_t f = se.func;
         if (se.kind == PTCALL_STUB_ENTRY) {
             if (likely(c.depth && c.depth < c.cap && f < c.nactive)) {
-                const struct fstat *cs = &fs[c.fr[c.depth - 1].func];
-                if (likely(cs->ec_callee1 == f + 1)) {
-                    s->edges[cs->ec_slot].count++;
+                struct ecache *ec = &ecs[c.top];
+                if (likely(ec->callee1 == f + 1)) {
+                    ec->pending++;
+                    c.top = f;
                     struct frame *fr = &c.fr[c.depth++];
                     fr->func = f;
                     fr->flags = 0;
@@ -100,7 +104,7 @@ static PTC_INLINE int soft_loop(struct ptc_session *s, struct thread *t, const u
                 }
             }
         } else if (se.kind == PTCALL_STUB_EXIT) {
-            if (likely(c.depth && c.fr[c.depth - 1].func == f)) {
+            if (likely(c.top == f)) { /* top is UINT32_MAX on an empty stack */
                 struct frame *fr = &c.fr[--c.depth];
                 uint32_t left = --c.active[f];
                 if (timed || unlikely(now != fr->start)) {
@@ -111,6 +115,7 @@ static PTC_INLINE int soft_loop(struct ptc_session *s, struct thread *t, const u
                     /* the caller's child time; at depth 0 it goes nowhere */
                     *(c.depth ? &fr[-1].child : &sink) += dur;
                 }
+                c.top = c.depth ? fr[-1].func : UINT32_MAX;
                 continue;
             }
         }
@@ -120,6 +125,7 @@ static PTC_INLINE int soft_loop(struct ptc_session *s, struct thread *t, const u
         r = ptc_thread_hit(s, t, (uint32_t)id);
         load(&c, t);
         fs = s->fstats;
+        ecs = s->ecache;
         if (unlikely(r))
             break;
     }

@@ -17,8 +17,13 @@ static inline uint32_t edge_hash(uint64_t key)
 
 static int edges_grow(struct ptc_session *s)
 {
-    for (uint32_t i = 0; i < s->nfuncs; i++) /* the cached slots move */
-        s->fstats[i].ec_callee1 = 0;
+    for (uint32_t i = 0; i < s->nfuncs; i++) { /* the cached slots move */
+        struct ecache *ec = &s->ecache[i];
+        if (ec->callee1)
+            s->edges[ec->slot].count += ec->pending;
+        ec->callee1 = 0;
+        ec->pending = 0;
+    }
     uint32_t nc = s->ecap ? s->ecap * 2 : 256;
     struct edge_slot *ne = malloc((size_t)nc * sizeof(*ne));
     if (!ne)
@@ -64,11 +69,17 @@ static PTC_NOINLINE uint32_t edge_add(struct ptc_session *s, uint32_t caller, ui
 
 PTC_NOINLINE int ptc_edge_count(struct ptc_session *s, uint32_t caller, uint32_t callee)
 {
-    uint32_t slot = edge_add(s, caller, callee);
+    struct ecache *ec = &s->ecache[caller];
+    if (ec->callee1) {
+        s->edges[ec->slot].count += ec->pending;
+        ec->callee1 = 0;
+        ec->pending = 0;
+    }
+    uint32_t slot = edge_add(s, caller, callee); /* may rehash: after the flush */
     if (slot == UINT32_MAX)
         return ptc_nomem(s);
-    s->fstats[caller].ec_callee1 = callee + 1;
-    s->fstats[caller].ec_slot = slot;
+    ec->callee1 = callee + 1;
+    ec->slot = slot;
     return 0;
 }
 
@@ -186,10 +197,10 @@ static PTC_INLINE int push(struct ptc_session *s, struct thread *t, uint32_t f)
     t->active[f]++;
     s->fstats[f].calls++;
     if (t->depth) {
-        const struct fstat *cs = &s->fstats[fr[-1].func];
+        struct ecache *ec = &s->ecache[fr[-1].func];
         int e;
-        if (likely(cs->ec_callee1 == f + 1))
-            s->edges[cs->ec_slot].count++;
+        if (likely(ec->callee1 == f + 1))
+            ec->pending++;
         else if ((e = ptc_edge_count(s, fr[-1].func, f)))
             return e;
     }

@@ -176,6 +176,10 @@ uint32_t ptc_func_intern(struct ptc_session *s, const char *module, const char *
         if (!ns)
             return UINT32_MAX;
         s->fstats = ns;
+        struct ecache *ne = realloc(s->ecache, nc * sizeof(*ne));
+        if (!ne)
+            return UINT32_MAX;
+        s->ecache = ne;
         s->capfuncs = nc;
     }
     struct func *f = &s->funcs[s->nfuncs];
@@ -190,6 +194,7 @@ uint32_t ptc_func_intern(struct ptc_session *s, const char *module, const char *
         return UINT32_MAX;
     }
     memset(&s->fstats[s->nfuncs], 0, sizeof(struct fstat));
+    memset(&s->ecache[s->nfuncs], 0, sizeof(struct ecache));
     s->fhash[b] = s->nfuncs + 1;
     return s->nfuncs++;
 }
@@ -209,6 +214,7 @@ void ptc_tables_free(struct ptc_session *s)
         func_info_free(&s->funcs[i].info);
     free(s->funcs);
     free(s->fstats);
+    free(s->ecache);
     free(s->fhash);
     for (uint32_t i = 0; i < s->threads.cap; i++)
         for (struct hlink *l = s->threads.bucket[i], *n; l; l = n) {
