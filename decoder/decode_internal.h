@@ -14,6 +14,7 @@
 #define PTC_MAX_DEPTH (1u << 22)           /* deeper stacks are treated as broken */
 #define PTC_FORK_BUFFER_MAX (1u << 22)     /* events held, over all fork children */
 #define PTC_MAX_HANDLERS 8
+#define PTC_PAR_MAX 16                     /* worker threads of a parallel decode */
 
 #if defined(__GNUC__)
 #define likely(x) __builtin_expect(!!(x), 1)
@@ -108,6 +109,7 @@ struct thread {
     size_t nheld, capheld;
     uint64_t events, lost, gaps;
     uintptr_t user;
+    uint32_t owner;         /* parallel decode: the worker that decodes its events */
 };
 
 struct func {
@@ -177,6 +179,13 @@ struct ptc_session {
     void *end_hook_ctx;
     struct handler handlers[PTC_MAX_HANDLERS];
     int nhandlers;
+    /* parallel decode (par.c): this session is worker par_k of par_n (0 of 0 when serial);
+     * every worker reads every chunk but decodes the events of its own threads only */
+    uint32_t par_k, par_n;
+    uint64_t par_load[PTC_PAR_MAX]; /* event bytes of the threads given to each worker */
+    uint32_t par_nthr[PTC_PAR_MAX]; /* and their number */
+    const volatile int *par_stop;   /* set when a worker failed: the others stop early */
+    uint32_t par_used;              /* workers that decoded events of this session (0: serial) */
     /* current chunk, for messages */
     const char *src_name;
     uint64_t chunk_index, chunk_offset;
@@ -284,5 +293,27 @@ int ptc_reader_can_continue(const struct ptc_reader *r);
 
 /* soft.c */
 int ptc_soft_chunk(struct ptc_session *s, const struct ptc_chunk *c);
+/* Decodes every chunk of r (opened with result rc) into s, then finishes s; closes r. */
+int ptc_decode_reader(struct ptc_session *s, struct ptc_reader *r, int rc, unsigned flags,
+                      const char *name);
+
+/* reader.c: chunks for which skip(ctx, header) returns 1 are handed out without their CRC
+ * checked (a parallel worker leaves other workers' chunks to them) */
+void ptc_reader_set_crc_skip(struct ptc_reader *r,
+                             int (*skip)(void *ctx, const struct ptc_chunk_header *h), void *ctx);
+
+/* par.c: parallel decode by threads */
+/* Whether this session counts things that belong to no thread (process-level chunks):
+ * always when serial, only worker 0 of a parallel decode. */
+static inline int ptc_par_primary(const struct ptc_session *s) { return s->par_k == 0; }
+/* Whether this session decodes the events of thread (pid, tid): 1, 0, or -PTC_E_NOMEM. */
+int ptc_par_owns(struct ptc_session *s, uint32_t pid, uint32_t tid);
+/* Before a chunk is processed in a parallel worker: 1 to process it, 0 to skip it (another
+ * worker's thread), or -PTC_E_* to give up the parallel decode (what it cannot split). */
+int ptc_par_filter(struct ptc_session *s, const struct ptc_chunk *c);
+/* The worker a new thread goes to (the least loaded so far). */
+uint32_t ptc_par_assign(struct ptc_session *s);
+/* Adds count calls on caller -> callee (merging workers). Returns 0 or -PTC_E_NOMEM. */
+int ptc_edge_add_count(struct ptc_session *s, uint32_t caller, uint32_t callee, uint64_t count);
 
 #endif

@@ -29,8 +29,17 @@ struct ptc_reader {
     uint64_t file_size;     /* regular files: size at open; else UINT64_MAX */
     char path[256];
     struct ptc_file_header hdr;
+    int (*crc_skip)(void *ctx, const struct ptc_chunk_header *h);
+    void *crc_skip_ctx;
     char msg[512];
 };
+
+void ptc_reader_set_crc_skip(struct ptc_reader *r,
+                             int (*skip)(void *ctx, const struct ptc_chunk_header *h), void *ctx)
+{
+    r->crc_skip = skip;
+    r->crc_skip_ctx = ctx;
+}
 
 static int rerr(struct ptc_reader *r, int err, int final, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -265,7 +274,8 @@ int ptc_reader_next(struct ptc_reader *r, struct ptc_chunk *c)
                         "%s is corrupt: chunk %llu (type %u) at byte %llu has non-zero padding",
                         r->path, (unsigned long long)idx, h.type, (unsigned long long)at);
         }
-    uint32_t crc = ptc_crc32(payload, h.payload_size);
+    uint32_t crc = r->crc_skip && r->crc_skip(r->crc_skip_ctx, &h) ? h.crc32
+                                                                 : ptc_crc32(payload, h.payload_size);
     uint64_t idx = r->index++;
     consume(r, total);
     if (crc != h.crc32)

@@ -67,6 +67,17 @@ static PTC_NOINLINE uint32_t edge_add(struct ptc_session *s, uint32_t caller, ui
     return b;
 }
 
+int ptc_edge_add_count(struct ptc_session *s, uint32_t caller, uint32_t callee, uint64_t count)
+{
+    if (!count)
+        return 0;
+    uint32_t slot = edge_add(s, caller, callee); /* counts one */
+    if (slot == UINT32_MAX)
+        return ptc_nomem(s);
+    s->edges[slot].count += count - 1;
+    return 0;
+}
+
 PTC_NOINLINE int ptc_edge_count(struct ptc_session *s, uint32_t caller, uint32_t callee)
 {
     struct ecache *ec = &s->ecache[caller];
@@ -407,6 +418,8 @@ int ptc_thread_feed(struct ptc_session *s, struct thread *t, const struct ptc_ev
             if (e->has_time)
                 t->last = e->tsc;
         } else if (e->type == PTC_EV_FORK) {
+            if (s->par_n > 1) /* the child's stack comes from this thread: not splittable */
+                return ptc_session_set_error(s, PTC_E_UNSUPPORTED, "parallel decode: fork");
             if (e->has_time)
                 t->last = e->tsc;
             if (e->count > UINT32_MAX)

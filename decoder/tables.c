@@ -94,6 +94,7 @@ struct thread *ptc_thread_get(struct ptc_session *s, uint32_t pid, uint32_t tid)
     t->pid = pid;
     t->tid = tid;
     t->proc = p;
+    t->owner = s->par_n > 1 ? ptc_par_assign(s) : 0;
     t->link.key = thread_key(pid, tid);
     if (htable_add(&s->threads, &t->link)) {
         free(t);
