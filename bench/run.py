@@ -380,6 +380,28 @@ def bench_decode(a, work, tools, runs):
             times[name].append(dt)
             rss[name] = max(rss[name], mx)
             print("bench: decode: %s run %d/%d %.2f s" % (name, r + 1, runs, dt), file=sys.stderr)
+    # The multi-threaded decode (`--threads`): a trace of the threads workload (4 busy threads),
+    # decoded with one thread and with two; wall time, since that is what threads buy.
+    wl_t = Workload("decode-threads", [os.path.join(ROOT, "bench", "workloads", "threads.c")],
+                    ["2" if a.quick else "40"], ldflags=["-lpthread"])
+    b_t = build(ptcc, wl_t, [], [], os.path.join(d, "ptcall-threads"),
+                deps=ptcall_deps(tools["build_dir"]))
+    trace_t = os.path.join(d, "threads.ptc")
+    if os.path.exists(trace_t):
+        os.unlink(trace_t)
+    timed_run([ptcall, "record", "-q", "-o", trace_t, "--", b_t] + wl_t.args)
+    ev_t = ptcall_events(ptcall, trace_t)
+    cmds_t = [("ptcall report (threads trace)", [ptcall, "report", trace_t], "ptcall report threads.ptc"),
+              ("ptcall report --threads 2 (threads trace)", [ptcall, "report", "--threads", "2", trace_t],
+               "ptcall report --threads 2 threads.ptc")]
+    times_t = {c[0]: [] for c in cmds_t}
+    rss_t = {c[0]: 0 for c in cmds_t}
+    for r in range(runs):
+        for name, cmd, _ in cmds_t:
+            dt, mx = timed_run(cmd)
+            times_t[name].append(dt)
+            rss_t[name] = max(rss_t[name], mx)
+            print("bench: decode: %s run %d/%d %.2f s" % (name, r + 1, runs, dt), file=sys.stderr)
     uev = 2 * uftrace_calls_text(open(rep_out).read())
     res = {"args": wl.args, "runs": runs, "events_ptcall": ev, "events_uftrace": uev,
            "bytes_ptcall": dir_bytes(trace), "bytes_uftrace": dir_bytes(uft), "record": {}, "rows": []}
@@ -390,6 +412,10 @@ def bench_decode(a, work, tools, runs):
         n = ev if who == "ptcall" else uev
         res["rows"].append({"name": name, "cmd": shown, "events": n, "s": med, "rate": n / med / 1e6,
                             "rss_kib": rss[name]})
+    for name, _, shown in cmds_t:
+        med = statistics.median(times_t[name])
+        res["rows"].append({"name": name, "cmd": shown, "events": ev_t, "s": med, "rate": ev_t / med / 1e6,
+                            "rss_kib": rss_t[name], "input": "soft trace, 4 threads"})
     return res
 
 
@@ -609,7 +635,8 @@ def decode_section(a, decode, pt, lines):
         ref = decode["rows"][0]["rate"]
         for r in decode["rows"]:
             lines.append("| %s | %s | `%s` | %d | %.2f | %.1f | %.3f | %.1f |"
-                         % (r["name"], "soft trace" if r["name"].startswith("ptcall") else "uftrace.data", r["cmd"],
+                         % (r["name"], r.get("input", "soft trace" if r["name"].startswith("ptcall") else "uftrace.data"),
+                            r["cmd"],
                             r["events"], r["s"], r["rate"], r["rate"] / ref, r["rss_kib"] / 1024))
     if pt and pt["tables"] and pt["tables"][0]["rows"]:
         tb = pt["tables"][0]

@@ -31,6 +31,9 @@ size_t ptc_session_edges(const struct ptc_session *s, struct ptc_edge **out)
             (*out)[n].caller = (uint32_t)(s->edges[i].key >> 32);
             (*out)[n].callee = (uint32_t)s->edges[i].key;
             (*out)[n].count = s->edges[i].count;
+            const struct ecache *ec = &s->ecache[(*out)[n].caller];
+            if (ec->callee1 == (*out)[n].callee + 1 && ec->slot == i)
+                (*out)[n].count += ec->pending; /* calls not yet flushed into the table */
             n++;
         }
     return n;

@@ -85,6 +85,8 @@ static int check_seq(struct ptc_session *s, const struct ptc_chunk *c)
     if (seq == want)
         return 0;
     uint64_t missing = seq > want ? (uint64_t)(seq - want) : 0;
+    if (!t && !ptc_par_primary(s))
+        return 0; /* a process stream's gap: counted by worker 0 */
     s->tot.missing_chunks += missing ? missing : 1;
     if (t) {
         struct ptc_ev ev = {.type = PTC_EV_GAP};
@@ -107,7 +109,8 @@ static int on_unknown(struct ptc_session *s, const struct ptc_chunk *c)
 {
     uint16_t type = c->h.type;
     if (c->h.flags & PTC_CHUNK_F_OPTIONAL) {
-        s->tot.skipped_chunks++;
+        if (c->h.tid || ptc_par_primary(s))
+            s->tot.skipped_chunks++;
         return 0;
     }
     if (type >= PTC_CHUNK_PT_FIRST && type <= PTC_CHUNK_PT_LAST)
@@ -231,6 +234,11 @@ static int on_loss(struct ptc_session *s, const struct ptc_chunk *c)
     int e = take(s, c, &l, sizeof(l), "LOSS");
     if (e)
         return e;
+    if (s->par_n > 1) { /* a thread's loss is its worker's, the others are worker 0's */
+        int own = l.tid ? ptc_par_owns(s, c->h.pid, l.tid) : ptc_par_primary(s);
+        if (own <= 0)
+            return own;
+    }
     return ptc_session_add_loss(s, c->h.pid, &l, payload_str(c, sizeof(l)));
 }
 
@@ -277,7 +285,13 @@ int ptc_session_chunk(struct ptc_session *s, const struct ptc_chunk *c)
 {
     s->chunk_index = c->index;
     s->chunk_offset = c->offset;
-    s->tot.chunks++;
+    if (unlikely(s->par_n > 1)) {
+        int r = ptc_par_filter(s, c);
+        if (r <= 0)
+            return r;
+    }
+    if (c->h.tid || ptc_par_primary(s))
+        s->tot.chunks++;
     uint16_t type = c->h.type;
     /* every chunk, whoever decodes it, takes a place in its (pid, tid) sequence */
     int e = check_seq(s, c);

@@ -14,6 +14,7 @@
 #define PTC_MAX_DEPTH (1u << 22)           /* deeper stacks are treated as broken */
 #define PTC_FORK_BUFFER_MAX (1u << 22)     /* events held, over all fork children */
 #define PTC_MAX_HANDLERS 8
+#define PTC_PAR_MAX 16                     /* worker threads of a parallel decode */
 
 #if defined(__GNUC__)
 #define likely(x) __builtin_expect(!!(x), 1)
@@ -43,8 +44,6 @@ struct frame {
     uint32_t flags;
     uint64_t start;         /* tsc at entry (or fork) */
     uint64_t child;         /* ticks spent in callees */
-    uint32_t last_callee;   /* edge cache: last callee entered from this frame */
-    uint32_t last_edge;     /* and its slot in the edge table */
 };
 
 struct module {
@@ -110,6 +109,7 @@ struct thread {
     size_t nheld, capheld;
     uint64_t events, lost, gaps;
     uintptr_t user;
+    uint32_t owner;         /* parallel decode: the worker that decodes its events */
 };
 
 struct func {
@@ -119,6 +119,17 @@ struct func {
 
 struct fstat {
     uint64_t calls, total, self;
+};
+
+/* Edge cache of one function as a caller: the callee it last called + 1 (0: none), that
+ * edge's slot in the edge table, and calls on it not yet added there. A call on the cached
+ * edge touches only this entry, not the edge table. Kept per function rather than per frame
+ * so that it survives returns: a loop calling one helper, or a recursive function, hits it
+ * on every call. Flushed into the table when it changes and before the table is rehashed;
+ * ptc_session_edges() adds what is pending. */
+struct ecache {
+    uint32_t callee1, slot;
+    uint64_t pending;
 };
 
 struct edge_slot {
@@ -141,6 +152,7 @@ struct ptc_session {
     /* functions */
     struct func *funcs;
     struct fstat *fstats;
+    struct ecache *ecache;  /* per function, as fstats */
     uint32_t nfuncs, capfuncs;
     uint32_t *fhash;        /* open addressing: func id + 1, 0 empty */
     uint32_t fhash_cap;
@@ -167,6 +179,13 @@ struct ptc_session {
     void *end_hook_ctx;
     struct handler handlers[PTC_MAX_HANDLERS];
     int nhandlers;
+    /* parallel decode (par.c): this session is worker par_k of par_n (0 of 0 when serial);
+     * every worker reads every chunk but decodes the events of its own threads only */
+    uint32_t par_k, par_n;
+    uint64_t par_load[PTC_PAR_MAX]; /* event bytes of the threads given to each worker */
+    uint32_t par_nthr[PTC_PAR_MAX]; /* and their number */
+    const volatile int *par_stop;   /* set when a worker failed: the others stop early */
+    uint32_t par_used;              /* workers that decoded events of this session (0: serial) */
     /* current chunk, for messages */
     const char *src_name;
     uint64_t chunk_index, chunk_offset;
@@ -230,12 +249,23 @@ int ptc_thread_start_from(struct ptc_session *s, struct thread *t, const struct 
                           uint32_t n);
 int ptc_thread_feed(struct ptc_session *s, struct thread *t, const struct ptc_ev *ev, size_t n);
 void ptc_thread_end(struct ptc_session *s, struct thread *t);
+/* Counts one call on the edge caller -> callee when it is not the caller's cached edge,
+ * and makes it the cached one. Returns 0 or -PTC_E_NOMEM. */
+PTC_NOINLINE int ptc_edge_count(struct ptc_session *s, uint32_t caller, uint32_t callee);
+/* Applies one stub hit of t at time t->last (any kind, any stack state; bad ids are gaps).
+ * Does not count it in the event totals. Returns 0 or -PTC_E_*. */
+PTC_NOINLINE int ptc_thread_hit(struct ptc_session *s, struct thread *t, uint32_t id);
 /* Soft front-end fast path: applies the records at *pp directly to a started thread that
- * is not waiting for a fork point, while they are stub hits whose id (and, when timed, TSC
- * delta) take at most 2 bytes; stops before any other record, leaving *pp there. Adds the
- * hits to *records and the deltas to *tsc. Returns 0 or -PTC_E_*. */
+ * is not waiting for a fork point, while they are stub hits; stops before a control record
+ * (LOSS, FORK) or an undecodable one (and the hooked loop before any value longer than 2
+ * bytes), leaving *pp there. Adds the hits to *records and the deltas to *tsc.
+ * Returns 0 or -PTC_E_*. soft_fast.c specialises it for sessions without a call hook;
+ * ptc_thread_soft_hooked() is the general loop (every hit through ptc_thread_hit's code),
+ * which the hook needs and which the tests compare the specialised loop with. */
 int ptc_thread_soft_fast(struct ptc_session *s, struct thread *t, const uint8_t **pp,
                          const uint8_t *end, int timed, uint64_t *tsc, uint64_t *records);
+int ptc_thread_soft_hooked(struct ptc_session *s, struct thread *t, const uint8_t **pp,
+                           const uint8_t *end, int timed, uint64_t *tsc, uint64_t *records);
 static inline int ptc_thread_ready(const struct thread *t)
 {
     return t->started && !t->ended && !t->waiting;
@@ -255,10 +285,35 @@ int ptc_fork_give_up(struct ptc_session *s, struct thread *t);
 /* chunk.c */
 int ptc_session_chunk(struct ptc_session *s, const struct ptc_chunk *c);
 
+/* crc.c: the CRC-32 of a chunk payload, as zlib's crc32() computes it */
+uint32_t ptc_crc32(const void *p, size_t n);
+
 /* reader.c: after an error, whether ptc_reader_next() may be called again */
 int ptc_reader_can_continue(const struct ptc_reader *r);
 
 /* soft.c */
 int ptc_soft_chunk(struct ptc_session *s, const struct ptc_chunk *c);
+/* Decodes every chunk of r (opened with result rc) into s, then finishes s; closes r. */
+int ptc_decode_reader(struct ptc_session *s, struct ptc_reader *r, int rc, unsigned flags,
+                      const char *name);
+
+/* reader.c: chunks for which skip(ctx, header) returns 1 are handed out without their CRC
+ * checked (a parallel worker leaves other workers' chunks to them) */
+void ptc_reader_set_crc_skip(struct ptc_reader *r,
+                             int (*skip)(void *ctx, const struct ptc_chunk_header *h), void *ctx);
+
+/* par.c: parallel decode by threads */
+/* Whether this session counts things that belong to no thread (process-level chunks):
+ * always when serial, only worker 0 of a parallel decode. */
+static inline int ptc_par_primary(const struct ptc_session *s) { return s->par_k == 0; }
+/* Whether this session decodes the events of thread (pid, tid): 1, 0, or -PTC_E_NOMEM. */
+int ptc_par_owns(struct ptc_session *s, uint32_t pid, uint32_t tid);
+/* Before a chunk is processed in a parallel worker: 1 to process it, 0 to skip it (another
+ * worker's thread), or -PTC_E_* to give up the parallel decode (what it cannot split). */
+int ptc_par_filter(struct ptc_session *s, const struct ptc_chunk *c);
+/* The worker a new thread goes to (the least loaded so far). */
+uint32_t ptc_par_assign(struct ptc_session *s);
+/* Adds count calls on caller -> callee (merging workers). Returns 0 or -PTC_E_NOMEM. */
+int ptc_edge_add_count(struct ptc_session *s, uint32_t caller, uint32_t callee, uint64_t count);
 
 #endif

@@ -164,8 +164,8 @@ int ptc_soft_chunk(struct ptc_session *s, const struct ptc_chunk *c)
 
 /* ---------------------------------------------------------------- the file driver */
 
-static int decode_reader(struct ptc_session *s, struct ptc_reader *r, int rc, unsigned flags,
-                         const char *name)
+int ptc_decode_reader(struct ptc_session *s, struct ptc_reader *r, int rc, unsigned flags,
+                      const char *name)
 {
     s->src_name = name;
     if (rc) {
@@ -231,7 +231,7 @@ int ptc_decode_file(struct ptc_session *s, const char *path, unsigned flags)
     int rc = ptc_reader_open(&r, path);
     if (!r)
         return ptc_session_set_error(s, PTC_E_NOMEM, "out of memory");
-    return decode_reader(s, r, rc, flags, path);
+    return ptc_decode_reader(s, r, rc, flags, path);
 }
 
 int ptc_decode_memory(struct ptc_session *s, const void *data, size_t size, unsigned flags)
@@ -242,5 +242,5 @@ int ptc_decode_memory(struct ptc_session *s, const void *data, size_t size, unsi
     int rc = ptc_reader_open_memory(&r, data, size);
     if (!r)
         return ptc_session_set_error(s, PTC_E_NOMEM, "out of memory");
-    return decode_reader(s, r, rc, flags, "(memory)");
+    return ptc_decode_reader(s, r, rc, flags, "(memory)");
 }

@@ -17,6 +17,13 @@ static inline uint32_t edge_hash(uint64_t key)
 
 static int edges_grow(struct ptc_session *s)
 {
+    for (uint32_t i = 0; i < s->nfuncs; i++) { /* the cached slots move */
+        struct ecache *ec = &s->ecache[i];
+        if (ec->callee1)
+            s->edges[ec->slot].count += ec->pending;
+        ec->callee1 = 0;
+        ec->pending = 0;
+    }
     uint32_t nc = s->ecap ? s->ecap * 2 : 256;
     struct edge_slot *ne = malloc((size_t)nc * sizeof(*ne));
     if (!ne)
@@ -58,6 +65,33 @@ static PTC_NOINLINE uint32_t edge_add(struct ptc_session *s, uint32_t caller, ui
     }
     e[b].count++;
     return b;
+}
+
+int ptc_edge_add_count(struct ptc_session *s, uint32_t caller, uint32_t callee, uint64_t count)
+{
+    if (!count)
+        return 0;
+    uint32_t slot = edge_add(s, caller, callee); /* counts one */
+    if (slot == UINT32_MAX)
+        return ptc_nomem(s);
+    s->edges[slot].count += count - 1;
+    return 0;
+}
+
+PTC_NOINLINE int ptc_edge_count(struct ptc_session *s, uint32_t caller, uint32_t callee)
+{
+    struct ecache *ec = &s->ecache[caller];
+    if (ec->callee1) {
+        s->edges[ec->slot].count += ec->pending;
+        ec->callee1 = 0;
+        ec->pending = 0;
+    }
+    uint32_t slot = edge_add(s, caller, callee); /* may rehash: after the flush */
+    if (slot == UINT32_MAX)
+        return ptc_nomem(s);
+    ec->callee1 = callee + 1;
+    ec->slot = slot;
+    return 0;
 }
 
 /* ---------------------------------------------------------------- shadow stacks */
@@ -171,27 +205,15 @@ static PTC_INLINE int push(struct ptc_session *s, struct thread *t, uint32_t f)
     fr->flags = 0;
     fr->start = t->last;
     fr->child = 0;
-    fr->last_callee = UINT32_MAX;
     t->active[f]++;
     s->fstats[f].calls++;
     if (t->depth) {
-        struct frame *up = fr - 1;
-        uint64_t key = (uint64_t)up->func << 32 | f;
-        uint32_t b;
-        if (up->last_callee == f && s->edges[up->last_edge].key == key) {
-            s->edges[up->last_edge].count++;
-        } else if (likely(s->ecap) &&
-                   s->edges[b = edge_hash(key) & (s->ecap - 1)].key == key) {
-            s->edges[b].count++; /* first probe hits: the common case */
-            up->last_callee = f;
-            up->last_edge = b;
-        } else {
-            uint32_t slot = edge_add(s, up->func, f);
-            if (slot == UINT32_MAX)
-                return ptc_nomem(s);
-            up->last_callee = f;
-            up->last_edge = slot;
-        }
+        struct ecache *ec = &s->ecache[fr[-1].func];
+        int e;
+        if (likely(ec->callee1 == f + 1))
+            ec->pending++;
+        else if ((e = ptc_edge_count(s, fr[-1].func, f)))
+            return e;
     }
     t->depth++;
     if (unlikely(s->hook != NULL))
@@ -262,7 +284,6 @@ int ptc_thread_start_from(struct ptc_session *s, struct thread *t, const struct 
         t->frames[i] = fr[i];
         t->frames[i].child = 0;
         t->frames[i].flags |= FR_INHERITED;
-        t->frames[i].last_callee = UINT32_MAX;
         t->active[f]++;
     }
     t->depth = n;
@@ -315,9 +336,14 @@ static PTC_INLINE int get_short_varint(const uint8_t **pp, const uint8_t *end, u
     return 0;
 }
 
-/* Soft front-end fast path (see decode_internal.h). */
-int ptc_thread_soft_fast(struct ptc_session *s, struct thread *t, const uint8_t **pp,
-                         const uint8_t *end, int timed, uint64_t *tsc, uint64_t *records)
+PTC_NOINLINE int ptc_thread_hit(struct ptc_session *s, struct thread *t, uint32_t id)
+{
+    return apply_hit(s, t, t->proc->stubs, t->proc->nstubs, id);
+}
+
+/* The soft fast path for sessions with a call hook (see decode_internal.h). */
+int ptc_thread_soft_hooked(struct ptc_session *s, struct thread *t, const uint8_t **pp,
+                           const uint8_t *end, int timed, uint64_t *tsc, uint64_t *records)
 {
     const uint8_t *p = *pp;
     const struct stubent *stubs = t->proc->stubs;
@@ -392,6 +418,8 @@ int ptc_thread_feed(struct ptc_session *s, struct thread *t, const struct ptc_ev
             if (e->has_time)
                 t->last = e->tsc;
         } else if (e->type == PTC_EV_FORK) {
+            if (s->par_n > 1) /* the child's stack comes from this thread: not splittable */
+                return ptc_session_set_error(s, PTC_E_UNSUPPORTED, "parallel decode: fork");
             if (e->has_time)
                 t->last = e->tsc;
             if (e->count > UINT32_MAX)

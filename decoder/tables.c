@@ -94,6 +94,7 @@ struct thread *ptc_thread_get(struct ptc_session *s, uint32_t pid, uint32_t tid)
     t->pid = pid;
     t->tid = tid;
     t->proc = p;
+    t->owner = s->par_n > 1 ? ptc_par_assign(s) : 0;
     t->link.key = thread_key(pid, tid);
     if (htable_add(&s->threads, &t->link)) {
         free(t);
@@ -176,6 +177,10 @@ uint32_t ptc_func_intern(struct ptc_session *s, const char *module, const char *
         if (!ns)
             return UINT32_MAX;
         s->fstats = ns;
+        struct ecache *ne = realloc(s->ecache, nc * sizeof(*ne));
+        if (!ne)
+            return UINT32_MAX;
+        s->ecache = ne;
         s->capfuncs = nc;
     }
     struct func *f = &s->funcs[s->nfuncs];
@@ -190,6 +195,7 @@ uint32_t ptc_func_intern(struct ptc_session *s, const char *module, const char *
         return UINT32_MAX;
     }
     memset(&s->fstats[s->nfuncs], 0, sizeof(struct fstat));
+    memset(&s->ecache[s->nfuncs], 0, sizeof(struct ecache));
     s->fhash[b] = s->nfuncs + 1;
     return s->nfuncs++;
 }
@@ -209,6 +215,7 @@ void ptc_tables_free(struct ptc_session *s)
         func_info_free(&s->funcs[i].info);
     free(s->funcs);
     free(s->fstats);
+    free(s->ecache);
     free(s->fhash);
     for (uint32_t i = 0; i < s->threads.cap; i++)
         for (struct hlink *l = s->threads.bucket[i], *n; l; l = n) {

@@ -8,7 +8,7 @@ if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
 pkgs=(
   build-essential cmake ninja-build pkg-config
   clang-14 llvm-14-dev llvm-14-tools lld-14 lld libclang-rt-14-dev
-  libipt-dev libelf-dev zlib1g-dev
+  libipt-dev libelf-dev zlib1g-dev libdeflate-dev
   python3 valgrind uftrace binutils dpkg-dev time cppcheck
   llvm-14 tcl
 )

@@ -111,6 +111,19 @@ int cli_take_arg(struct cli_args *a, const char *arg)
     return CLI_ARG_TAKEN;
 }
 
+int cli_take_threads(int argc, char **argv, int *i, struct cli_args *a)
+{
+    const char *v;
+    uint64_t n;
+    int r = cli_flag_value(argc, argv, i, "--threads", &v);
+    if (r == 0)
+        return 0;
+    if (r < 0 || cli_parse_u64(v, &n) || n > 1024)
+        return cli_usage_error(a->cmd, a->usage, "--threads needs a number (0 = one per CPU)");
+    a->threads = (unsigned)n;
+    return 1;
+}
+
 int cli_args_done(const struct cli_args *a)
 {
     return a->path ? 0 : cli_usage_error(a->cmd, a->usage, "no trace file given");
@@ -338,7 +351,9 @@ struct ptc_session *cli_decode(struct cli_args *a, ptc_call_hook hook, void *hoo
         ptc_session_set_call_hook(s, hook, hook_ctx);
     if (end_hook)
         ptc_session_set_thread_end_hook(s, end_hook, hook_ctx);
-    int rc = ptc_decode_file(s, a->path, a->salvage ? PTC_DECODE_SALVAGE : 0);
+    unsigned flags = a->salvage ? PTC_DECODE_SALVAGE : 0;
+    int rc = a->threads == 1 ? ptc_decode_file(s, a->path, flags)
+                             : ptc_decode_file_threads(s, a->path, flags, a->threads);
     int salvageable = rc == -PTC_E_TRUNCATED || rc == -PTC_E_CORRUPT ||
                       rc == -PTC_E_UNSUPPORTED || rc == -PTC_E_IO;
     if (rc && !(a->salvage && salvageable && ptc_session_num_funcs(s))) {

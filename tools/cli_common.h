@@ -31,6 +31,8 @@ struct cli_args {
     const char *cmd, *usage;
     const char *path;
     int salvage;
+    unsigned threads;       /* --threads N of report and graph: decode threads (0 = one
+                             * per CPU); 1 when the command has no such option */
     int damage;             /* set by cli_decode(): error code of the damage, 0 if none */
     char damage_msg[512];   /* and what was lost */
 };
@@ -39,6 +41,9 @@ struct cli_args {
  * on, else the command's exit status: 0 after printing the usage for --help, 2 after a
  * usage error (an unknown option, a second trace file). */
 int cli_take_arg(struct cli_args *a, const char *arg);
+/* Matches "--threads N" (report, graph): returns 1 after setting a->threads, 0 if argv[*i]
+ * is another flag, or the command's exit status 2 after a usage error. */
+int cli_take_threads(int argc, char **argv, int *i, struct cli_args *a);
 /* After the last argument: 0, or 2 after the usage error when no trace file was given. */
 int cli_args_done(const struct cli_args *a);
 /* Decodes a->path into a new session (with the Intel PT front-end attached when linked

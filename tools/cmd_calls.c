@@ -199,7 +199,7 @@ static void thread_end(void *ctx, uint32_t pid, uint32_t tid, uintptr_t *user)
 
 int cmd_calls(int argc, char **argv)
 {
-    struct cli_args a = {.cmd = "calls", .usage = USAGE};
+    struct cli_args a = {.cmd = "calls", .usage = USAGE, .threads = 1};
     const char *v;
     struct calls_ctx c;
     memset(&c, 0, sizeof(c));

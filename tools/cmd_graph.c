@@ -7,9 +7,11 @@
 #include "commands.h"
 
 static const char USAGE[] =
-    "usage: ptcall graph FILE [--min-calls N] [--salvage]\n"
+    "usage: ptcall graph FILE [--min-calls N] [--threads N] [--salvage]\n"
     "  --min-calls N  leave out edges called fewer than N times, and functions called fewer\n"
     "                 than N times that no kept edge touches (default 1)\n"
+    "  --threads N    decode with N threads, one per traced thread at most (default 1;\n"
+    "                 0 = one per CPU); the output is the same\n"
     "  --salvage      graph what precedes damage in a truncated or corrupt trace\n"
     "Writes DOT to stdout: ptcall graph run.ptc | dot -Tsvg > run.svg\n";
 
@@ -23,7 +25,7 @@ static int cmp_edge(const void *a, const void *b)
 
 int cmd_graph(int argc, char **argv)
 {
-    struct cli_args a = {.cmd = "graph", .usage = USAGE};
+    struct cli_args a = {.cmd = "graph", .usage = USAGE, .threads = 1};
     const char *v;
     uint64_t min_calls = 1;
     for (int i = 1; i < argc; i++) {
@@ -31,6 +33,9 @@ int cmd_graph(int argc, char **argv)
         if ((r = cli_flag_value(argc, argv, &i, "--min-calls", &v))) {
             if (r < 0 || cli_parse_u64(v, &min_calls))
                 return cli_usage_error("graph", USAGE, "--min-calls needs a number");
+        } else if ((r = cli_take_threads(argc, argv, &i, &a))) {
+            if (r != 1)
+                return r;
         } else if ((r = cli_take_arg(&a, argv[i])) != CLI_ARG_TAKEN) {
             return r;
         }

@@ -8,11 +8,13 @@
 
 static const char USAGE[] =
     "usage: ptcall report FILE [--top N] [--sort calls|self|total] [--format table|csv|json]\n"
-    "                          [--salvage]\n"
+    "                          [--threads N] [--salvage]\n"
     "  --top N       show the N hottest functions (default 20 for table, all for csv/json;\n"
     "                0 = all)\n"
     "  --sort KEY    calls, self or total (default total, or calls for untimed traces)\n"
     "  --format F    table (for people), csv or json (versioned, see docs/usage.md)\n"
+    "  --threads N   decode with N threads, one per traced thread at most (default 1;\n"
+    "                0 = one per CPU); the output is the same\n"
     "  --salvage     analyse what precedes damage in a truncated or corrupt trace\n";
 
 enum sort_key { SORT_DEFAULT, SORT_CALLS, SORT_SELF, SORT_TOTAL };
@@ -207,7 +209,7 @@ int cmd_report(int argc, char **argv)
 {
     static const char *const sort_keys[] = {"calls", "self", "total", NULL};
     static const char *const formats[] = {"table", "csv", "json", NULL};
-    struct cli_args a = {.cmd = "report", .usage = USAGE};
+    struct cli_args a = {.cmd = "report", .usage = USAGE, .threads = 1};
     const char *v;
     uint64_t top = 0;
     int have_top = 0;
@@ -227,6 +229,9 @@ int cmd_report(int argc, char **argv)
             if (r < 0)
                 return cli_usage_error("report", USAGE, "--format takes table, csv or json");
             fmt = (enum fmt)(FMT_TABLE + k);
+        } else if ((r = cli_take_threads(argc, argv, &i, &a))) {
+            if (r != 1)
+                return r;
         } else if ((r = cli_take_arg(&a, argv[i])) != CLI_ARG_TAKEN) {
             return r;
         }

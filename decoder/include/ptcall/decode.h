@@ -88,6 +88,16 @@ int ptc_session_finish(struct ptc_session *s);
 #define PTC_DECODE_SALVAGE 0x1u
 int ptc_decode_file(struct ptc_session *s, const char *path, unsigned flags);
 int ptc_decode_memory(struct ptc_session *s, const void *data, size_t size, unsigned flags);
+/* ptc_decode_file() with up to nthreads threads (0: one per online CPU): a soft trace's
+ * threads are decoded by different workers and their figures added up. The result is
+ * exactly ptc_decode_file()'s; what cannot be split (one thread, fork, Intel PT, damage,
+ * PTC_DECODE_SALVAGE, a call or thread-end hook, a session already used) is decoded
+ * serially. Costs one extra read of the file per worker. */
+int ptc_decode_file_threads(struct ptc_session *s, const char *path, unsigned flags,
+                            unsigned nthreads);
+/* How many threads decoded the session's events: 1 unless ptc_decode_file_threads() could
+ * split them. */
+unsigned ptc_session_decode_threads(const struct ptc_session *s);
 
 /* Chunk handlers for chunk types the session does not decode itself (e.g. Intel PT
  * chunks 32..63): fn gets every CRC-checked chunk whose type is in [first, last] and

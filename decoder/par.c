@@ -1,0 +1,230 @@
+/* Parallel decode of a soft trace, split by threads: the shadow stacks of different threads
+ * never meet (docs/trace-format.md section 7), so each of N workers -- a full session of its
+ * own -- reads the whole file, keeps the process-level state (modules, processes, time bases,
+ * sequence numbers) like a serial decode, but decodes (and CRC-checks) only the event chunks
+ * of the threads given to it; the workers' figures are then added up. Threads go to the
+ * worker with the fewest event bytes so far, decided from chunk headers that every worker
+ * sees in the same order, so all agree without talking to each other.
+ *
+ * What cannot be split -- a fork (the child's stack is its parent thread's), Intel PT
+ * chunks, damage of any kind -- makes a worker give up, and the file is decoded serially
+ * instead, so results and error messages are always exactly the serial ones. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "decode_internal.h"
+
+unsigned ptc_session_decode_threads(const struct ptc_session *s)
+{
+    return s->par_used ? s->par_used : 1;
+}
+
+uint32_t ptc_par_assign(struct ptc_session *s)
+{
+    /* threads often announce themselves (THREAD START) before any of their events: ties
+     * of load go to the worker with fewer threads */
+    uint32_t best = 0;
+    for (uint32_t k = 1; k < s->par_n; k++)
+        if (s->par_load[k] < s->par_load[best] ||
+            (s->par_load[k] == s->par_load[best] && s->par_nthr[k] < s->par_nthr[best]))
+            best = k;
+    s->par_nthr[best]++;
+    return best;
+}
+
+int ptc_par_owns(struct ptc_session *s, uint32_t pid, uint32_t tid)
+{
+    struct thread *t = ptc_thread_get(s, pid, tid); /* every worker adds it, in file order */
+    if (!t)
+        return ptc_nomem(s);
+    return t->owner == s->par_k;
+}
+
+static int give_up(struct ptc_session *s, const char *why)
+{
+    return ptc_session_set_error(s, PTC_E_UNSUPPORTED, "parallel decode: %s", why);
+}
+
+int ptc_par_filter(struct ptc_session *s, const struct ptc_chunk *c)
+{
+    if (*s->par_stop)
+        return give_up(s, "another worker gave up");
+    if (s->backend != PTC_BACKEND_SOFT || c->h.type >= PTC_CHUNK_PT_FIRST)
+        return give_up(s, "not a soft trace");
+    if (c->h.type == PTC_CHUNK_PROCESS && c->h.payload_size >= 8) {
+        uint32_t how;
+        memcpy(&how, (const uint8_t *)c->payload + 4, 4);
+        if (how == PTC_PROC_FORK)
+            return give_up(s, "fork");
+    }
+    if (!c->h.tid)
+        return 1;
+    struct thread *t = ptc_thread_get(s, c->h.pid, c->h.tid);
+    if (!t)
+        return ptc_nomem(s);
+    if (c->h.type == PTC_CHUNK_SOFT_EVENTS)
+        s->par_load[t->owner] += c->h.payload_size;
+    return t->owner == s->par_k;
+}
+
+/* The reader's CRC filter: another worker checks (and decodes) this chunk. */
+static int skip_crc(void *ctx, const struct ptc_chunk_header *h)
+{
+    struct ptc_session *s = ctx;
+    return h->tid && h->type == PTC_CHUNK_SOFT_EVENTS && ptc_par_owns(s, h->pid, h->tid) == 0;
+}
+
+struct worker {
+    struct ptc_session *s;
+    const char *path;
+    volatile int *stop;
+    pthread_t th;
+    int rc;
+};
+
+static void *work(void *arg)
+{
+    struct worker *w = arg;
+    struct ptc_reader *r;
+    int rc = ptc_reader_open(&r, w->path);
+    if (!r) {
+        w->rc = -PTC_E_NOMEM;
+    } else {
+        ptc_reader_set_crc_skip(r, skip_crc, w->s);
+        w->rc = ptc_decode_reader(w->s, r, rc, 0, w->path);
+    }
+    if (w->rc)
+        *w->stop = 1;
+    return NULL;
+}
+
+/* Adds worker w's figures to d (worker 0). Returns 0 or -PTC_E_*. */
+static int merge(struct ptc_session *d, const struct ptc_session *w)
+{
+    if (w->nfuncs != d->nfuncs) /* cannot happen: both read the same MODULE chunks */
+        return give_up(d, "function tables differ");
+    for (uint32_t f = 0; f < w->nfuncs; f++) {
+        d->fstats[f].calls += w->fstats[f].calls;
+        d->fstats[f].total += w->fstats[f].total;
+        d->fstats[f].self += w->fstats[f].self;
+    }
+    struct ptc_edge *e;
+    size_t n = ptc_session_edges(w, &e); /* with the calls pending in its edge cache */
+    if (n == (size_t)-1)
+        return ptc_nomem(d);
+    for (size_t i = 0; i < n; i++)
+        if (ptc_edge_add_count(d, e[i].caller, e[i].callee, e[i].count)) {
+            free(e);
+            return ptc_nomem(d);
+        }
+    free(e);
+    struct ptc_totals *a = &d->tot;
+    const struct ptc_totals *b = &w->tot;
+    a->events += b->events;
+    a->chunks += b->chunks;
+    a->threads += b->threads;
+    a->gaps += b->gaps;
+    a->lost_events += b->lost_events;
+    a->lost_other += b->lost_other;
+    a->missing_chunks += b->missing_chunks;
+    a->repairs += b->repairs;
+    a->unwound += b->unwound;
+    a->unmatched += b->unmatched;
+    a->broken_frames += b->broken_frames;
+    a->open_at_end += b->open_at_end;
+    a->bad_stubs += b->bad_stubs;
+    a->fork_unknown += b->fork_unknown;
+    a->skipped_chunks += b->skipped_chunks;
+    d->timed_events += w->timed_events;
+    d->untimed_events += w->untimed_events;
+    PTC_HTABLE_EACH(&w->threads, const struct thread, x)
+        if (x->owner == w->par_k) {
+            struct thread *y = ptc_thread_find(d, x->pid, x->tid);
+            if (!y)
+                return give_up(d, "thread tables differ");
+            y->events += x->events;
+            y->lost += x->lost;
+            y->gaps += x->gaps;
+        }
+    return 0;
+}
+
+/* Moves worker 0's tables into s, keeping what the caller set on s (chunk handlers). */
+static void adopt(struct ptc_session *s, struct ptc_session *w0)
+{
+    struct ptc_session keep = *s;
+    *s = *w0;
+    memcpy(s->handlers, keep.handlers, sizeof(s->handlers));
+    s->nhandlers = keep.nhandlers;
+    s->hook = keep.hook;
+    s->hook_ctx = keep.hook_ctx;
+    s->end_hook = keep.end_hook;
+    s->end_hook_ctx = keep.end_hook_ctx;
+    s->par_n = 0;
+    s->par_k = 0;
+    s->par_stop = NULL;
+    s->finished = 0; /* so that the handlers' finish callbacks run */
+    free(w0);        /* the shell: its tables are s's now */
+}
+
+int ptc_decode_file_threads(struct ptc_session *s, const char *path, unsigned flags,
+                            unsigned nthreads)
+{
+    if (!s || !path)
+        return -PTC_E_ARG;
+    if (nthreads == 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        nthreads = n > 0 ? (unsigned)n : 1;
+    }
+    if (nthreads > PTC_PAR_MAX)
+        nthreads = PTC_PAR_MAX;
+    /* what needs the serial order of every event, or a session already in use */
+    if (nthreads < 2 || (flags & PTC_DECODE_SALVAGE) || s->hook || s->end_hook || s->nfuncs ||
+        s->tot.chunks)
+        return ptc_decode_file(s, path, flags);
+    struct worker w[PTC_PAR_MAX];
+    volatile int stop = 0;
+    unsigned started = 0, made = 0;
+    int ok = 1;
+    for (; made < nthreads; made++) {
+        w[made].s = ptc_session_new();
+        if (!w[made].s) {
+            ok = 0;
+            break;
+        }
+        w[made].s->par_k = made;
+        w[made].s->par_n = nthreads;
+        w[made].s->par_stop = &stop;
+        w[made].path = path;
+        w[made].stop = &stop;
+        w[made].rc = 0;
+    }
+    for (unsigned k = 1; ok && k < nthreads; k++, started++)
+        if (pthread_create(&w[k].th, NULL, work, &w[k])) {
+            stop = 1;
+            ok = 0;
+            break;
+        }
+    if (ok)
+        work(&w[0]); /* worker 0 on this thread */
+    for (unsigned k = 1; k <= started; k++)
+        pthread_join(w[k].th, NULL);
+    for (unsigned k = 0; ok && k < nthreads; k++)
+        if (w[k].rc)
+            ok = 0;
+    unsigned used = 0;
+    for (unsigned k = 0; ok && k < nthreads; k++)
+        used += w[k].s->tot.events != 0;
+    for (unsigned k = 1; ok && k < nthreads; k++)
+        if (merge(w[0].s, w[k].s))
+            ok = 0;
+    for (unsigned k = ok ? 1 : 0; k < made; k++)
+        ptc_session_free(w[k].s);
+    if (!ok) /* decode serially: the exact serial result, or error */
+        return ptc_decode_file(s, path, flags);
+    adopt(s, w[0].s);
+    s->par_used = used;
+    return ptc_session_finish(s);
+}
