@@ -38,19 +38,23 @@ def sh(cmd, **kw):
     return r.stdout
 
 
-def timed_run(cmd, env=None, stdout=subprocess.DEVNULL, cwd=None):
-    """Wall time and peak RSS (KiB) of one run. GNU time measures the RSS: a child forked
-    from this Python process would report Python's own size as its peak."""
+def timed_run(cmd, env=None, stdout=subprocess.DEVNULL, cwd=None, cpu=False):
+    """Wall time and peak RSS (KiB) of one run, and with cpu=True also its CPU time (user +
+    sys). GNU time measures the RSS: a child forked from this Python process would report
+    Python's own size as its peak."""
     rss_file = os.path.join(os.environ.get("TMPDIR", "/tmp"), "ptcall-bench-rss.%d" % os.getpid())
     t0 = time.perf_counter()
-    r = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss_file] + cmd, env=env, stdout=stdout,
+    r = subprocess.run(["/usr/bin/time", "-f", "%M %U %S", "-o", rss_file] + cmd, env=env, stdout=stdout,
                        stderr=subprocess.PIPE, cwd=cwd)
     dt = time.perf_counter() - t0
     if r.returncode != 0:
         sys.exit("bench: %s exited %d\n%s" % (" ".join(cmd), r.returncode, r.stderr.decode(errors="replace")[-2000:]))
     with open(rss_file) as f:
-        rss = int(f.read().split()[-1])
+        fields = f.read().split()
     os.unlink(rss_file)
+    rss = int(fields[-3])
+    if cpu:
+        return dt, rss, float(fields[-2]) + float(fields[-1])
     return dt, rss
 
 
@@ -369,15 +373,17 @@ def bench_decode(a, work, tools, runs):
          "uftrace replay -d uftrace.data > /dev/null"),
     ]
     times = {c[0]: [] for c in cmds}
+    cpus = {c[0]: [] for c in cmds}
     rss = {c[0]: 0 for c in cmds}
     for r in range(runs):
         for name, _, cmd, _ in cmds:
             if name == "uftrace report":
                 with open(rep_out, "w") as f:
-                    dt, mx = timed_run(cmd, stdout=f)
+                    dt, mx, cp = timed_run(cmd, stdout=f, cpu=True)
             else:
-                dt, mx = timed_run(cmd)
+                dt, mx, cp = timed_run(cmd, cpu=True)
             times[name].append(dt)
+            cpus[name].append(cp)
             rss[name] = max(rss[name], mx)
             print("bench: decode: %s run %d/%d %.2f s" % (name, r + 1, runs, dt), file=sys.stderr)
     # The multi-threaded decode (`--threads`): a trace of the threads workload (4 busy threads),
@@ -402,16 +408,30 @@ def bench_decode(a, work, tools, runs):
             times_t[name].append(dt)
             rss_t[name] = max(rss_t[name], mx)
             print("bench: decode: %s run %d/%d %.2f s" % (name, r + 1, runs, dt), file=sys.stderr)
+    # Memory on a long trace: `ptcall report` of ≥ 10^9 events (fib(39) + 400 M tiny calls,
+    # about 1.2 G events; a small one with --quick), peak RSS against the 98 M-event trace's.
+    big_args = ["22", "2000000"] if a.quick else ["39", "400000000"]
+    trace_b = os.path.join(d, "big.ptc")
+    if os.path.exists(trace_b):
+        os.unlink(trace_b)
+    timed_run([ptcall, "record", "-q", "-o", trace_b, "--", b_pt] + big_args)
+    ev_b = ptcall_events(ptcall, trace_b)
+    dt_b, rss_b, cpu_b = timed_run([ptcall, "report", trace_b], cpu=True)
+    big = {"args": big_args, "events": ev_b, "bytes": dir_bytes(trace_b), "s": dt_b, "cpu_s": cpu_b,
+           "rss_kib": rss_b}
+    os.unlink(trace_b)
+    print("bench: decode: big trace %d events, report %.2f s, %d KiB" % (ev_b, dt_b, rss_b), file=sys.stderr)
     uev = 2 * uftrace_calls_text(open(rep_out).read())
     res = {"args": wl.args, "runs": runs, "events_ptcall": ev, "events_uftrace": uev,
-           "bytes_ptcall": dir_bytes(trace), "bytes_uftrace": dir_bytes(uft), "record": {}, "rows": []}
+           "bytes_ptcall": dir_bytes(trace), "bytes_uftrace": dir_bytes(uft), "record": {}, "rows": [],
+           "big": big}
     for name, (dt, mx) in rec.items():
         res["record"][name] = {"s": dt, "rss_kib": mx}
     for name, who, _, shown in cmds:
         med = statistics.median(times[name])
         n = ev if who == "ptcall" else uev
         res["rows"].append({"name": name, "cmd": shown, "events": n, "s": med, "rate": n / med / 1e6,
-                            "rss_kib": rss[name]})
+                            "rss_kib": rss[name], "cpu_rate": n / max(statistics.median(cpus[name]), 1e-9) / 1e6})
     for name, _, shown in cmds_t:
         med = statistics.median(times_t[name])
         res["rows"].append({"name": name, "cmd": shown, "events": ev_t, "s": med, "rate": ev_t / med / 1e6,
@@ -612,6 +632,55 @@ def targets_section(results, facts, lines):
     lines.append("")
 
 
+def perf_targets_section(results, decode, pt, lines):
+    """The performance issue's numbers, from this run's figures."""
+    rows = []
+    if pt and pt["tables"]:
+        tb = pt["tables"][0]
+        none = next((r for r in tb["rows"] if r["timing"] == "none"), None)
+        if none:
+            f, q, par = none["fast"][0], none["query"][0], none["par"][1]
+            rows.append(("PT decode, one thread, timing-free stream: ≥ 100 M stub hits/s and ≥ 8× libipt's query decoder",
+                         "%.1f M hits/s, %.1f× (libipt query %.1f)" % (f, f / q, q), f >= 100 and f / q >= 8))
+            rows.append(("PT decode with both cores: ≥ 1.8× the single-thread rate",
+                         "%.1f M hits/s wall = %.2f×" % (par, par / f), par / f >= 1.8))
+    if decode:
+        rr = {r["name"]: r for r in decode["rows"]}
+        r = rr.get("ptcall report")
+        if r:
+            rows.append(("soft-trace decode, one thread: ≥ 200 M events/s",
+                         "%.1f M events/s of CPU (%.1f wall)" % (r["cpu_rate"], r["rate"]), r["cpu_rate"] >= 200))
+        t1, t2 = rr.get("ptcall report (threads trace)"), rr.get("ptcall report --threads 2 (threads trace)")
+        if t1 and t2:
+            rows.append(("soft-trace decode with both cores (4-thread trace)", "%.2f× the one-thread wall rate"
+                         % (t2["rate"] / t1["rate"]), None))
+        b = decode.get("big")
+        if b:
+            rows.append(("memory: `ptcall report` of a 10⁹-event trace ≤ 64 MiB + the function table",
+                         "%.1f MiB peak RSS on %d events" % (b["rss_kib"] / 1024, b["events"]), b["rss_kib"] <= 64 * 1024))
+    if "calls" in results:
+        row = results["calls"][1]
+        u, t, n = row["uftrace record"], row["ptcall soft, timestamps"], row["ptcall soft, no timestamps"]
+        rows.append(("soft tracing, calls workload: ≤ 1/4 of uftrace's slowdown with timestamps",
+                     "%.3f" % (t["ratio"] / u["ratio"]), t["ratio"] / u["ratio"] <= 0.25))
+        rows.append(("soft tracing, calls workload: ≤ 1/20 of uftrace's slowdown without timestamps",
+                     "%.3f" % (n["ratio"] / u["ratio"]), n["ratio"] / u["ratio"] <= 0.05))
+    real = [(k, r) for k, (wl, r) in results.items() if k in ("bzip2", "lua", "sqlite")]
+    if real:
+        rows.append(("untraced instrumented build ≤ 1.03× the uninstrumented one on the real programs",
+                     "; ".join("%s %.2f× (XRay unpatched %.2f×)" % (k, r["ptcall untraced"]["ratio"],
+                                                                    r["XRay unpatched"]["ratio"]) for k, r in real),
+                     all(r["ptcall untraced"]["ratio"] <= 1.03 for _, r in real)))
+    if not rows:
+        return
+    lines.append("## Against the performance issue's targets (this run)\n")
+    lines.append("| target | measured | met |")
+    lines.append("|---|---|---|")
+    for what, got, ok in rows:
+        lines.append("| %s | %s | %s |" % (what, got, "reported" if ok is None else "yes" if ok else "**no**"))
+    lines.append("")
+
+
 def decode_section(a, decode, pt, lines):
     if not decode and not pt:
         return
@@ -628,16 +697,17 @@ def decode_section(a, decode, pt, lines):
                         decode["bytes_uftrace"] / max(decode["events_uftrace"], 1)))
         lines.append("Recording (one run each): %s.\n" % "; ".join(
             "%s %.2f s, peak RSS %.1f MiB" % (k, v["s"], v["rss_kib"] / 1024) for k, v in decode["record"].items()))
-    lines.append("| decoder | input | command | events | s | M events/s | × ptcall report | peak RSS MiB |")
-    lines.append("|---|---|---|---:|---:|---:|---:|---:|")
+    lines.append("| decoder | input | command | events | s (wall) | M events/s (wall) | M events/s (CPU) | × ptcall report | peak RSS MiB |")
+    lines.append("|---|---|---|---:|---:|---:|---:|---:|---:|")
     ref = None
     if decode:
         ref = decode["rows"][0]["rate"]
         for r in decode["rows"]:
-            lines.append("| %s | %s | `%s` | %d | %.2f | %.1f | %.3f | %.1f |"
+            lines.append("| %s | %s | `%s` | %d | %.2f | %.1f | %s | %.3f | %.1f |"
                          % (r["name"], r.get("input", "soft trace" if r["name"].startswith("ptcall") else "uftrace.data"),
-                            r["cmd"],
-                            r["events"], r["s"], r["rate"], r["rate"] / ref, r["rss_kib"] / 1024))
+                            r["cmd"], r["events"], r["s"], r["rate"],
+                            "%.1f" % r["cpu_rate"] if "cpu_rate" in r else "",
+                            r["rate"] / ref, r["rss_kib"] / 1024))
     if pt and pt["tables"] and pt["tables"][0]["rows"]:
         tb = pt["tables"][0]
         row = next((x for x in tb["rows"] if x["timing"] == "tsc"), tb["rows"][0])
@@ -646,8 +716,9 @@ def decode_section(a, decode, pt, lines):
                                 ("ptcall PT parallel, %d threads (wall)" % tb["threads"], "par", 1),
                                 ("libipt query decoder", "query", 0), ("libipt packet decoder", "packet", 0)):
             rate = row[key][col]
-            lines.append("| %s | synthetic PT, --timing %s | `%s` | %d | %.2f | %.1f | %s | %.1f\\* |"
-                         % (label, row["timing"], tb["cmd"], hits, hits / rate / 1e6, rate,
+            lines.append("| %s | synthetic PT, --timing %s | `%s` | %d | %.2f | %s | %s | %s | %.1f\\* |"
+                         % (label, row["timing"], tb["cmd"], hits, hits / rate / 1e6,
+                            "%.1f" % rate if col else "", "" if col else "%.1f" % rate,
                             "%.3f" % (rate / ref) if ref else "", tb["rss_kib"] / 1024))
     if decode:
         rr = {r["name"]: r for r in decode["rows"]}
@@ -658,6 +729,14 @@ def decode_section(a, decode, pt, lines):
                         rr["ptcall calls"]["rate"] / rr["uftrace replay"]["rate"],
                         rr["ptcall report"]["rss_kib"] / 1024, rr["uftrace report"]["rss_kib"] / 1024,
                         rr["ptcall calls"]["rss_kib"] / 1024, rr["uftrace replay"]["rss_kib"] / 1024))
+        b = decode.get("big")
+        if b:
+            lines.append("")
+            lines.append("Long trace: `ptcall record` of `calls %s` (%d events, %.2f GB), then `ptcall report`: %.1f s wall, "
+                         "%.1f M events/s of CPU, peak RSS **%.1f MiB** (%.1f MiB on the %d-event trace above): memory "
+                         "does not grow with the trace."
+                         % (" ".join(b["args"]), b["events"], b["bytes"] / 1e9, b["s"], b["events"] / max(b["cpu_s"], 1e-9) / 1e6,
+                            b["rss_kib"] / 1024, rr["ptcall report"]["rss_kib"] / 1024, decode["events_ptcall"]))
     lines.append("")
     if pt:
         lines.append("\\* The PT rows come from one `pt_decode_bench` process that holds the whole synthetic stream in "
@@ -704,6 +783,7 @@ def write_report(a, info, results, facts, decode, pt):
         lines.append("Timestamp cost (`bench/rdtsc_cost.c`): %.1f ns per `rdtsc`, %.1f ns per `clock_gettime`.\n"
                      % (facts["rdtsc_ns"], facts["clock_gettime_ns"]))
     decode_section(a, decode, pt, lines)
+    perf_targets_section(results or {}, decode, pt, lines)
     text = "\n".join(lines) + "\n"
     print(text)
     begin, end = "<!-- bench/run.py begin -->", "<!-- bench/run.py end -->"
