@@ -149,6 +149,22 @@ static const uint64_t ip_keep[8] = {~0ULL, ~0xffffULL, ~0xffffffffULL, 0,
                                     ~0xffffffffffffULL, 0, 0, 0};
 static const int8_t ipb_len[8] = {0, 2, 4, 6, 6, -1, 8, -1};
 
+/* The steady-state loop decodes IPs without branches (the compression of consecutive
+ * packets is as good as random, so any branch on it mispredicts): the kept bits come from
+ * ip_keep, and IPBytes 3 is sign-extended from bit 47 by a shift pair that is a no-op for
+ * the others. The payload length comes from a nibble table in a register rather than from
+ * memory: it is on the loop's critical path (the next packet's address depends on it). */
+#define IPB_LEN(ipb) ((0x08066420u >> ((ipb) * 4)) & 0xfu)
+#define IPB_OK_PGE 0x5eu /* IPBytes 1, 2, 3, 4, 6: TIP.PGE must carry an IP */
+#define IPB_OK_PGD 0x5fu /* and 0 (suppressed) for TIP.PGD */
+static inline uint64_t ip_decomp(uint64_t last, uint64_t raw, unsigned ipb)
+{
+    uint64_t keep = ip_keep[ipb];
+    unsigned sh = (unsigned)(ipb == 3) << 4;
+    uint64_t ip = (last & keep) | (raw & ~keep);
+    return (uint64_t)((int64_t)(ip << sh) >> sh);
+}
+
 #define NOMEM PTC_FAST_NOMEM
 
 int ptc_pt_fast_run(const struct ptc_pt_dcfg *cfg, struct ptc_pt_fstate *fs,
@@ -194,17 +210,17 @@ int ptc_pt_fast_run(const struct ptc_pt_dcfg *cfg, struct ptc_pt_fstate *fs,
             while (pos < lim) {
                 const uint8_t *p = buf + pos;
                 uint8_t b = p[0];
+                unsigned ipb = b >> 5;
+                /* decoded before the packet type is known: both IP packets need it, and
+                 * the 8-byte loads stay inside buf (pos < lim) */
+                uint64_t ip = ip_decomp(last_ip, rd_le8(p + 1, 8), ipb);
+                size_t end = pos + 1 + IPB_LEN(ipb);
                 if ((b & 0x1f) == 0x11) { /* TIP.PGE */
-                    int ipb = b >> 5;
-                    if (ipb == 0 || ipb_len[ipb] < 0 || qn == qcap)
+                    if (!((IPB_OK_PGE >> ipb) & 1) || qn == qcap)
                         break;
-                    uint64_t raw = rd_le8(p + 1, 8);
-                    uint64_t ip = ipb == 3 ? (uint64_t)(((int64_t)(raw << 16)) >> 16)
-                                           : (last_ip & ip_keep[ipb]) | (raw & ~ip_keep[ipb]);
                     if (ip - rs >= rl)
                         break; /* not a stub: the general loop decides */
                     last_ip = ip;
-                    size_t end = pos + 1 + (size_t)ipb_len[ipb];
                     q[qn++] = (struct ptc_pt_item){.kind = PTC_PT_ITEM_HIT,
                                                    .has_time = (uint8_t)timed,
                                                    .ip = ip,
@@ -213,18 +229,11 @@ int ptc_pt_fast_run(const struct ptc_pt_dcfg *cfg, struct ptc_pt_fstate *fs,
                     pos = end;
                     continue;
                 }
-                if (b == 0x01) { /* TIP.PGD, IP suppressed */
-                    pos++;
-                    continue;
-                }
-                if ((b & 0x1f) == 0x01) { /* TIP.PGD with the return address */
-                    int ipb = b >> 5;
-                    if (ipb_len[ipb] < 0)
+                if ((b & 0x1f) == 0x01) { /* TIP.PGD, suppressed or with the return address */
+                    if (!((IPB_OK_PGD >> ipb) & 1))
                         break;
-                    uint64_t raw = rd_le8(p + 1, 8);
-                    last_ip = ipb == 3 ? (uint64_t)(((int64_t)(raw << 16)) >> 16)
-                                       : (last_ip & ip_keep[ipb]) | (raw & ~ip_keep[ipb]);
-                    pos += 1 + (size_t)ipb_len[ipb];
+                    last_ip = ip; /* IPBytes 0 keeps every bit */
+                    pos = end;
                     continue;
                 }
                 if (b == 0x59) { /* MTC */
