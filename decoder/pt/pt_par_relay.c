@@ -58,10 +58,13 @@ static int claim(struct relay *r, uint64_t *k, uint64_t *a, uint64_t *b)
 }
 
 /* Waits until piece k may go out. Spins first: the wait is usually the other thread
- * handing out its piece, shorter than a sleep and wake-up (system calls, slow on a VM). */
+ * handing out its piece, shorter than a sleep and wake-up (system calls, slow on a VM).
+ * But briefly (a few microseconds): when the thread it waits for is not running (a
+ * shared machine), every spin is CPU taken from it. */
+#define SPIN 256
 static int wait_turn(struct relay *r, uint64_t k)
 {
-    for (int i = 0; i < (1 << 14); i++) {
+    for (int i = 0; i < SPIN; i++) {
         if (atomic_load_explicit(&r->turn, memory_order_acquire) == k)
             return !atomic_load(&r->stop);
         if (atomic_load_explicit(&r->stop, memory_order_relaxed))
