@@ -1,9 +1,9 @@
 /* Fast path: a specialised Intel PT packet parser for stub-filtered traces.
  *
  * Speed: it interprets while it parses (stub hits go straight into the output queue, no
- * intermediate events), tests the two packets a stub trace is made of (TIP.PGE, TIP.PGD)
- * before anything else, and decompresses IPs with a mask table instead of a switch. It is
- * resumable at any packet boundary (struct ptc_pt_fstate), so a stream can be decoded as it
+ * intermediate events), and hands the steady state of a stub trace (TIP.PGE, TIP.PGD,
+ * timing) to a loop of its own (pt_steady.c); this file is the general parser around it,
+ * for PSB+, FUP, OVF and everything else that is rare. It is resumable at any packet boundary (struct ptc_pt_fstate), so a stream can be decoded as it
  * arrives.
  *
  * It understands PAD, PSB, PSBEND, TIP.PGE, TIP.PGD, FUP, TSC, TMA, MTC, CYC, CBR, MODE and

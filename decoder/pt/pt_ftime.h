@@ -107,8 +107,8 @@ static inline uint64_t t_now(const struct ptc_pt_dcfg *c, const struct ptc_pt_ft
 /* floor(n / d) for a divisor d of 1..255 fixed for a while (the CBR ratio), by one
  * multiplication: with m = floor((2^64 - 1) / d) + 1 the error e = m * d - 2^64 is at most
  * d, and floor(n * m / 2^64) = floor(n / d) whenever n * e < 2^64, so for every n < 2^56;
- * larger n (never seen: CYC sums restart at every TSC) divide. A division per hit cost
- * more than the rest of the hit. */
+ * larger n (never seen: CYC sums restart at every TSC) divide. It replaces a 64-bit
+ * division per CYC-timed hit. */
 struct ptc_recip { uint64_t m; uint32_t d; };
 static inline struct ptc_recip recip_init(uint32_t d)
 {
