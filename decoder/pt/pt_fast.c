@@ -1,9 +1,9 @@
 /* Fast path: a specialised Intel PT packet parser for stub-filtered traces.
  *
  * Speed: it interprets while it parses (stub hits go straight into the output queue, no
- * intermediate events), tests the two packets a stub trace is made of (TIP.PGE, TIP.PGD)
- * before anything else, and decompresses IPs with a mask table instead of a switch. It is
- * resumable at any packet boundary (struct ptc_pt_fstate), so a stream can be decoded as it
+ * intermediate events), and hands the steady state of a stub trace (TIP.PGE, TIP.PGD,
+ * timing) to a loop of its own (pt_steady.c); this file is the general parser around it,
+ * for PSB+, FUP, OVF and everything else that is rare. It is resumable at any packet boundary (struct ptc_pt_fstate), so a stream can be decoded as it
  * arrives.
  *
  * It understands PAD, PSB, PSBEND, TIP.PGE, TIP.PGD, FUP, TSC, TMA, MTC, CYC, CBR, MODE and
@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pt_ftime.h"
 #include "pt_interp.h"
 
 int ptc_pt_aevs_push(struct ptc_pt_aevs *a, const struct ptc_pt_aev *e)
@@ -47,107 +48,6 @@ size_t ptc_pt_find_psb(const uint8_t *buf, size_t len, size_t pos)
     }
     return len;
 }
-
-static inline uint64_t rd_le(const uint8_t *p, int n)
-{
-    uint64_t v = 0;
-    memcpy(&v, p, (size_t)n); /* little-endian host (x86-64 only) */
-    return v;
-}
-
-/* n payload bytes at p when 8 bytes are readable there (one unaligned load) */
-static inline uint64_t rd_le8(const uint8_t *p, int n)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return n == 8 ? v : v & ((1ULL << (8 * n)) - 1);
-}
-
-/* libipt pt_time_update_tsc */
-static inline void t_tsc(struct ptc_pt_ftime *t, uint64_t tsc)
-{
-    t->have_tsc = 1;
-    t->have_tma = 0;
-    t->have_mtc = 0;
-    t->tsc = t->base = tsc;
-    t->ctc = 0;
-    t->fc = 0;
-    t->cyc_base_tsc = tsc;
-    t->cyc_sum = 0;
-}
-
-/* libipt pt_time_update_tma; returns -1 where libipt fails */
-static inline int t_tma(const struct ptc_pt_dcfg *c, struct ptc_pt_ftime *t, uint32_t ctc,
-                        uint32_t fc)
-{
-    if (!t->have_tsc || t->have_tma || t->have_mtc)
-        return -1;
-    uint32_t mtc_hi = (uint32_t)c->mtc_freq + 8;
-    uint32_t mask = (1u << mtc_hi) - 1u;
-    t->have_tma = 1;
-    t->base -= fc;
-    t->fc += fc;
-    if (mtc_hi <= 16)
-        t->have_mtc = 1;
-    t->ctc = ctc & mask;
-    return 0;
-}
-
-/* libipt pt_time_update_mtc (errors are ignored like pt_qry_apply_mtc does for config).
- * mul = cpuid_0x15_ebx / cpuid_0x15_eax when that is exact (then (d * ebx) / eax == d * mul),
- * else 0. */
-static inline int t_mtc(const struct ptc_pt_dcfg *c, struct ptc_pt_ftime *t, uint8_t payload,
-                        uint64_t mul)
-{
-    if (t->have_tsc && !t->have_tma)
-        return 0;
-    uint64_t base = t->base;
-    uint32_t last_ctc = t->ctc;
-    uint32_t ctc = (uint32_t)payload << c->mtc_freq;
-    int have_mtc = t->have_mtc;
-    t->have_mtc = 1;
-    t->fc = 0;
-    t->ctc = ctc;
-    if (!have_mtc) {
-        if (!t->have_tma)
-            return 0;
-        if (last_ctc & ~0xffffu)
-            return -1;
-        uint32_t ctc_lo = ctc & 0xffffu, ctc_hi = ctc & ~0xffffu;
-        if (ctc_lo < last_ctc) {
-            ctc_hi -= 1u << 16;
-            ctc_hi &= 0xffu << c->mtc_freq;
-        }
-        last_ctc |= ctc_hi;
-    }
-    if (ctc < last_ctc) {
-        ctc += 1u << (c->mtc_freq + 8);
-        if (ctc < last_ctc)
-            return -1; /* libipt: -pte_bad_packet, counted as lost MTC */
-    }
-    uint32_t delta = ctc - last_ctc;
-    if (mul)
-        base += (uint64_t)delta * mul;
-    else if (c->cpuid_0x15_eax && c->cpuid_0x15_ebx)
-        base += ((uint64_t)delta * c->cpuid_0x15_ebx) / c->cpuid_0x15_eax;
-    else
-        return 0;
-    t->tsc = t->base = base;
-    return 0;
-}
-
-static inline uint64_t t_now(const struct ptc_pt_dcfg *c, const struct ptc_pt_ftime *t)
-{
-    if ((c->flags & PTC_PT_F_CYC) && c->nom_freq && t->cbr)
-        return t->cyc_base_tsc + (t->cyc_sum * c->nom_freq) / t->cbr;
-    return t->tsc;
-}
-
-/* Bits of the last IP that an IP packet keeps, by its IPBytes field (SDM "IP compression");
- * 3 (sign-extended 48 bits) is handled apart, 5 and 7 are reserved. */
-static const uint64_t ip_keep[8] = {~0ULL, ~0xffffULL, ~0xffffffffULL, 0,
-                                    ~0xffffffffffffULL, 0, 0, 0};
-static const int8_t ipb_len[8] = {0, 2, 4, 6, 6, -1, 8, -1};
 
 #define NOMEM PTC_FAST_NOMEM
 
@@ -182,91 +82,29 @@ int ptc_pt_fast_run(const struct ptc_pt_dcfg *cfg, struct ptc_pt_fstate *fs,
     while (pos < len) {
         if (!in_psb && !fup_pending && !ovf_pending && !in->have_resume && !in->first_open &&
             cfg->num_ranges == 1 && len - pos > 9) {
-            /* the steady state of a stub trace: TIP.PGE into a stub, TIP.PGD out, timing.
-             * Nothing here changes the interpretation state but the output queue, so it
-             * runs on locals; anything else goes to the general loop below. */
-            struct ptc_pt_item *q = in->q;
-            size_t qn = in->qn, qcap = in->qcap, qn0 = qn;
-            const uint64_t rs = cfg->ranges[0].start;
-            const uint64_t rl = cfg->ranges[0].end - cfg->ranges[0].start;
-            const size_t lim = len - 9; /* 8-byte payload loads stay inside buf */
-            const int timed = time->have_tsc; /* only a TSC sets it: not in this loop */
-            while (pos < lim) {
-                const uint8_t *p = buf + pos;
-                uint8_t b = p[0];
-                if ((b & 0x1f) == 0x11) { /* TIP.PGE */
-                    int ipb = b >> 5;
-                    if (ipb == 0 || ipb_len[ipb] < 0 || qn == qcap)
-                        break;
-                    uint64_t raw = rd_le8(p + 1, 8);
-                    uint64_t ip = ipb == 3 ? (uint64_t)(((int64_t)(raw << 16)) >> 16)
-                                           : (last_ip & ip_keep[ipb]) | (raw & ~ip_keep[ipb]);
-                    if (ip - rs >= rl)
-                        break; /* not a stub: the general loop decides */
-                    last_ip = ip;
-                    size_t end = pos + 1 + (size_t)ipb_len[ipb];
-                    q[qn++] = (struct ptc_pt_item){.kind = PTC_PT_ITEM_HIT,
-                                                   .has_time = (uint8_t)timed,
-                                                   .ip = ip,
-                                                   .tsc = timed ? t_now(cfg, time) : 0,
-                                                   .off = base + end};
-                    pos = end;
-                    continue;
-                }
-                if (b == 0x01) { /* TIP.PGD, IP suppressed */
-                    pos++;
-                    continue;
-                }
-                if ((b & 0x1f) == 0x01) { /* TIP.PGD with the return address */
-                    int ipb = b >> 5;
-                    if (ipb_len[ipb] < 0)
-                        break;
-                    uint64_t raw = rd_le8(p + 1, 8);
-                    last_ip = ipb == 3 ? (uint64_t)(((int64_t)(raw << 16)) >> 16)
-                                       : (last_ip & ip_keep[ipb]) | (raw & ~ip_keep[ipb]);
-                    pos += 1 + (size_t)ipb_len[ipb];
-                    continue;
-                }
-                if (b == 0x59) { /* MTC */
-                    if (use_mtc && t_mtc(cfg, time, p[1], mul))
-                        return PTC_FAST_FAIL;
-                    pos += 2;
-                    continue;
-                }
-                if ((b & 3) == 3) { /* CYC */
-                    uint64_t v = b >> 3;
-                    size_t n = 1;
-                    if (b & 4) { /* more bytes while bit 0 is set; 9 are readable here */
-                        unsigned shift = 5;
-                        uint8_t x;
-                        do {
-                            x = p[n++];
-                            v |= (uint64_t)(x >> 1) << shift;
-                            shift += 7;
-                        } while ((x & 1) && n < 8);
-                        if (x & 1)
-                            break; /* a very long one: the general loop */
-                    }
-                    time->cyc_sum += v;
-                    pos += n;
-                    continue;
-                }
-                if (b == 0x00) { /* PAD */
-                    pos++;
-                    continue;
-                }
-                break;
-            }
+            /* the steady state of a stub trace (pt_steady.c). Nothing there changes the
+             * interpretation state but the output queue. */
+            struct ptc_steady st = {.buf = buf, .pos = pos, .lim = len - 9, .base = base,
+                                    .last_ip = last_ip, .rs = cfg->ranges[0].start,
+                                    .rl = cfg->ranges[0].end - cfg->ranges[0].start,
+                                    .mtc_mul = mul, .q = in->q, .qn = in->qn,
+                                    .qcap = in->qcap};
+            int r = ptc_pt_steady(cfg, time, &st);
+            size_t qn0 = in->qn, qn = st.qn;
+            pos = st.pos;
+            last_ip = st.last_ip;
             if (qn != qn0) {
                 nev += qn - qn0;
                 in->st->hits += qn - qn0;
                 in->touched = 1;
-                if (q[qn - 1].has_time) {
-                    in->last_tsc = q[qn - 1].tsc;
+                if (in->q[qn - 1].has_time) {
+                    in->last_tsc = in->q[qn - 1].tsc;
                     in->have_last = 1;
                 }
                 in->qn = qn;
             }
+            if (r)
+                return PTC_FAST_FAIL;
             if (pos >= len)
                 break;
         }

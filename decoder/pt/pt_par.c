@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "pt_interp.h"
+#include "pt_par_int.h"
 
 struct piece {
     size_t stream;
@@ -159,7 +160,7 @@ struct cursor {
     size_t drop;               /* item index in the current piece that was a resume */
 };
 
-static void add_stats(struct ptc_pt_stream_stats *t, const struct ptc_pt_stream_stats *s)
+void ptc_pt_par_add_stats(struct ptc_pt_stream_stats *t, const struct ptc_pt_stream_stats *s)
 {
     t->bytes += s->bytes;
     t->hits += s->hits;
@@ -227,7 +228,7 @@ static int head(struct par *x, struct cursor *c, size_t si)
             c->have_resume = in->have_resume;
             c->resume_ip = in->resume_ip;
         }
-        add_stats(&x->s[si].st, &st);
+        ptc_pt_par_add_stats(&x->s[si].st, &st);
         c->it = in->q;
         c->open = 1;
         c->m = in->qn;
@@ -247,6 +248,9 @@ int ptc_pt_par_decode(const struct ptc_pt_dcfg *cfg, struct ptc_pt_par_stream *s
     x.s = s;
     if (nthreads < 1)
         nthreads = 1;
+    if (ns == 1 && nthreads > 1) /* nothing to merge: pt_par_relay.c */
+        return ptc_pt_par_relay(cfg, s, nthreads, piece_bytes ? piece_bytes : (1u << 20), fn,
+                                ctx);
     x.window = 4 * (size_t)nthreads;
     for (size_t i = 0; i < ns; i++)
         memset(&s[i].st, 0, sizeof(s[i].st));

@@ -345,6 +345,7 @@ static int step(struct ptc_pt_sdec *d)
     if (d->cfg.mode != PTC_PT_MODE_LIBIPT && !d->fallback) {
         size_t qn0 = d->in.qn, consumed = 0;
         struct ptc_pt_interp saved = d->in;
+        struct ptc_pt_stream_stats saved_st = d->st; /* hits the fast path counts */
         uint64_t ev0 = d->fs.nev;
         int r = ptc_pt_fast_run(&d->cfg, &d->fs, &d->in, d->buf + (d->pos - d->base),
                                 (size_t)(se - d->pos), d->pos, sf, &consumed);
@@ -364,6 +365,7 @@ static int step(struct ptc_pt_sdec *d)
         saved.qcap = d->in.qcap;
         d->in = saved;
         d->in.qn = qn0;
+        d->st = saved_st; /* libipt counts this span's hits again */
         d->fs = d->span_fs;
         d->fallback = 1;
         d->committed_ev = ev0;

@@ -245,9 +245,13 @@ struct ptc_pt_par_stream {
 /* Decodes the streams with nthreads threads - the calling thread and nthreads - 1 workers
  * (pieces of about piece_bytes, at most 4 per thread decoded ahead of the consumer, so
  * memory stays bounded) - and hands every item
- * of all streams to fn, in runs, in time order, from the calling thread: items of one
- * stream keep their order; across streams the earliest time goes first (an item without a
- * time goes with the run it is in). fn returns 0 or stops everything with a negative
+ * of all streams to fn, in runs, in time order: items of one stream keep their order;
+ * across streams the earliest time goes first (an item without a time goes with the run it
+ * is in). Calls to fn never overlap and each one happens after the one before; with
+ * several streams they come from the calling thread, with a single stream (nothing to
+ * merge) from whichever thread decoded the piece (pt_par_relay.c: items are handed out
+ * while still in that thread's cache), so fn must not depend on the calling thread.
+ * fn returns 0 or stops everything with a negative
  * value. Returns 0, fn's value, or -1 (no memory / no threads). */
 typedef int (*ptc_pt_par_fn)(void *ctx, size_t stream, const struct ptc_pt_item *it,
                              size_t n);

@@ -4,7 +4,8 @@
  *   - serially with the fast path (the reference),
  *   - serially with libipt's query decoder only (decoder of record),
  *   - in parallel (1, 2 and 3 worker threads, pieces of a few PSB spans, so that nearly
- *     every PSB is a cut),
+ *     every PSB is a cut), all CPUs at once (merged by time) and each CPU's stream alone
+ *     (a single stream is handed out by the decoding threads in turn, pt_par_relay.c),
  * and the parallel result must equal the serial one item for item (kind, reason, IP,
  * stream offset, time), libipt's must give the same items (times too, except with CYC,
  * where libipt estimates its own way: docs/pt.md), and the merge across CPUs must be in
@@ -212,6 +213,33 @@ static int run(const struct ptgen_opts *o, const char *path, uint64_t *nitems)
         for (int c = 0; c < 8; c++)
             free(m.per[c].v);
     }
+    /* every CPU's stream alone: one stream takes the relay (pt_par_relay.c), where the
+     * threads that decoded the pieces hand them out in turn, with the same join fix-up */
+    for (int c = 0; c < ns && !bad; c++)
+        for (int threads = 2; threads <= 3 && !bad; threads++) {
+            struct merged m;
+            memset(&m, 0, sizeof(m));
+            m.order_ok = 1;
+            size_t piece = (size_t)o->psb_period * (size_t)(threads - 1);
+            struct ptc_pt_par_stream one = ps[c];
+            if (ptc_pt_par_decode(&cfg, &one, 1, threads, piece, collect, &m)) {
+                printf("FAIL: ptc_pt_par_decode (one stream) failed\n");
+                bad = 1;
+            }
+            snprintf(what, sizeof(what), "seed %llu timing %d cpu %d alone (%d threads)",
+                     (unsigned long long)o->seed, o->timing, c, threads);
+            bad |= compare(what, &ref[c], &m.per[0], 1, 1);
+            uint64_t want = 0;
+            for (size_t i = 0; i < ref[c].n; i++)
+                want += ref[c].v[i].kind == PTC_PT_ITEM_HIT;
+            if (!bad && (one.st.hits != want || ps[c].st.hits != want)) {
+                printf("FAIL %s: %llu hits counted alone, %llu with the other streams, "
+                       "%llu items\n", what, (unsigned long long)one.st.hits,
+                       (unsigned long long)ps[c].st.hits, (unsigned long long)want);
+                bad = 1;
+            }
+            free(m.per[0].v);
+        }
     for (int c = 0; c < 8; c++) {
         free(ref[c].v);
         free(ipt[c].v);
