@@ -266,6 +266,19 @@ int ptc_thread_soft_fast(struct ptc_session *s, struct thread *t, const uint8_t 
                          const uint8_t *end, int timed, uint64_t *tsc, uint64_t *records);
 int ptc_thread_soft_hooked(struct ptc_session *s, struct thread *t, const uint8_t **pp,
                            const uint8_t *end, int timed, uint64_t *tsc, uint64_t *records);
+/* Counts a batch of n decoded soft records of thread t (both soft loops end with it). */
+static inline void ptc_count_batch(struct ptc_session *s, struct thread *t, uint64_t n, int timed,
+                                   uint64_t *records)
+{
+    *records += n;
+    t->events += n;
+    s->tot.events += n;
+    if (timed)
+        s->timed_events += n;
+    else
+        s->untimed_events += n;
+}
+
 static inline int ptc_thread_ready(const struct thread *t)
 {
     return t->started && !t->ended && !t->waiting;

@@ -135,13 +135,7 @@ static PTC_INLINE int soft_loop(struct ptc_session *s, struct thread *t, const u
     *pp = p;
     if (timed)
         *tsc = now;
-    *records += n;
-    t->events += n;
-    s->tot.events += n;
-    if (timed)
-        s->timed_events += n;
-    else
-        s->untimed_events += n;
+    ptc_count_batch(s, t, n, timed, records);
     return r;
 }
 

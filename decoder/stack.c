@@ -372,13 +372,7 @@ int ptc_thread_soft_hooked(struct ptc_session *s, struct thread *t, const uint8_
     }
     *pp = p;
     *tsc = now;
-    *records += n;
-    t->events += n;
-    s->tot.events += n;
-    if (timed)
-        s->timed_events += n;
-    else
-        s->untimed_events += n;
+    ptc_count_batch(s, t, n, timed, records);
     return r;
 }
 
