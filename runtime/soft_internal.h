@@ -237,9 +237,13 @@ void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * (struct ptcall_map_site entries, in this process). Counts what it did and what it left
  * alone in *r; -1 if a page could not be made writable (r->prot_errno). */
 struct sites_result {
-    int changed, bad_code, far, unpatched, prot_errno;
+    int bad_code, far, unpatched, prot_errno;
 };
 int sites_switch(uint64_t start, uint64_t end, int arm, struct sites_result *r);
+/* Makes the pages of [lo, hi) writable for patching code (RWX, else RW where the system
+ * refuses RWX: then no other thread may run that code meanwhile), and read+execute again. */
+int code_writable(uint64_t lo, uint64_t hi);
+void code_executable(uint64_t lo, uint64_t hi);
 int open_trace_file(void); /* sets rt.fd; says why not on stderr */
 void exe_path(char path[PATH_MAX]);
 void write_chunk(uint16_t type, uint32_t tid, uint32_t *seq, const struct iovec *parts, int n);

@@ -197,12 +197,6 @@ static void arm_object(const void *map_start, size_t map_size, uint64_t s0, uint
     arm_sites(&c, path);
 }
 
-static int set_prot(uint64_t lo, uint64_t hi, int prot)
-{
-    uintptr_t a = (uintptr_t)lo & ~(uintptr_t)4095;
-    uintptr_t b = page_round_up((uintptr_t)hi);
-    return mprotect((void *)a, b - a, prot);
-}
 
 PTC_API void __ptcall_register_object(const void *map_start, const void *map_stop,
                                       const void *stubs_start, const void *stubs_stop)
@@ -276,14 +270,13 @@ PTC_API void __ptcall_register_object(const void *map_start, const void *map_sto
     /* publish before patching: the drain must know the stubs before the first event */
     rt.objs[n] = o;
     atomic_store_explicit(&rt.nobjs, n + 1, memory_order_release);
-    if (set_prot(s0, s1, PROT_READ | PROT_WRITE | PROT_EXEC) != 0 &&
-        set_prot(s0, s1, PROT_READ | PROT_WRITE) != 0) {
+    if (code_writable(s0, s1) != 0) {
         warn("ptcall: %s: cannot make the stub section writable (%s); not traced", path,
              strerror(errno));
         goto out;
     }
     ptc_map_walk(map_start, map_size, (uint64_t)(uintptr_t)map_start, s0, s1, patch_unit, &c, NULL);
-    set_prot(s0, s1, PROT_READ | PROT_EXEC);
+    code_executable(s0, s1);
     arm_sites(&c, path); /* the stubs are ready: now let the call sites reach them */
     if (c.bad_code)
         warn("ptcall: %s: %d stubs do not hold `ret`; left alone", path, c.bad_code);

@@ -10,18 +10,32 @@
 #include "ptcall/map_format.h"
 #include "soft_internal.h"
 
-/* Makes the page holding `word` writable (RWX, else RW: the system refuses RWX) unless it is
- * the page made writable last. */
+static int set_prot(uint64_t lo, uint64_t hi, int prot)
+{
+    uintptr_t a = (uintptr_t)lo & ~(uintptr_t)4095;
+    uintptr_t b = page_round_up((uintptr_t)hi);
+    return mprotect((void *)a, b - a, prot);
+}
+
+int code_writable(uint64_t lo, uint64_t hi)
+{
+    if (set_prot(lo, hi, PROT_READ | PROT_WRITE | PROT_EXEC) == 0)
+        return 0;
+    return set_prot(lo, hi, PROT_READ | PROT_WRITE);
+}
+
+void code_executable(uint64_t lo, uint64_t hi) { set_prot(lo, hi, PROT_READ | PROT_EXEC); }
+
+/* Makes the page holding `word` writable unless it is the page made writable last. */
 static int open_page(uint64_t word, uint64_t *open)
 {
     uint64_t page = word & ~(uint64_t)4095;
     if (page == *open)
         return 0;
     if (*open)
-        mprotect((void *)(uintptr_t)*open, 4096, PROT_READ | PROT_EXEC);
+        code_executable(*open, *open + 1);
     *open = 0;
-    if (mprotect((void *)(uintptr_t)page, 4096, PROT_READ | PROT_WRITE | PROT_EXEC) != 0 &&
-        mprotect((void *)(uintptr_t)page, 4096, PROT_READ | PROT_WRITE) != 0)
+    if (code_writable(page, page + 1) != 0)
         return -1;
     *open = page;
     return 0;
@@ -51,9 +65,8 @@ int sites_switch(uint64_t start, uint64_t end, int arm, struct sites_result *r)
         }
         /* one aligned store: a thread running the site sees the whole nop or the whole call */
         __atomic_store_n(w, now, __ATOMIC_RELEASE);
-        r->changed++;
     }
     if (open)
-        mprotect((void *)(uintptr_t)open, 4096, PROT_READ | PROT_EXEC);
+        code_executable(open, open + 1);
     return r->unpatched ? -1 : 0;
 }
