@@ -6,7 +6,7 @@
 
 #include "ptcall/map_format.h"
 
-int ptc_sled_patch(uint64_t site, uint64_t stub, int arm, uint64_t word, uint64_t *out)
+int ptc_sled_patch(uint64_t site, uint64_t target, int want, uint64_t word, uint64_t *out)
 {
     static const uint8_t nop[PTCALL_SLED_SIZE] = PTCALL_SLED_NOP;
     unsigned at = (unsigned)(site & 7);
@@ -15,22 +15,23 @@ int ptc_sled_patch(uint64_t site, uint64_t stub, int arm, uint64_t word, uint64_
     uint8_t b[8];
     memcpy(b, &word, 8);
     int is_nop = memcmp(b + at, nop, PTCALL_SLED_SIZE) == 0;
-    int is_call = b[at] == PTCALL_SLED_CALL;
-    if (!is_nop && !is_call)
+    int is_armed = b[at] == PTCALL_SLED_CALL || b[at] == PTCALL_SLED_JMP;
+    if (!is_nop && !is_armed)
         return PTC_SLED_E_CODE;
-    int64_t rel = (int64_t)stub - (int64_t)(site + PTCALL_SLED_SIZE);
-    if (rel < INT32_MIN || rel > INT32_MAX)
-        return PTC_SLED_E_FAR;
-    if (arm) {
-        int32_t r32 = (int32_t)rel;
-        if (is_call && memcmp(b + at + 1, &r32, 4) == 0)
-            return PTC_SLED_ALREADY;
-        b[at] = PTCALL_SLED_CALL;
-        memcpy(b + at + 1, &r32, 4);
-    } else {
+    if (want == PTC_SLED_WANT_NOP) {
         if (is_nop)
             return PTC_SLED_ALREADY;
         memcpy(b + at, nop, PTCALL_SLED_SIZE);
+    } else {
+        int64_t rel = (int64_t)target - (int64_t)(site + PTCALL_SLED_SIZE);
+        if (rel < INT32_MIN || rel > INT32_MAX)
+            return PTC_SLED_E_FAR;
+        int32_t r32 = (int32_t)rel;
+        uint8_t op = want == PTC_SLED_WANT_JMP ? PTCALL_SLED_JMP : PTCALL_SLED_CALL;
+        if (b[at] == op && memcmp(b + at + 1, &r32, 4) == 0)
+            return PTC_SLED_ALREADY;
+        b[at] = op;
+        memcpy(b + at + 1, &r32, 4);
     }
     memcpy(out, b, 8);
     return PTC_SLED_CHANGED;

@@ -3,6 +3,7 @@
  * the buffer as a SOFT_EVENTS chunk (LEB128 ids, zigzag LEB128 TSC deltas), then hands the
  * buffer back to its thread. */
 #define _GNU_SOURCE
+#include <emmintrin.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -76,6 +77,39 @@ void add_thread_totals(const struct thread *ts)
     rt.tot_waits += ts->waits;
 }
 
+/* Untimed, the common case: 8 records that are all id records with ids below
+ * 128 - PTC_SOFT_ID_BASE, each encoded as one byte. Encodes them into o[0..7] and returns 1,
+ * else 0 (nothing written). SSE2: about 20 instructions for 8 records, where the general
+ * loop spends about 20 per record, which made the drain slower than a program writing
+ * through call-site trampolines. */
+static int encode8_small_ids(const uint64_t *r, uint8_t *o)
+{
+    const __m128i keep = _mm_set1_epi64x((long long)~(uint64_t)0x7f0); /* all but id bits 0..6 */
+    const __m128i tag = _mm_set1_epi64x(RECORD_ID_TAG);
+    __m128i a = _mm_loadu_si128((const __m128i *)r), b = _mm_loadu_si128((const __m128i *)r + 1);
+    __m128i c = _mm_loadu_si128((const __m128i *)r + 2), d = _mm_loadu_si128((const __m128i *)r + 3);
+    /* every record must be id << 4 | RECORD_ID_TAG with id < 128 (so a zero record fails) */
+    __m128i bad = _mm_or_si128(
+        _mm_or_si128(_mm_xor_si128(_mm_and_si128(a, keep), tag),
+                     _mm_xor_si128(_mm_and_si128(b, keep), tag)),
+        _mm_or_si128(_mm_xor_si128(_mm_and_si128(c, keep), tag),
+                     _mm_xor_si128(_mm_and_si128(d, keep), tag)));
+    if (_mm_movemask_epi8(_mm_cmpeq_epi8(bad, _mm_setzero_si128())) != 0xffff)
+        return 0;
+    /* ids into the low dword of each qword, then 32 -> 16 -> 8 bits */
+    a = _mm_shuffle_epi32(_mm_srli_epi64(a, 4), _MM_SHUFFLE(3, 1, 2, 0));
+    b = _mm_shuffle_epi32(_mm_srli_epi64(b, 4), _MM_SHUFFLE(3, 1, 2, 0));
+    c = _mm_shuffle_epi32(_mm_srli_epi64(c, 4), _MM_SHUFFLE(3, 1, 2, 0));
+    d = _mm_shuffle_epi32(_mm_srli_epi64(d, 4), _MM_SHUFFLE(3, 1, 2, 0));
+    __m128i w = _mm_packs_epi32(_mm_unpacklo_epi64(a, b), _mm_unpacklo_epi64(c, d));
+    __m128i v = _mm_add_epi8(_mm_packus_epi16(w, _mm_setzero_si128()),
+                             _mm_set1_epi8((char)PTC_SOFT_ID_BASE));
+    if (_mm_movemask_epi8(v) & 0xff) /* id + base >= 128: a two-byte LEB128 */
+        return 0;
+    _mm_storel_epi64((__m128i *)o, v);
+    return 1;
+}
+
 /* Encodes len bytes of raw records of ts as one SOFT_EVENTS chunk. */
 void encode(struct thread *ts, uint8_t *data, size_t len, uint64_t start_tsc,
             uint64_t end_tsc, int wait_for_writers)
@@ -93,7 +127,18 @@ void encode(struct thread *ts, uint8_t *data, size_t len, uint64_t start_tsc,
     uint64_t prev = start_tsc, hits = 0, lost = 0;
     uint32_t nrec = 0;
     uint64_t waited_ns = 0;
+    size_t fast_from = 0; /* where the 8-record path may be tried again */
     for (size_t i = 0; i < n && o <= lim; i++) {
+        if (!timed && i >= fast_from && i + 8 <= n) {
+            if (encode8_small_ids((const uint64_t *)(data + i * 8), o)) {
+                o += 8;
+                hits += 8;
+                nrec += 8;
+                i += 7;
+                continue;
+            }
+            fast_from = i + 8; /* some other record among these 8 */
+        }
         uint64_t *r = (uint64_t *)(data + i * rec);
         uint64_t v = __atomic_load_n(&r[0], __ATOMIC_ACQUIRE);
         if (__builtin_expect(!v, 0) && wait_for_writers) {

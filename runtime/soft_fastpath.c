@@ -15,8 +15,22 @@ extern const uint8_t ptc_tpl_id[], ptc_tpl_id_pos[], ptc_tpl_id_end[], ptc_tpl_i
 extern const uint64_t ptc_tpl_id_size;
 extern const uint8_t ptc_tpl_idt[], ptc_tpl_idt_pos[], ptc_tpl_idt_end[], ptc_tpl_idt_slow[];
 extern const uint64_t ptc_tpl_idt_size;
-void ptc_fast_slow_id(void);
 void ptc_fast_slow_idt(void);
+
+int tls_offsets(int32_t *pos, int32_t *end)
+{
+    /* %fs:0 holds the thread pointer itself (x86-64 TLS ABI); static TLS sits at a fixed
+     * offset from it, the same in every thread */
+    uintptr_t tp;
+    __asm__("movq %%fs:0, %0" : "=r"(tp));
+    int64_t off = (int64_t)((uintptr_t)&ptc_tls.pos - tp);
+    int64_t off_end = (int64_t)((uintptr_t)&ptc_tls.end - tp);
+    if (off < INT32_MIN || off > INT32_MAX || off_end < INT32_MIN || off_end > INT32_MAX)
+        return -1;
+    *pos = (int32_t)off;
+    *end = (int32_t)off_end;
+    return 0;
+}
 
 void *fastpath_build(int timed)
 {
@@ -28,19 +42,13 @@ void *fastpath_build(int timed)
     void (*slow_entry)(void) = timed ? ptc_fast_slow_idt : ptc_fast_slow_id;
     if (size > 4096)
         return NULL;
-    /* %fs:0 holds the thread pointer itself (x86-64 TLS ABI); static TLS sits at a fixed
-     * offset from it, the same in every thread */
-    uintptr_t tp;
-    __asm__("movq %%fs:0, %0" : "=r"(tp));
-    int64_t off = (int64_t)((uintptr_t)&ptc_tls.pos - tp);
-    int64_t off_end = (int64_t)((uintptr_t)&ptc_tls.end - tp);
-    if (off < INT32_MIN || off > INT32_MAX || off_end < INT32_MIN || off_end > INT32_MAX)
+    int32_t d_pos, d_end;
+    if (tls_offsets(&d_pos, &d_end) != 0)
         return NULL;
     uint8_t *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (page == MAP_FAILED)
         return NULL;
     memcpy(page, tpl, size);
-    int32_t d_pos = (int32_t)off, d_end = (int32_t)off_end;
     memcpy(page + (pos - tpl) - 4, &d_pos, 4);
     memcpy(page + (end - tpl) - 4, &d_end, 4);
     uint64_t slow_addr = (uint64_t)(uintptr_t)slow_entry;

@@ -26,6 +26,8 @@ void finish(int how, int status, int crash)
         return;
     if (atomic_exchange(&rt.finishing, 1))
         return;
+    if (!crash)
+        audit_program_handlers();
     struct ptc_tls *t = &ptc_tls;
     struct thread *self = traced_thread();
     uint64_t lost = 0;
@@ -105,12 +107,14 @@ void finish(int how, int status, int crash)
         pthread_mutex_unlock(&rt.proc_mu);
     if (rt.debug && rt.tb.tsc_hz)
         warn("ptcall[%u]: drain: %llu records in %llu chunks, %llu bytes, %.2f ns/record "
-             "(encode+write+recycle); %llu events after the end, %llu write errors",
+             "(encode+write+recycle); %llu events after the end, %llu write errors; "
+             "%llu trampoline restarts",
              rt.pid, (unsigned long long)rt.drain_records, (unsigned long long)rt.drain_chunks,
              (unsigned long long)rt.drain_bytes,
              rt.drain_records ? (double)rt.drain_tsc * 1e9 / (double)rt.tb.tsc_hz / (double)rt.drain_records : 0.0,
              (unsigned long long)atomic_load(&rt.late_events),
-             (unsigned long long)atomic_load(&rt.write_errors));
+             (unsigned long long)atomic_load(&rt.write_errors),
+             (unsigned long long)tramp_restarts());
     tls_set(t, 0, 0);
     if (t->state == TS_ACTIVE)
         t->state = TS_EXITED;

@@ -276,6 +276,51 @@ ptc_tpl_idt_slow:
 ptc_tpl_idt_size:
     .quad ptc_tpl_idt_size - ptc_tpl_idt
 
+/* Template of a call-site trampoline (untimed, PTCALL_MAP_F_SCRATCH_R10 units; soft_tramp.c).
+ * An armed sled is `jmp tramp` and the trampoline jumps back behind the sled: no call, no
+ * return, no stub, and the record is an immediate. The reservation is a plain load, compare,
+ * store rather than an xadd (about 0.9 ns less per event here, docs/runtime.md): a signal
+ * between ptc_tpl_site and ptc_tpl_site_commit (inclusive) would split it, so the runtime's
+ * signal wrapper moves an interrupted trampoline back to its start (tramp_restart), and the
+ * record store before the commit is simply redone. Patched per copy: the %fs offsets (two of
+ * pos, one of end), the record (twice), the rel32 of the two jumps back and of the slow-path
+ * slot. The slow path calls ptc_fast_slow_id with the record in %r11, as a generated id
+ * handler's would, and comes back here to jump back. */
+    .section .rodata
+    .globl ptc_tpl_site, ptc_tpl_site_pos, ptc_tpl_site_end, ptc_tpl_site_rec
+    .globl ptc_tpl_site_commit, ptc_tpl_site_pos2, ptc_tpl_site_back, ptc_tpl_site_rec2
+    .globl ptc_tpl_site_slot, ptc_tpl_site_back2, ptc_tpl_site_size
+    .hidden ptc_tpl_site, ptc_tpl_site_pos, ptc_tpl_site_end, ptc_tpl_site_rec
+    .hidden ptc_tpl_site_commit, ptc_tpl_site_pos2, ptc_tpl_site_back, ptc_tpl_site_rec2
+    .hidden ptc_tpl_site_slot, ptc_tpl_site_back2, ptc_tpl_site_size
+    .p2align 6
+ptc_tpl_site:
+    movq %fs:0x7ffffff0, %r10
+ptc_tpl_site_pos:
+    cmpq %fs:0x7ffffff0, %r10
+ptc_tpl_site_end:
+    jae 1f
+    movq $0x7ffffff0, (%r10)
+ptc_tpl_site_rec:
+    addq $8, %r10
+ptc_tpl_site_commit:
+    movq %r10, %fs:0x7ffffff0
+ptc_tpl_site_pos2:
+    .byte 0xe9                 /* jmp rel32: behind the sled */
+    .long 0
+ptc_tpl_site_back:
+1:  movl $0x7ffffff0, %r11d
+ptc_tpl_site_rec2:
+    .byte 0xff, 0x15           /* call *rel32(%rip): the slow-path slot */
+    .long 0
+ptc_tpl_site_slot:
+    .byte 0xe9
+    .long 0
+ptc_tpl_site_back2:
+    .p2align 3
+ptc_tpl_site_size:
+    .quad ptc_tpl_site_back2 - ptc_tpl_site
+
 /* Slow-path entries of the generated handlers: (%rsp) is the return address into the
  * instrumented function, %r11 the record, every other register (but %r10) the caller's.
  * Build ptc_slow_common's frame. */

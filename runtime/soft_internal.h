@@ -40,6 +40,7 @@
 /* ---- TLS shared with soft_handler.S -------------------------------------------------- */
 
 struct thread;
+struct object;
 struct ptc_tls {
     uintptr_t pos;      /* next record (offset 0, used by the handler) */
     uintptr_t end;      /* end of the current buffer (offset 8) */
@@ -60,6 +61,37 @@ void ptc_soft_slow(uintptr_t ret, uint64_t tsc);
 /* soft_fastpath.c: a fast id handler for PTCALL_MAP_F_SCRATCH_R10 units, or NULL (then the
  * shared id handler serves them) */
 void *fastpath_build(int timed);
+/* The %fs offsets of ptc_tls.pos and ptc_tls.end, for generated code; -1 if out of disp32 */
+int tls_offsets(int32_t *pos, int32_t *end);
+void ptc_fast_slow_id(void);
+
+/* soft_tramp.c: call-site trampolines (untimed, PTCALL_MAP_F_SCRATCH_R10 units). An armed
+ * sled becomes `jmp` to the trampoline of its sites-table entry, which stores the record and
+ * jumps back behind the sled. Trampoline i of a table sits at base + i * TRAMP_SIZE; one
+ * whose first byte is 0 was not made (its site calls its stub instead). */
+#define TRAMP_SIZE 64u
+struct tramps {
+    uint64_t base, n, made;
+};
+/* Builds the trampolines of the sites table [sites_start, sites_end) of object o, for the
+ * sites whose stub slot has fast[slot] set, in reach of the sites. 0, or -1 (none made). */
+int tramps_build(const struct object *o, const uint8_t *fast, uint64_t sites_start,
+                 uint64_t sites_end, struct tramps *out);
+/* The address of trampoline i, or 0 */
+uint64_t tramp_at(const struct tramps *t, uint64_t i);
+/* From a signal handler, with the interrupted context: a thread stopped inside a trampoline's
+ * reservation restarts that trampoline when the handler returns. Async-signal-safe. */
+void tramp_restart(void *ucontext);
+uint64_t tramp_restarts(void); /* how many times tramp_restart moved a thread back */
+/* Whether any trampoline exists in this process (then every program signal handler runs
+ * behind tramp_restart: soft_signal.c) */
+int tramps_live(void);
+/* soft_signal.c: from now on every program signal handler runs behind tramp_restart, those
+ * already installed included. Idempotent. */
+void wrap_program_handlers(void);
+/* At the end: warns about program handlers that bypassed the wrapping (so could not restart
+ * an interrupted trampoline). */
+void audit_program_handlers(void);
 
 /* Sets the thread's buffer window. A signal handler on this thread may run between any two
  * stores: end goes to 0 first, so that meanwhile every reservation fails (slow path). */
@@ -144,6 +176,9 @@ struct runtime_state {
     void (*handler_id)(void); /* jumped to by `mov $rec, %r11d; jmp *slot` stubs */
     void *handler_fast;       /* the same, for units that also give up %r10 (soft_fastpath.c;
                                  handler_id when it could not be built) */
+    int fast_generated;       /* handler_fast is the generated one */
+    int tramps;               /* untimed, generated handler, PTCALL_TRAMPOLINES not 0:
+                                 sites of such units may use trampolines (soft_tramp.c) */
 
     _Atomic int active, finishing;
     int fd;
@@ -234,12 +269,14 @@ void runtime_init(void); /* once per process; sets rt.enabled when tracing appli
 void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* soft_sites.c: arms (arm = 1) or disarms the call-site sleds of the table [start, end)
- * (struct ptcall_map_site entries, in this process). Counts what it did and what it left
+ * (struct ptcall_map_site entries, in this process); armed, a site with a trampoline in t
+ * (may be NULL) jumps to it, the others call their stubs. Counts what it did and what it left
  * alone in *r; -1 if a page could not be made writable (r->prot_errno). */
 struct sites_result {
     int bad_code, far, unpatched, prot_errno;
 };
-int sites_switch(uint64_t start, uint64_t end, int arm, struct sites_result *r);
+int sites_switch(uint64_t start, uint64_t end, int arm, const struct tramps *t,
+                 struct sites_result *r);
 /* Makes the pages of [lo, hi) writable for patching code (RWX, else RW where the system
  * refuses RWX: then no other thread may run that code meanwhile), and read+execute again. */
 int code_writable(uint64_t lo, uint64_t hi);

@@ -85,6 +85,7 @@ struct reg_ctx {
     uint32_t next_id;
     int bad_code, far;
     uint64_t sites_start, sites_end; /* the object's sled table (every v3 unit names it) */
+    uint8_t *fast; /* per stub slot: its sites may use a trampoline (NULL: none may) */
 };
 
 static void note_sites(struct reg_ctx *c, const struct ptc_map_unit *u)
@@ -95,13 +96,24 @@ static void note_sites(struct reg_ctx *c, const struct ptc_map_unit *u)
     }
 }
 
-/* Arms the object's sleds after its stubs are ready; says what it could not arm. */
+/* Arms the object's sleds after its stubs are ready; says what it could not arm. Untimed,
+ * the sites of units with a generated handler get trampolines when they can be placed. */
 static void arm_sites(const struct reg_ctx *c, const char *path)
 {
     if (c->sites_end <= c->sites_start)
         return;
+    struct tramps tr = {0};
+    if (c->fast && rt.tramps) {
+        if (tramps_build(c->o, c->fast, c->sites_start, c->sites_end, &tr) == 0)
+            wrap_program_handlers(); /* before any thread can be inside a trampoline */
+        if (rt.debug)
+            warn("ptcall[%d]: %s: %llu of %llu call sites use trampolines", (int)getpid(), path,
+                 (unsigned long long)tr.made,
+                 (unsigned long long)((c->sites_end - c->sites_start) /
+                                      sizeof(struct ptcall_map_site)));
+    }
     struct sites_result r = {0};
-    if (sites_switch(c->sites_start, c->sites_end, 1, &r) < 0)
+    if (sites_switch(c->sites_start, c->sites_end, 1, &tr, &r) < 0)
         warn("ptcall: %s: cannot make code writable to arm %d call sites (%s); those are not "
              "traced", path, r.unpatched, strerror(r.prot_errno));
     if (r.bad_code)
@@ -147,10 +159,13 @@ static int patch_unit(void *ctx, const struct ptc_map_unit *u)
         handler = (u->hdr.flags & PTCALL_MAP_F_SCRATCH_R10) ? (uintptr_t)rt.handler_fast
                                                             : (uintptr_t)rt.handler_id;
     __atomic_store_n((uint64_t *)(uintptr_t)u->slot_addr, (uint64_t)handler, __ATOMIC_RELEASE);
+    int fast = c->fast && by_id && (u->hdr.flags & PTCALL_MAP_F_SCRATCH_R10) && rt.fast_generated;
     for (uint32_t i = 0; i < u->hdr.num_stubs; i++) {
         struct ptcall_map_stub st;
         uint64_t a;
         ptc_map_get_stub(u, i, &st, &a);
+        if (fast)
+            c->fast[(a - c->o->stubs_start) >> 4] = 1;
         uint32_t tag = by_id ? c->o->ids[(a - c->o->stubs_start) >> 4] << 4 | RECORD_ID_TAG : 0;
         int r = patch_stub(a, u->slot_addr, tag);
         if (r == -1)
@@ -265,6 +280,9 @@ PTC_API void __ptcall_register_object(const void *map_start, const void *map_sto
     atomic_store(&o->live, 1);
     rt.next_stub_id += sum.num_stubs;
     struct reg_ctx c = {.o = o, .next_id = o->first_stub_id};
+    size_t nslots = (size_t)((o->stubs_end - s0) / 16);
+    if (rt.tramps)
+        c.fast = map_anon(nslots); /* none: every site calls its stub */
     ptc_map_walk(map_start, map_size, (uint64_t)(uintptr_t)map_start, s0, s1, fill_ids, &c, NULL);
     write_module(o);
     /* publish before patching: the drain must know the stubs before the first event */
@@ -273,11 +291,15 @@ PTC_API void __ptcall_register_object(const void *map_start, const void *map_sto
     if (code_writable(s0, s1) != 0) {
         warn("ptcall: %s: cannot make the stub section writable (%s); not traced", path,
              strerror(errno));
+        if (c.fast)
+            munmap(c.fast, nslots);
         goto out;
     }
     ptc_map_walk(map_start, map_size, (uint64_t)(uintptr_t)map_start, s0, s1, patch_unit, &c, NULL);
     code_executable(s0, s1);
     arm_sites(&c, path); /* the stubs are ready: now let the call sites reach them */
+    if (c.fast)
+        munmap(c.fast, nslots);
     if (c.bad_code)
         warn("ptcall: %s: %d stubs do not hold `ret`; left alone", path, c.bad_code);
     if (c.far)

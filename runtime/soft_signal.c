@@ -1,6 +1,11 @@
 /* Fatal signals: the runtime's handler ends the process's record before the default action
  * (or writes what is buffered before chaining to the program's handler), and the sigaction
- * and signal interposition keeps that handler in place while tracing. */
+ * and signal interposition keeps that handler in place while tracing.
+ *
+ * Once call-site trampolines exist (soft_tramp.c), every other handler the program installs
+ * runs behind restart_wrapper, which first restarts a trampoline the signal interrupted in
+ * mid-reservation: the kernel gets the wrapper with the program's flags and mask, and
+ * sigaction() reports the program's own action. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -10,6 +15,8 @@
 
 static struct sigaction prev_sa[65]; /* the program's view of each signal we handle */
 static _Atomic int managed[65];      /* fatal signals whose handler we keep (see sigaction) */
+static _Atomic int wrapped[65];      /* program handlers the kernel reaches via restart_wrapper */
+static _Atomic int wrapping;         /* wrap_program_handlers() has run */
 static _Atomic int in_crash;
 static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
 
@@ -51,6 +58,7 @@ void install_signals(void)
 
 static void crash_handler(int sig, siginfo_t *si, void *uc)
 {
+    tramp_restart(uc);
     int saved = errno;
     struct sigaction *prev = &prev_sa[sig];
     int terminal = !(prev->sa_flags & SA_SIGINFO) &&
@@ -97,14 +105,113 @@ static void crash_handler(int sig, siginfo_t *si, void *uc)
     errno = saved;
 }
 
+static int is_handler(const struct sigaction *sa)
+{
+    return (sa->sa_flags & SA_SIGINFO) ||
+           (sa->sa_handler != SIG_DFL && sa->sa_handler != SIG_IGN);
+}
+
+static void restart_wrapper(int sig, siginfo_t *si, void *uc)
+{
+    tramp_restart(uc);
+    struct sigaction h = prev_sa[sig];
+    if (h.sa_flags & SA_RESETHAND) { /* the kernel has just reset the action, as asked */
+        atomic_store(&wrapped[sig], 0);
+        memset(&prev_sa[sig], 0, sizeof(prev_sa[sig]));
+    }
+    if (!is_handler(&h))
+        return; /* changed meanwhile */
+    if (h.sa_flags & SA_SIGINFO)
+        h.sa_sigaction(sig, si, uc);
+    else
+        h.sa_handler(sig);
+}
+
+/* Installs the wrapper for the program's action *act on sig (a handler); 0 or -1 (errno). */
+static int install_wrapped(int sig, const struct sigaction *act)
+{
+    struct sigaction k = *act;
+    k.sa_flags |= SA_SIGINFO;
+    k.sa_sigaction = restart_wrapper;
+    struct sigaction keep = prev_sa[sig];
+    int was = atomic_load(&wrapped[sig]);
+    prev_sa[sig] = *act; /* before the kernel can deliver to the wrapper */
+    atomic_store(&wrapped[sig], 1);
+    if (real_sigaction_(sig, &k, NULL) != 0) {
+        int e = errno;
+        prev_sa[sig] = keep;
+        atomic_store(&wrapped[sig], was);
+        errno = e;
+        return -1;
+    }
+    return 0;
+}
+
+void wrap_program_handlers(void)
+{
+    if (atomic_exchange(&wrapping, 1))
+        return;
+    for (int sig = 1; sig < 65; sig++) {
+        struct sigaction cur;
+        if (sig == SIGKILL || sig == SIGSTOP || atomic_load(&managed[sig]) ||
+            real_sigaction_(sig, NULL, &cur) != 0 || !is_handler(&cur) ||
+            cur.sa_sigaction == crash_handler)
+            continue;
+        install_wrapped(sig, &cur);
+    }
+}
+
+void audit_program_handlers(void)
+{
+    if (!atomic_load(&wrapping))
+        return;
+    for (int sig = 1; sig < 65; sig++) {
+        struct sigaction cur;
+        if (sig == SIGKILL || sig == SIGSTOP || real_sigaction_(sig, NULL, &cur) != 0 ||
+            !is_handler(&cur) || cur.sa_sigaction == restart_wrapper ||
+            cur.sa_sigaction == crash_handler)
+            continue;
+        warn("ptcall: the handler of signal %d was installed past sigaction() and signal() "
+             "(raw rt_sigaction, sigset, sysv_signal?): if it ran traced functions while its "
+             "thread was inside a call-site trampoline, some of its events were overwritten; "
+             "record with PTCALL_TRAMPOLINES=0 to rule that out", sig);
+    }
+}
+
 /* While tracing, the runtime keeps its handler for the fatal signals so that a crash is
  * flushed even when the program installs its own handler later: the program's sigaction()
  * and signal() calls for those signals change what the runtime's handler chains to (and what
  * they report), not the kernel's action. SIG_IGN goes through to the kernel. */
 PTC_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-    if (sig <= 0 || sig >= 65 || !atomic_load(&managed[sig]))
+    if (sig <= 0 || sig >= 65)
         return real_sigaction_(sig, act, old);
+    if (!atomic_load(&managed[sig])) {
+        if (!atomic_load(&wrapping) && !atomic_load(&wrapped[sig]))
+            return real_sigaction_(sig, act, old);
+        /* trampolines exist: a program handler runs behind restart_wrapper */
+        struct sigaction view;
+        int was = atomic_load(&wrapped[sig]);
+        if (was)
+            view = prev_sa[sig];
+        else if (real_sigaction_(sig, NULL, &view) != 0)
+            return -1;
+        else if ((view.sa_flags & SA_SIGINFO) && view.sa_sigaction == crash_handler)
+            view = prev_sa[sig]; /* a termination signal's flush handler: the default */
+        if (act) {
+            if (is_handler(act) && atomic_load(&wrapping)) {
+                if (install_wrapped(sig, act) != 0)
+                    return -1;
+            } else {
+                if (real_sigaction_(sig, act, NULL) != 0)
+                    return -1;
+                atomic_store(&wrapped[sig], 0);
+            }
+        }
+        if (old)
+            *old = view;
+        return 0;
+    }
     struct sigaction prev = prev_sa[sig];
     if (act && !(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_IGN) {
         int r = real_sigaction_(sig, act, NULL);
@@ -123,20 +230,17 @@ PTC_API int sigaction(int sig, const struct sigaction *act, struct sigaction *ol
     return 0;
 }
 
+/* glibc's signal() installs through an internal sigaction that the interposition above does
+ * not see: it goes through ours, with glibc's (BSD) semantics. */
 PTC_API sighandler_t signal(int sig, sighandler_t handler)
 {
-    if (sig <= 0 || sig >= 65 || !atomic_load(&managed[sig])) {
-        static sighandler_t (*real_signal)(int, sighandler_t);
-        if (!real_signal)
-            real_signal = (sighandler_t(*)(int, sighandler_t))dlsym(RTLD_NEXT, "signal");
-        return real_signal(sig, handler);
-    }
     struct sigaction sa, old;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = handler;
-    sa.sa_flags = SA_RESTART; /* BSD semantics, as glibc's signal() */
+    sa.sa_flags = SA_RESTART;
     sigemptyset(&sa.sa_mask);
-    sigaddset(&sa.sa_mask, sig);
+    if (sig > 0 && sig < 65)
+        sigaddset(&sa.sa_mask, sig);
     if (sigaction(sig, &sa, &old) != 0)
         return SIG_ERR;
     return (old.sa_flags & SA_SIGINFO) ? (sighandler_t)(void (*)(void))old.sa_sigaction

@@ -1,6 +1,7 @@
 /* Call-site sleds of this process's own objects (map v3, PTCALL_MAP_F_SLEDS): arming writes
- * `call stub` over every sled of an object's ptcall_sites table, so its functions start
- * calling their stubs; until then an instrumented function runs a 5-byte nop per site. */
+ * `call stub` (or `jmp trampoline`, soft_tramp.c) over every sled of an object's
+ * ptcall_sites table, so its functions start reporting their events; until then an
+ * instrumented function runs a 5-byte nop per site. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdint.h>
@@ -41,14 +42,18 @@ static int open_page(uint64_t word, uint64_t *open)
     return 0;
 }
 
-int sites_switch(uint64_t start, uint64_t end, int arm, struct sites_result *r)
+int sites_switch(uint64_t start, uint64_t end, int arm, const struct tramps *t,
+                 struct sites_result *r)
 {
     uint64_t n = (end - start) / sizeof(struct ptcall_map_site), open = 0;
     for (uint64_t i = 0; i < n; i++) {
         uint64_t site, stub, now;
         ptc_sled_entry((const void *)(uintptr_t)start, start, i, &site, &stub);
         uint64_t *w = (uint64_t *)(uintptr_t)ptc_sled_word_addr(site);
-        int e = ptc_sled_patch(site, stub, arm, __atomic_load_n(w, __ATOMIC_RELAXED), &now);
+        uint64_t tr = arm ? tramp_at(t, i) : 0;
+        int want = !arm ? PTC_SLED_WANT_NOP : tr ? PTC_SLED_WANT_JMP : PTC_SLED_WANT_CALL;
+        int e = ptc_sled_patch(site, tr ? tr : stub, want, __atomic_load_n(w, __ATOMIC_RELAXED),
+                               &now);
         if (e == PTC_SLED_ALREADY)
             continue;
         if (e < 0) {
@@ -63,7 +68,8 @@ int sites_switch(uint64_t start, uint64_t end, int arm, struct sites_result *r)
             r->unpatched += (int)(n - i);
             break;
         }
-        /* one aligned store: a thread running the site sees the whole nop or the whole call */
+        /* one aligned store: a thread running the site sees the whole nop or the whole call
+         * (or jump) */
         __atomic_store_n(w, now, __ATOMIC_RELEASE);
     }
     if (open)

@@ -265,7 +265,12 @@ void ptc_soft_slow(uintptr_t ret, uint64_t tsc)
         block_all_signals(&old);
         put_raw(ts, ret, tsc);
         put_nested_loss(ts);
+        /* done before the mask is restored: a signal that came meanwhile is delivered at the
+         * restore, and its handler's events then find a buffer instead of being dropped */
+        atomic_store(&ts->in_slow, 0);
         pthread_sigmask(SIG_SETMASK, &old, NULL);
+        errno = saved_errno;
+        return;
     }
     atomic_store(&ts->in_slow, 0);
     errno = saved_errno;

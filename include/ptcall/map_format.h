@@ -59,6 +59,7 @@ enum ptcall_stub_kind {
 #define PTCALL_SLED_SIZE 5u
 #define PTCALL_SLED_NOP {0x0f, 0x1f, 0x44, 0x00, 0x00} /* nopl 0(%rax,%rax) */
 #define PTCALL_SLED_CALL 0xe8u                         /* call rel32 */
+#define PTCALL_SLED_JMP 0xe9u  /* jmp rel32: soft backend, untimed, to a call-site trampoline */
 
 struct ptcall_map_header {
     uint32_t magic;          /* PTCALL_MAP_MAGIC */

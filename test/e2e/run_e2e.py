@@ -77,13 +77,14 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--opt", default="-O2")
     ap.add_argument("--extra-flags", default="")
+    ap.add_argument("--untimed", action="store_true", help="record without timestamps (trampolines)")
     ap.add_argument("case")
     a = ap.parse_args()
     case = CASES[a.case]
     b = os.path.abspath(a.build)
     ptcall = os.path.join(b, "tools", "ptcall")
     cc = os.path.join(b, "bin", "ptcall-c++" if case.get("cxx") else "ptcall-cc")
-    tag = (a.case + a.opt + a.extra_flags).replace(" ", "").replace("=", "")
+    tag = (a.case + a.opt + a.extra_flags + ("-untimed" if a.untimed else "")).replace(" ", "").replace("=", "")
     d = os.path.abspath(os.path.join(a.work, tag))
     os.makedirs(d, exist_ok=True)
     flags = [a.opt, "-g"] + a.extra_flags.split() + case.get("cflags", [])
@@ -96,7 +97,9 @@ def main():
     trace = os.path.join(d, "run.ptc")
     args = [x.format(dir=d) for x in case.get("args", [])]
     want_status = case.get("status", 0)
-    r = run([ptcall, "record", "-q", "--backend", "soft", "-o", trace, "--", exe] + args, ok=(want_status,))
+    untimed = ["--no-timestamps"] if a.untimed else []
+    r = run([ptcall, "record", "-q", "--backend", "soft", "-o", trace] + untimed + ["--", exe] + args,
+            ok=(want_status,))
     failures = []
 
     rep = json.loads(run([ptcall, "report", trace, "--format", "json", "--top", "0"]).stdout)
@@ -125,7 +128,7 @@ def main():
     if failures:
         print(calls[:4000])
         sys.exit("FAIL %s %s %s:\n%s" % (a.case, a.opt, a.extra_flags, "\n".join(failures)))
-    print("PASS %s %s %s: %d functions, %d threads exact" % (a.case, a.opt, a.extra_flags, len(counts), len(got)))
+    print("PASS %s %s %s%s: %d functions, %d threads exact" % (a.case, a.opt, a.extra_flags, " untimed" if a.untimed else "", len(counts), len(got)))
 
 
 if __name__ == "__main__":

@@ -358,6 +358,19 @@ static void test_sled_patch(void)
     CHECK(ptc_sled_patch(site, stub, 1, 0, &back) == PTC_SLED_E_CODE);
     CHECK(ptc_sled_patch(site, site + 0x100000000ull, 1, word, &back) == PTC_SLED_E_FAR);
     CHECK(ptc_sled_patch(0x401004, stub, 1, word, &back) == PTC_SLED_E_ALIGN);
+    /* the trampoline form: jmp instead of call, switchable from and to either state */
+    uint64_t tramp = 0x7f0000, jumped, called;
+    CHECK(ptc_sled_patch(site, tramp, PTC_SLED_WANT_JMP, word, &jumped) == PTC_SLED_CHANGED);
+    memcpy(a, &jumped, 8);
+    memcpy(&rel, a + 3, 4);
+    CHECK(a[2] == PTCALL_SLED_JMP && rel == (int32_t)(tramp - (site + 5)) && a[7] == 0xdd);
+    CHECK(ptc_sled_patch(site, tramp, PTC_SLED_WANT_JMP, jumped, &back) == PTC_SLED_ALREADY);
+    CHECK(ptc_sled_patch(site, stub, PTC_SLED_WANT_CALL, jumped, &called) == PTC_SLED_CHANGED &&
+          called == armed);
+    CHECK(ptc_sled_patch(site, tramp, PTC_SLED_WANT_JMP, armed, &back) == PTC_SLED_CHANGED &&
+          back == jumped);
+    CHECK(ptc_sled_patch(site, 0, PTC_SLED_WANT_NOP, jumped, &back) == PTC_SLED_CHANGED &&
+          back == word);
     /* a table entry resolves relative to its fields */
     struct ptcall_map_site e = {.site_rel = 0x100, .stub_rel = -0x200};
     uint64_t s2, t2;
