@@ -81,11 +81,11 @@ static void init(void)
     if (rt.debug)
         warn("ptcall[%d]: %s id handler for %%r10-scratch units", (int)getpid(),
              rt.handler_fast ? "generated" : "shared (the generated one could not be built)");
-    rt.fast_generated = rt.handler_fast != NULL;
+    const char *tr = getenv("PTCALL_TRAMPOLINES");
+    /* trampolines slow-path into the generated handler's slow entry: only with that handler */
+    rt.tramps = !rt.timed && rt.handler_fast && !(tr && !strcmp(tr, "0"));
     if (!rt.handler_fast)
         rt.handler_fast = (void *)(uintptr_t)rt.handler_id;
-    const char *tr = getenv("PTCALL_TRAMPOLINES");
-    rt.tramps = !rt.timed && rt.fast_generated && !(tr && !strcmp(tr, "0"));
     xsave_init();
     if (threads_init() != 0)
         return;

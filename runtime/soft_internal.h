@@ -176,7 +176,6 @@ struct runtime_state {
     void (*handler_id)(void); /* jumped to by `mov $rec, %r11d; jmp *slot` stubs */
     void *handler_fast;       /* the same, for units that also give up %r10 (soft_fastpath.c;
                                  handler_id when it could not be built) */
-    int fast_generated;       /* handler_fast is the generated one */
     int tramps;               /* untimed, generated handler, PTCALL_TRAMPOLINES not 0:
                                  sites of such units may use trampolines (soft_tramp.c) */
 

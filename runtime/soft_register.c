@@ -159,7 +159,8 @@ static int patch_unit(void *ctx, const struct ptc_map_unit *u)
         handler = (u->hdr.flags & PTCALL_MAP_F_SCRATCH_R10) ? (uintptr_t)rt.handler_fast
                                                             : (uintptr_t)rt.handler_id;
     __atomic_store_n((uint64_t *)(uintptr_t)u->slot_addr, (uint64_t)handler, __ATOMIC_RELEASE);
-    int fast = c->fast && by_id && (u->hdr.flags & PTCALL_MAP_F_SCRATCH_R10) && rt.fast_generated;
+    /* c->fast exists only when rt.tramps, which implies the generated handler */
+    int fast = c->fast && by_id && (u->hdr.flags & PTCALL_MAP_F_SCRATCH_R10);
     for (uint32_t i = 0; i < u->hdr.num_stubs; i++) {
         struct ptcall_map_stub st;
         uint64_t a;

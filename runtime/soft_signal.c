@@ -187,7 +187,7 @@ PTC_API int sigaction(int sig, const struct sigaction *act, struct sigaction *ol
     if (sig <= 0 || sig >= 65)
         return real_sigaction_(sig, act, old);
     if (!atomic_load(&managed[sig])) {
-        if (!atomic_load(&wrapping) && !atomic_load(&wrapped[sig]))
+        if (!atomic_load(&wrapping)) /* nothing is wrapped before wrap_program_handlers() */
             return real_sigaction_(sig, act, old);
         /* trampolines exist: a program handler runs behind restart_wrapper */
         struct sigaction view;
@@ -199,7 +199,7 @@ PTC_API int sigaction(int sig, const struct sigaction *act, struct sigaction *ol
         else if ((view.sa_flags & SA_SIGINFO) && view.sa_sigaction == crash_handler)
             view = prev_sa[sig]; /* a termination signal's flush handler: the default */
         if (act) {
-            if (is_handler(act) && atomic_load(&wrapping)) {
+            if (is_handler(act)) {
                 if (install_wrapped(sig, act) != 0)
                     return -1;
             } else {
