@@ -43,6 +43,9 @@ def timed_run(cmd, env=None, stdout=subprocess.DEVNULL, cwd=None, cpu=False):
     sys). GNU time measures the RSS: a child forked from this Python process would report
     Python's own size as its peak."""
     rss_file = os.path.join(os.environ.get("TMPDIR", "/tmp"), "ptcall-bench-rss.%d" % os.getpid())
+    # Earlier runs' dirty pages go to disk first, off the clock: otherwise the kernel writes
+    # one contestant's trace back (uftrace's are gigabytes) while the next one is timed.
+    os.sync()
     t0 = time.perf_counter()
     r = subprocess.run(["/usr/bin/time", "-f", "%M %U %S", "-o", rss_file] + cmd, env=env, stdout=stdout,
                        stderr=subprocess.PIPE, cwd=cwd)

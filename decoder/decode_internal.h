@@ -298,8 +298,8 @@ int ptc_fork_give_up(struct ptc_session *s, struct thread *t);
 /* chunk.c */
 int ptc_session_chunk(struct ptc_session *s, const struct ptc_chunk *c);
 
-/* crc.c: the CRC-32 of a chunk payload, as zlib's crc32() computes it */
-uint32_t ptc_crc32(const void *p, size_t n);
+/* the CRC-32 of a chunk payload: ptc_crc32() */
+#include "ptc_crc.h"
 
 /* reader.c: after an error, whether ptc_reader_next() may be called again */
 int ptc_reader_can_continue(const struct ptc_reader *r);

@@ -206,6 +206,8 @@ struct runtime_state {
     _Atomic uint64_t late_events, write_errors;
     int debug;               /* PTCALL_DEBUG=1: drain statistics on stderr at the end */
     uint64_t drain_tsc, drain_records, drain_chunks, drain_bytes;
+    _Atomic uint64_t drain_wakes; /* futex wake-ups of the sleeping drain */
+    uint64_t drain_spin_ns, drain_cpu_ns; /* the drain's time watching the queue, its CPU time */
 };
 extern struct runtime_state rt;
 

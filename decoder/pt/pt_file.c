@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
+#include "ptc_crc.h"
 
 #include "ptc_pt_decode.h"
 
@@ -68,7 +68,7 @@ int ptc_pt_read_file(const char *path, struct ptc_file_header *hdr,
             rc = -PTC_E_TRUNCATED;
             goto out;
         }
-        uint32_t crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), buf, h.payload_size);
+        uint32_t crc = ptc_crc32(buf, h.payload_size);
         if (crc != h.crc32) {
             snprintf(err, err_size, "%s: bad CRC in chunk (type %u) at offset %llu", path,
                      h.type, (unsigned long long)off);
