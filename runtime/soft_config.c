@@ -76,6 +76,7 @@ static void init(void)
     rt.nbufs = nb < 2 ? 2 : nb > MAX_BUFS ? MAX_BUFS : (int)nb;
     rt.handler = rt.timed ? ptc_soft_handler_timed : ptc_soft_handler;
     rt.handler_id = rt.timed ? ptc_soft_handler_id_timed : ptc_soft_handler_id;
+    check_points_init();
     rt.handler_fast = fastpath_build(rt.timed);
     rt.debug = getenv("PTCALL_DEBUG") && getenv("PTCALL_DEBUG")[0] == '1';
     if (rt.debug)

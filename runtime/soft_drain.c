@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <emmintrin.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 
@@ -15,6 +16,12 @@
 
 static uint8_t *enc; /* the chunk being encoded */
 static size_t enc_size;
+
+/* Records of the buffer being encoded that were still zero when the drain gave up on them
+ * (their writers may store them later): where they are, the first GIVEN_UP_MAX of them. */
+#define GIVEN_UP_MAX 8
+static uintptr_t given_up[GIVEN_UP_MAX];
+static unsigned n_given_up;
 
 /* The object whose stubs hold a: the oldest one whose MODULE_UNLOAD the drain has not
  * written yet (a thread's events precede its dlclose's unload, and a later dlopen at the same
@@ -155,6 +162,10 @@ void encode(struct thread *ts, uint8_t *data, size_t len, uint64_t start_tsc,
             v = control_record(PTC_SOFT_LOSS, 1);
             tsc = prev;
             lost++;
+            if (n_given_up < GIVEN_UP_MAX)
+                given_up[n_given_up] = (uintptr_t)r;
+            n_given_up++;
+            rt.drain_given_up++;
         }
         uint64_t a = v & ~(uint64_t)15;
         if (__builtin_expect((v & 15) == RECORD_ID_TAG, 1)) {
@@ -245,10 +256,52 @@ void encode_loss(struct thread *ts, uint64_t n, uint64_t tsc)
     ts->dropped += n;
 }
 
+static int cmp_uintptr(const void *a, const void *b)
+{
+    uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* A record the drain gave up on (counted lost) may still be stored by its writer, when the
+ * signal handler that interrupted it returns, at its old address. Were the buffer refilled
+ * there, that late store would overwrite a newer record, whose event would vanish with the
+ * late one counted twice (once lost, once present). So the buffer moves to fresh memory; of
+ * the old, only the pages such stores can hit stay mapped, and are never used again: 4 KiB
+ * per page with such a record, which takes a writer stalled 20 ms by its signal handlers. */
+static void relocate_buf(struct buf *b)
+{
+    uint8_t *fresh = map_anon(rt.bufsize);
+    if (!fresh) { /* no memory: reuse in place, and say the count may be off */
+        warn("ptcall: cannot move a buffer away from a late writer (no memory): one event may "
+             "be counted both lost and recorded");
+        memset(b->data, 0, b->len);
+        return;
+    }
+    uintptr_t lo = (uintptr_t)b->data, hi = lo + rt.bufsize;
+    if (n_given_up <= GIVEN_UP_MAX) {
+        qsort(given_up, n_given_up, sizeof(given_up[0]), cmp_uintptr);
+        uintptr_t from = lo;
+        for (unsigned i = 0; i < n_given_up; i++) {
+            uintptr_t page = given_up[i] & ~(uintptr_t)4095;
+            if (page > from)
+                munmap((void *)from, page - from);
+            if (page + 4096 > from)
+                from = page + 4096;
+        }
+        if (from < hi)
+            munmap((void *)from, hi - from);
+    } /* else: more than we kept track of; the old buffer stays mapped */
+    b->data = fresh;
+}
+
 static void release_buf(struct buf *b)
 {
     struct thread *ts = b->ts;
-    memset(b->data, 0, b->len);
+    if (n_given_up)
+        relocate_buf(b);
+    else
+        memset(b->data, 0, b->len);
+    n_given_up = 0;
     b->len = 0;
     atomic_store(&b->state, B_FREE);
     atomic_fetch_add(&ts->free_seq, 1);
@@ -274,6 +327,7 @@ void drain_queue(int wait_for_writers)
         case IT_BUF: {
             struct buf *b = (struct buf *)it;
             uint64_t t0 = rdtsc_();
+            n_given_up = 0;
             encode(b->ts, b->data, b->len, b->start_tsc, b->end_tsc, wait_for_writers);
             rt.drain_records += b->len / rt.rec;
             release_buf(b);

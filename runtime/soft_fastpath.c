@@ -11,9 +11,11 @@
 
 #include "soft_internal.h"
 
-extern const uint8_t ptc_tpl_id[], ptc_tpl_id_pos[], ptc_tpl_id_end[], ptc_tpl_id_slow[];
+extern const uint8_t ptc_tpl_id[], ptc_tpl_id_pos[], ptc_tpl_id_end[], ptc_tpl_id_slow[],
+    ptc_tpl_id_go[], ptc_tpl_id_nogo[];
 extern const uint64_t ptc_tpl_id_size;
-extern const uint8_t ptc_tpl_idt[], ptc_tpl_idt_pos[], ptc_tpl_idt_end[], ptc_tpl_idt_slow[];
+extern const uint8_t ptc_tpl_idt[], ptc_tpl_idt_pos[], ptc_tpl_idt_end[], ptc_tpl_idt_slow[],
+    ptc_tpl_idt_go[], ptc_tpl_idt_nogo[];
 extern const uint64_t ptc_tpl_idt_size;
 void ptc_fast_slow_idt(void);
 
@@ -38,6 +40,8 @@ void *fastpath_build(int timed)
     const uint8_t *pos = timed ? ptc_tpl_idt_pos : ptc_tpl_id_pos;
     const uint8_t *end = timed ? ptc_tpl_idt_end : ptc_tpl_id_end;
     const uint8_t *slow = timed ? ptc_tpl_idt_slow : ptc_tpl_id_slow;
+    const uint8_t *go = timed ? ptc_tpl_idt_go : ptc_tpl_id_go;
+    const uint8_t *nogo = timed ? ptc_tpl_idt_nogo : ptc_tpl_id_nogo;
     uint64_t size = timed ? ptc_tpl_idt_size : ptc_tpl_id_size;
     void (*slow_entry)(void) = timed ? ptc_fast_slow_idt : ptc_fast_slow_id;
     if (size > 4096)
@@ -57,5 +61,9 @@ void *fastpath_build(int timed)
         munmap(page, 4096);
         return NULL;
     }
+    /* the compare after the xadd sits where the template's pos label is */
+    uint64_t base = (uint64_t)(uintptr_t)page;
+    check_point_add(base + (uint64_t)(pos - tpl), base + (uint64_t)(go - tpl),
+                    base + (uint64_t)(nogo - tpl));
     return page;
 }

@@ -84,6 +84,13 @@ ptc_slow_common:
     .cfi_endproc
     .size ptc_slow_common, .-ptc_slow_common
 
+/* Reservation check points (soft_resume.c): ptc_chk_* is the compare right after each
+ * handler's xadd, ptc_go_* where it goes on with room, ptc_slow_* where it goes without. */
+    .globl ptc_chk_ht, ptc_go_ht, ptc_slow_ht, ptc_chk_h, ptc_go_h, ptc_slow_h
+    .globl ptc_chk_iht, ptc_go_iht, ptc_slow_iht, ptc_chk_ih, ptc_go_ih, ptc_slow_ih
+    .hidden ptc_chk_ht, ptc_go_ht, ptc_slow_ht, ptc_chk_h, ptc_go_h, ptc_slow_h
+    .hidden ptc_chk_iht, ptc_go_iht, ptc_slow_iht, ptc_chk_ih, ptc_go_ih, ptc_slow_ih
+
 /* One 16-byte record per event: R, tsc. */
     .globl ptc_soft_handler_timed
     .hidden ptc_soft_handler_timed
@@ -98,8 +105,10 @@ ptc_soft_handler_timed:
     movq ptc_tls@gottpoff(%rip), %rcx
     movl $16, %eax
     xaddq %rax, %fs:(%rcx)
+ptc_chk_ht:
     cmpq %fs:8(%rcx), %rax
     jae 1f
+ptc_go_ht:
     movq %rax, %rcx
     rdtsc
     shlq $32, %rdx
@@ -113,6 +122,7 @@ ptc_soft_handler_timed:
     .cfi_def_cfa_offset 8
     ret
     .cfi_def_cfa_offset 32
+ptc_slow_ht:
 1:  rdtsc
     shlq $32, %rdx
     orq %rdx, %rax
@@ -134,8 +144,10 @@ ptc_soft_handler:
     movq ptc_tls@gottpoff(%rip), %rcx
     movl $8, %eax
     xaddq %rax, %fs:(%rcx)
+ptc_chk_h:
     cmpq %fs:8(%rcx), %rax
     jae 1f
+ptc_go_h:
     movq 16(%rsp), %rcx
     movq %rcx, (%rax)
     popq %rax
@@ -143,6 +155,7 @@ ptc_soft_handler:
     .cfi_def_cfa_offset 8
     ret
     .cfi_def_cfa_offset 24
+ptc_slow_h:
 1:  pushq %rdx
     .cfi_def_cfa_offset 32
     xorl %eax, %eax
@@ -170,8 +183,10 @@ ptc_soft_handler_id_timed:
     movq ptc_tls@gottpoff(%rip), %rcx
     movl $16, %eax
     xaddq %rax, %fs:(%rcx)
+ptc_chk_iht:
     cmpq %fs:8(%rcx), %rax
     jae 1f
+ptc_go_iht:
     movq %rax, %rcx
     rdtsc
     shlq $32, %rdx
@@ -184,6 +199,7 @@ ptc_soft_handler_id_timed:
     .cfi_def_cfa_offset 8
     ret
     .cfi_def_cfa_offset 32
+ptc_slow_iht:
 1:  rdtsc
     shlq $32, %rdx
     orq %rdx, %rax
@@ -204,14 +220,17 @@ ptc_soft_handler_id:
     movq ptc_tls@gottpoff(%rip), %rcx
     movl $8, %eax
     xaddq %rax, %fs:(%rcx)
+ptc_chk_ih:
     cmpq %fs:8(%rcx), %rax
     jae 1f
+ptc_go_ih:
     movq %r11, (%rax)
     popq %rax
     popq %rcx
     .cfi_def_cfa_offset 8
     ret
     .cfi_def_cfa_offset 24
+ptc_slow_ih:
 1:  pushq %rdx
     .cfi_def_cfa_offset 32
     xorl %eax, %eax
@@ -230,6 +249,8 @@ ptc_soft_handler_id:
     .section .rodata
     .globl ptc_tpl_id, ptc_tpl_id_pos, ptc_tpl_id_end, ptc_tpl_id_slow, ptc_tpl_id_size
     .hidden ptc_tpl_id, ptc_tpl_id_pos, ptc_tpl_id_end, ptc_tpl_id_slow, ptc_tpl_id_size
+    .globl ptc_tpl_id_go, ptc_tpl_id_nogo
+    .hidden ptc_tpl_id_go, ptc_tpl_id_nogo
     .p2align 5
 ptc_tpl_id:
     movl $8, %r10d
@@ -238,8 +259,10 @@ ptc_tpl_id_pos:
     cmpq %fs:0x7ffffff0, %r10
 ptc_tpl_id_end:
     jae 1f
+ptc_tpl_id_go:
     movq %r11, (%r10)
     ret
+ptc_tpl_id_nogo:
 1:  jmp *ptc_tpl_id_slow(%rip)
     .p2align 3
 ptc_tpl_id_slow:
@@ -249,6 +272,8 @@ ptc_tpl_id_size:
 
     .globl ptc_tpl_idt, ptc_tpl_idt_pos, ptc_tpl_idt_end, ptc_tpl_idt_slow, ptc_tpl_idt_size
     .hidden ptc_tpl_idt, ptc_tpl_idt_pos, ptc_tpl_idt_end, ptc_tpl_idt_slow, ptc_tpl_idt_size
+    .globl ptc_tpl_idt_go, ptc_tpl_idt_nogo
+    .hidden ptc_tpl_idt_go, ptc_tpl_idt_nogo
     .p2align 5
 ptc_tpl_idt:
     pushq %rax
@@ -259,6 +284,7 @@ ptc_tpl_idt_pos:
     cmpq %fs:0x7ffffff0, %r10
 ptc_tpl_idt_end:
     jae 1f
+ptc_tpl_idt_go:
     rdtsc
     shlq $32, %rdx
     orq %rdx, %rax
@@ -267,6 +293,7 @@ ptc_tpl_idt_end:
     popq %rdx
     popq %rax
     ret
+ptc_tpl_idt_nogo:
 1:  popq %rdx
     popq %rax
     jmp *ptc_tpl_idt_slow(%rip)

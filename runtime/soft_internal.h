@@ -83,11 +83,15 @@ uint64_t tramp_at(const struct tramps *t, uint64_t i);
  * reservation restarts that trampoline when the handler returns. Async-signal-safe. */
 void tramp_restart(void *ucontext);
 uint64_t tramp_restarts(void); /* how many times tramp_restart moved a thread back */
-/* Whether any trampoline exists in this process (then every program signal handler runs
- * behind tramp_restart: soft_signal.c) */
-int tramps_live(void);
-/* soft_signal.c: from now on every program signal handler runs behind tramp_restart, those
- * already installed included. Idempotent. */
+/* soft_resume.c: from a signal handler, with the interrupted context, before the program's
+ * handler runs: restarts an interrupted trampoline (tramp_restart), or settles an xadd
+ * handler's reservation check against the buffer the slot came from. Async-signal-safe. */
+void event_path_resume(void *ucontext);
+void check_points_init(void); /* the shared handlers' check points */
+void check_point_add(uint64_t at, uint64_t go, uint64_t slow); /* a generated handler's */
+uint64_t reservations_settled(void); /* how many times event_path_resume settled a check */
+/* soft_signal.c: from now on every program signal handler runs behind event_path_resume,
+ * those already installed included. Idempotent. */
 void wrap_program_handlers(void);
 /* At the end: warns about program handlers that bypassed the wrapping (so could not restart
  * an interrupted trampoline). */
@@ -208,6 +212,7 @@ struct runtime_state {
     uint64_t drain_tsc, drain_records, drain_chunks, drain_bytes;
     _Atomic uint64_t drain_wakes; /* futex wake-ups of the sleeping drain */
     uint64_t drain_spin_ns, drain_cpu_ns; /* the drain's time watching the queue, its CPU time */
+    uint64_t drain_given_up; /* records still unwritten after 20 ms (their buffers moved) */
 };
 extern struct runtime_state rt;
 

@@ -29,6 +29,8 @@ static int activate(void)
     if (drain_start() < 0)
         return -1;
     install_signals();
+    /* before any event: a program handler may interrupt a reservation (soft_resume.c) */
+    wrap_program_handlers();
     atomic_store(&rt.active, 1);
     return 0;
 }
@@ -104,8 +106,8 @@ static void arm_sites(const struct reg_ctx *c, const char *path)
         return;
     struct tramps tr = {0};
     if (c->fast && rt.tramps) {
-        if (tramps_build(c->o, c->fast, c->sites_start, c->sites_end, &tr) == 0)
-            wrap_program_handlers(); /* before any thread can be inside a trampoline */
+        /* on failure tr stays empty: every site then calls its stub */
+        (void)tramps_build(c->o, c->fast, c->sites_start, c->sites_end, &tr);
         if (rt.debug)
             warn("ptcall[%d]: %s: %llu of %llu call sites use trampolines", (int)getpid(), path,
                  (unsigned long long)tr.made,

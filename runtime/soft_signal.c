@@ -2,9 +2,9 @@
  * (or writes what is buffered before chaining to the program's handler), and the sigaction
  * and signal interposition keeps that handler in place while tracing.
  *
- * Once call-site trampolines exist (soft_tramp.c), every other handler the program installs
- * runs behind restart_wrapper, which first restarts a trampoline the signal interrupted in
- * mid-reservation: the kernel gets the wrapper with the program's flags and mask, and
+ * While tracing in software, every other handler the program installs runs behind
+ * restart_wrapper, which first settles an event path the signal interrupted in mid-reservation
+ * (soft_resume.c): the kernel gets the wrapper with the program's flags and mask, and
  * sigaction() reports the program's own action. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -58,7 +58,7 @@ void install_signals(void)
 
 static void crash_handler(int sig, siginfo_t *si, void *uc)
 {
-    tramp_restart(uc);
+    event_path_resume(uc);
     int saved = errno;
     struct sigaction *prev = &prev_sa[sig];
     int terminal = !(prev->sa_flags & SA_SIGINFO) &&
@@ -113,7 +113,7 @@ static int is_handler(const struct sigaction *sa)
 
 static void restart_wrapper(int sig, siginfo_t *si, void *uc)
 {
-    tramp_restart(uc);
+    event_path_resume(uc);
     struct sigaction h = prev_sa[sig];
     if (h.sa_flags & SA_RESETHAND) { /* the kernel has just reset the action, as asked */
         atomic_store(&wrapped[sig], 0);
@@ -173,8 +173,8 @@ void audit_program_handlers(void)
             continue;
         warn("ptcall: the handler of signal %d was installed past sigaction() and signal() "
              "(raw rt_sigaction, sigset, sysv_signal?): if it ran traced functions while its "
-             "thread was inside a call-site trampoline, some of its events were overwritten; "
-             "record with PTCALL_TRAMPOLINES=0 to rule that out", sig);
+             "thread was recording an event, an event may have been overwritten or counted "
+             "twice", sig);
     }
 }
 

@@ -83,7 +83,17 @@ static struct thread *thread_new(void)
     return ts;
 }
 
-void thread_free(struct thread *ts) { munmap(ts, thread_map_size()); }
+/* Frees a thread's mapping and the buffers the drain moved out of it (relocate_buf) */
+void thread_free(struct thread *ts)
+{
+    uintptr_t lo = (uintptr_t)ts, hi = lo + thread_map_size();
+    for (int i = 0; i < ts->nbufs; i++) {
+        uintptr_t d = (uintptr_t)ts->bufs[i].data;
+        if (d < lo || d >= hi)
+            munmap(ts->bufs[i].data, rt.bufsize);
+    }
+    munmap(ts, thread_map_size());
+}
 
 void thread_unlink(struct thread *ts)
 {

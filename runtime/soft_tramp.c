@@ -48,8 +48,6 @@ static uint64_t tpl_off(const uint8_t *label)
     return (uint64_t)((uintptr_t)label - (uintptr_t)ptc_tpl_site);
 }
 
-int tramps_live(void) { return atomic_load_explicit(&nregions, memory_order_acquire) != 0; }
-
 void tramp_restart(void *ucontext)
 {
     ucontext_t *uc = ucontext;
