@@ -8,6 +8,25 @@
 
 #include "soft_internal.h"
 
+/* A (TSC, CLOCK_MONOTONIC) pair: the clock read between two TSC reads, from the tightest of a
+ * few tries (a try during which the thread was interrupted or preempted is wide, and lost). */
+static void clock_pair(uint64_t *tsc, uint64_t *ns)
+{
+    uint64_t best = UINT64_MAX;
+    for (int i = 0; i < 8; i++) {
+        uint64_t a = rdtsc_(), n = mono_ns(), b = rdtsc_();
+        if (b - a < best) {
+            best = b - a;
+            *tsc = a + (b - a) / 2;
+            *ns = n;
+        }
+    }
+}
+
+/* How long the calibration spins, on the program's time at its first traced event. Each end
+ * is known to within about half a clock read (20-50 ns here): 0.02 % of the rate at most. */
+#define CALIBRATION_NS 250000u
+
 void timebase_init(void)
 {
     struct ptc_timebase tb;
@@ -50,12 +69,12 @@ void timebase_init(void)
         /* ns per tick = mult / 2^shift */
         tb.tsc_hz = (uint64_t)((1e9 * (double)(1ull << tb.time_shift)) / tb.time_mult);
     } else {
-        /* calibrate against CLOCK_MONOTONIC over ~2 ms */
-        uint64_t t0 = rdtsc_(), n0 = mono_ns(), t1, n1;
-        do {
-            t1 = rdtsc_();
-            n1 = mono_ns();
-        } while (n1 - n0 < 2000000);
+        /* calibrate against CLOCK_MONOTONIC */
+        uint64_t t0, n0, t1, n1;
+        clock_pair(&t0, &n0);
+        while (mono_ns() - n0 < CALIBRATION_NS)
+            ;
+        clock_pair(&t1, &n1);
         double hz = (double)(t1 - t0) * 1e9 / (double)(n1 - n0);
         tb.source = PTC_TIME_CALIBRATED;
         tb.time_shift = 31;
