@@ -38,11 +38,24 @@ def sh(cmd, **kw):
     return r.stdout
 
 
-def timed_run(cmd, env=None, stdout=subprocess.DEVNULL, cwd=None, cpu=False):
+def warm_cache(paths):
+    """Reads every file under paths, off the clock. This VM pages out file pages left idle for a
+    few seconds (a DAMON `pageout` scheme), so a trace written earlier in the run may be back on
+    disk; a decoder timed on it would measure the disk, not the decoder."""
+    for p in paths:
+        files = [p] if os.path.isfile(p) else [os.path.join(r, f) for r, _, fs in os.walk(p) for f in fs]
+        for name in files:
+            with open(name, "rb") as fh:
+                while fh.read(1 << 24):
+                    pass
+
+
+def timed_run(cmd, env=None, stdout=subprocess.DEVNULL, cwd=None, cpu=False, warm=()):
     """Wall time and peak RSS (KiB) of one run, and with cpu=True also its CPU time (user +
     sys). GNU time measures the RSS: a child forked from this Python process would report
-    Python's own size as its peak."""
+    Python's own size as its peak. The files under warm are read first (warm_cache)."""
     rss_file = os.path.join(os.environ.get("TMPDIR", "/tmp"), "ptcall-bench-rss.%d" % os.getpid())
+    warm_cache(warm)
     # Earlier runs' dirty pages go to disk first, off the clock: otherwise the kernel writes
     # one contestant's trace back (uftrace's are gigabytes) while the next one is timed.
     os.sync()
@@ -379,12 +392,13 @@ def bench_decode(a, work, tools, runs):
     cpus = {c[0]: [] for c in cmds}
     rss = {c[0]: 0 for c in cmds}
     for r in range(runs):
-        for name, _, cmd, _ in cmds:
+        for name, who, cmd, _ in cmds:
+            inp = [trace] if who == "ptcall" else [uft]
             if name == "uftrace report":
                 with open(rep_out, "w") as f:
-                    dt, mx, cp = timed_run(cmd, stdout=f, cpu=True)
+                    dt, mx, cp = timed_run(cmd, stdout=f, cpu=True, warm=inp)
             else:
-                dt, mx, cp = timed_run(cmd, cpu=True)
+                dt, mx, cp = timed_run(cmd, cpu=True, warm=inp)
             times[name].append(dt)
             cpus[name].append(cp)
             rss[name] = max(rss[name], mx)
@@ -407,7 +421,7 @@ def bench_decode(a, work, tools, runs):
     rss_t = {c[0]: 0 for c in cmds_t}
     for r in range(runs):
         for name, cmd, _ in cmds_t:
-            dt, mx = timed_run(cmd)
+            dt, mx = timed_run(cmd, warm=[trace_t])
             times_t[name].append(dt)
             rss_t[name] = max(rss_t[name], mx)
             print("bench: decode: %s run %d/%d %.2f s" % (name, r + 1, runs, dt), file=sys.stderr)
@@ -419,7 +433,7 @@ def bench_decode(a, work, tools, runs):
         os.unlink(trace_b)
     timed_run([ptcall, "record", "-q", "-o", trace_b, "--", b_pt] + big_args)
     ev_b = ptcall_events(ptcall, trace_b)
-    dt_b, rss_b, cpu_b = timed_run([ptcall, "report", trace_b], cpu=True)
+    dt_b, rss_b, cpu_b = timed_run([ptcall, "report", trace_b], cpu=True, warm=[trace_b])
     big = {"args": big_args, "events": ev_b, "bytes": dir_bytes(trace_b), "s": dt_b, "cpu_s": cpu_b,
            "rss_kib": rss_b}
     os.unlink(trace_b)
