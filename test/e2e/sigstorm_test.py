@@ -8,7 +8,7 @@ than it ran; with no loss, every count is exact and no frame is unmatched.
 Untimed, the runtime must also have restarted interrupted trampolines (PTCALL_DEBUG=1 counts
 them). Timed, the handlers reserve with xadd and then compare the slot with the buffer's end: a
 signal between the two must have the compare settled before its handler can switch buffers
-(without that, 3 of 12 timed runs counted one event more than the program made)."""
+(without that, 2-3 of 12 timed runs counted one event more than the program made)."""
 import argparse
 import json
 import os
