@@ -16,13 +16,78 @@ tpos: .zero 8
 tend: .zero 8
 rseqcs: .zero 8
     .text
+/* The loop that drives variant v: n calls of tiny<v> (rdi = n) */
+.macro DRIVER v
+    .globl loop\v
+loop\v:
+    xorl %eax,%eax
+1:  call tiny\v
+    decq %rdi
+    jnz 1b
+    ret
+.endm
+/* tiny<v> reaching its two events by `call`: stubs e and x */
+.macro TINY_CALL v, e, x
+    .p2align 5
+tiny\v:
+    call \e
+    addl $1, %eax
+    call \x
+    ret
+.endm
+/* tiny<v> reaching its two events by `jmp` to tramp<v>_e / tramp<v>_x, which jump back */
+.macro TINY_JMP v
+    .p2align 5
+tiny\v:
+    jmp tramp\v\()_e
+back\v\()_e:
+    addl $1, %eax
+    jmp tramp\v\()_x
+back\v\()_x:
+    ret
+.endm
+/* an id stub: the record in %r11, then the handler through slot */
+.macro ID_STUB name, rec, slot
+    .p2align 4
+\name: movl $\rec, %r11d
+    jmp *\slot(%rip)
+.endm
+/* load/compare of the buffer window, then the record's store and the committing store */
+.macro LAS_RESERVE
+    movq %fs:tpos@tpoff, %r10
+    cmpq %fs:tend@tpoff, %r10
+    jae 9f
+.endm
+.macro LAS_COMMIT
+    addq $8, %r10
+    movq %r10, %fs:tpos@tpoff
+.endm
+/* a trampoline of variant v for event k (e or x) with record rec: how = xadd, las or rseq */
+.macro TRAMP v, k, rec, how
+    .p2align 5
+tramp\v\()_\k:
+.ifc \how,xadd
+    movl $8, %r10d
+    xaddq %r10, %fs:tpos@tpoff
+    cmpq %fs:tend@tpoff, %r10
+    jae 9f
+    movq $\rec, (%r10)
+.else
+.ifc \how,rseq
+    leaq descF(%rip), %r10
+    movq %r10, %fs:rseqcs@tpoff
+.endif
+    LAS_RESERVE
+    movq $\rec, (%r10)
+    LAS_COMMIT
+.endif
+    jmp back\v\()_\k
+9: ud2
+.endm
+
 /* A: current generated path */
-    .p2align 4
-stubA_e: movl $0x12, %r11d
-    jmp *slotA(%rip)
-    .p2align 4
-stubA_x: movl $0x13, %r11d
-    jmp *slotA(%rip)
+    ID_STUB stubA_e, 0x12, slotA
+    ID_STUB stubA_x, 0x13, slotA
     .p2align 5
 handlerA:
     movl $8, %r10d
@@ -32,105 +97,23 @@ handlerA:
     movq %r11, (%r10)
     ret
 9:  ud2
-    .p2align 5
-tinyA:
-    call stubA_e
-    addl $1, %eax
-    call stubA_x
-    ret
-    .globl loopA
-loopA: /* rdi = n */
-    xorl %eax,%eax
-1:  call tinyA
-    decq %rdi
-    jnz 1b
-    ret
+    TINY_CALL A, stubA_e, stubA_x
+    DRIVER A
 /* B: jmp trampolines */
-    .p2align 5
-trampB_e:
-    movl $8, %r10d
-    xaddq %r10, %fs:tpos@tpoff
-    cmpq %fs:tend@tpoff, %r10
-    jae 9f
-    movq $0x12, (%r10)
-    jmp backB_e
-9: ud2
-    .p2align 5
-trampB_x:
-    movl $8, %r10d
-    xaddq %r10, %fs:tpos@tpoff
-    cmpq %fs:tend@tpoff, %r10
-    jae 9f
-    movq $0x13, (%r10)
-    jmp backB_x
-9: ud2
-    .p2align 5
-tinyB:
-    jmp trampB_e
-backB_e:
-    addl $1, %eax
-    jmp trampB_x
-backB_x:
-    ret
-    .globl loopB
-loopB:
-    xorl %eax,%eax
-1:  call tinyB
-    decq %rdi
-    jnz 1b
-    ret
+    TRAMP B, e, 0x12, xadd
+    TRAMP B, x, 0x13, xadd
+    TINY_JMP B
+    DRIVER B
 /* B2: jmp trampolines, load/add/store (no xadd) */
-    .p2align 5
-trampC_e:
-    movq %fs:tpos@tpoff, %r10
-    cmpq %fs:tend@tpoff, %r10
-    jae 9f
-    movq $0x12, (%r10)
-    addq $8, %r10
-    movq %r10, %fs:tpos@tpoff
-    jmp backC_e
-9: ud2
-    .p2align 5
-trampC_x:
-    movq %fs:tpos@tpoff, %r10
-    cmpq %fs:tend@tpoff, %r10
-    jae 9f
-    movq $0x13, (%r10)
-    addq $8, %r10
-    movq %r10, %fs:tpos@tpoff
-    jmp backC_x
-9: ud2
-    .p2align 5
-tinyC:
-    jmp trampC_e
-backC_e:
-    addl $1, %eax
-    jmp trampC_x
-backC_x:
-    ret
-    .globl loopC
-loopC:
-    xorl %eax,%eax
-1:  call tinyC
-    decq %rdi
-    jnz 1b
-    ret
+    TRAMP C, e, 0x12, las
+    TRAMP C, x, 0x13, las
+    TINY_JMP C
+    DRIVER C
 /* D: bare call stub; ret */
     .p2align 4
 stubD: ret
-    .p2align 5
-tinyD:
-    call stubD
-    addl $1, %eax
-    call stubD
-    ret
-    .globl loopD
-loopD:
-    xorl %eax,%eax
-1:  call tinyD
-    decq %rdi
-    jnz 1b
-    ret
+    TINY_CALL D, stubD, stubD
+    DRIVER D
 /* E: nops (untraced) */
     .p2align 5
 tinyE:
@@ -138,83 +121,24 @@ tinyE:
     addl $1, %eax
     nopl 0(%rax,%rax,1)
     ret
-    .globl loopE
-loopE:
-    xorl %eax,%eax
-1:  call tinyE
-    decq %rdi
-    jnz 1b
-    ret
-
-    .p2align 5
-trampF_e:
-    leaq descF(%rip), %r10
-    movq %r10, %fs:rseqcs@tpoff
-    movq %fs:tpos@tpoff, %r10
-    cmpq %fs:tend@tpoff, %r10
-    jae 9f
-    movq $0x12, (%r10)
-    addq $8, %r10
-    movq %r10, %fs:tpos@tpoff
-    jmp backF_e
-9: ud2
-    .p2align 5
-trampF_x:
-    leaq descF(%rip), %r10
-    movq %r10, %fs:rseqcs@tpoff
-    movq %fs:tpos@tpoff, %r10
-    cmpq %fs:tend@tpoff, %r10
-    jae 9f
-    movq $0x13, (%r10)
-    addq $8, %r10
-    movq %r10, %fs:tpos@tpoff
-    jmp backF_x
-9: ud2
-    .p2align 5
-tinyF:
-    jmp trampF_e
-backF_e:
-    addl $1, %eax
-    jmp trampF_x
-backF_x:
-    ret
-    .globl loopF
-loopF:
-    xorl %eax,%eax
-1:  call tinyF
-    decq %rdi
-    jnz 1b
-    ret
+    DRIVER E
+/* F: C plus the rseq-style store */
+    TRAMP F, e, 0x12, rseq
+    TRAMP F, x, 0x13, rseq
+    TINY_JMP F
+    DRIVER F
 /* A2: call-based with load/add/store */
-    .p2align 4
-stubG_e: movl $0x12, %r11d
-    jmp *slotG(%rip)
-    .p2align 4
-stubG_x: movl $0x13, %r11d
-    jmp *slotG(%rip)
+    ID_STUB stubG_e, 0x12, slotG
+    ID_STUB stubG_x, 0x13, slotG
     .p2align 5
 handlerG:
-    movq %fs:tpos@tpoff, %r10
-    cmpq %fs:tend@tpoff, %r10
-    jae 9f
+    LAS_RESERVE
     movq %r11, (%r10)
-    addq $8, %r10
-    movq %r10, %fs:tpos@tpoff
+    LAS_COMMIT
     ret
 9:  ud2
-    .p2align 5
-tinyG:
-    call stubG_e
-    addl $1, %eax
-    call stubG_x
-    ret
-    .globl loopG
-loopG:
-    xorl %eax,%eax
-1:  call tinyG
-    decq %rdi
-    jnz 1b
-    ret
+    TINY_CALL G, stubG_e, stubG_x
+    DRIVER G
     .data
 slotG: .quad handlerG
 descF: .quad 0,0,0,0
