@@ -47,6 +47,19 @@ void ptc_map_get_func(const struct ptc_map_unit *u, uint32_t i, struct ptcall_ma
 }
 
 /* Validates the blob at data[off..size); on success fills *u and *next (offset after it). */
+/* A stub record's kind field: a known kind, and from version 4 the leaf flag on an ENTRY or
+ * EXIT record. */
+static int ptc_map_kind_valid(uint16_t version, uint16_t raw)
+{
+    uint16_t kind = raw & PTCALL_STUB_KIND_MASK, flags = raw & ~PTCALL_STUB_KIND_MASK;
+    if (kind > PTCALL_STUB_LANDING)
+        return 0;
+    if (!flags)
+        return 1;
+    return version >= 4 && flags == PTCALL_STUB_F_LEAF &&
+           (kind == PTCALL_STUB_ENTRY || kind == PTCALL_STUB_EXIT);
+}
+
 static int check_blob(const uint8_t *data, size_t size, size_t off, uint64_t addr,
                       uint64_t stubs_start, uint64_t stubs_end, struct ptc_map_unit *u,
                       size_t *bad)
@@ -129,7 +142,7 @@ static int check_blob(const uint8_t *data, size_t size, size_t off, uint64_t add
         *bad = off + h.stubs_offset + (size_t)i * sizeof(st);
         if (st.func_index >= h.num_funcs)
             return PTC_MAP_E_FUNC_INDEX;
-        if (st.kind > PTCALL_STUB_LANDING)
+        if (!ptc_map_kind_valid(h.version, st.kind))
             return PTC_MAP_E_KIND;
         if (stubs_end > stubs_start) {
             if (a < stubs_start || a >= stubs_end)
@@ -248,6 +261,7 @@ struct build_ctx {
     uint64_t strpos;
     uint32_t limit_stubs, limit_funcs;
     uint64_t limit_strings;
+    int leaf_calls;
 };
 
 static int build_unit(void *ctx, const struct ptc_map_unit *u)
@@ -266,7 +280,9 @@ static int build_unit(void *ctx, const struct ptc_map_unit *u)
         ptc_map_get_stub(u, i, &st, &a);
         ms.address = a;
         ms.func = func_base + st.func_index;
-        ms.kind = st.kind;
+        ms.kind = st.kind & PTCALL_STUB_KIND_MASK;
+        if (b->leaf_calls && ptc_map_leaf_quiet(u, &st) && ms.kind == PTCALL_STUB_ENTRY)
+            ms.kind = PTC_STUB_CALL;
         ms.site = st.site;
         memcpy(b->stubs + (size_t)b->nstub++ * sizeof(ms), &ms, sizeof(ms));
     }
@@ -287,7 +303,7 @@ static int build_unit(void *ctx, const struct ptc_map_unit *u)
 
 long ptc_map_build_module(const void *data, size_t size, uint64_t addr,
                           const struct ptc_map_summary *s, const struct ptc_module *info,
-                          const char *path, void *out, size_t out_size)
+                          const char *path, unsigned flags, void *out, size_t out_size)
 {
     if (!path)
         path = "";
@@ -308,6 +324,7 @@ long ptc_map_build_module(const void *data, size_t size, uint64_t addr,
         .limit_stubs = s->num_stubs,
         .limit_funcs = s->num_funcs,
         .limit_strings = s->strings_size,
+        .leaf_calls = (flags & PTC_MAP_BUILD_LEAF_CALLS) != 0,
     };
     b.strings = b.funcs + (size_t)s->num_funcs * sizeof(struct ptc_module_func);
     int n = ptc_map_walk(data, size, addr, 0, 0, build_unit, &b, NULL);

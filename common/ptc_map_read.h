@@ -9,7 +9,7 @@
  *     struct ptc_map_summary s;
  *     if (ptc_map_scan(bytes, size, addr, stubs_start, stubs_end, &s, &bad) == 0) {
  *         buf = alloc(ptc_map_module_size(&s, path));
- *         ptc_map_build_module(bytes, size, addr, &s, &info, path, buf, size_of_buf);
+ *         ptc_map_build_module(bytes, size, addr, &s, &info, path, 0, buf, size_of_buf);
  *     }
  */
 #ifndef PTC_MAP_READ_H
@@ -94,6 +94,20 @@ int ptc_map_scan(const void *data, size_t size, uint64_t addr, uint64_t stubs_st
 /* Bytes of the PTC_CHUNK_MODULE payload for this summary and object path. */
 size_t ptc_map_module_size(const struct ptc_map_summary *s, const char *path);
 
+/* Whether the sites of this stub may stay disarmed while its function's entry is recorded
+ * as the whole call (PTC_STUB_CALL): a leaf's stub (map version 4) in a unit whose call
+ * sites are sleds, so that its exits can be left unarmed. The soft runtime and the MODULE
+ * chunk it writes both decide by this. */
+static inline int ptc_map_leaf_quiet(const struct ptc_map_unit *u, const struct ptcall_map_stub *st)
+{
+    return u->hdr.version >= 4 && (u->hdr.flags & PTCALL_MAP_F_SLEDS) &&
+           (st->kind & PTCALL_STUB_F_LEAF);
+}
+
+/* ptc_map_build_module flags: the ENTRY stubs of leaves (ptc_map_leaf_quiet) get kind
+ * PTC_STUB_CALL, for a recorder that leaves their exits unarmed. */
+#define PTC_MAP_BUILD_LEAF_CALLS 0x1u
+
 /* Writes the PTC_CHUNK_MODULE payload into out: struct ptc_module, then one ptc_module_stub
  * per map stub (blob order, so stub id = first_stub_id + position), one ptc_module_func per
  * function (function indices renumbered object-wide: unit k's functions follow unit k-1's),
@@ -102,6 +116,6 @@ size_t ptc_map_module_size(const struct ptc_map_summary *s, const char *path);
  * identity, path and strings_size are filled in. Returns the payload size, or an error. */
 long ptc_map_build_module(const void *data, size_t size, uint64_t addr,
                           const struct ptc_map_summary *s, const struct ptc_module *info,
-                          const char *path, void *out, size_t out_size);
+                          const char *path, unsigned flags, void *out, size_t out_size);
 
 #endif

@@ -32,7 +32,7 @@
 
 struct stubent {
     uint32_t func;          /* global function id */
-    uint8_t kind;           /* enum ptcall_stub_kind, or STUB_NONE */
+    uint8_t kind;           /* enum ptcall_stub_kind, PTC_STUB_CALL, or STUB_NONE */
     uint8_t valid;
     uint16_t site;
 };

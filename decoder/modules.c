@@ -101,7 +101,7 @@ int ptc_session_add_module(struct ptc_session *s, uint32_t pid, const void *payl
     for (uint32_t i = 0; i < m.num_stubs; i++) {
         struct ptc_module_stub st;
         memcpy(&st, stubp + (size_t)i * sizeof(st), sizeof(st));
-        if (st.func >= m.num_funcs || st.kind > PTCALL_STUB_LANDING) {
+        if (st.func >= m.num_funcs || (st.kind > PTCALL_STUB_LANDING && st.kind != PTC_STUB_CALL)) {
             free(ids);
             return CORRUPT_MODULE("module chunk of pid %u (%s): stub %u names function %u "
                                   "of %u, kind %u",

@@ -123,6 +123,7 @@ static int merge(struct ptc_session *d, const struct ptc_session *w)
     struct ptc_totals *a = &d->tot;
     const struct ptc_totals *b = &w->tot;
     a->events += b->events;
+    a->whole_calls += b->whole_calls;
     a->chunks += b->chunks;
     a->threads += b->threads;
     a->gaps += b->gaps;

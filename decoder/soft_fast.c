@@ -62,7 +62,7 @@ static PTC_INLINE int soft_loop(struct ptc_session *s, struct thread *t, const u
     struct ecache *ecs = s->ecache;
     struct cursor c;
     load(&c, t);
-    uint64_t now = timed ? *tsc : t->last, n = 0, sink = 0;
+    uint64_t now = timed ? *tsc : t->last, n = 0, sink = 0, whole = 0;
     int r = 0;
     while (likely(p < end)) {
         uint64_t v = p[0], d = 0;
@@ -103,6 +103,18 @@ static PTC_INLINE int soft_loop(struct ptc_session *s, struct thread *t, const u
                     continue;
                 }
             }
+        } else if (se.kind == PTC_STUB_CALL) {
+            /* a leaf's call and return in one record: its calls and the edge from the
+             * caller; no frame (the duration is 0, and so is what it adds to the caller) */
+            if (likely(c.depth && f < c.nactive)) {
+                struct ecache *ec = &ecs[c.top];
+                if (likely(ec->callee1 == f + 1)) {
+                    ec->pending++;
+                    fs[f].calls++;
+                    whole++;
+                    continue;
+                }
+            }
         } else if (se.kind == PTCALL_STUB_EXIT) {
             if (likely(c.top == f)) { /* top is UINT32_MAX on an empty stack */
                 struct frame *fr = &c.fr[--c.depth];
@@ -136,6 +148,11 @@ static PTC_INLINE int soft_loop(struct ptc_session *s, struct thread *t, const u
     if (timed)
         *tsc = now;
     ptc_count_batch(s, t, n, timed, records);
+    if (whole) { /* as ptc_thread_hit counts them */
+        s->tot.whole_calls += whole;
+        s->tot.events += whole;
+        t->events += whole;
+    }
     return r;
 }
 

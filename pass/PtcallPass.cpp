@@ -384,6 +384,32 @@ bool Instrumenter::shouldInstrument(Function &F, bool Cyg,
   return true;
 }
 
+// A function that calls nothing: between its entry and a return of the same activation no
+// instrumented code can run on its thread but a signal handler, so a recorder may take its
+// entry for the whole call (PTCALL_STUB_F_LEAF). Intrinsics count as calls only where they
+// can become one that reaches program code: memcpy and friends (a program may define and
+// instrument its own), statepoints and patchpoints. Inline asm may hide a call.
+bool callsNothing(const Function &F) {
+  for (const BasicBlock &BB : F)
+    for (const Instruction &I : BB) {
+      const auto *CB = dyn_cast<CallBase>(&I);
+      if (!CB)
+        continue;
+      const auto *II = dyn_cast<IntrinsicInst>(CB);
+      if (!II || !isa<CallInst>(CB) || isa<MemIntrinsic>(II))
+        return false;
+      switch (II->getIntrinsicID()) {
+      case Intrinsic::experimental_gc_statepoint:
+      case Intrinsic::experimental_patchpoint_void:
+      case Intrinsic::experimental_patchpoint_i64:
+        return false;
+      default:
+        break;
+      }
+    }
+  return true;
+}
+
 // Is R fed by a tail call the backend may turn into a sibling call? Returns that call.
 CallInst *feedingTailCall(ReturnInst *R) {
   Instruction *I = R->getPrevNode();
@@ -654,6 +680,8 @@ bool Instrumenter::run() {
     }
     Funcs.push_back(FR);
 
+    // decided before the stub calls exist (they are inline asm)
+    const bool Leaf = O.Exits && callsNothing(F);
     std::vector<Site> Sites = planSites(F);
     uint16_t Next[4] = {0, 0, 0, 0};
     for (Site &S : Sites) {
@@ -669,7 +697,10 @@ bool Instrumenter::run() {
         continue; // site numbers exhausted: leave the rest uninstrumented
       uint16_t SiteNo = S.Kind == PTCALL_STUB_ENTRY ? 0 : Next[S.Kind]++;
       Function *Stub = makeStub(FI, S.Kind, SiteNo, Serial++);
-      Stubs.push_back({Stub, FI, S.Kind, SiteNo});
+      uint16_t MapKind = S.Kind;
+      if (Leaf && (S.Kind == PTCALL_STUB_ENTRY || S.Kind == PTCALL_STUB_EXIT))
+        MapKind |= PTCALL_STUB_F_LEAF;
+      Stubs.push_back({Stub, FI, MapKind, SiteNo});
       emitCall(Stub, Before, S.DL);
     }
     // The call pushes a return address below the stack pointer.

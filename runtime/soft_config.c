@@ -63,6 +63,9 @@ static void init(void)
     strcpy(rt.output, out);
     const char *ts = getenv("PTCALL_TIMESTAMPS");
     rt.timed = !(ts && !strcmp(ts, "0"));
+    const char *le = getenv("PTCALL_LEAF_EXITS");
+    /* untimed, a leaf's exit says nothing its entry does not: record the call once */
+    rt.leaf_calls = !rt.timed && !(le && !strcmp(le, "1"));
     const char *mode = getenv("PTCALL_MODE");
     rt.drop = mode && !strcmp(mode, "drop");
     rt.rec = rt.timed ? 16 : 8;

@@ -73,9 +73,13 @@ void ptc_fast_slow_id(void);
 struct tramps {
     uint64_t base, n, made;
 };
+/* Per stub slot of an object being armed (soft_register.c): what its call sites become. */
+#define SLOT_TRAMP 0x1u /* may jump to a call-site trampoline */
+#define SLOT_QUIET 0x2u /* stays disarmed: a leaf's exit, whose call its entry records whole */
 /* Builds the trampolines of the sites table [sites_start, sites_end) of object o, for the
- * sites whose stub slot has fast[slot] set, in reach of the sites. 0, or -1 (none made). */
-int tramps_build(const struct object *o, const uint8_t *fast, uint64_t sites_start,
+ * sites whose stub slot has SLOT_TRAMP in slot_use[slot], in reach of the sites. 0, or -1
+ * (none made). */
+int tramps_build(const struct object *o, const uint8_t *slot_use, uint64_t sites_start,
                  uint64_t sites_end, struct tramps *out);
 /* The address of trampoline i, or 0 */
 uint64_t tramp_at(const struct tramps *t, uint64_t i);
@@ -182,6 +186,9 @@ struct runtime_state {
                                  handler_id when it could not be built) */
     int tramps;               /* untimed, generated handler, PTCALL_TRAMPOLINES not 0:
                                  sites of such units may use trampolines (soft_tramp.c) */
+    int leaf_calls;           /* untimed, PTCALL_LEAF_EXITS not 1: the exits of leaves
+                                 (ptc_map_leaf_quiet) stay disarmed, and MODULE chunks say
+                                 their entries are whole calls (PTC_STUB_CALL) */
 
     _Atomic int active, finishing;
     int fd;
@@ -275,13 +282,19 @@ void runtime_init(void); /* once per process; sets rt.enabled when tracing appli
 void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* soft_sites.c: arms (arm = 1) or disarms the call-site sleds of the table [start, end)
- * (struct ptcall_map_site entries, in this process); armed, a site with a trampoline in t
- * (may be NULL) jumps to it, the others call their stubs. Counts what it did and what it left
- * alone in *r; -1 if a page could not be made writable (r->prot_errno). */
-struct sites_result {
-    int bad_code, far, unpatched, prot_errno;
+ * (struct ptcall_map_site entries, in this process). Armed, a site with a trampoline in
+ * plan->tramps jumps to it, a site whose stub's slot_use has SLOT_QUIET stays a nop, the
+ * others call their stubs (plan may be NULL, and so may its members). Counts what it did and
+ * what it left alone in *r; -1 if a page could not be made writable (r->prot_errno). */
+struct arm_plan {
+    const struct tramps *tramps;
+    const uint8_t *slot_use;         /* per stub slot of [stubs_start, stubs_end), SLOT_* */
+    uint64_t stubs_start, stubs_end;
 };
-int sites_switch(uint64_t start, uint64_t end, int arm, const struct tramps *t,
+struct sites_result {
+    int bad_code, far, unpatched, prot_errno, quiet;
+};
+int sites_switch(uint64_t start, uint64_t end, int arm, const struct arm_plan *plan,
                  struct sites_result *r);
 /* Makes the pages of [lo, hi) writable for patching code (RWX, else RW where the system
  * refuses RWX: then no other thread may run that code meanwhile), and read+execute again. */

@@ -87,7 +87,7 @@ struct reg_ctx {
     uint32_t next_id;
     int bad_code, far;
     uint64_t sites_start, sites_end; /* the object's sled table (every v3 unit names it) */
-    uint8_t *fast; /* per stub slot: its sites may use a trampoline (NULL: none may) */
+    uint8_t *slot_use; /* per stub slot, SLOT_*: what its sites become (NULL: plain calls) */
 };
 
 static void note_sites(struct reg_ctx *c, const struct ptc_map_unit *u)
@@ -105,17 +105,22 @@ static void arm_sites(const struct reg_ctx *c, const char *path)
     if (c->sites_end <= c->sites_start)
         return;
     struct tramps tr = {0};
-    if (c->fast && rt.tramps) {
-        /* on failure tr stays empty: every site then calls its stub */
-        (void)tramps_build(c->o, c->fast, c->sites_start, c->sites_end, &tr);
-        if (rt.debug)
-            warn("ptcall[%d]: %s: %llu of %llu call sites use trampolines", (int)getpid(), path,
-                 (unsigned long long)tr.made,
-                 (unsigned long long)((c->sites_end - c->sites_start) /
-                                      sizeof(struct ptcall_map_site)));
+    if (c->slot_use && rt.tramps) /* on failure tr stays empty: every site calls its stub */
+        (void)tramps_build(c->o, c->slot_use, c->sites_start, c->sites_end, &tr);
+    struct arm_plan plan = {.tramps = &tr, .slot_use = c->slot_use};
+    if (c->o) {
+        plan.stubs_start = c->o->stubs_start;
+        plan.stubs_end = c->o->stubs_end;
     }
     struct sites_result r = {0};
-    if (sites_switch(c->sites_start, c->sites_end, 1, &tr, &r) < 0)
+    int e = sites_switch(c->sites_start, c->sites_end, 1, &plan, &r);
+    if (rt.debug && c->o)
+        warn("ptcall[%d]: %s: %llu call sites: %llu use trampolines, %d leaf exits left unarmed",
+             (int)getpid(), path,
+             (unsigned long long)((c->sites_end - c->sites_start) /
+                                  sizeof(struct ptcall_map_site)),
+             (unsigned long long)tr.made, r.quiet);
+    if (e < 0)
         warn("ptcall: %s: cannot make code writable to arm %d call sites (%s); those are not "
              "traced", path, r.unpatched, strerror(r.prot_errno));
     if (r.bad_code)
@@ -161,14 +166,20 @@ static int patch_unit(void *ctx, const struct ptc_map_unit *u)
         handler = (u->hdr.flags & PTCALL_MAP_F_SCRATCH_R10) ? (uintptr_t)rt.handler_fast
                                                             : (uintptr_t)rt.handler_id;
     __atomic_store_n((uint64_t *)(uintptr_t)u->slot_addr, (uint64_t)handler, __ATOMIC_RELEASE);
-    /* c->fast exists only when rt.tramps, which implies the generated handler */
-    int fast = c->fast && by_id && (u->hdr.flags & PTCALL_MAP_F_SCRATCH_R10);
+    /* rt.tramps implies the generated handler */
+    int fast = rt.tramps && by_id && (u->hdr.flags & PTCALL_MAP_F_SCRATCH_R10);
     for (uint32_t i = 0; i < u->hdr.num_stubs; i++) {
         struct ptcall_map_stub st;
         uint64_t a;
         ptc_map_get_stub(u, i, &st, &a);
-        if (fast)
-            c->fast[(a - c->o->stubs_start) >> 4] = 1;
+        uint8_t *use = c->slot_use ? &c->slot_use[(a - c->o->stubs_start) >> 4] : NULL;
+        /* the same test as the MODULE chunk's (ptc_map_build_module): a leaf's exit stays
+         * disarmed exactly when its entry was announced as the whole call */
+        if (use && rt.leaf_calls && ptc_map_leaf_quiet(u, &st) &&
+            (st.kind & PTCALL_STUB_KIND_MASK) == PTCALL_STUB_EXIT)
+            *use = SLOT_QUIET;
+        else if (use && fast)
+            *use = SLOT_TRAMP;
         uint32_t tag = by_id ? c->o->ids[(a - c->o->stubs_start) >> 4] << 4 | RECORD_ID_TAG : 0;
         int r = patch_stub(a, u->slot_addr, tag);
         if (r == -1)
@@ -284,8 +295,16 @@ PTC_API void __ptcall_register_object(const void *map_start, const void *map_sto
     rt.next_stub_id += sum.num_stubs;
     struct reg_ctx c = {.o = o, .next_id = o->first_stub_id};
     size_t nslots = (size_t)((o->stubs_end - s0) / 16);
-    if (rt.tramps)
-        c.fast = map_anon(nslots); /* none: every site calls its stub */
+    if (rt.tramps || rt.leaf_calls) {
+        c.slot_use = map_anon(nslots);
+        if (!c.slot_use && rt.leaf_calls) {
+            /* the MODULE chunk would announce whole calls whose exits then run: give up */
+            warn("ptcall: %s: out of memory for its call-site table; not traced", path);
+            munmap(o->ids, ids_bytes);
+            munmap(o, sizeof(*o));
+            goto out;
+        }
+    }
     ptc_map_walk(map_start, map_size, (uint64_t)(uintptr_t)map_start, s0, s1, fill_ids, &c, NULL);
     write_module(o);
     /* publish before patching: the drain must know the stubs before the first event */
@@ -294,15 +313,15 @@ PTC_API void __ptcall_register_object(const void *map_start, const void *map_sto
     if (code_writable(s0, s1) != 0) {
         warn("ptcall: %s: cannot make the stub section writable (%s); not traced", path,
              strerror(errno));
-        if (c.fast)
-            munmap(c.fast, nslots);
+        if (c.slot_use)
+            munmap(c.slot_use, nslots);
         goto out;
     }
     ptc_map_walk(map_start, map_size, (uint64_t)(uintptr_t)map_start, s0, s1, patch_unit, &c, NULL);
     code_executable(s0, s1);
     arm_sites(&c, path); /* the stubs are ready: now let the call sites reach them */
-    if (c.fast)
-        munmap(c.fast, nslots);
+    if (c.slot_use)
+        munmap(c.slot_use, nslots);
     if (c.bad_code)
         warn("ptcall: %s: %d stubs do not hold `ret`; left alone", path, c.bad_code);
     if (c.far)

@@ -42,7 +42,14 @@ static int open_page(uint64_t word, uint64_t *open)
     return 0;
 }
 
-int sites_switch(uint64_t start, uint64_t end, int arm, const struct tramps *t,
+/* Whether the plan leaves the sites of this stub disarmed */
+static int quiet(const struct arm_plan *p, uint64_t stub)
+{
+    return p && p->slot_use && stub >= p->stubs_start && stub < p->stubs_end &&
+           (p->slot_use[(stub - p->stubs_start) >> 4] & SLOT_QUIET);
+}
+
+int sites_switch(uint64_t start, uint64_t end, int arm, const struct arm_plan *plan,
                  struct sites_result *r)
 {
     uint64_t n = (end - start) / sizeof(struct ptcall_map_site), open = 0;
@@ -50,8 +57,10 @@ int sites_switch(uint64_t start, uint64_t end, int arm, const struct tramps *t,
         uint64_t site, stub, now;
         ptc_sled_entry((const void *)(uintptr_t)start, start, i, &site, &stub);
         uint64_t *w = (uint64_t *)(uintptr_t)ptc_sled_word_addr(site);
-        uint64_t tr = arm ? tramp_at(t, i) : 0;
-        int want = !arm ? PTC_SLED_WANT_NOP : tr ? PTC_SLED_WANT_JMP : PTC_SLED_WANT_CALL;
+        int q = arm && quiet(plan, stub);
+        r->quiet += q;
+        uint64_t tr = arm && !q ? tramp_at(plan ? plan->tramps : NULL, i) : 0;
+        int want = !arm || q ? PTC_SLED_WANT_NOP : tr ? PTC_SLED_WANT_JMP : PTC_SLED_WANT_CALL;
         int e = ptc_sled_patch(site, tr ? tr : stub, want, __atomic_load_n(w, __ATOMIC_RELAXED),
                                &now);
         if (e == PTC_SLED_ALREADY)

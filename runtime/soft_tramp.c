@@ -116,7 +116,7 @@ static int32_t rel_from(uint64_t tr_addr, const uint8_t *label, uint64_t target)
     return (int32_t)(int64_t)(target - (tr_addr + tpl_off(label)));
 }
 
-int tramps_build(const struct object *o, const uint8_t *fast, uint64_t sites_start,
+int tramps_build(const struct object *o, const uint8_t *slot_use, uint64_t sites_start,
                  uint64_t sites_end, struct tramps *out)
 {
     memset(out, 0, sizeof(*out));
@@ -152,7 +152,7 @@ int tramps_build(const struct object *o, const uint8_t *fast, uint64_t sites_sta
             continue;
         uint64_t slot = (stub - o->stubs_start) >> 4;
         uint32_t id = o->ids[slot];
-        if (!fast[slot] || id > RECORD_ID_MAX)
+        if (!(slot_use[slot] & SLOT_TRAMP) || id > RECORD_ID_MAX)
             continue;
         uint64_t rec = (uint64_t)id << 4 | RECORD_ID_TAG;
         if (rec > INT32_MAX) /* `movq $imm32` sign-extends */

@@ -119,7 +119,8 @@ void write_module(struct object *o)
     info.stubs_start = o->stubs_start;
     info.stubs_end = o->stubs_end;
     long len = ptc_map_build_module(o->map_start, o->map_size, (uint64_t)(uintptr_t)o->map_start,
-                                    &s, &info, o->path, buf, n);
+                                    &s, &info, o->path,
+                                    rt.leaf_calls ? PTC_MAP_BUILD_LEAF_CALLS : 0, buf, n);
     if (len > 0) {
         struct iovec v = {buf, (size_t)len};
         write_proc_chunk(PTC_CHUNK_MODULE, &v, 1);

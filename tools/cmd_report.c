@@ -103,6 +103,9 @@ static void print_table(const char *path, struct ptc_session *s, const struct pt
            (unsigned long long)t->processes, (unsigned long long)t->gaps,
            (unsigned long long)t->repairs, (unsigned long long)t->unwound,
            (unsigned long long)t->unmatched, (unsigned long long)t->lost_events);
+    if (t->whole_calls)
+        printf("(%llu calls of leaf functions were recorded as one event each, and count as two: "
+               "entry and return)\n", (unsigned long long)t->whole_calls);
     cli_print_quality(stdout, s, t);
 }
 
@@ -147,14 +150,15 @@ static void print_json(const char *path, struct ptc_session *s, const struct ptc
     cli_json_str(stdout, path);
     printf(",\n  \"backend\": \"%s\",\n  \"timed\": %s,\n  \"time_unit\": \"%s\",\n",
            cli_backend_name(t->backend), t->timed ? "true" : "false", unit);
-    printf("  \"totals\": {\"events\": %llu, \"calls\": %llu, \"threads\": %llu, "
+    printf("  \"totals\": {\"events\": %llu, \"whole_calls\": %llu, \"calls\": %llu, \"threads\": %llu, "
            "\"processes\": %llu, \"gaps\": %llu, \"missing_chunks\": %llu, \"lost_events\": "
            "%llu, \"lost_pt_units\": %llu, \"repairs\": %llu, \"unwound\": %llu, \"unmatched\": "
            "%llu, \"broken_frames\": %llu, \"open_at_end\": %llu, \"bad_stubs\": %llu, "
            "\"fork_unknown\": %llu, \"lossy_threads\": %llu, \"complete\": %s, ",
-           (unsigned long long)t->events, (unsigned long long)t->calls,
-           (unsigned long long)t->threads, (unsigned long long)t->processes,
-           (unsigned long long)t->gaps, (unsigned long long)t->missing_chunks,
+           (unsigned long long)t->events, (unsigned long long)t->whole_calls,
+           (unsigned long long)t->calls, (unsigned long long)t->threads,
+           (unsigned long long)t->processes, (unsigned long long)t->gaps,
+           (unsigned long long)t->missing_chunks,
            (unsigned long long)t->lost_events, (unsigned long long)t->lost_other,
            (unsigned long long)t->repairs, (unsigned long long)t->unwound,
            (unsigned long long)t->unmatched, (unsigned long long)t->broken_frames,

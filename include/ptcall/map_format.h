@@ -1,4 +1,4 @@
-/* ptcall map section format, version 3 (contract 1: the instrumented binary).
+/* ptcall map section format, version 4 (contract 1: the instrumented binary).
  *
  * Every translation unit compiled with the ptcall pass contributes one *map blob* to the
  * allocated, read-only ELF section `ptcall_map`, and its stubs to the code section
@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #define PTCALL_MAP_MAGIC 0x4d435450u /* "PTCM" read as little-endian u32 */
-#define PTCALL_MAP_VERSION 3u
+#define PTCALL_MAP_VERSION 4u
 /* Oldest map version readers still accept (v1: every call site always calls its stub). */
 #define PTCALL_MAP_VERSION_MIN 1u
 /* header_size of versions 1 and 2 (no sled table fields) */
@@ -37,6 +37,12 @@ enum ptcall_stub_kind {
     PTCALL_STUB_LANDING = 3, /* at a landing pad or after a returns_twice call: the
                                 function's frame is on top again; pop whatever is above */
 };
+/* struct ptcall_map_stub.kind: the kind in the low byte, flags above (version 4). */
+#define PTCALL_STUB_KIND_MASK 0xffu
+#define PTCALL_STUB_F_LEAF 0x100u /* v4, on the ENTRY and EXIT records of a function that
+                                     calls nothing: between its entry and a return of the
+                                     same activation no instrumented code can run on its
+                                     thread except a signal handler */
 
 /* map blob flags */
 #define PTCALL_MAP_F_EARLY 0x1u    /* placement early (before inlining); else late */
@@ -97,7 +103,7 @@ struct ptcall_map_site {
 struct ptcall_map_stub {
     int64_t stub_rel;        /* stub address minus the address of this field */
     uint32_t func_index;     /* into this blob's function table */
-    uint16_t kind;           /* enum ptcall_stub_kind */
+    uint16_t kind;           /* enum ptcall_stub_kind, | PTCALL_STUB_F_LEAF (v4) */
     uint16_t site;           /* exit / landing number within the function, 0 for entry */
 };
 

@@ -16,7 +16,8 @@
 
 #define PTC_FILE_MAGIC "PTCALLTR" /* 8 bytes, no NUL */
 #define PTC_VERSION_MAJOR 1u      /* readers reject a different major */
-#define PTC_VERSION_MINOR 0u      /* readers accept any minor: new chunks are optional */
+#define PTC_VERSION_MINOR 1u      /* readers accept any minor: new chunks are optional
+                                     (1: MODULE stub kind PTC_STUB_CALL) */
 
 struct ptc_file_header {
     char magic[8];          /* PTC_FILE_MAGIC */
@@ -120,9 +121,13 @@ struct ptc_module {
 struct ptc_module_stub {
     uint64_t address;       /* run-time address of the stub */
     uint32_t func;          /* index into this chunk's function table */
-    uint16_t kind;          /* enum ptcall_stub_kind (map_format.h) */
+    uint16_t kind;          /* enum ptcall_stub_kind (map_format.h), or PTC_STUB_CALL */
     uint16_t site;
 };
+/* MODULE stub kind (minor 1): the ENTRY stub of a function whose exits this process did not
+ * record (a leaf, recorded untimed by the soft backend): one hit of it is the function's
+ * call and its return. */
+#define PTC_STUB_CALL 4u
 
 struct ptc_module_func {
     uint32_t name;          /* string offsets, as in struct ptcall_map_func */

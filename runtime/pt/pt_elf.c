@@ -135,7 +135,7 @@ long ptc_pt_build_module(const char *path, const struct ptc_pt_elf_sections *sec
     struct ptc_module info = {.module_id = module_id, .first_stub_id = first_stub_id,
                               .load_bias = bias, .stubs_start = start, .stubs_end = end};
     long n = buf ? ptc_map_build_module(map, sec->map_size, sec->map_addr + bias, &s, &info,
-                                        path, buf, sz)
+                                        path, 0, buf, sz)
                  : -1;
     free(map);
     if (n <= 0) {

@@ -38,7 +38,7 @@ for cmd in report calls graph; do
     expect 1 "ptcall $cmd: .*fails its CRC check: the file is damaged" "$ptcall" $cmd corrupt.ptc
     expect 1 "ptcall $cmd: not a ptcall trace file (notatrace.ptc)" "$ptcall" $cmd notatrace.ptc
     expect 1 "ptcall $cmd: not a ptcall trace file (empty.ptc): the file is empty" "$ptcall" $cmd empty.ptc
-    expect 1 "ptcall $cmd: v9.ptc is a version 9.0 trace" "$ptcall" $cmd v9.ptc
+    expect 1 "ptcall $cmd: v9.ptc is a version 9.[0-9]* trace" "$ptcall" $cmd v9.ptc
     expect 1 "ptcall $cmd: cannot open missing.ptc: No such file or directory: check the path" "$ptcall" $cmd missing.ptc
     expect 2 "unknown option '--bogus'" "$ptcall" $cmd good.ptc --bogus
     expect 2 "no trace file given" "$ptcall" $cmd

@@ -3,7 +3,7 @@
  * parallel decode by threads (decoder/par.c) exactly what the serial one gives. Random
  * traces that exercise every way out of the specialised loop -- 1- and 2-byte stub ids,
  * 1- to 4-byte and negative time deltas, skipped exits, unwinds, landings, unmatched exits,
- * unknown stubs, drops, stacks deeper than the first allocation, timed and untimed chunks
+ * unknown stubs, whole calls of leaves (PTC_STUB_CALL), drops, stacks deeper than the first allocation, timed and untimed chunks
  * of one thread, chunks cut at random places, loss chunks and missing chunks of threads and
  * of the process -- are decoded all three ways and every figure the session offers is
  * compared; a trace with a fork must fall back to the serial decode and agree as well. */
@@ -91,11 +91,13 @@ static void events(struct gen *g, int n, int mixed)
         } else if (r < 980) { /* exit of a function that was never entered */
             hit(g, TW_X((uint32_t)(xr() % NF)));
         } else if (r < 985) { /* an id no module defines */
-            hit(g, 4 * NF + (uint32_t)(xr() % 3000));
-        } else if (r < 990) { /* dropped events: the stack restarts empty */
+            hit(g, 5 * NF + (uint32_t)(xr() % 3000));
+        } else if (r < 988) { /* a leaf's call and return in one record */
+            hit(g, TW_C(NF, (uint32_t)(xr() % (xr() % 4 ? 6 : NF))));
+        } else if (r < 991) { /* dropped events: the stack restarts empty */
             tw_drop(g->st[g->cur], 1 + xr() % 5, g->t);
             g->depth = 0;
-        } else if (r < 992) { /* deep recursion: the stack grows past its first size */
+        } else if (r < 993) { /* deep recursion: the stack grows past its first size */
             uint32_t f = (uint32_t)(xr() % NF);
             for (int k = 0; k < 300 && g->depth < 4096; k++) {
                 g->stack[g->depth++] = f;
@@ -117,7 +119,7 @@ static void write_trace(const char *path, uint64_t seed, int timed, int mixed, i
     tw_record_info(w, ff, "./prog");
     tw_process(w, 100, PTC_PROC_START, 1, 0, "/bin/prog");
     tw_timebase(w, 100, 1, 3, 0);
-    tw_module(w, 100, 0, 0, 0x400000, "/bin/prog", names, NF);
+    tw_module_ex(w, 100, 0, 0, 0x400000, "/bin/prog", names, NF, 1);
     static struct gen g[3];
     for (uint32_t k = 0; k < 3; k++) {
         uint32_t tid = 100 + k;
@@ -192,6 +194,7 @@ static void compare_pair(const char *name, const char *other, struct ptc_session
     ptc_session_totals(b0, &t[1]);
 #define TOT(f) CHECK_EQ(#f, t[0].f, t[1].f)
     TOT(events);
+    TOT(whole_calls);
     TOT(chunks);
     TOT(threads);
     TOT(calls);
@@ -221,10 +224,11 @@ static void compare_pair(const char *name, const char *other, struct ptc_session
     }
     /* the trace must exercise what it is meant to: a test that cannot fail is no test */
     if (!t[0].events || !t[0].repairs || !t[0].unwound || !t[0].unmatched || !t[0].bad_stubs ||
-        !t[0].gaps) {
-        fprintf(stderr, "%s: the trace misses a case (events %llu repairs %llu unwound %llu "
-                        "unmatched %llu bad %llu gaps %llu)\n",
-                name, (unsigned long long)t[0].events, (unsigned long long)t[0].repairs,
+        !t[0].gaps || !t[0].whole_calls) {
+        fprintf(stderr, "%s: the trace misses a case (events %llu whole calls %llu repairs %llu "
+                        "unwound %llu unmatched %llu bad %llu gaps %llu)\n",
+                name, (unsigned long long)t[0].events, (unsigned long long)t[0].whole_calls,
+                (unsigned long long)t[0].repairs,
                 (unsigned long long)t[0].unwound, (unsigned long long)t[0].unmatched,
                 (unsigned long long)t[0].bad_stubs, (unsigned long long)t[0].gaps);
         failures++;

@@ -394,6 +394,46 @@ static void test_untimed_threads(void)
     ptc_session_free(s);
 }
 
+/* Untimed soft traces record a leaf's call as one hit of a PTC_STUB_CALL stub: the decoder
+ * gives the entry and the return, counts the call and the edge from the caller, and counts
+ * two events for the record. */
+static void test_whole_calls(void)
+{
+    struct tw *w = tw_open(path_for("whole"), PTC_BACKEND_SOFT, 0);
+    tw_record_info(w, 0, "./prog");
+    tw_process(w, 100, PTC_PROC_START, 1, 0, "/bin/prog");
+    tw_module_ex(w, 100, 0, 0, 0x400000, "/bin/prog", NAMES, NF, 1);
+    struct tw_stream *st = tw_stream(w, 100, 100, 0, 3);
+    HITS(st, {TW_C(NF, A), 0}, {TW_E(MAIN), 0}, {TW_C(NF, A), 0}, {TW_C(NF, A), 0},
+         {TW_E(B), 0}, {TW_C(NF, C), 0}, {TW_X(B), 0}, {TW_X(MAIN), 0});
+    tw_stream_free(st);
+    end_trace(w);
+    struct ptc_session *s = decode("whole", 0);
+    CHECK_STR(logbuf, ">a <a >main >a <a >a <a >b >c <c <b <main");
+    struct ptc_totals t;
+    ptc_session_totals(s, &t);
+    CHECK_EQ(t.whole_calls, 4);
+    CHECK_EQ(t.events, 12);
+    CHECK_EQ(t.calls, 6);
+    CHECK_EQ(t.unmatched, 0);
+    CHECK_EQ(t.repairs, 0);
+    CHECK_EQ(fs(s, A).calls, 3);
+    CHECK_EQ(edge(s, MAIN, A), 2);
+    CHECK_EQ(edge(s, B, C), 1);
+    CHECK_EQ(edge(s, MAIN, B), 1);
+    ptc_session_free(s);
+    /* the same without the call hook: the specialised loop */
+    s = ptc_session_new();
+    CHECK_EQ(ptc_decode_file(s, path_for("whole"), 0), 0);
+    ptc_session_totals(s, &t);
+    CHECK_EQ(t.whole_calls, 4);
+    CHECK_EQ(t.events, 12);
+    CHECK_EQ(fs(s, A).calls, 3);
+    CHECK_EQ(edge(s, MAIN, A), 2);
+    CHECK_EQ(edge(s, B, C), 1);
+    ptc_session_free(s);
+}
+
 static void test_bad_stub_and_unknown_required(void)
 {
     struct tw *w = begin("badstub", 1);
@@ -509,6 +549,7 @@ int main(void)
     test_gap_and_drops();
     test_fork();
     test_untimed_threads();
+    test_whole_calls();
     test_bad_stub_and_unknown_required();
     test_exec_and_lookup();
     test_direct_feed();

@@ -128,7 +128,14 @@ void tw_module(struct tw *w, uint32_t pid, uint32_t module_id, uint32_t first_st
                uint64_t stubs_start, const char *path, const char *const *names,
                uint32_t nfuncs)
 {
-    size_t nst = (size_t)nfuncs * 4;
+    tw_module_ex(w, pid, module_id, first_stub, stubs_start, path, names, nfuncs, 0);
+}
+
+void tw_module_ex(struct tw *w, uint32_t pid, uint32_t module_id, uint32_t first_stub,
+                  uint64_t stubs_start, const char *path, const char *const *names,
+                  uint32_t nfuncs, int whole_calls)
+{
+    size_t nst = (size_t)nfuncs * (whole_calls ? 5 : 4);
     struct ptc_module_stub *st = calloc(nst ? nst : 1, sizeof(*st));
     struct ptc_module_func *fn = calloc(nfuncs ? nfuncs : 1, sizeof(*fn));
     size_t scap = strlen(path) + 1 + 1;
@@ -155,6 +162,13 @@ void tw_module(struct tw *w, uint32_t pid, uint32_t module_id, uint32_t first_st
             st[4 * i + k].func = i;
             st[4 * i + k].kind = (uint16_t)k;
             st[4 * i + k].site = 0;
+        }
+        if (whole_calls) {
+            size_t c = TW_C(nfuncs, i);
+            st[c].address = stubs_start + 16 * c;
+            st[c].func = i;
+            st[c].kind = PTC_STUB_CALL;
+            st[c].site = 0;
         }
     }
     struct ptc_module m = {.module_id = module_id, .first_stub_id = first_stub,

@@ -14,6 +14,8 @@
 #define TW_X(f) (4u * (f) + 1u) /* exit */
 #define TW_U(f) (4u * (f) + 2u) /* unwind */
 #define TW_L(f) (4u * (f) + 3u) /* landing */
+/* tw_module_ex(..., whole_calls = 1) adds, after those, one PTC_STUB_CALL stub per function */
+#define TW_C(nfuncs, f) (4u * (nfuncs) + (f))
 
 struct tw;
 struct tw_stream;
@@ -32,6 +34,9 @@ void tw_timebase(struct tw *w, uint32_t pid, uint16_t shift, uint32_t mult, uint
 void tw_module(struct tw *w, uint32_t pid, uint32_t module_id, uint32_t first_stub,
                uint64_t stubs_start, const char *path, const char *const *names,
                uint32_t nfuncs);
+void tw_module_ex(struct tw *w, uint32_t pid, uint32_t module_id, uint32_t first_stub,
+                  uint64_t stubs_start, const char *path, const char *const *names,
+                  uint32_t nfuncs, int whole_calls);
 void tw_thread(struct tw *w, uint32_t pid, uint32_t tid, uint32_t event, const char *name);
 void tw_loss_chunk(struct tw *w, uint32_t pid, uint32_t tid, uint32_t kind, uint64_t count);
 /* Writes a chunk of an arbitrary type (for unknown-type tests). */

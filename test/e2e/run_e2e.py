@@ -125,10 +125,29 @@ def main():
     if got != want:
         failures.append("call trees differ:\n  got:  %s\n  want: %s" % ("\n        ".join(x[:300] for x in got),
                                                                       "\n        ".join(x[:300] for x in want)))
+    whole = rep["totals"]["whole_calls"]
+    if a.untimed:
+        # untimed, a leaf's call is one record: with its exits recorded too (--leaf-exits) the
+        # run must read the same, call for call, from records that are all plain
+        trace2 = os.path.join(d, "run-leaf-exits.ptc")
+        run([ptcall, "record", "-q", "--backend", "soft", "-o", trace2, "--no-timestamps",
+             "--leaf-exits", "--", exe] + args, ok=(want_status,))
+        rep2 = json.loads(run([ptcall, "report", trace2, "--format", "json", "--top", "0"]).stdout)
+        if rep2["totals"]["whole_calls"] != 0:
+            failures.append("--leaf-exits: %d whole calls" % rep2["totals"]["whole_calls"])
+        if rep2["totals"]["events"] != rep["totals"]["events"]:
+            failures.append("events: %d, with --leaf-exits %d" % (rep["totals"]["events"],
+                                                                 rep2["totals"]["events"]))
+        calls2 = run([ptcall, "calls", trace2]).stdout
+        if sorted(show(t) for t in threads_from_calls(calls2).values()) != got:
+            failures.append("call trees differ with --leaf-exits")
+    elif whole:
+        failures.append("timed trace with %d whole calls" % whole)
     if failures:
         print(calls[:4000])
         sys.exit("FAIL %s %s %s:\n%s" % (a.case, a.opt, a.extra_flags, "\n".join(failures)))
-    print("PASS %s %s %s%s: %d functions, %d threads exact" % (a.case, a.opt, a.extra_flags, " untimed" if a.untimed else "", len(counts), len(got)))
+    print("PASS %s %s %s%s: %d functions, %d threads exact, %d leaf calls as one record" %
+          (a.case, a.opt, a.extra_flags, " untimed" if a.untimed else "", len(counts), len(got), whole))
 
 
 if __name__ == "__main__":

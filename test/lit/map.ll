@@ -22,22 +22,23 @@ b:
   ret i32 2
 }
 
-; 5 stubs (f: entry, exit 0; g: entry, exit 0, exit 1), 2 functions.
+; 5 stubs (f: entry, exit 0; g: entry, exit 0, exit 1), 2 functions; both call nothing, so
+; every record has kind | PTCALL_STUB_F_LEAF (256).
 ; stubs at 80, functions at 80 + 5*16 = 160, strings at 160 + 2*16 = 192:
 ; "" (0) "map.c" (1) "f" (7) "g" (9): 11 bytes, total 192 + 11 rounded up to 8 = 208.
 ; flags 114 (exits, r11 and r10 scratch, call-site sleds, late, no CET); unit_hash = FNV-1a 64 of "map.c\0f\0g\0" = 0x67f41255354ad237.
 ; CHECK: @__ptcall_soft_slot = internal global i64 0, align 8
 ; CHECK: @__ptcall_map = internal constant %ptcall.map <{
-; CHECK-SAME: %ptcall.map_header { i32 1296258128, i16 3, i16 80, i32 208, i32 114, i64 7490632237399593527, i32 5, i32 2, i32 80, i32 160, i32 192, i32 11,
+; CHECK-SAME: %ptcall.map_header { i32 1296258128, i16 4, i16 80, i32 208, i32 114, i64 7490632237399593527, i32 5, i32 2, i32 80, i32 160, i32 192, i32 11,
 ; CHECK-SAME: i64 sub (i64 ptrtoint (i64* @__ptcall_soft_slot to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 0, i32 12) to i64)), i32 1, i32 0,
 ; CHECK-SAME: i64 sub (i64 ptrtoint (i8* @__start_ptcall_sites to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 0, i32 15) to i64)),
 ; CHECK-SAME: i64 sub (i64 ptrtoint (i8* @__stop_ptcall_sites to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 0, i32 16) to i64)) },
 ; CHECK-SAME: [5 x %ptcall.map_stub] [
-; CHECK-SAME: %ptcall.map_stub { i64 sub (i64 ptrtoint (void ()* @__ptcall_stub.0.entry.0 to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 1, i32 0, i32 0) to i64)), i32 0, i16 0, i16 0 },
-; CHECK-SAME: %ptcall.map_stub { i64 sub (i64 ptrtoint (void ()* @__ptcall_stub.0.exit.0 to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 1, i32 1, i32 0) to i64)), i32 0, i16 1, i16 0 },
-; CHECK-SAME: %ptcall.map_stub { i64 sub (i64 ptrtoint (void ()* @__ptcall_stub.1.entry.0 to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 1, i32 2, i32 0) to i64)), i32 1, i16 0, i16 0 },
-; CHECK-SAME: %ptcall.map_stub { i64 sub (i64 ptrtoint (void ()* @__ptcall_stub.1.exit.0 to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 1, i32 3, i32 0) to i64)), i32 1, i16 1, i16 0 },
-; CHECK-SAME: %ptcall.map_stub { i64 sub (i64 ptrtoint (void ()* @__ptcall_stub.1.exit.1 to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 1, i32 4, i32 0) to i64)), i32 1, i16 1, i16 1 }],
+; CHECK-SAME: %ptcall.map_stub { i64 sub (i64 ptrtoint (void ()* @__ptcall_stub.0.entry.0 to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 1, i32 0, i32 0) to i64)), i32 0, i16 256, i16 0 },
+; CHECK-SAME: %ptcall.map_stub { i64 sub (i64 ptrtoint (void ()* @__ptcall_stub.0.exit.0 to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 1, i32 1, i32 0) to i64)), i32 0, i16 257, i16 0 },
+; CHECK-SAME: %ptcall.map_stub { i64 sub (i64 ptrtoint (void ()* @__ptcall_stub.1.entry.0 to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 1, i32 2, i32 0) to i64)), i32 1, i16 256, i16 0 },
+; CHECK-SAME: %ptcall.map_stub { i64 sub (i64 ptrtoint (void ()* @__ptcall_stub.1.exit.0 to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 1, i32 3, i32 0) to i64)), i32 1, i16 257, i16 0 },
+; CHECK-SAME: %ptcall.map_stub { i64 sub (i64 ptrtoint (void ()* @__ptcall_stub.1.exit.1 to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 1, i32 4, i32 0) to i64)), i32 1, i16 257, i16 1 }],
 ; CHECK-SAME: [2 x %ptcall.map_func] [%ptcall.map_func { i32 7, i32 7, i32 1, i32 0 }, %ptcall.map_func { i32 9, i32 9, i32 1, i32 0 }],
 ; CHECK-SAME: [16 x i8] c"\00map.c\00f\00g\00\00\00\00\00\00" }>, section "ptcall_map", align 8
 ; The blob is kept with llvm.used (SHF_GNU_RETAIN: survives lld --gc-sections), the slot

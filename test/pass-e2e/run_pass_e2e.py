@@ -27,7 +27,7 @@ import subprocess
 import sys
 
 MAGIC = 0x4D435450
-VERSION = 3
+VERSION = 4
 HDR = struct.Struct("<IHHIIQIIIIIIqIIqq")  # struct ptcall_map_header
 STUB = struct.Struct("<qIHH")              # struct ptcall_map_stub
 FUNC = struct.Struct("<IIII")              # struct ptcall_map_func
@@ -37,6 +37,7 @@ F_EARLY, F_EXITS, F_CET, F_R11, F_SLEDS, F_R10 = 1, 2, 4, 16, 32, 64
 F_UNGATED = 0x100  # test-only: the configuration turns the sleds off
 SLED_NOP = bytes([0x0F, 0x1F, 0x44, 0x00, 0x00])
 KINDS = {0: "entry", 1: "exit", 2: "unwind", 3: "landing"}
+F_LEAF = 0x100  # stub record kind flag (v4): the function calls nothing
 
 C_EXPECT = ["leaf_add", "fib", "classify", "tail_target", "tail_caller", "jumper",
             "use_setjmp", "static_helper", "apply", "main", "second_unit",
@@ -156,19 +157,20 @@ def check_map(cfg, elf, expect, absent, flags_want, nslots, nblobs=None):
     slots = {}
     blobs = 0
     sites_tables = set()
+    leaves = set()
     while pos < len(data):
         if pos % 8:
             fail(cfg, f"blob at {pos} not 8-aligned")
-            return set(), {}, {}
+            return set(), {}, {}, set(), set()
         (magic, version, hsize, total, flags, uhash, ns, nf, soff, foff, stroff, strsize,
          slot_rel, srcname, reserved, sites_rel, sites_end_rel) = HDR.unpack_from(data, pos)
         where = f"blob@{pos}"
         if magic != MAGIC or version != VERSION or hsize != 80:
             fail(cfg, f"{where}: magic {magic:#x} version {version} header_size {hsize}")
-            return set(), {}, {}
+            return set(), {}, {}, set(), set()
         if total % 8 or pos + total > len(data):
             fail(cfg, f"{where}: total_size {total}")
-            return set(), {}, {}
+            return set(), {}, {}, set(), set()
         if flags & F_SLEDS:
             sites_tables.add((sec["addr"] + pos + 64 + sites_rel,
                               sec["addr"] + pos + 72 + sites_end_rel))
@@ -201,7 +203,10 @@ def check_map(cfg, elf, expect, absent, flags_want, nslots, nblobs=None):
             names.add(s(name))
         for i in range(ns):
             field = pos + soff + 16 * i
-            rel, fidx, kind, site = STUB.unpack_from(data, field)
+            rel, fidx, raw_kind, site = STUB.unpack_from(data, field)
+            kind, leaf = raw_kind & 0xff, raw_kind & ~0xff
+            if leaf not in (0, F_LEAF) or (leaf and kind not in (0, 1)):
+                fail(cfg, f"{where}: stub {i} kind field {raw_kind:#x}")
             target = sec["addr"] + field + rel
             if not (stubs_sec["addr"] <= target < stubs_sec["addr"] + stubs_sec["size"]) or \
                     (target - stubs_sec["addr"]) % 16:
@@ -217,10 +222,17 @@ def check_map(cfg, elf, expect, absent, flags_want, nslots, nblobs=None):
                 entries.add(target)
         # one entry per function
         ents = [STUB.unpack_from(data, pos + soff + 16 * i) for i in range(ns)]
-        per_func = [sum(1 for e in ents if e[1] == f and e[2] == 0) for f in range(nf)]
+        per_func = [sum(1 for e in ents if e[1] == f and e[2] & 0xff == 0) for f in range(nf)]
+        # the leaf flag is a fact about the function: on all its records or on none
+        for f in range(nf):
+            marks = {e[2] & F_LEAF for e in ents if e[1] == f}
+            if len(marks) > 1:
+                fail(cfg, f"{where}: function {f} has the leaf flag on some records only")
+            if marks == {F_LEAF}:
+                leaves.add(funcs[f][0])
         if any(c != 1 for c in per_func):
             fail(cfg, f"{where}: entry stubs per function {per_func}")
-        if not (flags & F_EXITS) and any(e[2] != 0 for e in ents):
+        if not (flags & F_EXITS) and any(e[2] != 0 for e in ents):  # nor a leaf flag
             fail(cfg, f"{where}: non-entry stubs although exits are off")
         for t in unit_stubs:
             slots[t] = slot
@@ -239,7 +251,13 @@ def check_map(cfg, elf, expect, absent, flags_want, nslots, nblobs=None):
             fail(cfg, f"function {a} is instrumented but opted out")
     if len(sites_tables) > 1:
         fail(cfg, f"units name different sled tables {sorted(sites_tables)}")
-    return entries, stub_targets, slots, sites_tables
+    # main calls functions in every test program: never a leaf; with exits, every object
+    # but the shared-library test's main program has a leaf
+    if "main" in leaves:
+        fail(cfg, "main carries the leaf flag")
+    if flags_want & F_EXITS and not leaves and expect != ["main"]:
+        fail(cfg, "no function carries the leaf flag")
+    return entries, stub_targets, slots, sites_tables, leaves
 
 
 def check_sleds(cfg, elf, tables, targets):
@@ -332,8 +350,8 @@ def check_binary(cfg, path, expect, absent, flags_want, cet=False, want_kinds=()
             return
     nslots = check_stubs(cfg, elf, cet)
     check_dynrelocs(cfg, elf)
-    entries, targets, slots, tables = check_map(cfg, elf, expect, absent, flags_want, nslots,
-                                                nblobs)
+    entries, targets, slots, tables, leaves = check_map(cfg, elf, expect, absent, flags_want,
+                                                        nslots, nblobs)
     reached = check_sleds(cfg, elf, tables, targets) if flags_want & F_SLEDS else None
     called = check_calls(cfg, elf, entries, targets, slots, expect, bool(flags_want & F_EARLY),
                          reached)
@@ -347,7 +365,8 @@ def check_binary(cfg, path, expect, absent, flags_want, cet=False, want_kinds=()
             fail(cfg, f"no {k} stubs in the map ({kinds})")
         elif not any(targets[t][1] == k and t in called for t in targets):
             fail(cfg, f"no {k} stub is called from code")
-    print(f"ok   [{cfg}] {len(targets)} stubs {kinds}, {len(entries)} functions")
+    print(f"ok   [{cfg}] {len(targets)} stubs {kinds}, {len(entries)} functions, "
+          f"{len(leaves)} leaves")
 
 
 def main():

@@ -125,9 +125,9 @@ static void test_valid(void)
     info.load_bias = 0x1000;
     info.stubs_start = STUBS_ADDR;
     info.stubs_end = STUBS_ADDR + STUBS_SIZE;
-    CHECK(ptc_map_build_module(copy + 3, size, SEC_ADDR, &s, &info, path, out, need - 1) ==
+    CHECK(ptc_map_build_module(copy + 3, size, SEC_ADDR, &s, &info, path, 0, out, need - 1) ==
           PTC_MAP_E_BUFFER);
-    long len = ptc_map_build_module(copy + 3, size, SEC_ADDR, &s, &info, path, out, need);
+    long len = ptc_map_build_module(copy + 3, size, SEC_ADDR, &s, &info, path, 0, out, need);
     CHECK(len == (long)need);
     struct ptc_module m;
     memcpy(&m, out, sizeof(m));
@@ -406,7 +406,7 @@ static void test_fuzz(void)
                 uint8_t *out = malloc(need);
                 struct ptc_module info;
                 memset(&info, 0, sizeof(info));
-                CHECK(ptc_map_build_module(b, n, SEC_ADDR, &s, &info, "x", out, need) == (long)need);
+                CHECK(ptc_map_build_module(b, n, SEC_ADDR, &s, &info, "x", 0, out, need) == (long)need);
                 free(out);
             }
             free(b);

@@ -12,7 +12,8 @@ import zlib
 
 CHUNK_NAMES = {1: "RECORD_INFO", 2: "PROCESS", 3: "TIMEBASE", 4: "MODULE", 5: "MODULE_UNLOAD",
                6: "THREAD", 7: "SOFT_EVENTS", 8: "LOSS", 9: "PROCESS_END", 10: "RECORD_END"}
-KINDS = {0: "E", 1: "X", 2: "U", 3: "L"}
+# 4 (PTC_STUB_CALL): a leaf's entry that stands for its return as well (untimed soft)
+KINDS = {0: "E", 1: "X", 2: "U", 3: "L", 4: "C"}
 
 
 class TraceError(Exception):
@@ -59,7 +60,10 @@ class Process:
                 out.append(ev)
             else:
                 f, k, _ = self.stubs[ev]
-                out.append("%s:%s" % (f, k))
+                if k == "C":
+                    out += ["%s:E" % f, "%s:X" % f]
+                else:
+                    out.append("%s:%s" % (f, k))
         return out
 
 

@@ -166,7 +166,9 @@ struct ptc_edge {
 size_t ptc_session_edges(const struct ptc_session *s, struct ptc_edge **out);
 
 struct ptc_totals {
-    uint64_t events;          /* stub hits fed */
+    uint64_t events;          /* stub hits fed, plus the exit each whole call stands for */
+    uint64_t whole_calls;     /* hits of PTC_STUB_CALL stubs: a leaf's call and return in one
+                                 record (soft backend, untimed) */
     uint64_t chunks;
     uint64_t processes, threads;
     uint64_t calls;           /* entries */
