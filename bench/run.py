@@ -338,7 +338,7 @@ def bench_workload(wl, work, tools, hooks, fdr_ctl, runs):
         row[name].update(bytes=nbytes, events=events, bytes_per_event=nbytes / max(events, 1), note=note)
 
     trace_info("ptcall soft, timestamps", dir_bytes(trace), ev)
-    trace_info("ptcall soft, no timestamps", dir_bytes(trace_nt), ev_nt)
+    trace_info("ptcall soft, no timestamps", dir_bytes(trace_nt), ev_nt, "leaf")
     trace_info("XRay basic mode", basic_bytes, basic_recs, "basic")
     trace_info("XRay FDR mode", fdr_bytes, fdr_recs, "fdr")
     trace_info("uftrace record", dir_bytes(uft), 2 * ucalls)
@@ -580,7 +580,7 @@ def overhead_tables(results, lines):
             bpe = ("%.2f" if r.get("bytes_per_event", 1) >= 0.01 else "%.4f") % r["bytes_per_event"] \
                 if "bytes_per_event" in r else ""
             evs = "%d" % r["events"] if r.get("events") is not None else ""
-            mark = {"gprof": " ¹", "basic": " ²", "fdr": " ³"}.get(r.get("note", ""), "")
+            mark = {"gprof": " ¹", "basic": " ²", "fdr": " ³", "leaf": " ⁴"}.get(r.get("note", ""), "")
             if r.get("note") == "gprof":
                 evs = "—"
             lines.append("| %s | %.2f | %.3f | %s | %s%s | %s | %.1f |"
@@ -602,7 +602,11 @@ def overhead_tables(results, lines):
                      "from the log (after paying for it): *events in trace* is what the log holds, 32-byte records.  ")
         lines.append("³ XRay FDR mode (`func_duration_threshold_us=0`: keep every call) is a flight recorder: it keeps "
                      "only the newest `buffer_max` × `buffer_size` = 100 × 16 KiB of records and overwrites older ones; "
-                     "*events in trace* is the function records in the log, counted by `llvm-xray convert`.\n")
+                     "*events in trace* is the function records in the log, counted by `llvm-xray convert`.  ")
+        lines.append("⁴ ptcall without timestamps records the call of a function that calls nothing (a leaf) as one "
+                     "record, and leaves its exit sleds unarmed: *events in trace* counts the events the decoder gives "
+                     "(entry and return of every call, as `ptcall report` counts them), so bytes/event is per decoded "
+                     "event, as uftrace's is per entry or exit record.\n")
 
 
 def targets_section(results, facts, lines):
