@@ -46,10 +46,9 @@ void ptc_map_get_func(const struct ptc_map_unit *u, uint32_t i, struct ptcall_ma
     memcpy(out, u->blob + off, sizeof(*out));
 }
 
-/* Validates the blob at data[off..size); on success fills *u and *next (offset after it). */
 /* A stub record's kind field: a known kind, and from version 4 the leaf flag on an ENTRY or
  * EXIT record. */
-static int ptc_map_kind_valid(uint16_t version, uint16_t raw)
+static int kind_valid(uint16_t version, uint16_t raw)
 {
     uint16_t kind = raw & PTCALL_STUB_KIND_MASK, flags = raw & ~PTCALL_STUB_KIND_MASK;
     if (kind > PTCALL_STUB_LANDING)
@@ -60,6 +59,7 @@ static int ptc_map_kind_valid(uint16_t version, uint16_t raw)
            (kind == PTCALL_STUB_ENTRY || kind == PTCALL_STUB_EXIT);
 }
 
+/* Validates the blob at data[off..size); on success fills *u and *next (offset after it). */
 static int check_blob(const uint8_t *data, size_t size, size_t off, uint64_t addr,
                       uint64_t stubs_start, uint64_t stubs_end, struct ptc_map_unit *u,
                       size_t *bad)
@@ -142,7 +142,7 @@ static int check_blob(const uint8_t *data, size_t size, size_t off, uint64_t add
         *bad = off + h.stubs_offset + (size_t)i * sizeof(st);
         if (st.func_index >= h.num_funcs)
             return PTC_MAP_E_FUNC_INDEX;
-        if (!ptc_map_kind_valid(h.version, st.kind))
+        if (!kind_valid(h.version, st.kind))
             return PTC_MAP_E_KIND;
         if (stubs_end > stubs_start) {
             if (a < stubs_start || a >= stubs_end)

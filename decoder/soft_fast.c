@@ -6,7 +6,8 @@
  * because any store into the statistics might alias them. Here the stack's state lives in
  * locals (registers) and only the two cases that make up almost every event are done
  * inline: the ENTRY of a function with room on the stack and a cached caller->callee edge,
- * and the EXIT of the function on top. Everything else (unwind, landing, repairs,
+ * the whole CALL of a leaf (untimed traces) with a cached edge, and the EXIT of the function
+ * on top. Everything else (unwind, landing, repairs,
  * unmatched exits, bad ids, stack growth, edge misses) writes the locals back and goes
  * through ptc_thread_hit(), the one general implementation, so that the semantics stay in
  * stack.c. A session with a call hook takes the general loop, so test/decoder/test_fastpath.c

@@ -394,6 +394,21 @@ static void test_untimed_threads(void)
     ptc_session_free(s);
 }
 
+static void check_whole_calls(struct ptc_session *s)
+{
+    struct ptc_totals t;
+    ptc_session_totals(s, &t);
+    CHECK_EQ(t.whole_calls, 4);
+    CHECK_EQ(t.events, 12);
+    CHECK_EQ(t.calls, 6);
+    CHECK_EQ(t.unmatched, 0);
+    CHECK_EQ(t.repairs, 0);
+    CHECK_EQ(fs(s, A).calls, 3);
+    CHECK_EQ(edge(s, MAIN, A), 2);
+    CHECK_EQ(edge(s, B, C), 1);
+    CHECK_EQ(edge(s, MAIN, B), 1);
+}
+
 /* Untimed soft traces record a leaf's call as one hit of a PTC_STUB_CALL stub: the decoder
  * gives the entry and the return, counts the call and the edge from the caller, and counts
  * two events for the record. */
@@ -410,27 +425,12 @@ static void test_whole_calls(void)
     end_trace(w);
     struct ptc_session *s = decode("whole", 0);
     CHECK_STR(logbuf, ">a <a >main >a <a >a <a >b >c <c <b <main");
-    struct ptc_totals t;
-    ptc_session_totals(s, &t);
-    CHECK_EQ(t.whole_calls, 4);
-    CHECK_EQ(t.events, 12);
-    CHECK_EQ(t.calls, 6);
-    CHECK_EQ(t.unmatched, 0);
-    CHECK_EQ(t.repairs, 0);
-    CHECK_EQ(fs(s, A).calls, 3);
-    CHECK_EQ(edge(s, MAIN, A), 2);
-    CHECK_EQ(edge(s, B, C), 1);
-    CHECK_EQ(edge(s, MAIN, B), 1);
+    check_whole_calls(s);
     ptc_session_free(s);
     /* the same without the call hook: the specialised loop */
     s = ptc_session_new();
     CHECK_EQ(ptc_decode_file(s, path_for("whole"), 0), 0);
-    ptc_session_totals(s, &t);
-    CHECK_EQ(t.whole_calls, 4);
-    CHECK_EQ(t.events, 12);
-    CHECK_EQ(fs(s, A).calls, 3);
-    CHECK_EQ(edge(s, MAIN, A), 2);
-    CHECK_EQ(edge(s, B, C), 1);
+    check_whole_calls(s);
     ptc_session_free(s);
 }
 

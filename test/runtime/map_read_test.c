@@ -151,6 +151,39 @@ static void test_valid(void)
     free(copy);
 }
 
+/* Leaf records (version 4): the MODULE chunk keeps kinds as they are unless asked for whole
+ * calls, and then only in units whose sites are sleds, and only for the entries. */
+static void test_leaf_calls(void)
+{
+    memset(sec, 0, sizeof(sec));
+    size_t size = put_blob(0, 0x1111, 0);
+    struct ptcall_map_header *h = hdr_at(0);
+    for (uint32_t k = 0; k < 2; k++) { /* main (stubs 0, 1) is a leaf, helper is not */
+        uint16_t kind = (k % 2 ? PTCALL_STUB_EXIT : PTCALL_STUB_ENTRY) | PTCALL_STUB_F_LEAF;
+        memcpy(sec + h->stubs_offset + k * sizeof(struct ptcall_map_stub) + 12, &kind, 2);
+    }
+    struct ptc_map_summary s;
+    size_t bad;
+    for (int sleds = 0; sleds < 2; sleds++) {
+        h->flags = PTCALL_MAP_F_EXITS | (sleds ? PTCALL_MAP_F_SLEDS : 0);
+        CHECK(ptc_map_scan(sec, size, SEC_ADDR, STUBS_ADDR, STUBS_ADDR + STUBS_SIZE, &s, &bad) == 0);
+        struct ptc_module info;
+        memset(&info, 0, sizeof(info));
+        size_t need = ptc_map_module_size(&s, "x");
+        uint8_t *out = malloc(need);
+        for (unsigned fl = 0; fl < 2; fl++) {
+            CHECK(ptc_map_build_module(sec, size, SEC_ADDR, &s, &info, "x",
+                                       fl ? PTC_MAP_BUILD_LEAF_CALLS : 0, out, need) == (long)need);
+            const struct ptc_module_stub *ms = (const void *)(out + sizeof(struct ptc_module));
+            int whole = fl && sleds;
+            CHECK(ms[0].kind == (whole ? PTC_STUB_CALL : PTCALL_STUB_ENTRY));
+            CHECK(ms[1].kind == PTCALL_STUB_EXIT); /* the flag never reaches the trace */
+            CHECK(ms[2].kind == PTCALL_STUB_ENTRY && ms[3].kind == PTCALL_STUB_EXIT);
+        }
+        free(out);
+    }
+}
+
 typedef void (*corrupt_fn)(size_t *size);
 
 static void c_magic(size_t *s) { (void)s; hdr_at(0)->magic ^= 1; }
@@ -192,6 +225,19 @@ static void c_kind(size_t *s)
     struct ptcall_map_header *h = hdr_at(0);
     uint16_t bad = 9;
     memcpy(sec + h->stubs_offset + 12, &bad, 2);
+}
+/* the leaf flag on a landing record, an unknown flag, the flag in a version 3 blob */
+static void set_kind(uint16_t k)
+{
+    memcpy(sec + hdr_at(0)->stubs_offset + 12, &k, 2);
+}
+static void c_leaf_landing(size_t *s) { (void)s; set_kind(PTCALL_STUB_LANDING | PTCALL_STUB_F_LEAF); }
+static void c_kind_flag(size_t *s) { (void)s; set_kind(PTCALL_STUB_ENTRY | 0x200); }
+static void c_leaf_v3(size_t *s)
+{
+    (void)s;
+    hdr_at(0)->version = 3;
+    set_kind(PTCALL_STUB_ENTRY | PTCALL_STUB_F_LEAF);
 }
 static void c_range(size_t *s)
 {
@@ -238,6 +284,9 @@ static void test_corrupt(void)
         {"func string", c_fname, PTC_MAP_E_STRING_OFFSET},
         {"func index", c_findex, PTC_MAP_E_FUNC_INDEX},
         {"kind", c_kind, PTC_MAP_E_KIND},
+        {"leaf flag on a landing", c_leaf_landing, PTC_MAP_E_KIND},
+        {"unknown kind flag", c_kind_flag, PTC_MAP_E_KIND},
+        {"leaf flag before version 4", c_leaf_v3, PTC_MAP_E_KIND},
         {"stub range", c_range, PTC_MAP_E_STUB_RANGE},
         {"stub align", c_align, PTC_MAP_E_STUB_ALIGN},
         {"empty", c_empty, PTC_MAP_E_EMPTY},
@@ -417,6 +466,7 @@ static void test_fuzz(void)
 int main(void)
 {
     test_valid();
+    test_leaf_calls();
     test_corrupt();
     test_fuzz();
     test_sites();
