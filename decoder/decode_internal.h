@@ -279,6 +279,15 @@ static inline void ptc_count_batch(struct ptc_session *s, struct thread *t, uint
         s->untimed_events += n;
 }
 
+/* Counts n whole-call records (PTC_STUB_CALL) of thread t: each stands for an exit too, one
+ * event more than ptc_count_batch counted for it. */
+static inline void ptc_count_whole(struct ptc_session *s, struct thread *t, uint64_t n)
+{
+    s->tot.whole_calls += n;
+    s->tot.events += n;
+    t->events += n;
+}
+
 static inline int ptc_thread_ready(const struct thread *t)
 {
     return t->started && !t->ended && !t->waiting;

@@ -149,11 +149,7 @@ static PTC_INLINE int soft_loop(struct ptc_session *s, struct thread *t, const u
     if (timed)
         *tsc = now;
     ptc_count_batch(s, t, n, timed, records);
-    if (whole) { /* as ptc_thread_hit counts them */
-        s->tot.whole_calls += whole;
-        s->tot.events += whole;
-        t->events += whole;
-    }
+    ptc_count_whole(s, t, whole);
     return r;
 }
 

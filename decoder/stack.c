@@ -313,10 +313,8 @@ static PTC_INLINE int apply_hit(struct ptc_session *s, struct thread *t,
     case PTCALL_STUB_LANDING:
         landing(s, t, se.func);
         return 0;
-    case PTC_STUB_CALL: { /* the call and its return: one event more than the record */
-        s->tot.whole_calls++;
-        s->tot.events++;
-        t->events++;
+    case PTC_STUB_CALL: { /* the call and its return */
+        ptc_count_whole(s, t, 1);
         int r = push(s, t, se.func);
         if (likely(!r))
             leave(s, t, se.func, PTC_RET_EXIT);

@@ -31,7 +31,7 @@ static uint32_t lookup(uint64_t a)
 {
     struct object *o = rt.cache;
     if (o && a - o->stubs_start < o->stubs_end - o->stubs_start)
-        return o->ids[(a - o->stubs_start) >> 4];
+        return o->ids[stub_slot(o, a)];
     uint32_t n = atomic_load_explicit(&rt.nobjs, memory_order_acquire);
     struct object *dead = NULL;
     for (uint32_t i = 0; i < n; i++) {
@@ -39,14 +39,14 @@ static uint32_t lookup(uint64_t a)
         if (a - o->stubs_start < o->stubs_end - o->stubs_start) {
             if (!o->drain_dead) {
                 rt.cache = o;
-                return o->ids[(a - o->stubs_start) >> 4];
+                return o->ids[stub_slot(o, a)];
             }
             dead = o;
         }
     }
     if (dead) {
         rt.cache = dead;
-        return dead->ids[(a - dead->stubs_start) >> 4];
+        return dead->ids[stub_slot(dead, a)];
     }
     return STUB_NONE;
 }

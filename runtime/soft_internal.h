@@ -28,6 +28,7 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
+#include "ptcall/map_format.h"
 #include "ptcall/trace_format.h"
 
 /* The library's ABI: registration and the interposed libc functions. */
@@ -172,6 +173,13 @@ struct object {
     } unload;
 };
 
+/* The 16-byte slot of stub address a in o's stub section: the index of o->ids and of the
+ * per-slot tables built while arming */
+static inline uint64_t stub_slot(const struct object *o, uint64_t a)
+{
+    return (a - o->stubs_start) / PTCALL_STUB_STRIDE;
+}
+
 /* The runtime's state, one per process (soft_config.c). */
 struct runtime_state {
     int enabled, timed, drop;
@@ -284,12 +292,13 @@ void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* soft_sites.c: arms (arm = 1) or disarms the call-site sleds of the table [start, end)
  * (struct ptcall_map_site entries, in this process). Armed, a site with a trampoline in
  * plan->tramps jumps to it, a site whose stub's slot_use has SLOT_QUIET stays a nop, the
- * others call their stubs (plan may be NULL, and so may its members). Counts what it did and
- * what it left alone in *r; -1 if a page could not be made writable (r->prot_errno). */
+ * others call their stubs (plan may be NULL, and so may its members; o is needed with
+ * slot_use). Counts what it did and what it left alone in *r; -1 if a page could not be
+ * made writable (r->prot_errno). */
 struct arm_plan {
     const struct tramps *tramps;
-    const uint8_t *slot_use;         /* per stub slot of [stubs_start, stubs_end), SLOT_* */
-    uint64_t stubs_start, stubs_end;
+    const struct object *o;          /* whose sites these are */
+    const uint8_t *slot_use;         /* per stub slot of o (stub_slot), SLOT_* */
 };
 struct sites_result {
     int bad_code, far, unpatched, prot_errno, quiet;

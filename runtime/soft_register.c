@@ -107,11 +107,7 @@ static void arm_sites(const struct reg_ctx *c, const char *path)
     struct tramps tr = {0};
     if (c->slot_use && rt.tramps) /* on failure tr stays empty: every site calls its stub */
         (void)tramps_build(c->o, c->slot_use, c->sites_start, c->sites_end, &tr);
-    struct arm_plan plan = {.tramps = &tr, .slot_use = c->slot_use};
-    if (c->o) {
-        plan.stubs_start = c->o->stubs_start;
-        plan.stubs_end = c->o->stubs_end;
-    }
+    struct arm_plan plan = {.tramps = &tr, .o = c->o, .slot_use = c->slot_use};
     struct sites_result r = {0};
     int e = sites_switch(c->sites_start, c->sites_end, 1, &plan, &r);
     if (rt.debug && c->o)
@@ -138,7 +134,7 @@ static int fill_ids(void *ctx, const struct ptc_map_unit *u)
         struct ptcall_map_stub st;
         uint64_t a;
         ptc_map_get_stub(u, i, &st, &a);
-        c->o->ids[(a - c->o->stubs_start) >> 4] = c->next_id++;
+        c->o->ids[stub_slot(c->o, a)] = c->next_id++;
     }
     return 0;
 }
@@ -157,7 +153,7 @@ static int patch_unit(void *ctx, const struct ptc_map_unit *u)
         struct ptcall_map_stub st;
         uint64_t a;
         ptc_map_get_stub(u, i, &st, &a);
-        if (c->o->ids[(a - c->o->stubs_start) >> 4] > RECORD_ID_MAX)
+        if (c->o->ids[stub_slot(c->o, a)] > RECORD_ID_MAX)
             by_id = 0; /* more stubs than a 32-bit immediate can tag: address records */
     }
     /* a gated unit's call sites start calling its stubs here; they are still `ret` */
@@ -172,7 +168,8 @@ static int patch_unit(void *ctx, const struct ptc_map_unit *u)
         struct ptcall_map_stub st;
         uint64_t a;
         ptc_map_get_stub(u, i, &st, &a);
-        uint8_t *use = c->slot_use ? &c->slot_use[(a - c->o->stubs_start) >> 4] : NULL;
+        uint64_t k = stub_slot(c->o, a);
+        uint8_t *use = c->slot_use ? &c->slot_use[k] : NULL;
         /* the same test as the MODULE chunk's (ptc_map_build_module): a leaf's exit stays
          * disarmed exactly when its entry was announced as the whole call */
         if (use && rt.leaf_calls && ptc_map_leaf_quiet(u, &st) &&
@@ -180,7 +177,7 @@ static int patch_unit(void *ctx, const struct ptc_map_unit *u)
             *use = SLOT_QUIET;
         else if (use && fast)
             *use = SLOT_TRAMP;
-        uint32_t tag = by_id ? c->o->ids[(a - c->o->stubs_start) >> 4] << 4 | RECORD_ID_TAG : 0;
+        uint32_t tag = by_id ? c->o->ids[k] << 4 | RECORD_ID_TAG : 0;
         int r = patch_stub(a, u->slot_addr, tag);
         if (r == -1)
             c->bad_code++;

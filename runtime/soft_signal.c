@@ -189,7 +189,7 @@ PTC_API int sigaction(int sig, const struct sigaction *act, struct sigaction *ol
     if (!atomic_load(&managed[sig])) {
         if (!atomic_load(&wrapping)) /* nothing is wrapped before wrap_program_handlers() */
             return real_sigaction_(sig, act, old);
-        /* trampolines exist: a program handler runs behind restart_wrapper */
+        /* tracing in software: a program handler runs behind restart_wrapper */
         struct sigaction view;
         int was = atomic_load(&wrapped[sig]);
         if (was)

@@ -45,8 +45,8 @@ static int open_page(uint64_t word, uint64_t *open)
 /* Whether the plan leaves the sites of this stub disarmed */
 static int quiet(const struct arm_plan *p, uint64_t stub)
 {
-    return p && p->slot_use && stub >= p->stubs_start && stub < p->stubs_end &&
-           (p->slot_use[(stub - p->stubs_start) >> 4] & SLOT_QUIET);
+    return p && p->slot_use && stub >= p->o->stubs_start && stub < p->o->stubs_end &&
+           (p->slot_use[stub_slot(p->o, stub)] & SLOT_QUIET);
 }
 
 int sites_switch(uint64_t start, uint64_t end, int arm, const struct arm_plan *plan,

@@ -150,7 +150,7 @@ int tramps_build(const struct object *o, const uint8_t *slot_use, uint64_t sites
         ptc_sled_entry((const void *)(uintptr_t)sites_start, sites_start, i, &site, &stub);
         if (stub < o->stubs_start || stub >= o->stubs_end || (stub & 15))
             continue;
-        uint64_t slot = (stub - o->stubs_start) >> 4;
+        uint64_t slot = stub_slot(o, stub);
         uint32_t id = o->ids[slot];
         if (!(slot_use[slot] & SLOT_TRAMP) || id > RECORD_ID_MAX)
             continue;
