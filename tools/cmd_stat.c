@@ -33,6 +33,7 @@ struct st {
     size_t nsoft;
     uint64_t chunks, ctype[64], cbytes[64];
     uint64_t pt_chunks, modules, stubs;
+    uint64_t call_stubs;       /* CALL kinds in MODULE chunks: an untimed soft trace */
     uint64_t loss[8], loss_count[8];
     uint32_t processes[4096];
     size_t nproc;
@@ -89,6 +90,7 @@ static int add_module(struct st *s, uint32_t pid, const uint8_t *p, size_t n)
     for (uint32_t i = 0; i < m.num_stubs; i++) {
         struct ptc_module_stub st;
         memcpy(&st, p + sizeof(m) + (size_t)i * sizeof(st), sizeof(st));
+        s->call_stubs += st.kind == PTC_STUB_CALL;
         pairs[2 * i] = st.address;
         pairs[2 * i + 1] = m.first_stub_id + i;
     }
@@ -365,8 +367,10 @@ int cmd_stat(int argc, char **argv)
                    S.loss_count[k]);
     if (S.nsoft) {
         uint64_t ev = 0, by = 0;
-        printf("\nsoft events per thread:\n  %8s %8s %12s %12s %8s %9s\n", "pid", "tid",
-               "events", "bytes", "chunks", "bytes/ev");
+        /* records, not events: untimed, one record of a leaf's CALL stub is its entry and
+         * its return (docs/trace-format.md 4.4); `ptcall report` counts the events */
+        printf("\nsoft records per thread:\n  %8s %8s %12s %12s %8s %9s\n", "pid", "tid",
+               "records", "bytes", "chunks", "bytes/rec");
         for (size_t i = 0; i < S.nsoft; i++) {
             char b[32];
             per_hit(b, sizeof(b), S.soft[i].bytes, S.soft[i].events);
@@ -377,7 +381,10 @@ int cmd_stat(int argc, char **argv)
         }
         char b[32];
         per_hit(b, sizeof(b), by, ev);
-        printf("  total: %" PRIu64 " events, %" PRIu64 " bytes, %s bytes/event\n", ev, by, b);
+        printf("  total: %" PRIu64 " records, %" PRIu64 " bytes, %s bytes/record\n", ev, by, b);
+        if (S.call_stubs)
+            printf("  (untimed: a leaf's call is one record, its entry and its return; "
+                   "`ptcall report` counts events)\n");
     }
     if (S.pt_chunks) {
         printf("\n");

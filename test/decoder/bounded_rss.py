@@ -60,9 +60,9 @@ def main():
             subprocess.run([ptcall, "record", "-q", "--backend", "soft", "-o", t, "--", exe,
                             "20", str(n)], check=True, stdout=subprocess.DEVNULL)
             st = subprocess.run([ptcall, "stat", t], check=True, capture_output=True, text=True)
-            m = re.search(r"total: (\d+) events", st.stdout)
+            m = re.search(r"total: (\d+) records", st.stdout)
             ev = int(m.group(1)) if m else 0
-            fails += check(ev >= 2 * n, "%s holds %d events (>= %d)" % (t, ev, 2 * n))
+            fails += check(ev >= 2 * n, "%s holds %d records (>= %d)" % (t, ev, 2 * n))
             traces[n] = t
     for name, args, short, long_ in plans:
         rss = []

@@ -141,6 +141,15 @@ def main():
         calls2 = run([ptcall, "calls", trace2]).stdout
         if sorted(show(t) for t in threads_from_calls(calls2).values()) != got:
             failures.append("call trees differ with --leaf-exits")
+        # `ptcall stat` counts records: each leaf call is one record fewer than with its exits
+        st1, st2 = (run([ptcall, "stat", t]).stdout for t in (trace, trace2))
+        rec = [int(m.group(1)) if m else -1
+               for m in (re.search(r"total: (\d+) records", x) for x in (st1, st2))]
+        if rec[1] - rec[0] != whole:
+            failures.append("stat: %d records, %d with --leaf-exits: the difference is not the %d "
+                            "leaf calls" % (rec[0], rec[1], whole))
+        if whole and "a leaf's call is one record" not in st1:
+            failures.append("stat does not say a leaf's call is one record:\n" + st1[-600:])
     elif whole:
         failures.append("timed trace with %d whole calls" % whole)
     if failures:
