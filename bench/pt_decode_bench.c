@@ -82,13 +82,43 @@ static uint64_t run_par(const uint8_t *buf, size_t len, const struct ptc_pt_dcfg
     return p.hits + (p.sum & 0);
 }
 
-static uint64_t run_fast(const uint8_t *buf, size_t len, const struct ptc_pt_dcfg *cfg);
+static void loadavg(char *out, size_t n)
+{
+    FILE *f = fopen("/proc/loadavg", "r");
+    out[0] = 0;
+    if (f) {
+        if (!fgets(out, (int)n, f))
+            out[0] = 0;
+        fclose(f);
+    }
+    out[strcspn(out, "\n")] = 0;
+}
+
+static uint64_t run_fast(const uint8_t *buf, size_t len, const struct ptc_pt_dcfg *cfg)
+{
+    struct ptc_pt_sdec *d = ptc_pt_sdec_new(cfg, buf, len, NULL, 0);
+    const struct ptc_pt_item *it;
+    uint64_t hits = 0, sum = 0;
+    long k;
+    while ((k = ptc_pt_sdec_batch(d, &it)) > 0)
+        for (long i = 0; i < k; i++) {
+            hits += it[i].kind == PTC_PT_ITEM_HIT;
+            sum += it[i].ip + it[i].tsc;
+        }
+    if (ptc_pt_sdec_stats(d)->spans_libipt)
+        fprintf(stderr, "note: %llu spans went to libipt\n",
+                (unsigned long long)ptc_pt_sdec_stats(d)->spans_libipt);
+    ptc_pt_sdec_free(d);
+    return hits + (sum & 0); /* keep sum alive */
+}
 
 /* The machine's ceiling for a parallel decode: the stream cut at PSBs into one part per
  * thread, each decoded by the single-thread fast path with no order kept and nothing
  * shared. What this reaches over one thread is what the cores give (on a VM whose vCPUs
- * share the host's cores with others, often less than their number); the parallel decode
- * can approach it, not pass it. */
+ * share the host's cores with others, often less than their number). The parallel decode
+ * has the same work plus keeping the order, so this is its ceiling - except that its pieces
+ * go to whichever thread is free, so when the host slows one core for a while it can come
+ * out a little ahead of these fixed parts. */
 struct part { const uint8_t *buf; size_t len; const struct ptc_pt_dcfg *cfg; uint64_t hits; };
 static void *part_main(void *arg)
 {
@@ -125,36 +155,6 @@ static uint64_t run_parts(const uint8_t *buf, size_t len, const struct ptc_pt_dc
     for (int i = started + 1; i < np; i++) /* a thread that could not start: here, serially */
         hits += run_fast(parts[i].buf, parts[i].len, cfg);
     return hits;
-}
-
-static void loadavg(char *out, size_t n)
-{
-    FILE *f = fopen("/proc/loadavg", "r");
-    out[0] = 0;
-    if (f) {
-        if (!fgets(out, (int)n, f))
-            out[0] = 0;
-        fclose(f);
-    }
-    out[strcspn(out, "\n")] = 0;
-}
-
-static uint64_t run_fast(const uint8_t *buf, size_t len, const struct ptc_pt_dcfg *cfg)
-{
-    struct ptc_pt_sdec *d = ptc_pt_sdec_new(cfg, buf, len, NULL, 0);
-    const struct ptc_pt_item *it;
-    uint64_t hits = 0, sum = 0;
-    long k;
-    while ((k = ptc_pt_sdec_batch(d, &it)) > 0)
-        for (long i = 0; i < k; i++) {
-            hits += it[i].kind == PTC_PT_ITEM_HIT;
-            sum += it[i].ip + it[i].tsc;
-        }
-    if (ptc_pt_sdec_stats(d)->spans_libipt)
-        fprintf(stderr, "note: %llu spans went to libipt\n",
-                (unsigned long long)ptc_pt_sdec_stats(d)->spans_libipt);
-    ptc_pt_sdec_free(d);
-    return hits + (sum & 0); /* keep sum alive */
 }
 
 static void cfg_init(struct pt_config *c, const uint8_t *buf, size_t len, int timing)

@@ -104,7 +104,7 @@ static void print_table(const char *path, struct ptc_session *s, const struct pt
            (unsigned long long)t->repairs, (unsigned long long)t->unwound,
            (unsigned long long)t->unmatched, (unsigned long long)t->lost_events);
     if (t->whole_calls)
-        printf("(%llu calls of leaf functions were recorded as one event each, and count as two: "
+        printf("(%llu calls of leaf functions were recorded as one record each, and count as two events: "
                "entry and return)\n", (unsigned long long)t->whole_calls);
     cli_print_quality(stdout, s, t);
 }

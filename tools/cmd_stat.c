@@ -1,5 +1,5 @@
 /* ptcall stat FILE: what a trace holds - chunks, bytes, Intel PT packets by type, stub hits,
- * bytes per hit, gaps and lost bytes, per CPU and per thread; for soft traces events and
+ * bytes per hit, gaps and lost bytes, per CPU and per thread; for soft traces records and
  * bytes per thread. */
 #include <errno.h>
 #include <inttypes.h>
@@ -18,12 +18,12 @@
 static const char usage[] =
     "usage: ptcall stat [--decoder fast|libipt] FILE\n"
     "  Prints what the trace FILE holds: chunks, bytes, Intel PT packets by type, stub hits,\n"
-    "  bytes per hit, gaps and lost bytes, per CPU and per thread (soft traces: events and\n"
+    "  bytes per hit, gaps and lost bytes, per CPU and per thread (soft traces: records and\n"
     "  bytes per thread). --decoder libipt decodes Intel PT with libipt's query decoder only.\n";
 
 struct mod { uint32_t pid; uint64_t *addr; uint32_t *id; uint32_t n; };
 
-struct soft_thr { uint32_t pid, tid; uint64_t events, bytes, chunks; };
+struct soft_thr { uint32_t pid, tid; uint64_t records, bytes, chunks; };
 
 struct st {
     struct ptc_pt_front *f;
@@ -146,7 +146,7 @@ static int on_chunk(void *ctx, const struct ptc_chunk_header *h, const void *pay
             t->pid = h->pid;
             t->tid = h->tid;
         }
-        t->events += se.num_records;
+        t->records += se.num_records;
         t->bytes += h->payload_size;
         t->chunks++;
     }
@@ -366,22 +366,22 @@ int cmd_stat(int argc, char **argv)
             printf("loss: %" PRIu64 " x %s (count %" PRIu64 ")\n", S.loss[k], lk[k],
                    S.loss_count[k]);
     if (S.nsoft) {
-        uint64_t ev = 0, by = 0;
+        uint64_t rec = 0, by = 0;
         /* records, not events: untimed, one record of a leaf's CALL stub is its entry and
          * its return (docs/trace-format.md 4.4); `ptcall report` counts the events */
         printf("\nsoft records per thread:\n  %8s %8s %12s %12s %8s %9s\n", "pid", "tid",
                "records", "bytes", "chunks", "bytes/rec");
         for (size_t i = 0; i < S.nsoft; i++) {
             char b[32];
-            per_hit(b, sizeof(b), S.soft[i].bytes, S.soft[i].events);
+            per_hit(b, sizeof(b), S.soft[i].bytes, S.soft[i].records);
             printf("  %8u %8u %12" PRIu64 " %12" PRIu64 " %8" PRIu64 " %9s\n", S.soft[i].pid,
-                   S.soft[i].tid, S.soft[i].events, S.soft[i].bytes, S.soft[i].chunks, b);
-            ev += S.soft[i].events;
+                   S.soft[i].tid, S.soft[i].records, S.soft[i].bytes, S.soft[i].chunks, b);
+            rec += S.soft[i].records;
             by += S.soft[i].bytes;
         }
         char b[32];
-        per_hit(b, sizeof(b), by, ev);
-        printf("  total: %" PRIu64 " records, %" PRIu64 " bytes, %s bytes/record\n", ev, by, b);
+        per_hit(b, sizeof(b), by, rec);
+        printf("  total: %" PRIu64 " records, %" PRIu64 " bytes, %s bytes/record\n", rec, by, b);
         if (S.call_stubs)
             printf("  (untimed: a leaf's call is one record, its entry and its return; "
                    "`ptcall report` counts events)\n");
