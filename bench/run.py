@@ -9,8 +9,9 @@ workload decoded by `ptcall report`/`ptcall calls` beside `uftrace report`/`uftr
 and ptcall's Intel PT decoders beside libipt's on synthetic streams (build/test/pt/pt_decode_bench).
 
 usage: bench/run.py [--build DIR] [--runs N] [--quick] [--out FILE] [--only SECTION,...] [--rebuild]
-  SECTION: calls, threads, bzip2, lua, sqlite (overhead), decode (trace decoding), pt (Intel PT
-  decoding), facts (timestamp cost). Default: all. --quick: small inputs, 3 runs, ~2 minutes.
+  SECTION: calls, threads, bzip2, lua, sqlite (overhead), untraced (the untraced builds of the real
+  programs in paired rounds, and their instruction counts), decode (trace decoding), pt (Intel PT
+  decoding), facts (timestamp cost). Default: all. --quick: small inputs, 3 runs, ~3 minutes.
 """
 import argparse
 import json
@@ -26,7 +27,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLANG = shutil.which("clang-14") or "clang"
 LLVM_XRAY = shutil.which("llvm-xray-14") or shutil.which("llvm-xray")
-SECTIONS = ("calls", "threads", "bzip2", "lua", "sqlite", "decode", "pt", "facts")
+SECTIONS = ("calls", "threads", "bzip2", "lua", "sqlite", "untraced", "decode", "pt", "facts")
 REBUILD = False
 
 
@@ -75,9 +76,12 @@ def timed_run(cmd, env=None, stdout=subprocess.DEVNULL, cwd=None, cpu=False, war
 
 
 class Workload:
-    def __init__(self, name, sources, args, cflags=(), ldflags=(), desc="", cmd_desc=""):
+    def __init__(self, name, sources, args, cflags=(), ldflags=(), desc="", cmd_desc="", small_args=None,
+                 small_desc=""):
         self.name, self.sources, self.args = name, list(sources), list(args)
         self.cflags, self.ldflags, self.desc, self.cmd_desc = list(cflags), list(ldflags), desc, cmd_desc
+        # a smaller input of the same program, for instruction counts under valgrind (~50× slower)
+        self.small_args, self.small_desc = small_args, small_desc
 
 
 def mtime(p):
@@ -157,6 +161,16 @@ def fetch_source(pkg, dest):
     sh([os.path.join(ROOT, "scripts", "fetch-debian-source.sh"), pkg, dest])
 
 
+def bzip2_input(bz, path, size):
+    """Deterministic text of `size` bytes: bzip2's own sources and manual, repeated."""
+    if not os.path.exists(path) or os.path.getsize(path) != size:
+        parts = b"".join(open(os.path.join(bz, f), "rb").read() for f in sorted(os.listdir(bz))
+                         if f.endswith((".c", ".h", ".xml", ".ps")))
+        with open(path, "wb") as f:
+            f.write((parts * (size // len(parts) + 1))[:size])
+    return path
+
+
 def lua_workload(work, wdir, quick):
     src = os.path.join(work, "lua5.4-src")
     fetch_source("lua5.4", src)
@@ -181,7 +195,17 @@ def lua_workload(work, wdir, quick):
                     desc="Lua %s interpreter (Debian source) running bench/workloads/bench.lua, scale %s "
                          "(recursion, table sort with a Lua comparator, strings, closures, metatables, coroutines)"
                     % (version, scale),
-                    cmd_desc="lua bench/workloads/bench.lua %s" % scale)
+                    cmd_desc="lua bench/workloads/bench.lua %s" % scale, small_args=[script, "1"],
+                    small_desc="`bench.lua 1`")
+
+
+def sqlite_script(work, wdir, rows):
+    sql = os.path.join(work, "bench-%d.sql" % rows)
+    text = open(os.path.join(wdir, "bench.sql")).read().replace("@ROWS@", str(rows))
+    if not os.path.exists(sql) or open(sql).read() != text:
+        with open(sql, "w") as f:
+            f.write(text)
+    return sql
 
 
 def sqlite_workload(work, wdir, quick):
@@ -195,18 +219,15 @@ def sqlite_workload(work, wdir, quick):
         sh([os.path.join(src, "configure"), "--disable-tcl"], cwd=amalg)
         sh(["make", "sqlite3.c", "shell.c"], cwd=amalg)
     rows = 5000 if quick else 120000
-    sql = os.path.join(work, "bench-%d.sql" % rows)
-    text = open(os.path.join(wdir, "bench.sql")).read().replace("@ROWS@", str(rows))
-    if not os.path.exists(sql) or open(sql).read() != text:
-        with open(sql, "w") as f:
-            f.write(text)
+    sql, sql_small = sqlite_script(work, wdir, rows), sqlite_script(work, wdir, 5000)
     version = open(os.path.join(src, "VERSION")).read().strip()
     return Workload("sqlite", [os.path.join(amalg, "sqlite3.c"), os.path.join(amalg, "shell.c")],
                     [":memory:", ".read " + sql], cflags=["-w"], ldflags=["-lm", "-ldl", "-lpthread"],
                     desc="SQLite %s shell (Debian source, amalgamation) running bench/workloads/bench.sql on an "
                          "in-memory database, %d rows (inserts, indexes, joins, group by, window functions, updates)"
                     % (version, rows),
-                    cmd_desc="sqlite3 :memory: '.read bench.sql' (@ROWS@ = %d)" % rows)
+                    cmd_desc="sqlite3 :memory: '.read bench.sql' (@ROWS@ = %d)" % rows,
+                    small_args=[":memory:", ".read " + sql_small], small_desc="5000 rows")
 
 
 def workloads_for(a, work, wdir, want):
@@ -225,19 +246,15 @@ def workloads_for(a, work, wdir, want):
     if "bzip2" in want:
         bz = os.path.join(work, "bzip2-src")
         fetch_source("bzip2", bz)
-        bz_inp = os.path.join(work, "bzip2-input")
         want_b = (1 if a.quick else 16) << 20
-        if not os.path.exists(bz_inp) or os.path.getsize(bz_inp) != want_b:
-            # deterministic text: bzip2's own sources and manual, repeated
-            parts = b"".join(open(os.path.join(bz, f), "rb").read() for f in sorted(os.listdir(bz))
-                             if f.endswith((".c", ".h", ".xml", ".ps")))
-            with open(bz_inp, "wb") as f:
-                f.write((parts * (want_b // len(parts) + 1))[:want_b])
+        bz_inp = bzip2_input(bz, os.path.join(work, "bzip2-input"), want_b)
+        bz_small = bzip2_input(bz, os.path.join(work, "bzip2-input-1m"), 1 << 20)
         bz_src = [os.path.join(bz, f + ".c") for f in
                   ("blocksort", "huffman", "crctable", "randtable", "compress", "decompress", "bzlib", "bzip2")]
         workloads.append(Workload("bzip2", bz_src, ["-9", "-c", bz_inp], cflags=["-D_FILE_OFFSET_BITS=64", "-w"],
                                   desc="bzip2 1.0.8 (Debian source) compressing %d MiB of text" % (want_b >> 20),
-                                  cmd_desc="bzip2 -9 -c INPUT (%d MiB)" % (want_b >> 20)))
+                                  cmd_desc="bzip2 -9 -c INPUT (%d MiB)" % (want_b >> 20),
+                                  small_args=["-9", "-c", bz_small], small_desc="1 MiB of the same text"))
     if "lua" in want:
         workloads.append(lua_workload(work, wdir, a.quick))
     if "sqlite" in want:
@@ -250,11 +267,11 @@ def ptcall_deps(build_dir):
             os.path.join(build_dir, "bin", "ptcall-cc")]
 
 
-def bench_workload(wl, work, tools, hooks, fdr_ctl, runs):
-    ptcall, ptcc, build_dir = tools["ptcall"], tools["ptcc"], tools["build_dir"]
+def workload_bins(wl, work, tools, hooks, fdr_ctl):
+    ptcc, build_dir = tools["ptcc"], tools["build_dir"]
     d = os.path.join(work, wl.name)
     os.makedirs(d, exist_ok=True)
-    bins = {
+    return {
         "base": build(CLANG, wl, [], [], os.path.join(d, "base")),
         "ptcall": build(ptcc, wl, [], [], os.path.join(d, "ptcall"), deps=ptcall_deps(build_dir)),
         "cyg-empty": build(CLANG, wl, ["-finstrument-functions"], [hooks["empty"]], os.path.join(d, "cyg-empty")),
@@ -265,6 +282,12 @@ def bench_workload(wl, work, tools, hooks, fdr_ctl, runs):
         # one -pg binary: run plain it is gprof's (writes gmon.out), under uftrace record it is uftrace's
         "pg": build(CLANG, wl, ["-pg"], [], os.path.join(d, "pg")),
     }
+
+
+def bench_workload(wl, work, tools, hooks, fdr_ctl, runs):
+    ptcall = tools["ptcall"]
+    d = os.path.join(work, wl.name)
+    bins = workload_bins(wl, work, tools, hooks, fdr_ctl)
     trace = os.path.join(d, "run.ptc")
     trace_nt = os.path.join(d, "run-nots.ptc")
     uft = os.path.join(d, "uftrace.data")
@@ -347,6 +370,70 @@ def bench_workload(wl, work, tools, hooks, fdr_ctl, runs):
     row["gprof (-pg, gmon.out)"].update(bytes=gmon_bytes, events=None, bytes_per_event=gmon_bytes / max(2 * ucalls, 1),
                                         note="gprof")
     return row
+
+
+def quartiles(xs):
+    q = statistics.quantiles(xs, n=4, method="inclusive") if len(xs) > 1 else [xs[0]] * 3
+    return q[0], statistics.median(xs), q[2]
+
+
+def instructions(binary, args, cwd):
+    """Instructions one run executes, counted by valgrind's callgrind: the same count on every run
+    of the same binary and input, whatever else the machine does. valgrind 3.19 cannot read
+    clang 14's DWARF 5, so it runs a stripped copy."""
+    stripped = binary + ".stripped"
+    if mtime(stripped) < mtime(binary):
+        sh(["strip", "-o", stripped, binary])
+    r = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", stripped] + args,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=cwd, text=True)
+    m = re.search(r"Collected : (\d+)", r.stderr)
+    if r.returncode != 0 or not m:
+        sys.exit("bench: valgrind on %s failed (exit %d)\n%s" % (stripped, r.returncode, r.stderr[-2000:]))
+    return int(m.group(1))
+
+
+UNTRACED = (("uninstrumented", "base"), ("ptcall untraced", "ptcall"), ("XRay unpatched", "xray"))
+
+
+def wall_and_cpu(cmd, cwd):
+    """Wall time and CPU time (user + sys) of one run, the CPU time from wait4's rusage: to the
+    microsecond, where GNU time's is to the hundredth of a second."""
+    os.sync()  # earlier runs' dirty pages go to disk first, off the clock
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=cwd)
+    err = p.stderr.read()
+    _, status, ru = os.wait4(p.pid, 0)
+    dt = time.perf_counter() - t0
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode != 0:
+        sys.exit("bench: %s exited %d\n%s" % (" ".join(cmd), p.returncode, err.decode(errors="replace")[-2000:]))
+    return dt, ru.ru_utime + ru.ru_stime
+
+
+def bench_untraced(wl, work, tools, hooks, fdr_ctl, rounds):
+    """The untraced builds in paired rounds: each round runs the plain, ptcall and XRay builds back
+    to back (in an order that rotates from round to round) and divides each time by the plain
+    build's of the same round, so drift of the machine between rounds cancels; the figures are the
+    medians of those per-round ratios, of wall and of CPU time. Then the instructions each build
+    executes on a smaller input, which no noise moves."""
+    d = os.path.join(work, wl.name)
+    bins = workload_bins(wl, work, tools, hooks, fdr_ctl)
+    wall = {n: [] for n, _ in UNTRACED}
+    cpu = {n: [] for n, _ in UNTRACED}
+    for r in range(rounds):
+        order = UNTRACED[r % len(UNTRACED):] + UNTRACED[:r % len(UNTRACED)]
+        got = {}
+        for name, key in order:
+            got[name] = wall_and_cpu([bins[key]] + wl.args, d)
+        for name, _ in UNTRACED:
+            wall[name].append(got[name][0] / got["uninstrumented"][0])
+            cpu[name].append(got[name][1] / max(got["uninstrumented"][1], 1e-9))
+        print("bench: %s untraced round %d/%d done" % (wl.name, r + 1, rounds), file=sys.stderr)
+    res = {"rounds": rounds, "small_desc": wl.small_desc}
+    for name, key in UNTRACED:
+        res[name] = {"wall": quartiles(wall[name]), "cpu": quartiles(cpu[name]),
+                     "wall_rounds": wall[name], "instructions": instructions(bins[key], wl.small_args, d)}
+    return res
 
 
 def bench_facts(work):
@@ -541,14 +628,18 @@ def main():
     results = {}
     for wl in workloads_for(a, work, wdir, want):
         results[wl.name] = (wl, bench_workload(wl, work, tools, hooks, fdr_ctl, runs))
+    untraced = {}
+    if "untraced" in want:
+        for wl in workloads_for(a, work, wdir, {"bzip2", "lua", "sqlite"}):
+            untraced[wl.name] = bench_untraced(wl, work, tools, hooks, fdr_ctl, 5 if a.quick else max(2 * runs + 1, 15))
     facts = bench_facts(work) if "facts" in want else None
     decode = bench_decode(a, work, tools, min(runs, 3)) if "decode" in want else None
     pt = bench_pt(a, tools) if "pt" in want else None
     info = {"runs": runs, "elapsed_s": time.time() - t_start, "load": (load_before, os.getloadavg()[0])}
     with open(os.path.join(work, "results.json"), "w") as f:
-        json.dump({"info": info, "overhead": {k: v[1] for k, v in results.items()}, "facts": facts,
-                   "decode": decode, "pt": pt}, f, indent=1)
-    write_report(a, info, results, facts, decode, pt)
+        json.dump({"info": info, "overhead": {k: v[1] for k, v in results.items()}, "untraced": untraced,
+                   "facts": facts, "decode": decode, "pt": pt}, f, indent=1)
+    write_report(a, info, results, untraced, facts, decode, pt)
 
 
 def machine():
@@ -662,7 +753,33 @@ def targets_section(results, facts, lines):
     lines.append("")
 
 
-def perf_targets_section(results, decode, pt, lines):
+def untraced_section(untraced, lines):
+    if not untraced:
+        return
+    rounds = next(iter(untraced.values()))["rounds"]
+    lines.append("## Untraced builds, paired rounds\n")
+    lines.append("The uninstrumented, ptcall untraced and XRay unpatched builds of the tables above, %d rounds: "
+                 "each round runs the three back to back (the order rotates between rounds) and divides each "
+                 "one's time by the uninstrumented build's of the same round; a cell is the median of those "
+                 "per-round ratios, with the first and third quartile. Instructions: one run of each build on a "
+                 "smaller input under `valgrind --tool=callgrind` (the same count every time).\n" % rounds)
+    lines.append("| workload | build | wall ÷ uninstrumented (q1–q3) | CPU ÷ uninstrumented (q1–q3) | "
+                 "instructions (smaller input) | instructions ÷ uninstrumented |")
+    lines.append("|---|---|---|---|---:|---:|")
+    for k, u in untraced.items():
+        base_ins = u["uninstrumented"]["instructions"]
+        for name, _ in UNTRACED:
+            r = u[name]
+            lines.append("| %s | %s | %.3f (%.3f–%.3f) | %.3f (%.3f–%.3f) | %d | %.4f |"
+                         % (k if name == "uninstrumented" else "", name, r["wall"][1], r["wall"][0], r["wall"][2],
+                            r["cpu"][1], r["cpu"][0], r["cpu"][2], r["instructions"],
+                            r["instructions"] / base_ins))
+    lines.append("")
+    lines.append("Smaller inputs for the instruction counts: %s.\n"
+                 % "; ".join("%s %s" % (k, u["small_desc"]) for k, u in untraced.items()))
+
+
+def perf_targets_section(results, untraced, decode, pt, lines):
     """The performance issue's numbers, from this run's figures."""
     rows = []
     if pt and pt["tables"]:
@@ -700,7 +817,21 @@ def perf_targets_section(results, decode, pt, lines):
         rows.append(("soft tracing, calls workload: ≤ 1/20 of uftrace's slowdown without timestamps",
                      "%.3f" % (n["ratio"] / u["ratio"]), n["ratio"] / u["ratio"] <= 0.05))
     real = [(k, r) for k, (wl, r) in results.items() if k in ("bzip2", "lua", "sqlite")]
-    if real:
+    if untraced:
+        rows.append(("untraced instrumented build ≤ 1.03× the uninstrumented one on the real programs",
+                     "; ".join("%s %.3f× (XRay unpatched %.3f×; instructions %.3f×, XRay %.3f×)"
+                               % (k, u["ptcall untraced"]["wall"][1], u["XRay unpatched"]["wall"][1],
+                                  u["ptcall untraced"]["instructions"] / u["uninstrumented"]["instructions"],
+                                  u["XRay unpatched"]["instructions"] / u["uninstrumented"]["instructions"])
+                               for k, u in untraced.items())
+                     + " — wall, median of %d paired rounds" % next(iter(untraced.values()))["rounds"],
+                     all(u["ptcall untraced"]["wall"][1] <= 1.03 for u in untraced.values())))
+        if real:
+            rows.append(("the same in the overhead tables above (median of the runs, unpaired)",
+                         "; ".join("%s %.2f× (XRay unpatched %.2f×)" % (k, r["ptcall untraced"]["ratio"],
+                                                                        r["XRay unpatched"]["ratio"]) for k, r in real),
+                         None))
+    elif real:
         rows.append(("untraced instrumented build ≤ 1.03× the uninstrumented one on the real programs",
                      "; ".join("%s %.2f× (XRay unpatched %.2f×)" % (k, r["ptcall untraced"]["ratio"],
                                                                     r["XRay unpatched"]["ratio"]) for k, r in real),
@@ -806,7 +937,7 @@ def decode_section(a, decode, pt, lines):
                      "for the parallel decode.\n" % pt["rounds"])
 
 
-def write_report(a, info, results, facts, decode, pt):
+def write_report(a, info, results, untraced, facts, decode, pt):
     lines = []
     cmdline = "python3 bench/run.py" + (" --quick" if a.quick else "") + ("" if a.runs == 5 or a.quick else " --runs %d" % a.runs)
     if a.only:
@@ -823,8 +954,9 @@ def write_report(a, info, results, facts, decode, pt):
     elif facts:
         lines.append("Timestamp cost (`bench/rdtsc_cost.c`): %.1f ns per `rdtsc`, %.1f ns per `clock_gettime`.\n"
                      % (facts["rdtsc_ns"], facts["clock_gettime_ns"]))
+    untraced_section(untraced, lines)
     decode_section(a, decode, pt, lines)
-    perf_targets_section(results or {}, decode, pt, lines)
+    perf_targets_section(results or {}, untraced, decode, pt, lines)
     text = "\n".join(lines) + "\n"
     print(text)
     begin, end = "<!-- bench/run.py begin -->", "<!-- bench/run.py end -->"

@@ -513,8 +513,13 @@ Function *Instrumenter::makeStub(uint32_t FuncIdx, uint16_t Kind, uint16_t Site,
 
 // A disarmed call site (PTCALL_MAP_F_SLEDS): a 5-byte nop that the runtime overwrites with
 // `call stub` to arm it, plus its entry (sled, stub) in the object's ptcall_sites table.
-// - `.p2align 3,,4` keeps the sled inside one aligned 8-byte word (it pads only when the sled
-//   would straddle one), so arming or disarming is a single atomic store;
+// - `.p2align 3,0x2e,4` keeps the sled inside one aligned 8-byte word, so arming or disarming
+//   is a single atomic store. It pads only when the sled would straddle one, and with CS
+//   segment prefixes (0x2e), not a nop: the 1-4 prefixes join the sled into one instruction
+//   (`cs nopl`, and `cs call`/`cs jmp` once armed; the prefix is ignored in 64-bit mode), so an
+//   untraced run executes one instruction per site, not two. The prefixes never change, so a
+//   thread fetching the sled mid-arming still sees either the whole old or the whole new
+//   instruction;
 // - the table entry is SHF_LINK_ORDER to the sled's own section, and in the function's
 //   comdat group, so the linkers drop it with that section (comdat deduplication,
 //   --gc-sections) instead of failing on a reference into a discarded section;
@@ -523,7 +528,7 @@ Function *Instrumenter::makeStub(uint32_t FuncIdx, uint16_t Kind, uint16_t Site,
 std::string sledAsm(const Function &F) {
   std::string Asm;
   raw_string_ostream OS(Asm);
-  OS << ".p2align 3,,4\n"
+  OS << ".p2align 3,0x2e,4\n"
      << ".Lptcall_sled${:uid}:\n"
      << ".byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"
      << ".pushsection " PTCALL_SITES_SECTION ",\"ao";

@@ -97,7 +97,7 @@ int tail(int x) { return ext(x + 1); }
 // CHECK: .section .init_array.100,"aw",@init_array
 
 // LTO: define dso_local i32 @leaf(i32 noundef %0, i32 noundef %1)
-// LTO-NEXT: call void asm sideeffect ".p2align 3,,4\0A.Lptcall_sled${:uid}:{{.*}}", "i,~{dirflag},~{fpsr},~{flags},~{r10},~{r11}"(void ()* @__ptcall_stub.0.entry.0)
+// LTO-NEXT: call void asm sideeffect ".p2align 3,0x2e,4\0A.Lptcall_sled${:uid}:{{.*}}", "i,~{dirflag},~{fpsr},~{flags},~{r10},~{r11}"(void ()* @__ptcall_stub.0.entry.0)
 // LTO: define dso_local i32 @skipped_cyg(
 // LTO-NOT: __ptcall_stub
 // LTO: ret i32

@@ -1,13 +1,14 @@
 ; Call-site sleds (the default): each stub call is an inline-asm 5-byte nop that never
-; straddles an 8-byte boundary, with a (sled, stub) entry in ptcall_sites, linked to the
-; sled's section and, for a comdat function, in its group. The runtime arms a site by
-; writing `call stub` over the nop. The map says PTCALL_MAP_F_SLEDS (32) and names the
+; straddles an 8-byte boundary (where it would, CS prefixes in front of it make it one longer
+; instruction, not an alignment nop and the sled), with a (sled, stub) entry in ptcall_sites,
+; linked to the sled's section and, for a comdat function, in its group. The runtime arms a
+; site by writing `call stub` over the nop. The map says PTCALL_MAP_F_SLEDS (32) and names the
 ; object's table through __start/__stop_ptcall_sites (hidden, not weak: the map stays
 ; read-only), and a retained empty anchor keeps the section in every such object.
 ; RUN: %opt-ptcall -passes=ptcall -S %s | FileCheck %s
 ; RUN: %opt-ptcall -passes=ptcall %s | llc -O2 -o - | FileCheck %s --check-prefix=ASM
 ; RUN: %opt-ptcall -passes=ptcall %s | llc -O2 -filetype=obj -o %t.o
-; RUN: llvm-objdump -d --no-show-raw-insn %t.o | FileCheck %s --check-prefix=OBJ
+; RUN: llvm-objdump -d %t.o | FileCheck %s --check-prefix=OBJ
 ; RUN: llvm-readelf -S %t.o | FileCheck %s --check-prefix=SEC
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-f80:128-n8:16:32:64-S128"
 target triple = "x86_64-pc-linux-gnu"
@@ -24,7 +25,7 @@ declare i32 @callee(i32)
 ; CHECK-LABEL: define i32 @f(i32 %x)
 ; CHECK-NEXT: entry:
 ; CHECK-NEXT: %slot = alloca i32
-; CHECK-NEXT: call void asm sideeffect ".p2align 3,,4\0A.Lptcall_sled${:uid}:\0A.byte 0x0f, 0x1f, 0x44, 0x00, 0x00\0A.pushsection ptcall_sites,\22ao\22,@progbits,.Lptcall_sled${:uid}\0A.p2align 2\0A.long .Lptcall_sled${:uid} - .\0A.long ${0:P} - .\0A.popsection", "i,~{dirflag},~{fpsr},~{flags},~{r10},~{r11}"(void ()* @__ptcall_stub.0.entry.0)
+; CHECK-NEXT: call void asm sideeffect ".p2align 3,0x2e,4\0A.Lptcall_sled${:uid}:\0A.byte 0x0f, 0x1f, 0x44, 0x00, 0x00\0A.pushsection ptcall_sites,\22ao\22,@progbits,.Lptcall_sled${:uid}\0A.p2align 2\0A.long .Lptcall_sled${:uid} - .\0A.long ${0:P} - .\0A.popsection", "i,~{dirflag},~{fpsr},~{flags},~{r10},~{r11}"(void ()* @__ptcall_stub.0.entry.0)
 ; CHECK-NEXT: %y = add i32 %x, 1
 ; CHECK-NEXT: call void asm sideeffect {{.*}}(void ()* @__ptcall_stub.0.exit.0)
 ; CHECK-NEXT: %r = tail call i32 @callee(i32 %y)
@@ -47,7 +48,7 @@ define linkonce_odr i32 @inl(i32 %x) comdat {
 ; No compare, no branch, no call in the untraced code: nops and the tail call.
 ; ASM-LABEL: f:
 ; ASM-NOT: cmpq
-; ASM: .p2align 3, 0x90, 4
+; ASM: .p2align 3, 0x2e, 4
 ; ASM-NEXT: .Lptcall_sled[[E:[0-9]+]]:
 ; ASM: .section ptcall_sites,"ao",@progbits,.Lptcall_sled[[E]]
 ; ASM: .long .Lptcall_sled[[E]]-.Ltmp{{[0-9]+}}
@@ -59,13 +60,17 @@ define linkonce_odr i32 @inl(i32 %x) comdat {
 ; ASM-LABEL: inl:
 ; ASM: .section ptcall_sites,"aGo",@progbits,inl,comdat,.Lptcall_sled{{[0-9]+}}
 
+; The entry sled follows a 4-byte `subq`: four prefixes take it to offset 8, in one instruction
+; with the nop. The exit sled at offset 0x10 needs one.
 ; OBJ-LABEL: <f>:
-; OBJ-NOT: call
-; OBJ: nopl (%rax,%rax)
-; OBJ-NOT: call
-; OBJ: nopl (%rax,%rax)
+; OBJ-NEXT: 0: 48 83 ec 04 subq
+; OBJ-NEXT: 4: 2e 2e 2e 2e 0f 1f 44 00 00 nopl %cs:(%rax,%rax)
+; OBJ-NEXT: d: ff c7 incl
+; OBJ-NEXT: f: 2e 0f 1f 44 00 00 nopl %cs:(%rax,%rax)
 ; OBJ-NOT: call
 ; OBJ: jmp
+; OBJ-LABEL: <inl>:
+; OBJ-NEXT: 0: 0f 1f 44 00 00 nopl (%rax,%rax)
 
 ; SEC: ptcall_sites PROGBITS {{.*}} AR
 ; SEC: ptcall_sites PROGBITS {{.*}} AL

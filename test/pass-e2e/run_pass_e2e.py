@@ -19,6 +19,7 @@ __ptcall_register_object keeps them valid, so this test does not depend on runti
 
 usage: run_pass_e2e.py BUILD_DIR SOURCE_DIR WORK_DIR [filter-substring]
 """
+import bisect
 import os
 import re
 import shutil
@@ -263,15 +264,16 @@ def check_map(cfg, elf, expect, absent, flags_want, nslots, nblobs=None):
 def check_sleds(cfg, elf, tables, targets):
     """(d) sleds: the object's ptcall_sites table is the section the map names; every entry
     is a 5-byte nop inside one aligned 8-byte word of an executable section, whose stub is
-    a stub of the map. Returns the stubs reached by a sled (what arming would call)."""
-    reached = set()
+    a stub of the map. Returns the stubs reached by a sled (what arming would call) and the
+    sleds' addresses."""
+    reached, sleds = set(), []
     if not tables:
-        return reached
+        return reached, sleds
     (start, end), = tables
     sec = elf.sections.get("ptcall_sites")
     if not sec or sec["addr"] != start or sec["addr"] + sec["size"] != end:
         fail(cfg, f"map's sled table {start:#x}-{end:#x} is not the ptcall_sites section {sec}")
-        return reached
+        return reached, sleds
     data = elf.sec_bytes("ptcall_sites")
     for i in range(len(data) // SITE.size):
         site_rel, stub_rel = SITE.unpack_from(data, i * SITE.size)
@@ -286,10 +288,30 @@ def check_sleds(cfg, elf, tables, targets):
         if stub not in targets:
             fail(cfg, f"sled {i} at {site:#x} names {stub:#x}, not a stub of the map")
         reached.add(stub)
-    return reached
+        sleds.append(site)
+    return reached, sleds
 
 
-def check_calls(cfg, elf, entries, targets, slots, expect, early, reached=None):
+def check_sled_insns(cfg, elf, starts, sleds):
+    """(d) each sled is the end of one instruction, which begins with at most 4 CS prefixes
+    (0x2e) where the sled would otherwise straddle 8 bytes: no alignment nop of its own, and
+    nothing that arming's 5-byte store could cut in two."""
+    starts = sorted(starts)
+    for site in sleds:
+        i = bisect.bisect_right(starts, site) - 1
+        if i < 0:
+            fail(cfg, f"sled at {site:#x} is outside the disassembled code")
+            continue
+        at = starts[i]
+        pre = (elf.bytes_at(at, site - at) or b"?") if site > at else b""
+        if site - at > 4 or pre.strip(b"\x2e"):
+            fail(cfg, f"sled at {site:#x} is inside the instruction at {at:#x}, not the end of a "
+                      f"prefixed nop ({pre.hex()})")
+        if i + 1 < len(starts) and starts[i + 1] < site + 5:
+            fail(cfg, f"an instruction starts at {starts[i + 1]:#x}, inside the sled at {site:#x}")
+
+
+def check_calls(cfg, elf, entries, targets, slots, expect, early, reached=None, sleds=()):
     """every entry stub is called from code (the asm call survived the optimiser) or, with
     sleds, reached by a sled of the table; with sleds no code calls a stub until armed."""
     out = run(["objdump", "-d", "--no-show-raw-insn", elf.path])
@@ -309,6 +331,8 @@ def check_calls(cfg, elf, entries, targets, slots, expect, early, reached=None):
         m = re.match(r"\s*([0-9a-f]+):\s+(.*)$", line)
         if m and funcs:
             funcs[-1].append((int(m.group(1), 16), m.group(2)))
+    if sleds:
+        check_sled_insns(cfg, elf, [addr for ins in funcs for addr, _ in ins], sleds)
     for ins in funcs:
         for addr, text in ins:
             m = re.match(r"call\S*\s+([0-9a-f]+)\b", text)
@@ -352,9 +376,9 @@ def check_binary(cfg, path, expect, absent, flags_want, cet=False, want_kinds=()
     check_dynrelocs(cfg, elf)
     entries, targets, slots, tables, leaves = check_map(cfg, elf, expect, absent, flags_want,
                                                         nslots, nblobs)
-    reached = check_sleds(cfg, elf, tables, targets) if flags_want & F_SLEDS else None
+    reached, sleds = check_sleds(cfg, elf, tables, targets) if flags_want & F_SLEDS else (None, [])
     called = check_calls(cfg, elf, entries, targets, slots, expect, bool(flags_want & F_EARLY),
-                         reached)
+                         reached, sleds)
     check_nocyg(cfg, elf)
     kinds = {}
     for t, (fn, kind, site) in targets.items():
