@@ -543,6 +543,12 @@ def bench_decode(a, work, tools, runs):
     return res
 
 
+def paired_rounds(runs):
+    """Rounds for a ratio taken as the median of per-round pairs: single rounds of a pair move by
+    ±20 % on this shared VM, so the median needs more of them than a slowdown's median of runs."""
+    return max(2 * runs + 1, 15)
+
+
 def bench_pt(a, tools):
     """build/test/pt/pt_decode_bench HITS all [--suppressed]: parsed rows."""
     exe = os.path.join(tools["build_dir"], "test", "pt", "pt_decode_bench")
@@ -550,7 +556,7 @@ def bench_pt(a, tools):
         print("bench: %s not built: PT decode section skipped" % exe, file=sys.stderr)
         return None
     hits = 2000000 if a.quick else 100000000
-    rounds = 3 if a.quick else max(a.runs, 3)
+    rounds = 3 if a.quick else paired_rounds(a.runs)
     res = {"hits": hits, "tables": [], "rounds": rounds}
     for supp in (False, True):
         cmd = [exe, str(hits), "all", "--repeat", str(rounds)] + (["--suppressed"] if supp else [])
@@ -631,7 +637,7 @@ def main():
     untraced = {}
     if "untraced" in want:
         for wl in workloads_for(a, work, wdir, {"bzip2", "lua", "sqlite"}):
-            untraced[wl.name] = bench_untraced(wl, work, tools, hooks, fdr_ctl, 5 if a.quick else max(2 * runs + 1, 15))
+            untraced[wl.name] = bench_untraced(wl, work, tools, hooks, fdr_ctl, 5 if a.quick else paired_rounds(runs))
     facts = bench_facts(work) if "facts" in want else None
     decode = bench_decode(a, work, tools, min(runs, 3)) if "decode" in want else None
     pt = bench_pt(a, tools) if "pt" in want else None

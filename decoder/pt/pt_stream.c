@@ -485,9 +485,29 @@ void ptc_pt_sdec_reuse_at(struct ptc_pt_sdec *d, const uint8_t *buf, size_t len,
 /* pt_par.c: decode a whole piece into the queue; the piece starts in the state given */
 int ptc_pt_sdec_run_piece(struct ptc_pt_sdec *d, int first_open)
 {
+    ptc_pt_sdec_begin_piece(d, first_open);
+    return refill(d);
+}
+
+void ptc_pt_sdec_begin_piece(struct ptc_pt_sdec *d, int first_open)
+{
     d->accumulate = 1;
     d->in.first_open = (uint8_t)first_open;
-    return refill(d);
+}
+
+int ptc_pt_sdec_piece_step(struct ptc_pt_sdec *d)
+{
+    /* items go only once taken, so a queue not yet handed out is never rewound */
+    rewind_drained_queue(d);
+    return step(d);
+}
+
+size_t ptc_pt_sdec_take(struct ptc_pt_sdec *d, const struct ptc_pt_item **items)
+{
+    size_t n = d->in.qn - d->qi;
+    *items = d->in.q + d->qi;
+    d->qi = d->in.qn;
+    return n;
 }
 
 int ptc_pt_sdec_caught_up(const struct ptc_pt_sdec *d) { return !d->blocked; }

@@ -235,6 +235,12 @@ void ptc_pt_sdec_free(struct ptc_pt_sdec *d);
  * order, fixing the one thing a PSB does not reset (an interrupt taken on a stub whose
  * resume TIP.PGE lies after the PSB), so the result equals a serial decode. */
 int ptc_pt_sdec_run_piece(struct ptc_pt_sdec *d, int first_open);
+/* The same a span at a time (pt_par_relay.c hands a piece out while decoding it): begin,
+ * then step until 0 (the piece's end) or -1 (error); take returns the items queued since
+ * the last take - those of the spans stepped, which no later step takes back. */
+void ptc_pt_sdec_begin_piece(struct ptc_pt_sdec *d, int first_open);
+int ptc_pt_sdec_piece_step(struct ptc_pt_sdec *d);
+size_t ptc_pt_sdec_take(struct ptc_pt_sdec *d, const struct ptc_pt_item **items);
 void ptc_pt_sdec_reuse_at(struct ptc_pt_sdec *d, const uint8_t *buf, size_t len,
                           uint64_t base);
 struct ptc_pt_par_stream {
