@@ -785,6 +785,25 @@ def untraced_section(untraced, lines):
                  % "; ".join("%s %s" % (k, u["small_desc"]) for k, u in untraced.items()))
 
 
+def untraced_target_row(untraced):
+    """The untraced target from the paired rounds. Met only when the instructions are within 3 %
+    too: single runs of the same binary move by ±20 % on this VM, so 15 rounds leave the wall
+    median a few per cent uncertain (its quartiles are shown); the instruction count does not
+    move, and a nop costs at most what any instruction costs."""
+    def ins(u, name):
+        return u[name]["instructions"] / u["uninstrumented"]["instructions"]
+    got = "; ".join("%s %.3f× (q1–q3 %.3f–%.3f; XRay unpatched %.3f×), instructions %.3f× (XRay %.3f×)"
+                    % (k, u["ptcall untraced"]["wall"][1], u["ptcall untraced"]["wall"][0],
+                       u["ptcall untraced"]["wall"][2], u["XRay unpatched"]["wall"][1],
+                       ins(u, "ptcall untraced"), ins(u, "XRay unpatched"))
+                    for k, u in untraced.items())
+    got += " — wall: median of %d paired rounds" % next(iter(untraced.values()))["rounds"]
+    ok = all(u["ptcall untraced"]["wall"][1] <= 1.03 and ins(u, "ptcall untraced") <= 1.03
+             for u in untraced.values())
+    return ("untraced instrumented build ≤ 1.03× the uninstrumented one on the real programs (wall, and "
+            "instructions)", got, ok)
+
+
 def perf_targets_section(results, untraced, decode, pt, lines):
     """The performance issue's numbers, from this run's figures."""
     rows = []
@@ -824,14 +843,7 @@ def perf_targets_section(results, untraced, decode, pt, lines):
                      "%.3f" % (n["ratio"] / u["ratio"]), n["ratio"] / u["ratio"] <= 0.05))
     real = [(k, r) for k, (wl, r) in results.items() if k in ("bzip2", "lua", "sqlite")]
     if untraced:
-        rows.append(("untraced instrumented build ≤ 1.03× the uninstrumented one on the real programs",
-                     "; ".join("%s %.3f× (XRay unpatched %.3f×; instructions %.3f×, XRay %.3f×)"
-                               % (k, u["ptcall untraced"]["wall"][1], u["XRay unpatched"]["wall"][1],
-                                  u["ptcall untraced"]["instructions"] / u["uninstrumented"]["instructions"],
-                                  u["XRay unpatched"]["instructions"] / u["uninstrumented"]["instructions"])
-                               for k, u in untraced.items())
-                     + " — wall, median of %d paired rounds" % next(iter(untraced.values()))["rounds"],
-                     all(u["ptcall untraced"]["wall"][1] <= 1.03 for u in untraced.values())))
+        rows.append(untraced_target_row(untraced))
         if real:
             rows.append(("the same in the overhead tables above (median of the runs, unpaired)",
                          "; ".join("%s %.2f× (XRay unpatched %.2f×)" % (k, r["ptcall untraced"]["ratio"],

@@ -4,7 +4,8 @@
  * of the stream (PSB to PSB, about piece_bytes), decodes it into its own decoder's queue,
  * waits for its turn - the previous piece's items handed out - and then hands its items to
  * fn itself, applies the join's one fix-up (pt_par.c: a first TIP.PGE that ends an
- * interrupt the previous piece began) and passes the turn on.
+ * interrupt the previous piece began) and passes the turn on. When the turn comes while the
+ * piece is still being decoded, the rest goes out span by span (decode_claimed).
  *
  * Why not one merging thread, as for several streams: with a single stream there is
  * nothing to merge, only an order to keep, and a merging thread made every item cross from
@@ -184,7 +185,8 @@ static void deliver_held(struct relay *r, struct hand *t)
     }
 }
 
-/* Decodes piece k (from its start: first_open = 0) a span at a time. Between spans, held
+/* Decodes piece k a span at a time (first_open: it starts at a cut, where the pieces before
+ * decide what its first TIP.PGE is). Between spans, held
  * pieces whose turn has come go out; once piece k's own turn comes - and whether its
  * first hit ends an interrupt is known - what it has decoded goes out, and from then on
  * each span's items as soon as they are decoded, still in this core's L1 cache: handing
