@@ -38,11 +38,49 @@ int ptc_sled_patch(uint64_t site, uint64_t target, int want, uint64_t word, uint
 }
 
 void ptc_sled_entry(const void *table, uint64_t table_addr, uint64_t i, uint64_t *site,
-                    uint64_t *stub)
+                    uint64_t *stub, int *ret_sled)
 {
     struct ptcall_map_site e;
     memcpy(&e, (const uint8_t *)table + i * sizeof(e), sizeof(e));
     uint64_t at = table_addr + i * sizeof(e);
+    uint64_t s = at + offsetof(struct ptcall_map_site, stub_rel) + (uint64_t)(int64_t)e.stub_rel;
     *site = at + offsetof(struct ptcall_map_site, site_rel) + (uint64_t)(int64_t)e.site_rel;
-    *stub = at + offsetof(struct ptcall_map_site, stub_rel) + (uint64_t)(int64_t)e.stub_rel;
+    *stub = s & ~(uint64_t)PTCALL_SITE_RET;
+    *ret_sled = (s & PTCALL_SITE_RET) != 0;
+}
+
+int ptc_ret_sled_patch(uint64_t site, uint64_t target, int want, const uint8_t cur[5],
+                       uint8_t out[5])
+{
+    if (cur[0] != PTCALL_SLED_RET && cur[0] != PTCALL_SLED_JMP)
+        return PTC_SLED_E_CODE;
+    memcpy(out, cur, PTC_RET_SLED_SIZE);
+    if (want == PTC_SLED_WANT_NOP) {
+        if (cur[0] == PTCALL_SLED_RET)
+            return PTC_SLED_ALREADY;
+        out[0] = PTCALL_SLED_RET;
+        return PTC_SLED_CHANGED;
+    }
+    int64_t rel = (int64_t)target - (int64_t)(site + PTC_RET_SLED_SIZE);
+    if (rel < INT32_MIN || rel > INT32_MAX)
+        return PTC_SLED_E_FAR;
+    int32_t r32 = (int32_t)rel;
+    if (cur[0] == PTCALL_SLED_JMP && memcmp(cur + 1, &r32, 4) == 0)
+        return PTC_SLED_ALREADY;
+    out[0] = PTCALL_SLED_JMP;
+    memcpy(out + 1, &r32, 4);
+    return PTC_SLED_CHANGED;
+}
+
+int ptc_ret_sled_steps(const uint8_t cur[5], const uint8_t out[5], struct ptc_ret_step steps[3])
+{
+    int n = 0;
+    if (out[0] == PTCALL_SLED_JMP) {
+        if (cur[0] == PTCALL_SLED_JMP) /* retarget: return untraced while the rel32 changes */
+            steps[n++] = (struct ptc_ret_step){.off = 0, .len = 1, .bytes = {PTCALL_SLED_RET}};
+        steps[n] = (struct ptc_ret_step){.off = 1, .len = 4};
+        memcpy(steps[n++].bytes, out + 1, 4);
+    }
+    steps[n++] = (struct ptc_ret_step){.off = 0, .len = 1, .bytes = {out[0]}};
+    return n;
 }

@@ -47,6 +47,7 @@
 #include <string>
 #include <vector>
 
+#include "SledAsm.h"
 #include "ptcall/map_format.h"
 
 using namespace llvm;
@@ -309,7 +310,7 @@ private:
                         const std::vector<std::string> &Exc);
   std::vector<Site> planSites(Function &F);
   Function *makeStub(uint32_t FuncIdx, uint16_t Kind, uint16_t Site, unsigned Serial);
-  void emitCall(Function *Stub, Instruction *Before, const DebugLoc &DL);
+  void emitCall(Function *Stub, Instruction *Before, const DebugLoc &DL, bool ExitAtRet);
   void emitMap();
   void emitRegistration();
 };
@@ -525,22 +526,15 @@ Function *Instrumenter::makeStub(uint32_t FuncIdx, uint16_t Kind, uint16_t Site,
 //   --gc-sections) instead of failing on a reference into a discarded section;
 // - ${:uid} gives every emitted copy of the asm its own label, so code duplication by the
 //   backend (tail duplication of a `ret` block) yields one table entry per copy.
-std::string sledAsm(const Function &F) {
+std::string sledAsm(const Function &F, bool ExitAtRet) {
   std::string Asm;
   raw_string_ostream OS(Asm);
+  if (ExitAtRet)
+    OS << ptcall::ExitSledMarker << "\n";
   OS << ".p2align 3,0x2e,4\n"
      << ".Lptcall_sled${:uid}:\n"
      << ".byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"
-     << ".pushsection " PTCALL_SITES_SECTION ",\"ao";
-  if (const Comdat *CD = F.getComdat()) {
-    std::string Group;
-    for (char Ch : CD->getName())
-      Group += Ch == '$' ? std::string("$$") : std::string(1, Ch);
-    OS << "G\",@progbits,\"" << Group << "\",comdat,";
-  } else {
-    OS << "\",@progbits,";
-  }
-  OS << ".Lptcall_sled${:uid}\n"
+     << ptcall::sitesPushSection(F, ".Lptcall_sled${:uid}")
      << ".p2align 2\n"
      << ".long .Lptcall_sled${:uid} - .\n"
      << ".long ${0:P} - .\n"
@@ -549,7 +543,8 @@ std::string sledAsm(const Function &F) {
   return Asm;
 }
 
-void Instrumenter::emitCall(Function *Stub, Instruction *Before, const DebugLoc &DL) {
+void Instrumenter::emitCall(Function *Stub, Instruction *Before, const DebugLoc &DL,
+                            bool ExitAtRet) {
   // An inline-asm `call` rather than an IR call: the function stays a leaf as far as the
   // backend is concerned (no frame set-up, no caller-saved spills), and a stub call
   // before `ret` can never become a sibling `jmp stub`. x86 asm clobbers are explicit.
@@ -562,8 +557,9 @@ void Instrumenter::emitCall(Function *Stub, Instruction *Before, const DebugLoc 
   // chain, which the compiler then moves out of the way, so the clobbers cost nothing at
   // the entry or the exits.
   const char *Clobbers = "i,~{dirflag},~{fpsr},~{flags},~{r10},~{r11}";
-  InlineAsm *IA = InlineAsm::get(FT, O.Gated ? sledAsm(*Before->getFunction()) : "call ${0:P}",
-                                 Clobbers, /*hasSideEffects=*/true);
+  InlineAsm *IA =
+      InlineAsm::get(FT, O.Gated ? sledAsm(*Before->getFunction(), ExitAtRet) : "call ${0:P}",
+                     Clobbers, /*hasSideEffects=*/true);
   Instruction *At = Before;
   CallInst *CI = CallInst::Create(FT, IA, {Stub}, "", At);
   CI->addFnAttr(Attribute::NoUnwind);
@@ -706,7 +702,8 @@ bool Instrumenter::run() {
       if (Leaf && (S.Kind == PTCALL_STUB_ENTRY || S.Kind == PTCALL_STUB_EXIT))
         MapKind |= PTCALL_STUB_F_LEAF;
       Stubs.push_back({Stub, FI, MapKind, SiteNo});
-      emitCall(Stub, Before, S.DL);
+      // an exit right before its `ret` may move behind it (RetSleds.cpp)
+      emitCall(Stub, Before, S.DL, S.Kind == PTCALL_STUB_EXIT && isa<ReturnInst>(Before));
     }
     // The call pushes a return address below the stack pointer.
     F.addFnAttr(Attribute::NoRedZone);
@@ -773,6 +770,8 @@ void Instrumenter::emitMap() {
   if (O.Gated)
     Flags |= PTCALL_MAP_F_SLEDS;
   Flags |= PTCALL_MAP_F_SCRATCH_R11 | PTCALL_MAP_F_SCRATCH_R10;
+  if (O.Gated && O.Exits && ptcall::retSledsInstalled())
+    Flags |= PTCALL_MAP_F_RET_SLEDS;
   uint32_t SourceName = Strs.add(M.getSourceFileName()); // added before layout
   const uint32_t StrSizeFinal = Strs.data().size();
   if (StrSizeFinal != StrSize)

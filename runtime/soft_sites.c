@@ -1,10 +1,12 @@
 /* Call-site sleds of this process's own objects (map v3, PTCALL_MAP_F_SLEDS): arming writes
  * `call stub` (or `jmp trampoline`, soft_tramp.c) over every sled of an object's
  * ptcall_sites table, so its functions start reporting their events; until then an
- * instrumented function runs a 5-byte nop per site. */
+ * instrumented function runs a 5-byte nop per site. A ret sled (map v5) becomes
+ * `jmp stub` (or `jmp trampoline`) in place of the function's `ret`. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #include "ptc_sled.h"
@@ -49,18 +51,87 @@ static int quiet(const struct arm_plan *p, uint64_t stub)
            (p->slot_use[stub_slot(p->o, stub)] & SLOT_QUIET);
 }
 
+/* Writes a ret sled's new bytes: one store of the aligned word when the sled fits in one,
+ * else the ordered steps (the opcode byte last), so a thread reaching the site executes the
+ * whole `ret` or the whole `jmp`. */
+static void put_ret_sled(uint64_t site, const uint8_t cur[PTC_RET_SLED_SIZE],
+                         const uint8_t out[PTC_RET_SLED_SIZE])
+{
+    if (ptc_ret_sled_fits(site)) {
+        uint64_t *w = (uint64_t *)(uintptr_t)ptc_sled_word_addr(site);
+        uint64_t v = __atomic_load_n(w, __ATOMIC_RELAXED);
+        memcpy((uint8_t *)&v + (site & 7), out, PTC_RET_SLED_SIZE);
+        __atomic_store_n(w, v, __ATOMIC_RELEASE);
+        return;
+    }
+    struct ptc_ret_step steps[3];
+    int n = ptc_ret_sled_steps(cur, out, steps);
+    for (int k = 0; k < n; k++) {
+        uint8_t *at = (uint8_t *)(uintptr_t)(site + steps[k].off);
+        if (steps[k].len == 1) {
+            __atomic_store_n(at, steps[k].bytes[0], __ATOMIC_RELEASE);
+        } else {
+            memcpy(at, steps[k].bytes, steps[k].len);
+            __atomic_thread_fence(__ATOMIC_RELEASE);
+        }
+    }
+}
+
+/* Switches one ret sled; 0, or -1 with errno when its code cannot be made writable. */
+static int switch_ret_sled(uint64_t site, uint64_t target, int want, uint64_t *open,
+                           struct sites_result *r)
+{
+    uint8_t cur[PTC_RET_SLED_SIZE], out[PTC_RET_SLED_SIZE];
+    memcpy(cur, (const void *)(uintptr_t)site, sizeof(cur));
+    int e = ptc_ret_sled_patch(site, target, want, cur, out);
+    if (e == PTC_SLED_ALREADY)
+        return 0;
+    if (e < 0) {
+        if (e == PTC_SLED_E_FAR)
+            r->far++;
+        else
+            r->bad_code++;
+        return 0;
+    }
+    uint64_t last = site + PTC_RET_SLED_SIZE - 1;
+    if ((last & ~(uint64_t)4095) == (site & ~(uint64_t)4095)) {
+        if (open_page(site, open) < 0)
+            return -1;
+        put_ret_sled(site, cur, out);
+        return 0;
+    }
+    /* the sled crosses a page boundary: both pages, outside the one-open-page cache */
+    if (*open)
+        code_executable(*open, *open + 1);
+    *open = 0;
+    if (code_writable(site, last + 1) != 0)
+        return -1;
+    put_ret_sled(site, cur, out);
+    code_executable(site, last + 1);
+    return 0;
+}
+
 int sites_switch(uint64_t start, uint64_t end, int arm, const struct arm_plan *plan,
                  struct sites_result *r)
 {
     uint64_t n = (end - start) / sizeof(struct ptcall_map_site), open = 0;
     for (uint64_t i = 0; i < n; i++) {
         uint64_t site, stub, now;
-        ptc_sled_entry((const void *)(uintptr_t)start, start, i, &site, &stub);
-        uint64_t *w = (uint64_t *)(uintptr_t)ptc_sled_word_addr(site);
+        int ret_sled;
+        ptc_sled_entry((const void *)(uintptr_t)start, start, i, &site, &stub, &ret_sled);
         int q = arm && quiet(plan, stub);
         r->quiet += q;
         uint64_t tr = arm && !q ? tramp_at(plan ? plan->tramps : NULL, i) : 0;
         int want = !arm || q ? PTC_SLED_WANT_NOP : tr ? PTC_SLED_WANT_JMP : PTC_SLED_WANT_CALL;
+        if (ret_sled) {
+            if (switch_ret_sled(site, tr ? tr : stub, want, &open, r) < 0) {
+                r->prot_errno = errno;
+                r->unpatched += (int)(n - i);
+                break;
+            }
+            continue;
+        }
+        uint64_t *w = (uint64_t *)(uintptr_t)ptc_sled_word_addr(site);
         int e = ptc_sled_patch(site, tr ? tr : stub, want, __atomic_load_n(w, __ATOMIC_RELAXED),
                                &now);
         if (e == PTC_SLED_ALREADY)

@@ -1,7 +1,8 @@
 /* Call-site trampolines (docs/runtime.md, "Call-site trampolines"): untimed software tracing
  * without a call. An armed sled is `jmp tramp`; the trampoline, a copy of ptc_tpl_site
  * (soft_handler.S) with its site's record as an immediate, appends the record to the thread's
- * buffer and jumps back behind the sled. Against `call stub` + the generated id handler this
+ * buffer and jumps back behind the sled (or, for a ret sled, returns to the function's
+ * caller). Against `call stub` + the generated id handler this
  * drops a call, a return, an indirect jump and the xadd: on the call-heavy benchmark about
  * 1.1 of 1.9 ns per event (bench/, docs/benchmarks.md).
  *
@@ -110,6 +111,13 @@ static void put32(uint8_t *tr, const uint8_t *label, int32_t v)
     memcpy(tr + tpl_off(label) - 4, &v, 4);
 }
 
+/* Turns the `jmp rel32` that ends at `label` into `ret` and int3 padding */
+static void ret_instead_of_jump(uint8_t *tr, const uint8_t *label)
+{
+    static const uint8_t ret_pad[5] = {0xc3, 0xcc, 0xcc, 0xcc, 0xcc};
+    memcpy(tr + tpl_off(label) - sizeof(ret_pad), ret_pad, sizeof(ret_pad));
+}
+
 /* rel32 of a jump or call whose displacement ends at `label` in the trampoline at tr_addr */
 static int32_t rel_from(uint64_t tr_addr, const uint8_t *label, uint64_t target)
 {
@@ -130,7 +138,9 @@ int tramps_build(const struct object *o, const uint8_t *slot_use, uint64_t sites
     uint64_t lo = UINT64_MAX, hi = 0;
     for (uint64_t i = 0; i < n; i++) {
         uint64_t site, stub;
-        ptc_sled_entry((const void *)(uintptr_t)sites_start, sites_start, i, &site, &stub);
+        int ret_sled;
+        ptc_sled_entry((const void *)(uintptr_t)sites_start, sites_start, i, &site, &stub,
+                       &ret_sled);
         if (site < lo)
             lo = site;
         if (site + PTCALL_SLED_SIZE > hi)
@@ -147,7 +157,9 @@ int tramps_build(const struct object *o, const uint8_t *slot_use, uint64_t sites
     uint64_t made = 0;
     for (uint64_t i = 0; i < n; i++) {
         uint64_t site, stub;
-        ptc_sled_entry((const void *)(uintptr_t)sites_start, sites_start, i, &site, &stub);
+        int ret_sled;
+        ptc_sled_entry((const void *)(uintptr_t)sites_start, sites_start, i, &site, &stub,
+                       &ret_sled);
         if (stub < o->stubs_start || stub >= o->stubs_end || (stub & 15))
             continue;
         uint64_t slot = stub_slot(o, stub);
@@ -169,6 +181,10 @@ int tramps_build(const struct object *o, const uint8_t *slot_use, uint64_t sites
         put32(tr, ptc_tpl_site_rec2, (int32_t)rec);
         put32(tr, ptc_tpl_site_slot, rel_from(a, ptc_tpl_site_slot, base));
         put32(tr, ptc_tpl_site_back2, rel_from(a, ptc_tpl_site_back2, site + PTCALL_SLED_SIZE));
+        if (ret_sled) { /* the site was the function's `ret`: return where it would have */
+            ret_instead_of_jump(tr, ptc_tpl_site_back);
+            ret_instead_of_jump(tr, ptc_tpl_site_back2);
+        }
         made++;
     }
     if (!made || mprotect(m, size, PROT_READ | PROT_EXEC) != 0) {

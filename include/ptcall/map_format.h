@@ -1,4 +1,4 @@
-/* ptcall map section format, version 4 (contract 1: the instrumented binary).
+/* ptcall map section format, version 5 (contract 1: the instrumented binary).
  *
  * Every translation unit compiled with the ptcall pass contributes one *map blob* to the
  * allocated, read-only ELF section `ptcall_map`, and its stubs to the code section
@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #define PTCALL_MAP_MAGIC 0x4d435450u /* "PTCM" read as little-endian u32 */
-#define PTCALL_MAP_VERSION 4u
+#define PTCALL_MAP_VERSION 5u
 /* Oldest map version readers still accept (v1: every call site always calls its stub). */
 #define PTCALL_MAP_VERSION_MIN 1u
 /* header_size of versions 1 and 2 (no sled table fields) */
@@ -59,6 +59,8 @@ enum ptcall_stub_kind {
 
 #define PTCALL_MAP_F_SCRATCH_R10 0x40u /* v3: stub calls also declare %r10 clobbered, so a
                                           handler reached from a patched stub may use it */
+#define PTCALL_MAP_F_RET_SLEDS 0x80u /* v5: the unit was compiled where exit sleds may be
+                                        moved behind their `ret` (ret sleds, below) */
 
 /* The disarmed and armed forms of a sled (PTCALL_MAP_F_SLEDS). A sled never straddles an
  * 8-byte boundary, so one aligned 8-byte store switches it. */
@@ -66,6 +68,14 @@ enum ptcall_stub_kind {
 #define PTCALL_SLED_NOP {0x0f, 0x1f, 0x44, 0x00, 0x00} /* nopl 0(%rax,%rax) */
 #define PTCALL_SLED_CALL 0xe8u                         /* call rel32 */
 #define PTCALL_SLED_JMP 0xe9u  /* jmp rel32: soft backend, untimed, to a call-site trampoline */
+
+/* Ret sleds (v5): a ptcall_sites entry whose stub has this bit set names a function's
+ * `ret` (c3), followed by 4 bytes that are never executed. Armed, the `ret` becomes
+ * `jmp stub` (e9 rel32, the rel32 written first, the opcode byte last) and the stub's own
+ * `ret` returns to the function's caller; disarmed, the opcode byte is c3 again. Stubs are
+ * PTCALL_STUB_STRIDE-aligned, so the bit is free. */
+#define PTCALL_SITE_RET 1u
+#define PTCALL_SLED_RET 0xc3u /* ret: a disarmed ret sled */
 
 struct ptcall_map_header {
     uint32_t magic;          /* PTCALL_MAP_MAGIC */
@@ -97,7 +107,8 @@ struct ptcall_map_header {
 /* One call site (v3, section ptcall_sites, 4-byte aligned, 8 bytes each). */
 struct ptcall_map_site {
     int32_t site_rel;        /* the sled's address minus the address of this field */
-    int32_t stub_rel;        /* the stub it calls when armed, minus the address of this field */
+    int32_t stub_rel;        /* the stub it calls when armed, minus the address of this field;
+                                v5: + PTCALL_SITE_RET for a ret sled */
 };
 
 struct ptcall_map_stub {

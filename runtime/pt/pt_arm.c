@@ -42,6 +42,44 @@ static int slot_rw(pid_t pid, uint64_t addr, uint64_t *val, int write)
     return n == (ssize_t)sizeof(*val) ? 0 : -1;
 }
 
+/* One nop sled: 1 if changed, 0 if already so or not a sled we know (left alone), -1 */
+static int switch_sled(int fd, uint64_t site, uint64_t stub, int on)
+{
+    uint64_t word, now;
+    off_t at = (off_t)ptc_sled_word_addr(site);
+    if (pread(fd, &word, 8, at) != 8)
+        return -1;
+    if (ptc_sled_patch(site, stub, on, word, &now) != PTC_SLED_CHANGED)
+        return 0;
+    return pwrite(fd, &now, 8, at) == 8 ? 1 : -1;
+}
+
+/* One ret sled (map v5), armed as `jmp stub`: one write of its aligned word when it fits in
+ * one, else the ordered steps of ptc_ret_sled_steps (the opcode byte last). */
+static int switch_ret_sled(int fd, uint64_t site, uint64_t stub, int on)
+{
+    uint8_t cur[PTC_RET_SLED_SIZE], out[PTC_RET_SLED_SIZE];
+    if (pread(fd, cur, sizeof(cur), (off_t)site) != (ssize_t)sizeof(cur))
+        return -1;
+    if (ptc_ret_sled_patch(site, stub, on, cur, out) != PTC_SLED_CHANGED)
+        return 0;
+    if (ptc_ret_sled_fits(site)) {
+        uint64_t word;
+        off_t at = (off_t)ptc_sled_word_addr(site);
+        if (pread(fd, &word, 8, at) != 8)
+            return -1;
+        memcpy((uint8_t *)&word + (site & 7), out, sizeof(out));
+        return pwrite(fd, &word, 8, at) == 8 ? 1 : -1;
+    }
+    struct ptc_ret_step steps[3];
+    int n = ptc_ret_sled_steps(cur, out, steps);
+    for (int k = 0; k < n; k++)
+        if (pwrite(fd, steps[k].bytes, steps[k].len, (off_t)(site + steps[k].off)) !=
+            (ssize_t)steps[k].len)
+            return -1;
+    return 1;
+}
+
 /* Arms or disarms every sled of [w->sites_start, w->sites_end) in the process. A unit counts
  * as changed when at least one of its module's sleds did (reported per module). */
 static int switch_sleds(struct arm_walk *w, int units)
@@ -60,21 +98,16 @@ static int switch_sleds(struct arm_walk *w, int units)
         return -1;
     }
     int changed = 0;
-    for (uint64_t i = 0; i < bytes / sizeof(struct ptcall_map_site); i++) {
-        uint64_t site, stub, word, now;
-        ptc_sled_entry(table, w->sites_start, i, &site, &stub);
-        off_t at = (off_t)ptc_sled_word_addr(site);
-        if (pread(fd, &word, 8, at) != 8) {
+    for (uint64_t i = 0; i < bytes / sizeof(struct ptcall_map_site) && !w->err; i++) {
+        uint64_t site, stub;
+        int ret_sled;
+        ptc_sled_entry(table, w->sites_start, i, &site, &stub, &ret_sled);
+        int e = ret_sled ? switch_ret_sled(fd, site, stub, w->on)
+                         : switch_sled(fd, site, stub, w->on);
+        if (e < 0)
             w->err = errno ? errno : EIO;
-            break;
-        }
-        if (ptc_sled_patch(site, stub, w->on, word, &now) != PTC_SLED_CHANGED)
-            continue; /* already so, or not a sled we know: left alone */
-        if (pwrite(fd, &now, 8, at) != 8) {
-            w->err = errno ? errno : EIO;
-            break;
-        }
-        changed = 1;
+        else
+            changed |= e;
     }
     free(table);
     close(fd);

@@ -48,6 +48,7 @@ def sled_offsets(path):
         if m:
             addr, off, size = (int(x, 16) for x in m.groups())
             data = open(path, "rb").read()[off:off + size]
+            # bit 0 of the stub marks a ret sled (map v5): kept in the tuple, as the kind
             return [(addr + 8 * i + struct.unpack_from("<i", data, 8 * i)[0],
                      addr + 8 * i + 4 + struct.unpack_from("<i", data, 8 * i + 4)[0])
                     for i in range(size // 8)]
@@ -65,7 +66,9 @@ def load_base(pid, path):
 
 def slots_of(pid, objs):
     """Every unit slot's value, and every sled's state: 'nop', 'call' (to its own stub) or
-    the bytes found."""
+    the bytes found. A ret sled reads 'nop' while its opcode byte is `ret` (the 4 bytes
+    after it are not executed, and keep the last rel32 once disarmed) and 'call' while it
+    is `jmp <its stub>`: the stub's ret returns to the caller."""
     vals, sleds = [], []
     with open("/proc/%d/mem" % pid, "rb") as mem:
         for path, offs, sites, pie in objs:
@@ -76,7 +79,15 @@ def slots_of(pid, objs):
             for site, stub in sites:
                 mem.seek(base + site)
                 b = mem.read(5)
-                if b == bytes([0x0F, 0x1F, 0x44, 0x00, 0x00]):
+                if stub & 1:
+                    stub &= ~1
+                    if b[0] == 0xC3:
+                        sleds.append("nop")
+                    elif b[0] == 0xE9 and struct.unpack("<i", b[1:])[0] == stub - (site + 5):
+                        sleds.append("call")
+                    else:
+                        sleds.append(b.hex())
+                elif b == bytes([0x0F, 0x1F, 0x44, 0x00, 0x00]):
                     sleds.append("nop")
                 elif b[0] == 0xE8 and struct.unpack("<i", b[1:])[0] == stub - (site + 5):
                     sleds.append("call")
@@ -129,6 +140,9 @@ def main():
         sys.exit("FAIL: expected 3 unit slots (2 units + library), nm found %d" % nslots)
     if nsleds < 8:  # main, arm_main_work, arm_unit2, arm_lib: an entry and an exit each
         sys.exit("FAIL: expected at least 8 sleds, the ptcall_sites sections list %d" % nsleds)
+    nrets = sum(1 for o in objs for _, stub in o[2] if stub & 1)
+    if not nrets:
+        sys.exit("FAIL: no ret sleds: the exits before a plain ret should have moved behind it")
     NOPS, CALLS = ["nop"] * nsleds, ["call"] * nsleds
     env = {k: v for k, v in os.environ.items() if not k.startswith("PTCALL_")}
     failures = []

@@ -47,9 +47,11 @@
 // SLEDOPT-NOT: push
 // SLEDOPT-NOT: %rsp
 // SLED-NOT: callq
-// SLED: .long __ptcall_stub.[[SLEAF]].exit.0-
-// SLEDOPT-NOT: callq
+// The exit sled moved behind the ret (a ret sled: RetSleds.cpp), its stub tagged with bit 0.
 // SLEDOPT: retq
+// SLEDOPT-NEXT: #APP
+// SLED: .Lptcall_ret
+// SLED: .long (__ptcall_stub.[[SLEAF]].exit.0-{{.*}})+1
 int leaf(int a, int b) { return a * b + 1; }
 
 // CHECK-LABEL: redzone_user:

@@ -19,6 +19,8 @@ for var in list(config.environment):
 
 config.substitutions.append(
     ("%opt-ptcall", f"{config.ptcall_opt} -load-pass-plugin={config.ptcall_plugin}"))
+# llc with the plugin loaded: its ret-sled step stands in for PatchableFunction (RetSleds.cpp)
+config.substitutions.append(("%llc-ptcall", f"llc -load={config.ptcall_plugin}"))
 config.substitutions.append(("%ptcall-cc", config.ptcall_cc))
 config.substitutions.append(("%ptcall-cxx", config.ptcall_cxx))
 config.substitutions.append(("%ptcall-include", config.ptcall_include))

@@ -28,13 +28,13 @@ import subprocess
 import sys
 
 MAGIC = 0x4D435450
-VERSION = 4
+VERSION = 5
 HDR = struct.Struct("<IHHIIQIIIIIIqIIqq")  # struct ptcall_map_header
 STUB = struct.Struct("<qIHH")              # struct ptcall_map_stub
 FUNC = struct.Struct("<IIII")              # struct ptcall_map_func
 SITE = struct.Struct("<ii")               # struct ptcall_map_site
 assert HDR.size == 80 and STUB.size == 16 and FUNC.size == 16 and SITE.size == 8
-F_EARLY, F_EXITS, F_CET, F_R11, F_SLEDS, F_R10 = 1, 2, 4, 16, 32, 64
+F_EARLY, F_EXITS, F_CET, F_R11, F_SLEDS, F_R10, F_RET = 1, 2, 4, 16, 32, 64, 128
 F_UNGATED = 0x100  # test-only: the configuration turns the sleds off
 SLED_NOP = bytes([0x0F, 0x1F, 0x44, 0x00, 0x00])
 KINDS = {0: "entry", 1: "exit", 2: "unwind", 3: "landing"}
@@ -268,28 +268,41 @@ def check_sleds(cfg, elf, tables, targets):
     sleds' addresses."""
     reached, sleds = set(), []
     if not tables:
-        return reached, sleds
+        return reached, sleds, 0
     (start, end), = tables
     sec = elf.sections.get("ptcall_sites")
     if not sec or sec["addr"] != start or sec["addr"] + sec["size"] != end:
         fail(cfg, f"map's sled table {start:#x}-{end:#x} is not the ptcall_sites section {sec}")
-        return reached, sleds
+        return reached, sleds, 0
     data = elf.sec_bytes("ptcall_sites")
+    rets = 0
     for i in range(len(data) // SITE.size):
         site_rel, stub_rel = SITE.unpack_from(data, i * SITE.size)
         at = start + i * SITE.size
         site, stub = at + site_rel, at + 4 + stub_rel
         code = elf.bytes_at(site, 5)
         where = elf.section_at(site)
-        if code != SLED_NOP or "X" not in elf.sections.get(where, {}).get("flags", ""):
-            fail(cfg, f"sled {i} at {site:#x} ({where}) holds {code!r}, not the nop")
-        if site % 8 > 3:
-            fail(cfg, f"sled {i} at {site:#x} straddles an 8-byte boundary")
+        if "X" not in elf.sections.get(where, {}).get("flags", ""):
+            fail(cfg, f"sled {i} at {site:#x} is in {where}, not in code")
+        if stub & 1:
+            # a ret sled (map v5): the function's ret, then 4 bytes nothing executes, and
+            # only an exit stub behind it
+            stub &= ~1
+            rets += 1
+            if code != b"\xc3\xcc\xcc\xcc\xcc":
+                fail(cfg, f"ret sled {i} at {site:#x} ({where}) holds {code!r}, not ret + int3 x 4")
+            if stub in targets and targets[stub][1] != "exit":
+                fail(cfg, f"ret sled {i} at {site:#x} names a {targets[stub][1]} stub")
+        else:
+            if code != SLED_NOP:
+                fail(cfg, f"sled {i} at {site:#x} ({where}) holds {code!r}, not the nop")
+            if site % 8 > 3:
+                fail(cfg, f"sled {i} at {site:#x} straddles an 8-byte boundary")
+            sleds.append(site)
         if stub not in targets:
             fail(cfg, f"sled {i} at {site:#x} names {stub:#x}, not a stub of the map")
         reached.add(stub)
-        sleds.append(site)
-    return reached, sleds
+    return reached, sleds, rets
 
 
 def check_sled_insns(cfg, elf, starts, sleds):
@@ -366,7 +379,8 @@ def check_nocyg(cfg, elf):
         fail(cfg, "__cyg_profile_* reference left in the binary")
 
 
-def check_binary(cfg, path, expect, absent, flags_want, cet=False, want_kinds=(), nblobs=None):
+def check_binary(cfg, path, expect, absent, flags_want, cet=False, want_kinds=(), nblobs=None,
+                 lto=False):
     elf = Elf(path)
     for need in ("ptcall_stubs", "ptcall_map"):
         if need not in elf.sections:
@@ -376,7 +390,12 @@ def check_binary(cfg, path, expect, absent, flags_want, cet=False, want_kinds=()
     check_dynrelocs(cfg, elf)
     entries, targets, slots, tables, leaves = check_map(cfg, elf, expect, absent, flags_want,
                                                         nslots, nblobs)
-    reached, sleds = check_sleds(cfg, elf, tables, targets) if flags_want & F_SLEDS else (None, [])
+    reached, sleds, rets = (check_sleds(cfg, elf, tables, targets) if flags_want & F_SLEDS
+                            else (None, [], 0))
+    # exits before a plain ret move behind it wherever the code generator ran in the compiler
+    # (not under LTO, where the linker generates the code and the IR sleds stay)
+    if flags_want & F_RET and not lto and not rets:
+        fail(cfg, "no ret sleds although exits and sleds are on")
     called = check_calls(cfg, elf, entries, targets, slots, expect, bool(flags_want & F_EARLY),
                          reached, sleds)
     check_nocyg(cfg, elf)
@@ -390,7 +409,7 @@ def check_binary(cfg, path, expect, absent, flags_want, cet=False, want_kinds=()
         elif not any(targets[t][1] == k and t in called for t in targets):
             fail(cfg, f"no {k} stub is called from code")
     print(f"ok   [{cfg}] {len(targets)} stubs {kinds}, {len(entries)} functions, "
-          f"{len(leaves)} leaves")
+          f"{len(leaves)} leaves, {rets} ret sleds")
 
 
 def main():
@@ -475,8 +494,10 @@ def main():
                 continue
             want = list(kinds) if fl & F_EXITS else []
             fl = (fl & ~F_UNGATED if fl & F_UNGATED else fl | F_SLEDS) | F_R11 | F_R10
+            if fl & F_SLEDS and fl & F_EXITS:
+                fl |= F_RET
             check_binary(cfg, exe, expect, absent, fl, cet=bool(fl & F_CET), want_kinds=want,
-                         nblobs=len(sources))
+                         nblobs=len(sources), lto="-flto" in " ".join(flags))
 
     # shared object + executable, both instrumented: each has its own stubs and map
     for name, flags in (("shared-O2", ["-O2"]), ("shared-O0", ["-O0"]),
@@ -493,10 +514,12 @@ def main():
         except RuntimeError as e:
             fail(name, str(e))
             continue
-        check_binary(name + " lib", so, LIB_EXPECT, [], F_EXITS | F_SLEDS | F_R11 | F_R10, want_kinds=["exit"],
-                     nblobs=1)
-        check_binary(name + " exe", exe, ["main"], [], F_EXITS | F_SLEDS | F_R11 | F_R10, want_kinds=["exit"],
-                     nblobs=1)
+        both = F_EXITS | F_SLEDS | F_R11 | F_R10 | F_RET
+        lto = "-flto" in flags
+        check_binary(name + " lib", so, LIB_EXPECT, [], both, want_kinds=["exit"], nblobs=1,
+                     lto=lto)
+        check_binary(name + " exe", exe, ["main"], [], both, want_kinds=["exit"], nblobs=1,
+                     lto=lto)
         # each object binds its own section bounds at static link time: no dynamic
         # relocation names them, and none is exported with default visibility
         for obj in (so, exe):

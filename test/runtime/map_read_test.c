@@ -423,8 +423,49 @@ static void test_sled_patch(void)
     /* a table entry resolves relative to its fields */
     struct ptcall_map_site e = {.site_rel = 0x100, .stub_rel = -0x200};
     uint64_t s2, t2;
-    ptc_sled_entry(&e, 0x9000, 0, &s2, &t2);
-    CHECK(s2 == 0x9100 && t2 == 0x9004 - 0x200);
+    int is_ret = -1;
+    ptc_sled_entry(&e, 0x9000, 0, &s2, &t2, &is_ret);
+    CHECK(s2 == 0x9100 && t2 == 0x9004 - 0x200 && is_ret == 0);
+    /* v5: bit 0 of the stub marks a ret sled and is not part of the stub */
+    struct ptcall_map_site r = {.site_rel = 0x100, .stub_rel = -0x200 + (int32_t)PTCALL_SITE_RET};
+    ptc_sled_entry(&r, 0x9000, 0, &s2, &t2, &is_ret);
+    CHECK(s2 == 0x9100 && t2 == 0x9004 - 0x200 && is_ret == 1);
+}
+
+/* Ret sleds (map v5): `ret` + 4 never-executed bytes; armed `jmp stub`, written rel32 first. */
+static void test_ret_sled_patch(void)
+{
+    const uint8_t disarmed[5] = {PTCALL_SLED_RET, 0xcc, 0xcc, 0xcc, 0xcc};
+    uint8_t out[5], back[5];
+    uint64_t site = 0x401006, stub = 0x402010, tramp = 0x7f0000;
+    int32_t rel;
+    CHECK(!ptc_ret_sled_fits(site) && ptc_ret_sled_fits(0x401003) && !ptc_ret_sled_fits(0x401004));
+    /* both armed forms are a jump: the target's ret returns to the function's caller */
+    CHECK(ptc_ret_sled_patch(site, stub, PTC_SLED_WANT_CALL, disarmed, out) == PTC_SLED_CHANGED);
+    memcpy(&rel, out + 1, 4);
+    CHECK(out[0] == PTCALL_SLED_JMP && rel == (int32_t)(stub - (site + 5)));
+    CHECK(ptc_ret_sled_patch(site, stub, PTC_SLED_WANT_JMP, out, back) == PTC_SLED_ALREADY);
+    /* arming from c3: the rel32, then the opcode byte */
+    struct ptc_ret_step st[3];
+    int n = ptc_ret_sled_steps(disarmed, out, st);
+    CHECK(n == 2 && st[0].off == 1 && st[0].len == 4 && memcmp(st[0].bytes, out + 1, 4) == 0 &&
+          st[1].off == 0 && st[1].len == 1 && st[1].bytes[0] == PTCALL_SLED_JMP);
+    /* retargeting an armed sled goes through ret */
+    CHECK(ptc_ret_sled_patch(site, tramp, PTC_SLED_WANT_JMP, out, back) == PTC_SLED_CHANGED);
+    n = ptc_ret_sled_steps(out, back, st);
+    CHECK(n == 3 && st[0].off == 0 && st[0].bytes[0] == PTCALL_SLED_RET && st[1].off == 1 &&
+          st[2].off == 0 && st[2].bytes[0] == PTCALL_SLED_JMP);
+    /* disarming writes the opcode byte only */
+    CHECK(ptc_ret_sled_patch(site, 0, PTC_SLED_WANT_NOP, out, back) == PTC_SLED_CHANGED);
+    CHECK(back[0] == PTCALL_SLED_RET && memcmp(back + 1, out + 1, 4) == 0);
+    n = ptc_ret_sled_steps(out, back, st);
+    CHECK(n == 1 && st[0].off == 0 && st[0].len == 1 && st[0].bytes[0] == PTCALL_SLED_RET);
+    CHECK(ptc_ret_sled_patch(site, 0, PTC_SLED_WANT_NOP, disarmed, back) == PTC_SLED_ALREADY);
+    /* anything but c3 or e9 at the site is not ours; out of reach is refused */
+    const uint8_t nop[5] = PTCALL_SLED_NOP;
+    CHECK(ptc_ret_sled_patch(site, stub, PTC_SLED_WANT_CALL, nop, out) == PTC_SLED_E_CODE);
+    CHECK(ptc_ret_sled_patch(site, site + 0x100000000ull, PTC_SLED_WANT_CALL, disarmed, out) ==
+          PTC_SLED_E_FAR);
 }
 
 /* Every truncation and every single-byte change of a valid section must be rejected or
@@ -471,6 +512,7 @@ int main(void)
     test_fuzz();
     test_sites();
     test_sled_patch();
+    test_ret_sled_patch();
     if (failures) {
         fprintf(stderr, "%d failures\n", failures);
         return 1;
