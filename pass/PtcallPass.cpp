@@ -135,6 +135,12 @@ Options optionsFromEnv() {
   if (const char *P = getenv("PTCALL_GATED"))
     if (*P && !parseBool(P, O.Gated))
       fatal("PTCALL_GATED must be 0 or 1, not '" + Twine(P) + "'");
+  // read by RetSleds.cpp when the plugin loads; checked here, where an error can be reported
+  if (const char *P = getenv("PTCALL_RET_SLEDS")) {
+    bool RetSleds = true;
+    if (*P && !parseBool(P, RetSleds))
+      fatal("PTCALL_RET_SLEDS must be 0 or 1, not '" + Twine(P) + "'");
+  }
   if (const char *P = getenv("PTCALL_INCLUDE"))
     O.Include = P;
   if (const char *P = getenv("PTCALL_EXCLUDE"))

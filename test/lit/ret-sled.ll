@@ -10,6 +10,8 @@
 ; RUN: %llc-ptcall -O0 %t.bc -o - | FileCheck %s --check-prefix=O0
 ; RUN: %llc-ptcall -O2 -filetype=obj %t.bc -o %t.o
 ; RUN: llvm-objdump -d --no-show-raw-insn %t.o | FileCheck %s --check-prefix=OBJ
+; RUN: env PTCALL_RET_SLEDS=maybe not %opt-ptcall -passes=ptcall %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADENV
+; BADENV: ptcall: PTCALL_RET_SLEDS must be 0 or 1, not 'maybe'
 
 target triple = "x86_64-unknown-linux-gnu"
 
