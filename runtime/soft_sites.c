@@ -51,6 +51,15 @@ static int quiet(const struct arm_plan *p, uint64_t stub)
            (p->slot_use[stub_slot(p->o, stub)] & SLOT_QUIET);
 }
 
+/* A site left alone: its bytes are not a sled we know, or its target is out of rel32 reach */
+static void count_refused(struct sites_result *r, int e)
+{
+    if (e == PTC_SLED_E_FAR)
+        r->far++;
+    else
+        r->bad_code++;
+}
+
 /* Writes a ret sled's new bytes: one store of the aligned word when the sled fits in one,
  * else the ordered steps (the opcode byte last), so a thread reaching the site executes the
  * whole `ret` or the whole `jmp`. */
@@ -87,10 +96,7 @@ static int switch_ret_sled(uint64_t site, uint64_t target, int want, uint64_t *o
     if (e == PTC_SLED_ALREADY)
         return 0;
     if (e < 0) {
-        if (e == PTC_SLED_E_FAR)
-            r->far++;
-        else
-            r->bad_code++;
+        count_refused(r, e);
         return 0;
     }
     uint64_t last = site + PTC_RET_SLED_SIZE - 1;
@@ -111,46 +117,45 @@ static int switch_ret_sled(uint64_t site, uint64_t target, int want, uint64_t *o
     return 0;
 }
 
+/* Switches one nop sled with one aligned store: a thread running the site sees the whole nop
+ * or the whole call (or jump). 0, or -1 with errno when its code cannot be made writable. */
+static int switch_sled(uint64_t site, uint64_t target, int want, uint64_t *open,
+                       struct sites_result *r)
+{
+    uint64_t *w = (uint64_t *)(uintptr_t)ptc_sled_word_addr(site), now;
+    int e = ptc_sled_patch(site, target, want, __atomic_load_n(w, __ATOMIC_RELAXED), &now);
+    if (e == PTC_SLED_ALREADY)
+        return 0;
+    if (e < 0) {
+        count_refused(r, e);
+        return 0;
+    }
+    if (open_page((uint64_t)(uintptr_t)w, open) < 0)
+        return -1;
+    __atomic_store_n(w, now, __ATOMIC_RELEASE);
+    return 0;
+}
+
 int sites_switch(uint64_t start, uint64_t end, int arm, const struct arm_plan *plan,
                  struct sites_result *r)
 {
     uint64_t n = (end - start) / sizeof(struct ptcall_map_site), open = 0;
     for (uint64_t i = 0; i < n; i++) {
-        uint64_t site, stub, now;
+        uint64_t site, stub;
         int ret_sled;
         ptc_sled_entry((const void *)(uintptr_t)start, start, i, &site, &stub, &ret_sled);
         int q = arm && quiet(plan, stub);
         r->quiet += q;
         uint64_t tr = arm && !q ? tramp_at(plan ? plan->tramps : NULL, i) : 0;
         int want = !arm || q ? PTC_SLED_WANT_NOP : tr ? PTC_SLED_WANT_JMP : PTC_SLED_WANT_CALL;
-        if (ret_sled) {
-            if (switch_ret_sled(site, tr ? tr : stub, want, &open, r) < 0) {
-                r->prot_errno = errno;
-                r->unpatched += (int)(n - i);
-                break;
-            }
-            continue;
-        }
-        uint64_t *w = (uint64_t *)(uintptr_t)ptc_sled_word_addr(site);
-        int e = ptc_sled_patch(site, tr ? tr : stub, want, __atomic_load_n(w, __ATOMIC_RELAXED),
-                               &now);
-        if (e == PTC_SLED_ALREADY)
-            continue;
+        uint64_t target = tr ? tr : stub;
+        int e = ret_sled ? switch_ret_sled(site, target, want, &open, r)
+                         : switch_sled(site, target, want, &open, r);
         if (e < 0) {
-            if (e == PTC_SLED_E_FAR)
-                r->far++;
-            else
-                r->bad_code++;
-            continue;
-        }
-        if (open_page((uint64_t)(uintptr_t)w, &open) < 0) {
             r->prot_errno = errno;
             r->unpatched += (int)(n - i);
             break;
         }
-        /* one aligned store: a thread running the site sees the whole nop or the whole call
-         * (or jump) */
-        __atomic_store_n(w, now, __ATOMIC_RELEASE);
     }
     if (open)
         code_executable(open, open + 1);

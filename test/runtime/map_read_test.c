@@ -9,15 +9,8 @@
 #include "ptc_chunk_write.h"
 #include "ptc_map_read.h"
 #include "ptc_sled.h"
+#include "rt_check.h"
 
-static int failures;
-#define CHECK(c)                                                                          \
-    do {                                                                                  \
-        if (!(c)) {                                                                       \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c);         \
-            failures++;                                                                   \
-        }                                                                                 \
-    } while (0)
 
 /* The test lays out a section in `sec` as if it lived at run-time address SEC_ADDR, with
  * stubs at STUBS_ADDR. */

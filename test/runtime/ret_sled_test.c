@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 
 #include "ptc_sled.h"
+#include "rt_check.h"
 #include "ptcall/map_format.h"
 #include "soft_internal.h"
 
@@ -22,14 +23,6 @@ uint64_t tramp_at(const struct tramps *t, uint64_t i)
     return 0;
 }
 
-static int failures;
-#define CHECK(c)                                                                                \
-    do {                                                                                        \
-        if (!(c)) {                                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);               \
-            failures++;                                                                         \
-        }                                                                                       \
-    } while (0)
 
 enum { NFUNC = 3 };
 
