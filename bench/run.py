@@ -18,6 +18,7 @@ import json
 import os
 import platform
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -472,8 +473,19 @@ def bench_decode(a, work, tools, runs):
         ("ptcall report", "ptcall", [ptcall, "report", trace], "ptcall report calls.ptc"),
         ("uftrace report", "uftrace", ["uftrace", "report", "-d", uft, "--no-pager"], "uftrace report -d uftrace.data"),
         ("ptcall calls", "ptcall", [ptcall, "calls", trace], "ptcall calls calls.ptc > /dev/null"),
+        ("ptcall calls --order thread", "ptcall", [ptcall, "calls", "--order", "thread", trace],
+         "ptcall calls --order thread calls.ptc > /dev/null"),
         ("uftrace replay", "uftrace", ["uftrace", "replay", "-d", uft, "--no-pager"],
          "uftrace replay -d uftrace.data > /dev/null"),
+        # the timeline and flame-graph exports beside uftrace's (issue: one way out)
+        ("ptcall export chrome", "ptcall", [ptcall, "export", trace, "--format", "chrome", "--force"],
+         "ptcall export calls.ptc --format chrome --force > /dev/null"),
+        ("uftrace dump --chrome", "uftrace", ["uftrace", "dump", "-d", uft, "--chrome"],
+         "uftrace dump -d uftrace.data --chrome > /dev/null"),
+        ("ptcall export folded", "ptcall", [ptcall, "export", trace, "--format", "folded", "--weight", "self"],
+         "ptcall export calls.ptc --format folded --weight self > /dev/null"),
+        ("uftrace dump --flame-graph", "uftrace", ["uftrace", "dump", "-d", uft, "--flame-graph"],
+         "uftrace dump -d uftrace.data --flame-graph > /dev/null"),
     ]
     times = {c[0]: [] for c in cmds}
     cpus = {c[0]: [] for c in cmds}
@@ -526,6 +538,13 @@ def bench_decode(a, work, tools, runs):
     os.unlink(trace_b)
     print("bench: decode: big trace %d events, report %.2f s, %d KiB" % (ev_b, dt_b, rss_b), file=sys.stderr)
     uev = 2 * uftrace_calls_text(open(rep_out).read())
+    # output sizes of the text-producing commands, once, off the clock (piped to wc -c)
+    out_bytes = {}
+    for name, who, cmd, _ in cmds:
+        if name.startswith(("ptcall export", "uftrace dump", "ptcall calls", "uftrace replay")):
+            p = subprocess.run(" ".join(shlex.quote(x) for x in cmd) + " | wc -c", shell=True,
+                               capture_output=True, text=True)
+            out_bytes[name] = int(p.stdout.split()[0]) if p.stdout.strip() else 0
     res = {"args": wl.args, "runs": runs, "events_ptcall": ev, "events_uftrace": uev,
            "bytes_ptcall": dir_bytes(trace), "bytes_uftrace": dir_bytes(uft), "record": {}, "rows": [],
            "big": big}
@@ -535,7 +554,8 @@ def bench_decode(a, work, tools, runs):
         med = statistics.median(times[name])
         n = ev if who == "ptcall" else uev
         res["rows"].append({"name": name, "cmd": shown, "events": n, "s": med, "rate": n / med / 1e6,
-                            "rss_kib": rss[name], "cpu_rate": n / max(statistics.median(cpus[name]), 1e-9) / 1e6})
+                            "rss_kib": rss[name], "cpu_rate": n / max(statistics.median(cpus[name]), 1e-9) / 1e6,
+                            "out_bytes": out_bytes.get(name)})
     for name, _, shown in cmds_t:
         med = statistics.median(times_t[name])
         res["rows"].append({"name": name, "cmd": shown, "events": ev_t, "s": med, "rate": ev_t / med / 1e6,
@@ -826,6 +846,11 @@ def perf_targets_section(results, untraced, decode, pt, lines):
         if r:
             rows.append(("soft-trace decode, one thread: ≥ 200 M events/s",
                          "%.1f M events/s of CPU (%.1f wall)" % (r["cpu_rate"], r["rate"]), r["cpu_rate"] >= 200))
+        for p_, u_, want in (("ptcall calls", "uftrace replay", 10), ("ptcall export chrome", "uftrace dump --chrome", 5),
+                             ("ptcall export folded", "uftrace dump --flame-graph", 5)):
+            if p_ in rr and u_ in rr:
+                x = rr[p_]["rate"] / rr[u_]["rate"]
+                rows.append(("`%s` ≥ %d× `%s`, events per second" % (p_, want, u_), "%.1f×" % x, x >= want))
         t1, t2 = rr.get("ptcall report (threads trace)"), rr.get("ptcall report --threads 2 (threads trace)")
         if t1 and t2:
             rows.append(("soft-trace decode with both cores (4-thread trace)", "%.2f× the one-thread wall rate"
@@ -912,6 +937,18 @@ def decode_section(a, decode, pt, lines):
                         rr["ptcall calls"]["rate"] / rr["uftrace replay"]["rate"],
                         rr["ptcall report"]["rss_kib"] / 1024, rr["uftrace report"]["rss_kib"] / 1024,
                         rr["ptcall calls"]["rss_kib"] / 1024, rr["uftrace replay"]["rss_kib"] / 1024))
+        if "ptcall export chrome" in rr:
+            lines.append("")
+            lines.append("Exports, events per second and output bytes (each command once more, piped to `wc -c`):\n")
+            lines.append("| ptcall | uftrace | ptcall ÷ uftrace, events/s | output bytes, ptcall / uftrace |")
+            lines.append("|---|---|---:|---|")
+            for p_, u_ in (("ptcall calls", "uftrace replay"), ("ptcall calls --order thread", "uftrace replay"),
+                           ("ptcall export chrome", "uftrace dump --chrome"),
+                           ("ptcall export folded", "uftrace dump --flame-graph")):
+                if p_ in rr and u_ in rr:
+                    lines.append("| `%s` | `%s` | %.1f× | %s / %s |" % (
+                        rr[p_]["cmd"], rr[u_]["cmd"], rr[p_]["rate"] / rr[u_]["rate"],
+                        "{:,}".format(rr[p_].get("out_bytes") or 0), "{:,}".format(rr[u_].get("out_bytes") or 0)))
         b = decode.get("big")
         if b:
             lines.append("")

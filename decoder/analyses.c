@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decode_internal.h"
+#include "dec_tables.h"
 
 void ptc_session_func_stats(const struct ptc_session *s, uint32_t id, struct ptc_func_stats *o)
 {
@@ -83,4 +83,16 @@ void ptc_session_lossy_threads(const struct ptc_session *s,
     PTC_HTABLE_EACH(&s->threads, struct thread, x)
         if (x->lost || x->gaps)
             fn(ctx, x->pid, x->tid, x->lost, x->gaps);
+}
+
+const char *ptc_session_process_name(const struct ptc_session *s, uint32_t pid)
+{
+    const struct proc *p = ptc_proc_find(s, pid);
+    return p ? p->exe : NULL;
+}
+
+const char *ptc_session_thread_name(const struct ptc_session *s, uint32_t pid, uint32_t tid)
+{
+    const struct thread *t = ptc_thread_find(s, pid, tid);
+    return t ? t->name : NULL;
 }

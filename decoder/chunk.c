@@ -2,9 +2,16 @@
  * goes to a registered handler (Intel PT) or to the handler of its type here
  * (docs/trace-format.md). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "decode_internal.h"
+#include "dec_chunk.h"
+#include "dec_fork.h"
+#include "dec_modules.h"
+#include "dec_par.h"
+#include "dec_soft.h"
+#include "dec_stack.h"
+#include "dec_tables.h"
 
 /* Copies the chunk's fixed-size payload header into out. Returns 0, or -PTC_E_CORRUPT
  * when the payload is shorter than n. */
@@ -104,6 +111,19 @@ static const char *payload_str(const struct ptc_chunk *c, size_t at)
     return memchr(p, 0, c->h.payload_size - at) ? p : "";
 }
 
+/* Replaces *slot with a copy of str (names of processes and threads, for views). */
+static int keep_str(struct ptc_session *s, char **slot, const char *str)
+{
+    if (*slot && !strcmp(*slot, str))
+        return 0;
+    char *c = strdup(str);
+    if (!c)
+        return ptc_nomem(s);
+    free(*slot);
+    *slot = c;
+    return 0;
+}
+
 /* A chunk type no handler and no case here takes. */
 static int on_unknown(struct ptc_session *s, const struct ptc_chunk *c)
 {
@@ -151,6 +171,8 @@ static int on_process(struct ptc_session *s, const struct ptc_chunk *c)
     }
     p->ppid = pr.ppid;
     p->how = pr.how;
+    if ((e = keep_str(s, &p->exe, payload_str(c, sizeof(pr)))))
+        return e;
     p->parent_tid = pr.parent_tid;
     if (pr.how == PTC_PROC_FORK) {
         struct proc *pp = ptc_proc_find(s, pr.ppid);
@@ -218,6 +240,12 @@ static int on_thread(struct ptc_session *s, const struct ptc_chunk *c)
         return ptc_session_set_error(s, PTC_E_CORRUPT,
                                      "%s is corrupt: THREAD chunk %llu has tid 0",
                                      s->src_name, (unsigned long long)c->index);
+    const char *name = payload_str(c, sizeof(th));
+    if (*name) {
+        struct thread *t = ptc_thread_get(s, c->h.pid, c->h.tid);
+        if (!t || (e = keep_str(s, &t->name, name)))
+            return t ? e : ptc_nomem(s);
+    }
     if (th.event == PTC_THREAD_EXIT) {
         struct thread *t = ptc_thread_get(s, c->h.pid, c->h.tid);
         if (!t)

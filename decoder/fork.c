@@ -1,11 +1,15 @@
-/* Fork children: the child's first thread starts from a copy of the forking thread's
- * shadow stack. The parent's FORK record and the child's first events may come in either
- * order: a snapshot waits for the child, or the child's events wait (held, with a bound
- * over all children) for the fork point. */
+/* The entry of a thread's events, and fork children: the child's first thread starts from
+ * a copy of the forking thread's shadow stack. The parent's FORK record and the child's
+ * first events may come in either order: a snapshot waits for the child, or the child's
+ * events wait (held, with a bound over all children) for the fork point. Replaying held
+ * events feeds them again, so the feed and the fork points live in this one file; the
+ * shadow stack below (stack.c) applies everything else. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "decode_internal.h"
+#include "dec_fork.h"
+#include "dec_stack.h"
+#include "dec_tables.h"
 
 static int release_held(struct ptc_session *s, struct thread *t)
 {
@@ -36,7 +40,8 @@ int ptc_fork_give_up(struct ptc_session *s, struct thread *t)
     return stop_waiting(s, t);
 }
 
-int ptc_fork_point(struct ptc_session *s, struct thread *t, uint32_t child_pid, uint64_t tsc)
+/* The fork point of child pid is known: t is the forking thread. Returns 0 or -PTC_E_*. */
+static int fork_point(struct ptc_session *s, struct thread *t, uint32_t child_pid, uint64_t tsc)
 {
     if (s->hook)
         ptc_emit(s, t, PTC_CALL_FORK, 0, t->depth, UINT32_MAX, 0, child_pid, 0);
@@ -72,7 +77,9 @@ int ptc_fork_point(struct ptc_session *s, struct thread *t, uint32_t child_pid, 
     return 0;
 }
 
-int ptc_thread_start(struct ptc_session *s, struct thread *t)
+/* First events of t: a fork child's first thread starts from its parent's stack, or
+ * waits for it. Returns 0 or -PTC_E_*. */
+static int thread_start(struct ptc_session *s, struct thread *t)
 {
     t->started = 1;
     struct proc *p = t->proc;
@@ -97,7 +104,8 @@ int ptc_thread_start(struct ptc_session *s, struct thread *t)
     return 0;
 }
 
-int ptc_fork_hold(struct ptc_session *s, struct thread *t, const struct ptc_ev *ev, size_t n)
+/* Holds events of a thread that waits for its fork point. Returns 0 or -PTC_E_*. */
+static int fork_hold(struct ptc_session *s, struct thread *t, const struct ptc_ev *ev, size_t n)
 {
     if (s->held_total + n > PTC_FORK_BUFFER_MAX) { /* stop waiting: bounded memory */
         s->tot.fork_unknown++;
@@ -118,4 +126,62 @@ int ptc_fork_hold(struct ptc_session *s, struct thread *t, const struct ptc_ev *
     t->nheld += n;
     s->held_total += n;
     return 0;
+}
+
+/* A FORK event of t. Returns 0 or -PTC_E_*. */
+static int fork_event(struct ptc_session *s, struct thread *t, const struct ptc_ev *e)
+{
+    if (s->par_n > 1) /* the child's stack comes from this thread: not splittable */
+        return ptc_session_set_error(s, PTC_E_UNSUPPORTED, "parallel decode: fork");
+    if (e->has_time)
+        t->last = e->tsc;
+    if (e->count > UINT32_MAX)
+        return ptc_session_set_error(s, PTC_E_CORRUPT, "fork record names pid %llu",
+                                     (unsigned long long)e->count);
+    return fork_point(s, t, (uint32_t)e->count, t->last);
+}
+
+int ptc_thread_feed(struct ptc_session *s, struct thread *t, const struct ptc_ev *ev, size_t n)
+{
+    if (unlikely(!t->started || t->ended)) {
+        if (t->ended) { /* events after the thread ended: a new life, from an empty stack */
+            t->ended = 0;
+            s->tot.threads++;
+        }
+        if (!t->started) {
+            s->tot.threads++;
+            int e = thread_start(s, t);
+            if (e)
+                return e;
+        }
+    }
+    if (unlikely(t->waiting))
+        return fork_hold(s, t, ev, n);
+    /* the hits are counted once the whole batch went through: a failed batch is not */
+    uint64_t hits = 0, timed = 0;
+    for (size_t i = 0; i < n;) {
+        size_t done;
+        int r = ptc_stack_apply(s, t, ev + i, n - i, &done, &hits, &timed);
+        if (r)
+            return r;
+        i += done;
+        if (i < n && (r = fork_event(s, t, &ev[i++]))) /* stopped at a FORK event */
+            return r;
+    }
+    t->events += hits;
+    s->tot.events += hits;
+    s->timed_events += timed;
+    s->untimed_events += hits - timed;
+    return 0;
+}
+
+int ptc_session_feed(struct ptc_session *s, uint32_t pid, uint32_t tid,
+                     const struct ptc_ev *ev, size_t n)
+{
+    if (!s || (!ev && n))
+        return -PTC_E_ARG;
+    struct thread *t = ptc_thread_get(s, pid, tid);
+    if (!t)
+        return ptc_nomem(s);
+    return ptc_thread_feed(s, t, ev, n);
 }

@@ -3,14 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decode_internal.h"
+#include "dec_modules.h"
+#include "dec_tables.h"
 #include "ptc_sorted.h"
-
-static void free_module(struct module *m)
-{
-    free(m->addr);
-    free(m->ids);
-}
 
 /* Allocates m's address index for its num_stubs stubs. Returns 0, or -1 when out of
  * memory (then m holds nothing to free). */
@@ -21,18 +16,8 @@ static int module_alloc_index(struct module *m)
     m->ids = malloc(n * sizeof(uint32_t));
     if (m->addr && m->ids)
         return 0;
-    free_module(m);
+    ptc_module_free(m);
     return -1;
-}
-
-void ptc_proc_drop_modules(struct proc *p)
-{
-    for (uint32_t m = 0; m < p->nmods; m++)
-        free_module(&p->mods[m]);
-    p->nmods = 0;
-    free(p->stubs);
-    p->stubs = NULL;
-    p->nstubs = 0;
 }
 
 static int cmp_u64idx(const void *a, const void *b)
@@ -149,7 +134,7 @@ int ptc_session_add_module(struct ptc_session *s, uint32_t pid, const void *payl
     /* a module re-announced under the same id replaces the old entry */
     for (uint32_t i = 0; i < p->nmods; i++)
         if (p->mods[i].module_id == m.module_id && !p->mods[i].unloaded) {
-            free_module(&p->mods[i]);
+            ptc_module_free(&p->mods[i]);
             p->mods[i] = mod;
             return 0;
         }
@@ -157,7 +142,7 @@ int ptc_session_add_module(struct ptc_session *s, uint32_t pid, const void *payl
         uint32_t nc = p->capmods ? p->capmods * 2 : 8;
         struct module *nm = realloc(p->mods, nc * sizeof(*nm));
         if (!nm) {
-            free_module(&mod);
+            ptc_module_free(&mod);
             return ptc_nomem(s);
         }
         p->mods = nm;

@@ -2,9 +2,8 @@
  * never meet (docs/trace-format.md section 7), so each of N workers -- a full session of its
  * own -- reads the whole file, keeps the process-level state (modules, processes, time bases,
  * sequence numbers) like a serial decode, but decodes (and CRC-checks) only the event chunks
- * of the threads given to it; the workers' figures are then added up. Threads go to the
- * worker with the fewest event bytes so far, decided from chunk headers that every worker
- * sees in the same order, so all agree without talking to each other.
+ * of the threads given to it; the workers' figures are then added up. Which thread goes to
+ * which worker, and what a worker skips, is par_policy.c's.
  *
  * What cannot be split -- a fork (the child's stack is its parent thread's), Intel PT
  * chunks, damage of any kind -- makes a worker give up, and the file is decoded serially
@@ -14,59 +13,19 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "decode_internal.h"
+#include "dec_file.h"
+#include "dec_par.h"
+#include "dec_stack.h"
+#include "dec_tables.h"
 
 unsigned ptc_session_decode_threads(const struct ptc_session *s)
 {
     return s->par_used ? s->par_used : 1;
 }
 
-uint32_t ptc_par_assign(struct ptc_session *s)
-{
-    /* threads often announce themselves (THREAD START) before any of their events: ties
-     * of load go to the worker with fewer threads */
-    uint32_t best = 0;
-    for (uint32_t k = 1; k < s->par_n; k++)
-        if (s->par_load[k] < s->par_load[best] ||
-            (s->par_load[k] == s->par_load[best] && s->par_nthr[k] < s->par_nthr[best]))
-            best = k;
-    s->par_nthr[best]++;
-    return best;
-}
-
-int ptc_par_owns(struct ptc_session *s, uint32_t pid, uint32_t tid)
-{
-    struct thread *t = ptc_thread_get(s, pid, tid); /* every worker adds it, in file order */
-    if (!t)
-        return ptc_nomem(s);
-    return t->owner == s->par_k;
-}
-
 static int give_up(struct ptc_session *s, const char *why)
 {
     return ptc_session_set_error(s, PTC_E_UNSUPPORTED, "parallel decode: %s", why);
-}
-
-int ptc_par_filter(struct ptc_session *s, const struct ptc_chunk *c)
-{
-    if (*s->par_stop)
-        return give_up(s, "another worker gave up");
-    if (s->backend != PTC_BACKEND_SOFT || c->h.type >= PTC_CHUNK_PT_FIRST)
-        return give_up(s, "not a soft trace");
-    if (c->h.type == PTC_CHUNK_PROCESS && c->h.payload_size >= 8) {
-        uint32_t how;
-        memcpy(&how, (const uint8_t *)c->payload + 4, 4);
-        if (how == PTC_PROC_FORK)
-            return give_up(s, "fork");
-    }
-    if (!c->h.tid)
-        return 1;
-    struct thread *t = ptc_thread_get(s, c->h.pid, c->h.tid);
-    if (!t)
-        return ptc_nomem(s);
-    if (c->h.type == PTC_CHUNK_SOFT_EVENTS)
-        s->par_load[t->owner] += c->h.payload_size;
-    return t->owner == s->par_k;
 }
 
 /* The reader's CRC filter: another worker checks (and decodes) this chunk. */

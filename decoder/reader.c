@@ -9,7 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "decode_internal.h"
+#include "dec_core.h"
+#include "ptc_chunk_write.h"
+#include "ptc_crc.h"
 
 /* Bytes read at a time: small enough that a chunk just read is still in L2 when its CRC is
  * checked and its events decoded (a 4 MiB buffer was no faster and 4 MiB more RSS). */
@@ -31,6 +33,9 @@ struct ptc_reader {
     struct ptc_file_header hdr;
     int (*crc_skip)(void *ctx, const struct ptc_chunk_header *h);
     void *crc_skip_ctx;
+    struct ptc_chunk_header fail_h; /* the chunk the last error is about, if fail_have */
+    uint64_t fail_at;
+    int fail_have;
     char msg[512];
 };
 
@@ -203,6 +208,16 @@ uint64_t ptc_reader_offset(const struct ptc_reader *r) { return r->off; }
 
 int ptc_reader_can_continue(const struct ptc_reader *r) { return r->final_err == 0; }
 
+int ptc_reader_failed_chunk(const struct ptc_reader *r, struct ptc_chunk_header *h,
+                            uint64_t *offset)
+{
+    if (!r->fail_have)
+        return 0;
+    *h = r->fail_h;
+    *offset = r->fail_at;
+    return 1;
+}
+
 void ptc_reader_close(struct ptc_reader *r)
 {
     if (!r)
@@ -217,6 +232,7 @@ int ptc_reader_next(struct ptc_reader *r, struct ptc_chunk *c)
 {
     if (r->final_err)
         return -r->final_err;
+    r->fail_have = 0;
     const uint8_t *p;
     uint64_t at = r->off;
     long long got = avail(r, sizeof(struct ptc_chunk_header), &p);
@@ -234,6 +250,9 @@ int ptc_reader_next(struct ptc_reader *r, struct ptc_chunk *c)
                     (unsigned long long)r->index, 24 - got);
     struct ptc_chunk_header h;
     memcpy(&h, p, sizeof(h));
+    r->fail_h = h;
+    r->fail_at = at;
+    r->fail_have = 1;
     if (h.payload_size > PTC_MAX_CHUNK_PAYLOAD)
         return rerr(r, PTC_E_CORRUPT, 1,
                     "%s is corrupt: chunk %llu at byte %llu claims an implausible payload of "
@@ -284,6 +303,7 @@ int ptc_reader_next(struct ptc_reader *r, struct ptc_chunk *c)
                     "fails its CRC check",
                     r->path, (unsigned long long)idx, h.type, h.pid, h.tid, h.seq,
                     (unsigned long long)at);
+    r->fail_have = 0;
     c->h = h;
     c->payload = payload;
     c->offset = at;

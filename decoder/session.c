@@ -1,43 +1,12 @@
-/* Sessions: their lifetime, error messages, hooks and chunk handlers, and the end of the
- * input. The tables (tables.c), module tables (modules.c), shadow stacks (stack.c), fork
- * handling (fork.c), chunk dispatch (chunk.c) and queries (analyses.c) work on them. */
-#include <stdarg.h>
-#include <stdio.h>
+/* Sessions: their lifetime, hooks and chunk handlers, and the end of the input. The lower
+ * floors (docs/architecture.md) hold their data: tables (tables.c), module tables
+ * (modules.c), shadow stacks (stack.c), thread feeds and fork points (fork.c); errors.c
+ * writes their error messages. */
 #include <stdlib.h>
 
-#include "decode_internal.h"
-
-static const char *const errnames[] = {
-    [PTC_OK] = "success",
-    [PTC_E_IO] = "read error",
-    [PTC_E_FORMAT] = "not a ptcall trace file",
-    [PTC_E_VERSION] = "unsupported trace format version",
-    [PTC_E_TRUNCATED] = "truncated trace",
-    [PTC_E_CORRUPT] = "corrupt trace",
-    [PTC_E_NOMEM] = "out of memory",
-    [PTC_E_NOMODULE] = "the trace holds no instrumented module",
-    [PTC_E_BADSTUB] = "event names an unknown stub",
-    [PTC_E_ARG] = "invalid argument",
-    [PTC_E_UNSUPPORTED] = "unsupported trace content",
-};
-
-const char *ptc_strerror(int err)
-{
-    if (err < 0)
-        err = -err;
-    if (err >= 0 && (size_t)err < sizeof(errnames) / sizeof(errnames[0]) && errnames[err])
-        return errnames[err];
-    return "unknown error";
-}
-
-int ptc_session_set_error(struct ptc_session *s, int err, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(s->msg, sizeof(s->msg), fmt, ap);
-    va_end(ap);
-    return -err;
-}
+#include "dec_fork.h"
+#include "dec_stack.h"
+#include "dec_tables.h"
 
 const char *ptc_session_errmsg(const struct ptc_session *s) { return s ? s->msg : ""; }
 

@@ -1,8 +1,12 @@
-/* Soft front-end (PTC_CHUNK_SOFT_EVENTS -> struct ptc_ev batches) and the file driver. */
+/* Soft front-end: PTC_CHUNK_SOFT_EVENTS chunks -> runs of stub hits straight onto the
+ * shadow stack (soft_fast.c) and struct ptc_ev batches for everything else. */
 #include <stdio.h>
 #include <string.h>
 
-#include "decode_internal.h"
+#include "dec_fork.h"
+#include "dec_soft.h"
+#include "dec_stack.h"
+#include "dec_tables.h"
 #include "ptc_varint.h"
 
 #define BATCH 512
@@ -160,87 +164,4 @@ int ptc_soft_chunk(struct ptc_session *s, const struct ptc_chunk *c)
         return soft_corrupt(s, c, c->h.payload_size, what);
     }
     return 0;
-}
-
-/* ---------------------------------------------------------------- the file driver */
-
-int ptc_decode_reader(struct ptc_session *s, struct ptc_reader *r, int rc, unsigned flags,
-                      const char *name)
-{
-    s->src_name = name;
-    if (rc) {
-        ptc_session_set_error(s, -rc, "%s", ptc_reader_errmsg(r));
-        ptc_reader_close(r);
-        return rc;
-    }
-    const struct ptc_file_header *fh = ptc_reader_header(r);
-    s->backend = fh->backend;
-    s->file_flags = fh->flags;
-    int first_err = 0;
-    char first_msg[sizeof(s->msg)] = "";
-    struct ptc_chunk c;
-    for (;;) {
-        rc = ptc_reader_next(r, &c);
-        if (rc == 0)
-            break;
-        if (rc == 1) {
-            int e = ptc_session_chunk(s, &c);
-            if (!e)
-                continue;
-            if (!(flags & PTC_DECODE_SALVAGE) || e == -PTC_E_NOMEM) {
-                ptc_reader_close(r);
-                return e;
-            }
-            if (!first_err) {
-                first_err = e;
-                snprintf(first_msg, sizeof(first_msg), "%s", s->msg);
-            }
-            s->tot.skipped_chunks++;
-            continue;
-        }
-        /* reader error */
-        if (!first_err) {
-            first_err = rc;
-            snprintf(first_msg, sizeof(first_msg), "%s", ptc_reader_errmsg(r));
-        }
-        if (!(flags & PTC_DECODE_SALVAGE)) {
-            ptc_session_set_error(s, -rc, "%s", ptc_reader_errmsg(r));
-            ptc_reader_close(r);
-            return rc;
-        }
-        if (ptc_reader_can_continue(r)) { /* a CRC failure: the reader is after the chunk */
-            s->tot.skipped_chunks++;
-            continue;
-        }
-        break;
-    }
-    ptc_reader_close(r);
-    int e = ptc_session_finish(s);
-    if (first_err) {
-        ptc_session_set_error(s, -first_err, "%s", first_msg);
-        return first_err;
-    }
-    return e;
-}
-
-int ptc_decode_file(struct ptc_session *s, const char *path, unsigned flags)
-{
-    struct ptc_reader *r;
-    if (!s || !path)
-        return -PTC_E_ARG;
-    int rc = ptc_reader_open(&r, path);
-    if (!r)
-        return ptc_session_set_error(s, PTC_E_NOMEM, "out of memory");
-    return ptc_decode_reader(s, r, rc, flags, path);
-}
-
-int ptc_decode_memory(struct ptc_session *s, const void *data, size_t size, unsigned flags)
-{
-    struct ptc_reader *r;
-    if (!s)
-        return -PTC_E_ARG;
-    int rc = ptc_reader_open_memory(&r, data, size);
-    if (!r)
-        return ptc_session_set_error(s, PTC_E_NOMEM, "out of memory");
-    return ptc_decode_reader(s, r, rc, flags, "(memory)");
 }

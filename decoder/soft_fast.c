@@ -12,7 +12,8 @@
  * through ptc_thread_hit(), the one general implementation, so that the semantics stay in
  * stack.c. A session with a call hook takes the general loop, so test/decoder/test_fastpath.c
  * compares the two by decoding the same traces with and without a no-op hook. */
-#include "decode_internal.h"
+#include "dec_soft.h"
+#include "dec_stack.h"
 #include "ptc_varint.h"
 
 /* A record whose id or time delta has the high bit set (2..10 bytes): decodes the id (v)

@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decode_internal.h"
+#include "dec_stack.h"
+#include "dec_tables.h"
 #include "ptc_varint.h"
 
 /* ---------------------------------------------------------------- edges */
@@ -348,7 +349,7 @@ PTC_NOINLINE int ptc_thread_hit(struct ptc_session *s, struct thread *t, uint32_
     return apply_hit(s, t, t->proc->stubs, t->proc->nstubs, id);
 }
 
-/* The soft fast path for sessions with a call hook (see decode_internal.h). */
+/* The soft fast path for sessions with a call hook (see dec_stack.h). */
 int ptc_thread_soft_hooked(struct ptc_session *s, struct thread *t, const uint8_t **pp,
                            const uint8_t *end, int timed, uint64_t *tsc, uint64_t *records)
 {
@@ -383,72 +384,40 @@ int ptc_thread_soft_hooked(struct ptc_session *s, struct thread *t, const uint8_
     return r;
 }
 
-int ptc_thread_feed(struct ptc_session *s, struct thread *t, const struct ptc_ev *ev, size_t n)
+int ptc_stack_apply(struct ptc_session *s, struct thread *t, const struct ptc_ev *ev, size_t n,
+                    size_t *done, uint64_t *hits, uint64_t *timed)
 {
-    if (unlikely(!t->started || t->ended)) {
-        if (t->ended) { /* events after the thread ended: a new life, from an empty stack */
-            t->ended = 0;
-            s->tot.threads++;
-        }
-        if (!t->started) {
-            s->tot.threads++;
-            int e = ptc_thread_start(s, t);
-            if (e)
-                return e;
-        }
-    }
-    if (unlikely(t->waiting))
-        return ptc_fork_hold(s, t, ev, n);
     struct proc *p = t->proc;
     const struct stubent *stubs = p->stubs;
     uint32_t nstubs = p->nstubs;
-    uint64_t hits = 0, timed = 0;
-    for (size_t i = 0; i < n; i++) {
+    uint64_t nhits = 0, ntimed = 0;
+    size_t i = 0;
+    int r = 0;
+    for (; i < n; i++) {
         const struct ptc_ev *e = &ev[i];
         if (likely(e->type == PTC_EV_HIT)) {
-            hits++;
+            nhits++;
             if (e->has_time) {
                 t->last = e->tsc;
-                timed++;
+                ntimed++;
             }
-            int r = apply_hit(s, t, stubs, nstubs, e->stub_id);
-            if (unlikely(r))
-                return r;
+            if (unlikely((r = apply_hit(s, t, stubs, nstubs, e->stub_id))))
+                break;
         } else if (e->type == PTC_EV_GAP) {
             gap(s, t, e->count);
             if (e->has_time)
                 t->last = e->tsc;
         } else if (e->type == PTC_EV_FORK) {
-            if (s->par_n > 1) /* the child's stack comes from this thread: not splittable */
-                return ptc_session_set_error(s, PTC_E_UNSUPPORTED, "parallel decode: fork");
-            if (e->has_time)
-                t->last = e->tsc;
-            if (e->count > UINT32_MAX)
-                return ptc_session_set_error(s, PTC_E_CORRUPT, "fork record names pid %llu",
-                                             (unsigned long long)e->count);
-            int r = ptc_fork_point(s, t, (uint32_t)e->count, t->last);
-            if (r)
-                return r;
+            break;
         } else {
-            return ptc_session_set_error(s, PTC_E_ARG, "event of unknown type %u", e->type);
+            r = ptc_session_set_error(s, PTC_E_ARG, "event of unknown type %u", e->type);
+            break;
         }
     }
-    t->events += hits;
-    s->tot.events += hits;
-    s->timed_events += timed;
-    s->untimed_events += hits - timed;
-    return 0;
-}
-
-int ptc_session_feed(struct ptc_session *s, uint32_t pid, uint32_t tid,
-                     const struct ptc_ev *ev, size_t n)
-{
-    if (!s || (!ev && n))
-        return -PTC_E_ARG;
-    struct thread *t = ptc_thread_get(s, pid, tid);
-    if (!t)
-        return ptc_nomem(s);
-    return ptc_thread_feed(s, t, ev, n);
+    *done = i;
+    *hits += nhits;
+    *timed += ntimed;
+    return r;
 }
 
 void ptc_thread_end(struct ptc_session *s, struct thread *t)

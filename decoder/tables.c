@@ -1,10 +1,12 @@
 /* The session's tables: processes by pid, threads by (pid, tid), and functions by (module,
  * linkage name, source file), so that a fork child or a second process of the same
- * program shares its parent's function ids. */
+ * program shares its parent's function ids; and the memory they own, module tables
+ * included (modules.c fills those). */
 #include <stdlib.h>
 #include <string.h>
 
-#include "decode_internal.h"
+#include "dec_tables.h"
+#include "ptc_chunk_write.h"
 
 static inline uint32_t hash32(uint64_t k)
 {
@@ -94,7 +96,6 @@ struct thread *ptc_thread_get(struct ptc_session *s, uint32_t pid, uint32_t tid)
     t->pid = pid;
     t->tid = tid;
     t->proc = p;
-    t->owner = s->par_n > 1 ? ptc_par_assign(s) : 0;
     t->link.key = thread_key(pid, tid);
     if (htable_add(&s->threads, &t->link)) {
         free(t);
@@ -209,6 +210,22 @@ const struct ptc_func_info *ptc_session_func(const struct ptc_session *s, uint32
 
 /* ---------------------------------------------------------------- freeing */
 
+void ptc_module_free(struct module *m)
+{
+    free(m->addr);
+    free(m->ids);
+}
+
+void ptc_proc_drop_modules(struct proc *p)
+{
+    for (uint32_t m = 0; m < p->nmods; m++)
+        ptc_module_free(&p->mods[m]);
+    p->nmods = 0;
+    free(p->stubs);
+    p->stubs = NULL;
+    p->nstubs = 0;
+}
+
 void ptc_tables_free(struct ptc_session *s)
 {
     for (uint32_t i = 0; i < s->nfuncs; i++)
@@ -224,6 +241,7 @@ void ptc_tables_free(struct ptc_session *s)
             free(t->frames);
             free(t->active);
             free(t->held);
+            free(t->name);
             free(t);
         }
     free(s->threads.bucket);
@@ -234,6 +252,7 @@ void ptc_tables_free(struct ptc_session *s)
             ptc_proc_drop_modules(p);
             free(p->mods);
             free(p->snap);
+            free(p->exe);
             free(p);
         }
     free(s->procs.bucket);

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Installs everything ptcall needs to build, test and benchmark, from Debian 12's packages.
 # Idempotent; run as root (or with sudo available). Also enables Debian's source packages
-# (deb-src), which the real-program test and bench/run.py use to fetch bzip2, lua5.4 and sqlite3 sources
+# (deb-src), which the real-program test and bench/run.py use to fetch bzip2, lua5.4 and sqlite3 sources.
+# The viewer tests (test/outputs/viewer_test.py) need Debian's Chromium, chromedriver, selenium and
+# jsonschema, and speedscope from the npm registry, pinned in web/package-lock.json (npm ci)
 set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
 pkgs=(
@@ -11,7 +14,11 @@ pkgs=(
   libipt-dev libelf-dev zlib1g-dev libdeflate-dev
   python3 valgrind uftrace binutils dpkg-dev time cppcheck
   llvm-14 tcl
+  chromium chromium-driver python3-selenium python3-jsonschema nodejs
 )
+# npm: Debian's package, unless npm is already there (NodeSource's nodejs ships its own npm and
+# conflicts with Debian's)
+if ! command -v npm >/dev/null 2>&1; then pkgs+=(npm); fi
 need_update=0
 src_list=/etc/apt/sources.list.d/ptcall-deb-src.sources
 if ! grep -rqs '^Types:.*deb-src\|^deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/; then
@@ -37,4 +44,8 @@ fi
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+if [ ! -d "$root/web/node_modules/speedscope" ]; then
+  echo "setup: npm ci --prefix web (speedscope, as pinned in web/package-lock.json)"
+  npm ci --prefix "$root/web" --ignore-scripts --no-audit --no-fund --loglevel=error
 fi

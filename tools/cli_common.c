@@ -347,6 +347,11 @@ struct ptc_session *cli_decode(struct cli_args *a, ptc_call_hook hook, void *hoo
     }
     if (early)
         *early = s;
+    if (a->prepare && a->prepare(a->prepare_ctx, s)) {
+        cli_fail(cmd, "out of memory", cli_advice(PTC_E_NOMEM));
+        ptc_session_free(s);
+        return NULL;
+    }
     if (hook)
         ptc_session_set_call_hook(s, hook, hook_ctx);
     if (end_hook)

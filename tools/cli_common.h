@@ -33,6 +33,10 @@ struct cli_args {
     int salvage;
     unsigned threads;       /* --threads N of report and graph: decode threads (0 = one
                              * per CPU); 1 when the command has no such option */
+    /* called by cli_decode() once the session exists, before decoding: sets up a view's
+     * driver on it; returns 0, or non-zero to stop (out of memory) */
+    int (*prepare)(void *ctx, struct ptc_session *s);
+    void *prepare_ctx;
     int damage;             /* set by cli_decode(): error code of the damage, 0 if none */
     char damage_msg[512];   /* and what was lost */
 };

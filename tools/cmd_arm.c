@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "commands.h"
-#include "record_options.h"
+#include "ptc_record_options.h"
 
 static void arm_usage(FILE *out)
 {

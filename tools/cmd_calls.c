@@ -1,221 +1,46 @@
-/* ptcall calls: the indented call sequence of each thread, streaming (uftrace-replay-like). */
+/* ptcall calls: the indented call sequence (uftrace-replay-like), through the calls view. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "cli_common.h"
+#include "cli_view.h"
 #include "commands.h"
+#include "views.h"
 
-static const char USAGE[] =
-    "usage: ptcall calls FILE [--tid T] [--pid P] [--max-depth D] [--salvage]\n"
-    "  --tid T        only thread T\n"
-    "  --pid P        only process P\n"
-    "  --max-depth D  only calls less than D levels deep (1 = outermost only)\n"
-    "  --salvage      show what precedes damage in a truncated or corrupt trace\n"
-    "Columns: time since the traced program started, duration (at a function's end),\n"
-    "pid/tid, and the call tree. A leaf call is one line 'f();'. See docs/usage.md.\n";
+static char USAGE[2048];
 
-struct pending {
-    uint32_t func, depth;
-    uint64_t time;
-    int valid;
-};
-
-struct calls_ctx {
-    struct ptc_session *s;
-    uint64_t tid, pid, max_depth;
-    int have_tid, have_pid;
-    int timed, ns;     /* decided at the first event */
-    int init, started;
-    uint64_t base;     /* time zero: the first process's start, else the first event shown */
-    uint64_t lines;
-    uint32_t last_pid, last_tid;
-};
-
-/* Function names as uftrace shows them: C++ parameter lists dropped ("f() {", not
- * "f(int)() {"). */
-static const char *fname(struct calls_ctx *c, uint32_t id)
+static void make_usage(void)
 {
-    static char buf[4096];
-    const struct ptc_func_info *f = ptc_session_func(c->s, id);
-    return f ? cli_short_name(f->name, buf, sizeof(buf)) : "?";
-}
-
-static void prefix(struct calls_ctx *c, const struct ptc_call_event *e, uint64_t time,
-                   const char *dur)
-{
-    if (!c->started) {
-        c->started = 1;
-        /* time zero is the program's start, so that threads whose chunks come later in
-         * the file do not show negative times */
-        uint64_t origin;
-        c->base = ptc_session_origin(c->s, &origin) == 0 && origin <= time ? origin : time;
-        if (c->timed)
-            printf("#%15s %12s %14s  %s\n", c->ns ? "TIME(s)" : "TIME(ticks)", "DURATION",
-                   "PID/TID", "FUNCTION");
-        else
-            printf("#%14s  %s\n", "PID/TID", "FUNCTION (untimed trace: no times)");
-    }
-    char pt[32];
-    snprintf(pt, sizeof(pt), "%u/%u", e->pid, e->tid);
-    if (c->timed) {
-        int64_t rel = (int64_t)(time - c->base);
-        if (c->ns)
-            printf("%16.9f %12s %14s |", (double)rel / 1e9, dur, pt);
-        else
-            printf("%16lld %12s %14s |", (long long)rel, dur, pt);
-    } else {
-        printf("%15s |", pt);
-    }
-    c->lines++;
-}
-
-static void indent(uint32_t depth)
-{
-    for (uint32_t i = 0; i < depth; i++)
-        fputs("  ", stdout);
-    putchar(' ');
-}
-
-static void flush_pending(struct calls_ctx *c, const struct ptc_call_event *e, struct pending *p)
-{
-    if (!p || !p->valid)
-        return;
-    prefix(c, e, p->time, "");
-    indent(p->depth);
-    printf("%s() {\n", fname(c, p->func));
-    p->valid = 0;
-}
-
-/* Starts the line of an event other than a call: the call pending in the thread (a
- * function entered, not yet known to be a leaf) is shown first. */
-static void event_line(struct calls_ctx *c, const struct ptc_call_event *e, struct pending *p)
-{
-    flush_pending(c, e, p);
-    prefix(c, e, e->time, "");
-}
-
-static void hook(void *ctx, const struct ptc_call_event *e)
-{
-    struct calls_ctx *c = ctx;
-    if ((c->have_tid && e->tid != c->tid) || (c->have_pid && e->pid != c->pid))
-        return;
-    if (!c->init) {
-        struct ptc_totals t;
-        ptc_session_totals(c->s, &t);
-        c->init = 1;
-        c->ns = t.has_timebase;
-        c->timed = e->has_time;
-    }
-    struct pending *p = (struct pending *)*e->thread_user;
-    if (!p) {
-        p = calloc(1, sizeof(*p));
-        if (!p)
-            return;
-        *e->thread_user = (uintptr_t)p;
-    }
-    int shown = !c->max_depth || e->depth < c->max_depth;
-    char dur[40] = "";
-    switch (e->kind) {
-    case PTC_CALL_ENTER:
-        if (!shown)
-            return;
-        flush_pending(c, e, p);
-        p->valid = 1;
-        p->func = e->func;
-        p->depth = e->depth;
-        p->time = e->time;
-        return;
-    case PTC_CALL_RETURN: {
-        if (!shown)
-            return;
-        if (c->timed)
-            cli_fmt_time(dur, sizeof(dur), e->dur, c->ns);
-        static const char *const why[] = {"", "unwound by an exception",
-                                          "exit skipped: longjmp or exception",
-                                          "popped by a landing pad",
-                                          "events lost: ends at the last event before the gap",
-                                          "still open at the end"};
-        const char *w = e->how < 6 ? why[e->how] : "";
-        const char *inh = !e->inherited ? ""
-                          : c->timed    ? "inherited across fork: time since the fork"
-                                        : "inherited across fork";
-        if (p->valid && p->func == e->func && p->depth == e->depth) {
-            p->valid = 0;
-            prefix(c, e, p->time, dur);
-            indent(e->depth);
-            printf("%s();%s%s%s\n", fname(c, e->func), *w ? " /* " : "", w, *w ? " */" : "");
-            return;
-        }
-        flush_pending(c, e, p);
-        prefix(c, e, e->time, dur);
-        indent(e->depth);
-        printf("} /* %s%s%s%s%s */\n", fname(c, e->func), *w ? ": " : "", w,
-               *inh ? (*w ? ", " : ": ") : "", inh);
-        return;
-    }
-    case PTC_CALL_GAP:
-        event_line(c, e, p);
-        if (e->count)
-            printf(" --- %llu events lost here: the stack restarts empty ---\n",
-                   (unsigned long long)e->count);
-        else
-            printf(" --- events missing here: the stack restarts empty ---\n");
-        return;
-    case PTC_CALL_UNMATCHED:
-        if (!shown)
-            return;
-        event_line(c, e, p);
-        indent(e->depth);
-        printf("(exit of %s, which is not on the stack: ignored)\n", fname(c, e->func));
-        return;
-    case PTC_CALL_FORK:
-        event_line(c, e, p);
-        printf(" --- fork: child process %llu ---\n", (unsigned long long)e->count);
-        return;
-    case PTC_CALL_FORKED:
-        event_line(c, e, p);
-        printf(" --- fork child: continues with %u frame%s of its parent's stack ---\n",
-               e->depth, e->depth == 1 ? "" : "s");
-        return;
-    case PTC_CALL_LANDING:
-        if (!shown)
-            return;
-        event_line(c, e, p);
-        indent(e->depth);
-        printf("(%s resumes at a landing pad)\n", fname(c, e->func));
-        return;
-    }
-}
-
-static void thread_end(void *ctx, uint32_t pid, uint32_t tid, uintptr_t *user)
-{
-    (void)ctx;
-    (void)pid;
-    (void)tid;
-    free((void *)*user);
-    *user = 0;
+    snprintf(USAGE, sizeof(USAGE),
+             "usage: ptcall calls FILE [--order time|thread] [filters] [--salvage]\n"
+             "  --order time    lines of all threads in time order (default for timed traces)\n"
+             "  --order thread  each thread's lines in its own order, threads as the trace\n"
+             "                  holds them (default for untimed traces)\n"
+             "  --salvage       show what precedes damage in a truncated or corrupt trace\n"
+             "%s"
+             "Columns: time since the traced program started, duration (at a function's end),\n"
+             "pid/tid, and the call tree. A leaf call is one line 'f();'. See docs/usage.md.\n",
+             CLI_FILTER_USAGE);
 }
 
 int cmd_calls(int argc, char **argv)
 {
+    make_usage();
+    static const char *const orders[] = {"thread", "time", NULL};
     struct cli_args a = {.cmd = "calls", .usage = USAGE, .threads = 1};
-    const char *v;
-    struct calls_ctx c;
-    memset(&c, 0, sizeof(c));
+    struct cli_filter cf;
+    cli_filter_init(&cf);
+    int order = PTC_ORDER_AUTO;
     for (int i = 1; i < argc; i++) {
-        int r;
-        if ((r = cli_flag_value(argc, argv, &i, "--tid", &v))) {
-            if (r < 0 || cli_parse_u64(v, &c.tid))
-                return cli_usage_error("calls", USAGE, "--tid needs a thread id");
-            c.have_tid = 1;
-        } else if ((r = cli_flag_value(argc, argv, &i, "--pid", &v))) {
-            if (r < 0 || cli_parse_u64(v, &c.pid))
-                return cli_usage_error("calls", USAGE, "--pid needs a process id");
-            c.have_pid = 1;
-        } else if ((r = cli_flag_value(argc, argv, &i, "--max-depth", &v))) {
-            if (r < 0 || cli_parse_u64(v, &c.max_depth) || !c.max_depth)
-                return cli_usage_error("calls", USAGE, "--max-depth needs a number >= 1");
+        int r, k;
+        if ((r = cli_filter_take(&cf, argc, argv, &i, "calls", USAGE))) {
+            if (r != 1)
+                return r;
+        } else if ((r = cli_flag_choice(argc, argv, &i, "--order", orders, &k))) {
+            if (r < 0)
+                return cli_usage_error("calls", USAGE, "--order takes time or thread");
+            order = k;
         } else if ((r = cli_take_arg(&a, argv[i])) != CLI_ARG_TAKEN) {
             return r;
         }
@@ -223,26 +48,53 @@ int cmd_calls(int argc, char **argv)
     int r = cli_args_done(&a);
     if (r)
         return r;
-    static char outbuf[1 << 16];
-    setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
-    struct ptc_session *s = cli_decode(&a, hook, &c, thread_end, &c.s);
-    if (!s) {
-        if (c.lines) {
-            printf("# INCOMPLETE: decoding stopped at damage in the trace (see the error on "
-                   "stderr)\n");
-            fflush(stdout);
+    struct ptc_wbuf w;
+    if (ptc_wbuf_init(&w, STDOUT_FILENO, 1 << 18))
+        return cli_fail("calls", "out of memory", cli_advice(PTC_E_NOMEM));
+    struct cli_view_run v = {.a = &a, .cf = &cf, .make = ptc_view_calls};
+    v.opts.out = &w;
+    v.opts.order = order;
+    int st = cli_view_run(&v);
+    if (st) {
+        if (w.written || w.len) {
+            ptc_wb_str(&w, "# INCOMPLETE: decoding stopped at damage in the trace (see the "
+                           "error on stderr)\n");
         }
+        ptc_wbuf_flush(&w);
+        ptc_wbuf_free(&w);
+        cli_view_free(&v);
         return 1;
     }
-    if (!c.lines)
-        printf("# no calls%s\n", c.have_tid || c.have_pid ? " for the selected threads" : "");
     struct ptc_totals t;
-    ptc_session_totals(s, &t);
-    cli_print_quality(stdout, s, &t);
-    if (a.damage) {
-        printf("warning: salvaged from a damaged trace: %s\n", a.damage_msg);
-        cli_warn_salvaged("calls", "the output covers", a.damage_msg);
+    ptc_session_totals(v.s, &t);
+    int ferr = ptc_wbuf_flush(&w);
+    if (!ferr && (r = cli_filter_check(&cf, "calls", v.s, t.timed))) {
+        ptc_wbuf_free(&w);
+        cli_view_free(&v);
+        return r;
     }
-    ptc_session_free(s);
+    if (!ferr) {
+        uint64_t late = ptc_view_calls_out_of_order(v.view);
+        if (late)
+            printf("# note: %llu lines came later than the reorder window (%u lines) could "
+                   "hold and are out of time order; use --order thread for each thread's own "
+                   "order\n",
+                   (unsigned long long)late, 1u << 18);
+        cli_print_quality(stdout, v.s, &t);
+        if (a.damage) {
+            printf("warning: salvaged from a damaged trace: %s\n", a.damage_msg);
+            cli_warn_salvaged("calls", "the output covers", a.damage_msg);
+        }
+    }
+    if (cf.f.nfuncs || cf.f.have_window)
+        if (!v.info.shown_calls)
+            cli_filter_explain_empty(&cf, "calls", v.s, v.info.last_time, t.has_timebase);
+    ptc_wbuf_free(&w);
+    cli_view_free(&v);
+    if (ferr) {
+        fprintf(stderr, "ptcall calls: cannot write the output: %s: check the output device\n",
+                strerror(w.err));
+        return 1;
+    }
     return cli_flush_output("calls", "the output");
 }

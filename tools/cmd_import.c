@@ -1,7 +1,7 @@
 /* ptcall import: make a ptcall trace file from Intel PT captured elsewhere - raw PT byte
  * streams (one per CPU, or one for a single thread) plus the instrumented binaries and their
- * load addresses, or a perf.data file recorded with `perf record -e intel_pt//u`.
- * docs/pt.md "Importing". */
+ * load addresses, or a perf.data file recorded with `perf record -e intel_pt//u` (read by
+ * decoder/pt/perf_data.c; this file writes the trace). docs/pt.md "Importing". */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -9,13 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "commands.h"
+#include "perf_data.h"
 #include "ptc_chunk_write.h"
 #include "ptc_pt_rec.h"
 #include "ptcall/trace_format_pt.h"
@@ -44,8 +44,6 @@ static const char usage[] =
 struct binary { char path[PATH_MAX]; uint64_t load; int has_load; };
 
 struct imp {
-    struct { uint32_t tid, pid; } t2p[4096]; /* per-thread perf.data: whose thread is it */
-    int nt2p;
     int fd;
     const char *out;
     struct { uint32_t pid, tid, next; } seq[1024]; /* per (pid, tid) chunk stream */
@@ -193,87 +191,15 @@ static int aux_chunks(struct imp *m, uint32_t cpu, uint32_t pid, uint32_t tid, u
     return 0;
 }
 
-/* ---- perf.data ---------------------------------------------------------------------- */
-
-struct perf_file_section { uint64_t offset, size; };
-struct perf_file_header {
-    uint64_t magic, size, attr_size;
-    struct perf_file_section attrs, data, event_types;
-    uint64_t features[4];
-};
-
-enum { PERF_AUXTRACE_INFO = 70, PERF_AUXTRACE = 71, PERF_COMPRESSED = 81 };
-#define HEADER_CPUID_BIT 9
+/* ---- perf.data (read by decoder/pt/perf_data.c) ------------------------------------------ */
 
 struct sbbuf { uint32_t cpu; uint8_t *v; size_t n, cap; };
 
-/* AUX data of one perf buffer (idx), assembled by offset: perf pads each AUXTRACE record's
- * data to 8 bytes and starts the next record at the real (unpadded) offset, so records may
- * overlap by up to 7 bytes of padding; a real gap in offsets is kept as a gap. */
-struct asm_buf { uint32_t idx, cpu, tid; uint64_t base; uint8_t *v; size_t n, cap; };
-
-static void note_tid(struct imp *m, uint32_t pid, uint32_t tid)
-{
-    if (!pid || !tid || pid == UINT32_MAX)
-        return;
-    for (int i = 0; i < m->nt2p; i++)
-        if (m->t2p[i].tid == tid) {
-            m->t2p[i].pid = pid;
-            return;
-        }
-    if (m->nt2p < 4096) {
-        m->t2p[m->nt2p].tid = tid;
-        m->t2p[m->nt2p++].pid = pid;
-    }
-}
-
-static uint32_t pid_of(const struct imp *m, uint32_t tid)
-{
-    for (int i = 0; i < m->nt2p; i++)
-        if (m->t2p[i].tid == tid)
-            return m->t2p[i].pid;
-    return tid;
-}
-
-static int asm_flush(struct imp *m, struct asm_buf *a)
-{
-    int r = 0;
-    /* before a jump in offsets (or at the end) the padding of the last record cannot be told
-     * from data by its offset: drop up to 7 trailing zero bytes (at worst PAD packets) */
-    for (int k = 0; k < 7 && a->n && !a->v[a->n - 1]; k++)
-        a->n--;
-    if (a->n)
-        r = a->cpu == PTC_PT_CPU_THREAD ? aux_chunks(m, a->cpu, pid_of(m, a->tid), a->tid, a->base,
-                                                     a->v, a->n)
-                                        : aux_chunks(m, a->cpu, 0, 0, a->base, a->v, a->n);
-    a->base += a->n;
-    a->n = 0;
-    return r;
-}
-
-static int asm_add(struct imp *m, struct asm_buf *a, uint64_t off, const uint8_t *p, size_t n)
-{
-    if (off < a->base + a->n && off + 8 > a->base + a->n && off >= a->base) {
-        a->n = (size_t)(off - a->base); /* drop the previous record's padding */
-    } else if (off != a->base + a->n) {
-        if (asm_flush(m, a))
-            return -1;
-        a->base = off;
-    }
-    if (a->n + n > a->cap) {
-        size_t c = a->cap ? a->cap * 2 : (1u << 20);
-        while (c < a->n + n)
-            c *= 2;
-        void *v = realloc(a->v, c);
-        if (!v)
-            return -1;
-        a->v = v;
-        a->cap = c;
-    }
-    memcpy(a->v + a->n, p, n);
-    a->n += n;
-    return 0;
-}
+struct perf_import {
+    struct imp *m;
+    struct sbbuf *sbs; /* sideband records by CPU, written once the config is known */
+    int nsb;
+};
 
 static int sb_add(struct sbbuf **sbs, int *nsb, uint32_t cpu, const void *p, size_t n)
 {
@@ -305,284 +231,85 @@ static int sb_add(struct sbbuf **sbs, int *nsb, uint32_t cpu, const void *p, siz
     return 0;
 }
 
-static size_t trailer_size(uint64_t st)
+static int perf_aux(void *ctx, uint32_t cpu, uint32_t pid, uint32_t tid, uint64_t off,
+                    const uint8_t *p, size_t n)
 {
-    size_t n = 0;
-    uint64_t bits[] = {PERF_SAMPLE_TID, PERF_SAMPLE_TIME, PERF_SAMPLE_ID, PERF_SAMPLE_STREAM_ID,
-                       PERF_SAMPLE_CPU, PERF_SAMPLE_IDENTIFIER};
-    for (int i = 0; i < 6; i++)
-        n += (st & bits[i]) ? 8 : 0;
-    return n;
+    struct perf_import *pi = ctx;
+    return aux_chunks(pi->m, cpu, pid, tid, off, p, n) ? 1 : 0;
+}
+
+/* An executable mapping: a module when the object (or the --binary of that file name) is
+ * instrumented and the mapping holds its stubs. */
+static int perf_mmap(void *ctx, const struct ptc_perf_mmap *mm)
+{
+    struct imp *m = ((struct perf_import *)ctx)->m;
+    const char *use = mm->file;
+    const char *base = strrchr(mm->file, '/') ? strrchr(mm->file, '/') + 1 : mm->file;
+    for (int i = 0; i < m->nbins; i++) {
+        const char *b = strrchr(m->bins[i].path, '/');
+        if (!strcmp(b ? b + 1 : m->bins[i].path, base))
+            use = m->bins[i].path;
+    }
+    struct ptc_pt_elf_sections sec;
+    char why[256];
+    if (!ptc_pt_elf_sections(use, &sec, why, sizeof(why)) && sec.has_stubs &&
+        sec.stubs_offset >= mm->pgoff && sec.stubs_offset < mm->pgoff + mm->len) {
+        uint64_t bias = mm->addr + (sec.stubs_offset - mm->pgoff) - sec.stubs_addr;
+        if (add_module(m, mm->pid, use, bias, 0))
+            return 1;
+    }
+    return 0;
+}
+
+static int perf_fork(void *ctx, uint32_t pid, uint32_t ppid, uint32_t ptid)
+{
+    struct imp *m = ((struct perf_import *)ctx)->m;
+    struct ptc_process pr = {.ppid = ppid, .how = PTC_PROC_FORK, .parent_tid = ptid};
+    return chunk(m, PTC_CHUNK_PROCESS, pid, 0, &pr, sizeof(pr), NULL, 0) ? 1 : 0;
+}
+
+static int perf_sideband(void *ctx, uint32_t cpu, const uint8_t *rec, size_t size)
+{
+    struct perf_import *pi = ctx;
+    if (sb_add(&pi->sbs, &pi->nsb, cpu, rec, size))
+        return fail("out of memory%s%s", "", "");
+    return 0;
 }
 
 static int import_perf(struct imp *m, const char *path)
 {
-    size_t len;
-    uint8_t *f = slurp(path, &len);
-    if (!f)
-        return fail("cannot read %s: %s", path, strerror(errno));
-    struct perf_file_header h;
-    if (len < sizeof(h) || (memcpy(&h, f, sizeof(h)), memcmp(&h.magic, "PERFILE2", 8))) {
-        free(f);
-        return fail("%s is not a perf.data file (no PERFILE2 magic; pipe-mode files are not "
-                    "supported: record to a file)%s", path, "");
-    }
-    if (h.attrs.offset + h.attrs.size > len || h.data.offset + h.data.size > len ||
-        h.attr_size < 64) {
-        free(f);
-        return fail("%s is truncated or corrupt (sections past the end of the file)%s", path, "");
-    }
-    /* attributes: find the intel_pt event (the one AUXTRACE_INFO's PMU type names) */
-    size_t nattr = h.attrs.size / (h.attr_size + 16);
-    uint64_t st_all = 0;
-    int st_mixed = 0;
-    for (size_t i = 0; i < nattr; i++) {
-        struct perf_event_attr a;
-        memset(&a, 0, sizeof(a));
-        memcpy(&a, f + h.attrs.offset + i * (h.attr_size + 16),
-               h.attr_size < sizeof(a) ? h.attr_size : sizeof(a));
-        uint64_t st = a.sample_id_all ? a.sample_type & (PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-                                                         PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |
-                                                         PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
-                                      : 0;
-        if (i && st != st_all)
-            st_mixed = 1;
-        st_all = st;
-    }
-    if (st_mixed) {
-        free(f);
-        return fail("%s: its events have different sample_id layouts; record with "
-                    "perf record -e intel_pt//u only%s", path, "");
-    }
-    struct ptc_pt_config cfg;
-    memset(&cfg, 0, sizeof(cfg));
-    cfg.size = sizeof(cfg);
-    cfg.sample_type = st_all;
-    int have_info = 0;
-    /* HEADER_CPUID feature: "GenuineIntel,6,85,4" */
-    {
-        uint64_t fo = h.data.offset + h.data.size;
-        int idx = 0;
-        for (int bit = 0; bit < HEADER_CPUID_BIT; bit++)
-            if (h.features[bit / 64] >> (bit % 64) & 1)
-                idx++;
-        if ((h.features[0] >> HEADER_CPUID_BIT) & 1 && fo + (size_t)(idx + 1) * 16 <= len) {
-            struct perf_file_section s;
-            memcpy(&s, f + fo + (size_t)idx * 16, 16);
-            if (s.offset + s.size <= len && s.size > 4) {
-                char buf[128] = "";
-                size_t sl = s.size - 4 < 127 ? s.size - 4 : 127;
-                memcpy(buf, f + s.offset + 4, sl);
-                unsigned fam, mod, step;
-                if (!strncmp(buf, "GenuineIntel,", 13) &&
-                    sscanf(buf + 13, "%u,%u,%u", &fam, &mod, &step) == 3) {
-                    cfg.cpu_vendor = 1;
-                    cfg.cpu_family = (uint16_t)fam;
-                    cfg.cpu_model = (uint8_t)mod;
-                    cfg.cpu_stepping = (uint8_t)step;
-                }
-            }
-        }
-    }
-    struct sbbuf *sbs = NULL;
-    int nsb = 0, rc = 0;
-    struct asm_buf bufs[1024];
-    int nbufs = 0;
-    size_t tsz = trailer_size(st_all);
-    uint64_t auxtrace = 0, auxbytes = 0, sbrec = 0;
-    uint64_t off = h.data.offset, end = h.data.offset + h.data.size;
-    uint64_t pt_type = 0;
-    while (off + 8 <= end && !rc) {
-        struct perf_event_header eh;
-        memcpy(&eh, f + off, sizeof(eh));
-        if (eh.size < 8 || off + eh.size > end) {
-            rc = fail("%s is corrupt: a record at offset %s overruns the data section", path,
-                      "");
-            break;
-        }
-        const uint8_t *r = f + off;
-        uint64_t next = off + eh.size;
-        if (eh.type == PERF_AUXTRACE_INFO && eh.size >= 16 + 8 * 16) {
-            uint64_t priv[32] = {0};
-            size_t np = (eh.size - 16) / 8;
-            memcpy(priv, r + 16, 8 * (np < 32 ? np : 32));
-            uint32_t type;
-            memcpy(&type, r + 8, 4);
-            if (type != 1) {
-                rc = fail("%s: its AUX trace is not Intel PT (type %s)", path, "");
-                break;
-            }
-            pt_type = priv[0];
-            cfg.time_shift = (uint16_t)priv[1];
-            cfg.time_mult = (uint32_t)priv[2];
-            cfg.time_zero = priv[3];
-            if (priv[4])
-                cfg.flags |= PTC_PT_F_TIME_ZERO;
-            cfg.cpuid_0x15_ebx = (uint32_t)priv[12];
-            cfg.cpuid_0x15_eax = (uint32_t)priv[13];
-            cfg.nom_freq = (uint8_t)priv[15];
-            /* the event config, to learn which timing packets are on */
-            for (size_t i = 0; i < nattr; i++) {
-                struct perf_event_attr a;
-                memset(&a, 0, sizeof(a));
-                memcpy(&a, f + h.attrs.offset + i * (h.attr_size + 16),
-                       h.attr_size < sizeof(a) ? h.attr_size : sizeof(a));
-                if (a.type != pt_type)
-                    continue;
-                cfg.config = a.config;
-                cfg.pmu_type = a.type;
-                if (a.config >> priv[5] & 1)
-                    cfg.flags |= PTC_PT_F_TSC;
-                if (a.config >> priv[6] & 1)
-                    cfg.flags |= PTC_PT_F_NORETCOMP;
-                if (a.config >> priv[10] & 1)
-                    cfg.flags |= PTC_PT_F_MTC;
-                if (priv[14] && (a.config >> priv[14] & 1))
-                    cfg.flags |= PTC_PT_F_CYC;
-                if (priv[11])
-                    cfg.mtc_freq = (uint8_t)((a.config & priv[11]) >> __builtin_ctzll(priv[11]));
-            }
-            if (priv[8])
-                cfg.flags |= PTC_PT_F_SNAPSHOT;
-            if (!priv[9])
-                cfg.flags |= PTC_PT_F_PER_THREAD;
-            have_info = 1;
-        } else if (eh.type == PERF_AUXTRACE && eh.size >= 48) {
-            uint64_t size, aoff;
-            uint32_t idx, tid, cpu;
-            memcpy(&size, r + 8, 8);
-            memcpy(&aoff, r + 16, 8);
-            memcpy(&idx, r + 32, 4);
-            memcpy(&tid, r + 36, 4);
-            memcpy(&cpu, r + 40, 4);
-            if (next + size > end) {
-                rc = fail("%s is truncated: an AUXTRACE record's data runs past the end%s",
-                          path, "");
-                break;
-            }
-            /* per-CPU mode: one buffer per CPU; per-thread mode: cpu is -1 */
-            struct asm_buf *ab = NULL;
-            for (int i = 0; i < nbufs; i++)
-                if (bufs[i].idx == idx)
-                    ab = &bufs[i];
-            if (!ab) {
-                if (nbufs == 1024) {
-                    rc = fail("%s: more than 1024 AUX buffers%s", path, "");
-                    break;
-                }
-                ab = &bufs[nbufs++];
-                memset(ab, 0, sizeof(*ab));
-                ab->idx = idx;
-                ab->cpu = cpu == UINT32_MAX ? PTC_PT_CPU_THREAD : cpu;
-                ab->tid = tid;
-                ab->base = aoff;
-            }
-            rc = asm_add(m, ab, aoff, f + next, (size_t)size) ? 1 : 0;
-            next += size; /* the data is not counted in header.size */
-            auxtrace++;
-            auxbytes += size;
-        } else if (eh.type == PERF_COMPRESSED) {
-            rc = fail("%s was recorded with -z (compressed records): record it again without "
-                      "-z%s", path, "");
-            break;
-        } else if (eh.type < 64 && eh.type != PERF_RECORD_SAMPLE) {
-            uint32_t cpu = 0;
-            if ((st_all & PERF_SAMPLE_CPU) && eh.size >= 8 + tsz) {
-                /* CPU is the field before IDENTIFIER in the trailer */
-                size_t at = eh.size - tsz;
-                if (st_all & PERF_SAMPLE_TID)
-                    at += 8;
-                if (st_all & PERF_SAMPLE_TIME)
-                    at += 8;
-                if (st_all & PERF_SAMPLE_ID)
-                    at += 8;
-                if (st_all & PERF_SAMPLE_STREAM_ID)
-                    at += 8;
-                memcpy(&cpu, r + at, 4);
-            }
-            if (cfg.flags & PTC_PT_F_PER_THREAD)
-                cpu = PTC_PT_CPU_THREAD;
-            if ((st_all & PERF_SAMPLE_TID) && eh.size >= 8 + tsz) {
-                uint32_t pt[2];
-                memcpy(pt, r + eh.size - tsz, 8);
-                note_tid(m, pt[0], pt[1]);
-            }
-            if (eh.type == PERF_RECORD_MMAP2 && eh.size > 72) {
-                uint32_t pid, prot;
-                uint64_t addr, mlen, pgoff;
-                memcpy(&pid, r + 8, 4);
-                memcpy(&addr, r + 16, 8);
-                memcpy(&mlen, r + 24, 8);
-                memcpy(&pgoff, r + 32, 8);
-                memcpy(&prot, r + 64, 4);
-                char file[PATH_MAX];
-                size_t fl = (size_t)(eh.size - 72) < sizeof(file) - 1 ? (size_t)(eh.size - 72)
-                                                                      : sizeof(file) - 1;
-                memcpy(file, r + 72, fl);
-                file[fl] = 0;
-                const char *use = file;
-                const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
-                for (int i = 0; i < m->nbins; i++) {
-                    const char *b = strrchr(m->bins[i].path, '/');
-                    if (!strcmp(b ? b + 1 : m->bins[i].path, base))
-                        use = m->bins[i].path;
-                }
-                struct ptc_pt_elf_sections sec;
-                char why[256];
-                if ((prot & PROT_EXEC) && file[0] == '/' &&
-                    !ptc_pt_elf_sections(use, &sec, why, sizeof(why)) && sec.has_stubs &&
-                    sec.stubs_offset >= pgoff && sec.stubs_offset < pgoff + mlen) {
-                    uint64_t bias = addr + (sec.stubs_offset - pgoff) - sec.stubs_addr;
-                    if (add_module(m, pid, use, bias, 0))
-                        rc = 1;
-                }
-            }
-            if (eh.type == PERF_RECORD_FORK && eh.size >= 8 + 24) {
-                uint32_t v[4];
-                memcpy(v, r + 8, 16);
-                if (v[0] != v[1] && v[2] == v[0]) {
-                    struct ptc_process pr = {.ppid = v[1], .how = PTC_PROC_FORK,
-                                             .parent_tid = v[3]};
-                    if (chunk(m, PTC_CHUNK_PROCESS, v[0], 0, &pr, sizeof(pr), NULL, 0))
-                        rc = 1;
-                }
-            }
-            if (!rc && sb_add(&sbs, &nsb, cpu, r, eh.size))
-                rc = fail("out of memory%s%s", "", "");
-            sbrec++;
-        }
-        off = next;
-    }
-    for (int i = 0; i < nbufs; i++) {
-        if (!rc && asm_flush(m, &bufs[i]))
-            rc = 1;
-        free(bufs[i].v);
-    }
-    if (!rc && !have_info)
-        rc = fail("%s holds no PERF_RECORD_AUXTRACE_INFO: it was not recorded with an intel_pt "
-                  "event%s", path, "");
+    struct perf_import pi = {.m = m};
+    struct ptc_perf_data_ops ops = {.ctx = &pi, .aux = perf_aux, .mmap = perf_mmap,
+                                    .fork = perf_fork, .sideband = perf_sideband};
+    struct ptc_perf_data_info info;
+    char err[PATH_MAX + 256];
+    int rc = ptc_perf_data_read(path, &ops, &info, err, sizeof(err)) ? 1 : 0;
+    if (rc && err[0])
+        fail("%s%s", err, "");
+    const struct ptc_pt_config *cfg = &info.cfg;
     if (!rc) {
         /* the config first in reading order does not matter to the decoder; write it now */
-        rc = chunk(m, PTC_CHUNK_PT_CONFIG, 0, 0, &cfg, sizeof(cfg), NULL, 0) ? 1 : 0;
-        if (!rc && (cfg.flags & PTC_PT_F_TIME_ZERO)) {
-            struct ptc_timebase tb = {.source = PTC_TIME_PERF_PAGE, .time_shift = cfg.time_shift,
-                                      .time_mult = cfg.time_mult, .time_zero = cfg.time_zero};
+        rc = chunk(m, PTC_CHUNK_PT_CONFIG, 0, 0, cfg, sizeof(*cfg), NULL, 0) ? 1 : 0;
+        if (!rc && (cfg->flags & PTC_PT_F_TIME_ZERO)) {
+            struct ptc_timebase tb = {.source = PTC_TIME_PERF_PAGE, .time_shift = cfg->time_shift,
+                                      .time_mult = cfg->time_mult, .time_zero = cfg->time_zero};
             rc = chunk(m, PTC_CHUNK_TIMEBASE, 0, 0, &tb, sizeof(tb), NULL, 0) ? 1 : 0;
         }
-        for (int i = 0; i < nsb && !rc; i++) {
-            struct ptc_pt_sideband sb = {.cpu = sbs[i].cpu, .sample_type = st_all};
-            rc = chunk(m, PTC_CHUNK_PT_SIDEBAND, 0, 0, &sb, sizeof(sb), sbs[i].v, sbs[i].n) ? 1 : 0;
+        for (int i = 0; i < pi.nsb && !rc; i++) {
+            struct ptc_pt_sideband sb = {.cpu = pi.sbs[i].cpu, .sample_type = info.sample_type};
+            rc = chunk(m, PTC_CHUNK_PT_SIDEBAND, 0, 0, &sb, sizeof(sb), pi.sbs[i].v, pi.sbs[i].n)
+                     ? 1
+                     : 0;
         }
     }
     if (!rc)
         fprintf(stderr, "ptcall import: %s: %llu AUXTRACE records (%llu bytes), %llu sideband "
                         "records, %llu instrumented module mappings\n",
-                path, (unsigned long long)auxtrace, (unsigned long long)auxbytes,
-                (unsigned long long)sbrec, (unsigned long long)m->modules);
-    for (int i = 0; i < nsb; i++)
-        free(sbs[i].v);
-    free(sbs);
-    free(f);
+                path, (unsigned long long)info.auxtrace, (unsigned long long)info.aux_bytes,
+                (unsigned long long)info.sideband, (unsigned long long)m->modules);
+    for (int i = 0; i < pi.nsb; i++)
+        free(pi.sbs[i].v);
+    free(pi.sbs);
     return rc;
 }
 

@@ -20,8 +20,9 @@
 
 #include "commands.h"
 #include "ptc_chunk_write.h"
+#include "ptc_record_options.h"
+#include "ptcall/decode.h"
 #include "ptcall/trace_format.h"
-#include "record_options.h"
 
 #ifndef PTCALL_RT_BUILD_PATH
 #define PTCALL_RT_BUILD_PATH ""
@@ -188,53 +189,59 @@ struct trace_summary {
     int bad;
 };
 
-/* Streams over the chunks: totals from PROCESS_END, counts of MODULE / LOSS. */
+static int no_crc(void *ctx, const struct ptc_chunk_header *h)
+{
+    (void)ctx;
+    (void)h;
+    return 1;
+}
+
+/* Streams over the chunks: totals from PROCESS_END, counts of MODULE / LOSS. The file was
+ * just written by this run: the summary leaves checking CRCs to the decoder (a damaged
+ * chunk is not counted, and the summary ends where the reader must stop). */
 static void summarize(const char *path, struct trace_summary *s)
 {
     memset(s, 0, sizeof(*s));
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
+    struct stat st;
+    struct ptc_reader *r = NULL;
+    if (stat(path, &st) != 0 || ptc_reader_open(&r, path) != 0) {
+        if (r)
+            ptc_reader_close(r);
         s->bad = 1;
         return;
     }
-    struct stat st;
-    fstat(fd, &st);
     s->file_bytes = (uint64_t)st.st_size;
-    off_t off = sizeof(struct ptc_file_header);
-    for (;;) {
-        struct ptc_chunk_header h;
-        ssize_t r = pread(fd, &h, sizeof(h), off);
-        if (r == 0)
-            break;
-        if (r != (ssize_t)sizeof(h)) {
+    ptc_reader_set_crc_skip(r, no_crc, NULL);
+    struct ptc_chunk c;
+    int rc;
+    while ((rc = ptc_reader_next(r, &c)) != 0) {
+        if (rc < 0) {
             s->bad = 1;
+            if (ptc_reader_can_continue(r))
+                continue;
             break;
         }
-        off_t payload = off + (off_t)sizeof(h);
-        if (h.type == PTC_CHUNK_PROCESS_END) {
+        const struct ptc_chunk_header *h = &c.h;
+        if (h->type == PTC_CHUNK_PROCESS_END) {
             struct ptc_process_end e;
-            if (h.payload_size >= sizeof(e) && pread(fd, &e, sizeof(e), payload) == (ssize_t)sizeof(e)) {
+            if (h->payload_size >= sizeof(e)) {
+                memcpy(&e, c.payload, sizeof(e));
                 s->events += e.events;
                 s->dropped += e.dropped;
                 s->waits += e.waits;
             }
-        } else if (h.type == PTC_CHUNK_MODULE || h.type == PTC_CHUNK_PT_FIRST) {
-            s->modules += h.type == PTC_CHUNK_MODULE;
-        } else if (h.type == PTC_CHUNK_PROCESS) {
+        } else if (h->type == PTC_CHUNK_MODULE) {
+            s->modules++;
+        } else if (h->type == PTC_CHUNK_PROCESS) {
             s->processes++;
-        } else if (h.type == PTC_CHUNK_LOSS) {
+        } else if (h->type == PTC_CHUNK_LOSS) {
             s->loss_chunks++;
-        } else if (h.type == PTC_CHUNK_SOFT_EVENTS) {
-            if (h.payload_size > sizeof(struct ptc_soft_events))
-                s->event_bytes += h.payload_size - sizeof(struct ptc_soft_events);
-        }
-        off = payload + (off_t)h.payload_size + (off_t)ptc_chunk_padding(h.payload_size);
-        if (off > st.st_size) {
-            s->bad = 1;
-            break;
+        } else if (h->type == PTC_CHUNK_SOFT_EVENTS) {
+            if (h->payload_size > sizeof(struct ptc_soft_events))
+                s->event_bytes += h->payload_size - sizeof(struct ptc_soft_events);
         }
     }
-    close(fd);
+    ptc_reader_close(r);
 }
 
 static int exit_status_of(int ws)

@@ -1,21 +1,44 @@
 /* ptcall report: per-function calls, inclusive and self time, hottest first. */
+#include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "aggregate.h"
 #include "cli_common.h"
+#include "cli_view.h"
+#include "views.h"
 #include "commands.h"
+#include "runs.h"
 
 static const char USAGE[] =
-    "usage: ptcall report FILE [--top N] [--sort calls|self|total] [--format table|csv|json]\n"
-    "                          [--threads N] [--salvage]\n"
+    "usage: ptcall report FILE|DIR... [--top N] [--sort calls|self|total]\n"
+    "                     [--format table|csv|json] [--meta FILE] [--stat mean,min,max,stddev]\n"
+    "                     [--allow-different] [--threads N] [--salvage]\n"
     "  --top N       show the N hottest functions (default 20 for table, all for csv/json;\n"
     "                0 = all)\n"
     "  --sort KEY    calls, self or total (default total, or calls for untimed traces)\n"
     "  --format F    table (for people), csv or json (versioned, see docs/usage.md)\n"
+    "  --meta FILE   also write the report's metadata (trace, time unit, totals) to FILE\n"
+    "                as a JSON object (the csv output is the header and the rows only)\n"
+    "Several runs (more than one FILE, a DIR: its *.ptc files, or --stat) give one row per\n"
+    "function, matched by (module basename, linkage name, file), with figures summed:\n"
+    "  --stat S      also per-run statistics: mean, min, max, stddev (comma-separated or\n"
+    "                repeated); a run without the function counts as 0\n"
+    "  --allow-different  combine runs that share no instrumented module\n"
     "  --threads N   decode with N threads, one per traced thread at most (default 1;\n"
     "                0 = one per CPU); the output is the same\n"
-    "  --salvage     analyse what precedes damage in a truncated or corrupt trace\n";
+    "  --salvage     analyse what precedes damage in a truncated or corrupt trace (several\n"
+    "                runs: leave out, with a warning, the files that cannot be read at all)\n"
+    "One run only:\n"
+    "  --by thread|process  rows per thread or per process\n"
+    "  --paths       the hot call paths (root ... function) instead of functions: those with\n"
+    "                at least --min-share P % of the time in outermost frames (untimed: of\n"
+    "                the calls; default 1) or at least --min-calls N calls\n"
+    "  --pid P, --tid T, --function GLOB, --exclude GLOB, --max-depth D, --time START,END,\n"
+    "  --min-duration D   filters: the figures count only the calls they keep (see\n"
+    "                'ptcall calls --help' and docs/usage.md, Filters)\n";
 
 enum sort_key { SORT_DEFAULT, SORT_CALLS, SORT_SELF, SORT_TOTAL };
 enum fmt { FMT_TABLE, FMT_CSV, FMT_JSON };
@@ -55,8 +78,10 @@ static int cmp_row(const void *a, const void *b)
 
 static double pct(uint64_t v, uint64_t total) { return total ? 100.0 * (double)v / (double)total : 0.0; }
 
-static void print_table(const char *path, struct ptc_session *s, const struct ptc_totals *t,
-                        struct row *rows, size_t n, size_t shown)
+static void print_rows(const struct ptc_totals *t, struct row *rows, size_t n, size_t shown);
+
+/* The table's header lines. */
+static void print_head(const char *path, const struct ptc_totals *t)
 {
     int timed = t->timed;
     int ns = t->has_timebase;
@@ -75,6 +100,12 @@ static void print_table(const char *path, struct ptc_session *s, const struct pt
         cli_fmt_time(b, sizeof(b), t->total_time, 1);
         printf("# time in traced functions: %s (shares are of this total)\n", b);
     }
+}
+
+/* The table's column header and rows (one group's, with --by). */
+static void print_rows(const struct ptc_totals *t, struct row *rows, size_t n, size_t shown)
+{
+    int timed = t->timed, ns = t->has_timebase;
     if (timed)
         printf("%12s %14s %7s %14s %7s  %s\n", "calls", "total", "total%", "self", "self%",
                "function [module]");
@@ -97,6 +128,11 @@ static void print_table(const char *path, struct ptc_session *s, const struct pt
     if (shown < n)
         printf("(%zu more function%s called; --top 0 shows all)\n", n - shown,
                n - shown == 1 ? "" : "s");
+}
+
+/* The table's footer: totals and trace quality. */
+static void print_footer(struct ptc_session *s, const struct ptc_totals *t)
+{
     printf("events %llu, threads %llu, processes %llu, gaps %llu, repairs %llu, unwound %llu, "
            "unmatched %llu, losses %llu\n",
            (unsigned long long)t->events, (unsigned long long)t->threads,
@@ -109,21 +145,18 @@ static void print_table(const char *path, struct ptc_session *s, const struct pt
     cli_print_quality(stdout, s, t);
 }
 
-static void print_csv(const char *path, const struct ptc_totals *t, struct row *rows,
-                      size_t shown)
+/* Plain RFC 4180: the header is the first line, so csv readers (Python's csv.DictReader,
+ * pandas) take it as the header; the metadata goes to --meta FILE. */
+static void print_csv(const struct ptc_totals *t, struct row *rows, size_t shown,
+                      const struct ptc_agg_group *g, int header)
 {
-    const char *unit = !t->timed ? "none" : t->has_timebase ? "ns" : "ticks";
-    printf("# ptcall report csv format_version=1 trace=");
-    cli_csv_str(stdout, path);
-    printf(" time_unit=%s events=%llu threads=%llu processes=%llu gaps=%llu repairs=%llu "
-           "unwound=%llu unmatched=%llu lost_events=%llu\n",
-           unit, (unsigned long long)t->events, (unsigned long long)t->threads,
-           (unsigned long long)t->processes, (unsigned long long)t->gaps,
-           (unsigned long long)t->repairs, (unsigned long long)t->unwound,
-           (unsigned long long)t->unmatched, (unsigned long long)t->lost_events);
-    printf("rank,function,linkage_name,module,file,line,calls,total,self,total_pct,self_pct\n");
+    if (header)
+        printf("%srank,function,linkage_name,module,file,line,calls,total,self,total_pct,"
+               "self_pct\n", g ? "pid,tid," : "");
     for (size_t i = 0; i < shown; i++) {
         const struct row *r = &rows[i];
+        if (g)
+            printf("%u,%u,", g->pid, g->tid);
         printf("%zu,", i + 1);
         cli_csv_str(stdout, r->fi->name);
         putchar(',');
@@ -142,42 +175,47 @@ static void print_csv(const char *path, const struct ptc_totals *t, struct row *
     }
 }
 
-static void print_json(const char *path, struct ptc_session *s, const struct ptc_totals *t,
-                       struct row *rows, size_t shown, int damage, const char *damage_msg)
+/* The JSON report's fields before "functions" (also the single-run --meta object). */
+static void json_head(FILE *f, const char *path, const struct ptc_totals *t, int damage,
+                      const char *damage_msg)
 {
     const char *unit = !t->timed ? "none" : t->has_timebase ? "ns" : "ticks";
-    printf("{\n  \"format_version\": 1,\n  \"tool\": \"ptcall report\",\n  \"trace\": ");
-    cli_json_str(stdout, path);
-    printf(",\n  \"backend\": \"%s\",\n  \"timed\": %s,\n  \"time_unit\": \"%s\",\n",
-           cli_backend_name(t->backend), t->timed ? "true" : "false", unit);
-    printf("  \"totals\": {\"events\": %llu, \"whole_calls\": %llu, \"calls\": %llu, \"threads\": %llu, "
-           "\"processes\": %llu, \"gaps\": %llu, \"missing_chunks\": %llu, \"lost_events\": "
-           "%llu, \"lost_pt_units\": %llu, \"repairs\": %llu, \"unwound\": %llu, \"unmatched\": "
-           "%llu, \"broken_frames\": %llu, \"open_at_end\": %llu, \"bad_stubs\": %llu, "
-           "\"fork_unknown\": %llu, \"lossy_threads\": %llu, \"complete\": %s, ",
-           (unsigned long long)t->events, (unsigned long long)t->whole_calls,
-           (unsigned long long)t->calls, (unsigned long long)t->threads,
-           (unsigned long long)t->processes, (unsigned long long)t->gaps,
-           (unsigned long long)t->missing_chunks,
-           (unsigned long long)t->lost_events, (unsigned long long)t->lost_other,
-           (unsigned long long)t->repairs, (unsigned long long)t->unwound,
-           (unsigned long long)t->unmatched, (unsigned long long)t->broken_frames,
-           (unsigned long long)t->open_at_end, (unsigned long long)t->bad_stubs,
-           (unsigned long long)t->fork_unknown, (unsigned long long)t->lossy_threads,
-           t->record_end && !damage ? "true" : "false");
+    fprintf(f, "{\n  \"format_version\": 1,\n  \"tool\": \"ptcall report\",\n  \"trace\": ");
+    cli_json_str(f, path);
+    fprintf(f, ",\n  \"backend\": \"%s\",\n  \"timed\": %s,\n  \"time_unit\": \"%s\",\n",
+            cli_backend_name(t->backend), t->timed ? "true" : "false", unit);
+    fprintf(f, "  \"totals\": {\"events\": %llu, \"whole_calls\": %llu, \"calls\": %llu, \"threads\": %llu, "
+            "\"processes\": %llu, \"gaps\": %llu, \"missing_chunks\": %llu, \"lost_events\": "
+            "%llu, \"lost_pt_units\": %llu, \"repairs\": %llu, \"unwound\": %llu, \"unmatched\": "
+            "%llu, \"broken_frames\": %llu, \"open_at_end\": %llu, \"bad_stubs\": %llu, "
+            "\"fork_unknown\": %llu, \"lossy_threads\": %llu, \"complete\": %s, ",
+            (unsigned long long)t->events, (unsigned long long)t->whole_calls,
+            (unsigned long long)t->calls, (unsigned long long)t->threads,
+            (unsigned long long)t->processes, (unsigned long long)t->gaps,
+            (unsigned long long)t->missing_chunks,
+            (unsigned long long)t->lost_events, (unsigned long long)t->lost_other,
+            (unsigned long long)t->repairs, (unsigned long long)t->unwound,
+            (unsigned long long)t->unmatched, (unsigned long long)t->broken_frames,
+            (unsigned long long)t->open_at_end, (unsigned long long)t->bad_stubs,
+            (unsigned long long)t->fork_unknown, (unsigned long long)t->lossy_threads,
+            t->record_end && !damage ? "true" : "false");
     if (t->timed)
-        printf("\"total_time\": %llu},\n", (unsigned long long)t->total_time);
+        fprintf(f, "\"total_time\": %llu},\n", (unsigned long long)t->total_time);
     else
-        printf("\"total_time\": null},\n");
-    printf("  \"damage\": ");
+        fprintf(f, "\"total_time\": null},\n");
+    fprintf(f, "  \"damage\": ");
     if (damage)
-        cli_json_str(stdout, damage_msg);
+        cli_json_str(f, damage_msg);
     else
-        printf("null");
-    printf(",\n  \"functions\": [");
+        fprintf(f, "null");
+}
+
+static void json_functions(const struct ptc_totals *t, struct row *rows, size_t shown,
+                           const char *indent)
+{
     for (size_t i = 0; i < shown; i++) {
         const struct row *r = &rows[i];
-        printf("%s\n    {\"name\": ", i ? "," : "");
+        printf("%s\n%s{\"name\": ", i ? "," : "", indent);
         cli_json_str(stdout, r->fi->name);
         printf(", \"linkage_name\": ");
         cli_json_str(stdout, r->fi->linkage_name);
@@ -194,6 +232,10 @@ static void print_json(const char *path, struct ptc_session *s, const struct ptc
         else
             printf("\"total\": null, \"self\": null, \"total_pct\": null, \"self_pct\": null}");
     }
+}
+
+static void json_uncalled(struct ptc_session *s)
+{
     printf("\n  ],\n  \"uncalled\": [");
     int first = 1;
     uint32_t nf = ptc_session_num_funcs(s);
@@ -209,89 +251,847 @@ static void print_json(const char *path, struct ptc_session *s, const struct ptc
     printf("]\n}\n");
 }
 
-int cmd_report(int argc, char **argv)
+static void print_json(const char *path, struct ptc_session *s, const struct ptc_totals *t,
+                       struct row *rows, size_t shown, int damage, const char *damage_msg,
+                       int filtered)
 {
-    static const char *const sort_keys[] = {"calls", "self", "total", NULL};
-    static const char *const formats[] = {"table", "csv", "json", NULL};
-    struct cli_args a = {.cmd = "report", .usage = USAGE, .threads = 1};
-    const char *v;
-    uint64_t top = 0;
-    int have_top = 0;
-    enum fmt fmt = FMT_TABLE;
-    g_sort = SORT_DEFAULT;
-    for (int i = 1; i < argc; i++) {
-        int r, k;
-        if ((r = cli_flag_value(argc, argv, &i, "--top", &v))) {
-            if (r < 0 || cli_parse_u64(v, &top))
-                return cli_usage_error("report", USAGE, "--top needs a number");
-            have_top = 1;
-        } else if ((r = cli_flag_choice(argc, argv, &i, "--sort", sort_keys, &k))) {
-            if (r < 0)
-                return cli_usage_error("report", USAGE, "--sort takes calls, self or total");
-            g_sort = (enum sort_key)(SORT_CALLS + k);
-        } else if ((r = cli_flag_choice(argc, argv, &i, "--format", formats, &k))) {
-            if (r < 0)
-                return cli_usage_error("report", USAGE, "--format takes table, csv or json");
-            fmt = (enum fmt)(FMT_TABLE + k);
-        } else if ((r = cli_take_threads(argc, argv, &i, &a))) {
-            if (r != 1)
-                return r;
-        } else if ((r = cli_take_arg(&a, argv[i])) != CLI_ARG_TAKEN) {
-            return r;
+    json_head(stdout, path, t, damage, damage_msg);
+    if (filtered)
+        printf(",\n  \"filtered\": true");
+    printf(",\n  \"functions\": [");
+    json_functions(t, rows, shown, "    ");
+    json_uncalled(s);
+}
+
+/* ---- --meta FILE ----------------------------------------------------------------------- */
+
+/* Writes the metadata object with fn to path. Returns 0, or 1 after saying why it cannot be
+ * written (a write error must not pass silently: the csv alone looks complete). */
+static int write_meta(const char *path, void (*fn)(FILE *f, const void *ctx), const void *ctx)
+{
+    char what[1200];
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        snprintf(what, sizeof(what), "cannot write the metadata file %s: %s", path,
+                 strerror(errno));
+        return cli_fail("report", what, "check the path and its permissions");
+    }
+    fn(f, ctx);
+    int bad = ferror(f);
+    errno = 0;
+    if (fclose(f) || bad) {
+        snprintf(what, sizeof(what), "cannot write the metadata file %s: %s", path,
+                 errno ? strerror(errno) : "write error");
+        return cli_fail("report", what, "check the output device");
+    }
+    return 0;
+}
+
+struct single_meta {
+    const char *path;
+    const struct ptc_totals *t;
+    int damage;
+    const char *damage_msg;
+};
+
+static void single_meta(FILE *f, const void *ctx)
+{
+    const struct single_meta *m = ctx;
+    json_head(f, m->path, m->t, m->damage, m->damage_msg);
+    fprintf(f, "\n}\n");
+}
+
+/* ---- several runs ---------------------------------------------------------------------- */
+
+struct multi {
+    const struct runs_agg *g;
+    const int *stats; /* enum runs_stat, in the order given */
+    int nstats;
+    int timed, ns;
+    uint64_t total_time;
+};
+
+#define SUM(g, field) runs_agg_sum((g), offsetof(struct ptc_totals, field))
+
+static int cmp_fn(const void *a, const void *b)
+{
+    const struct runs_fn *x = *(const struct runs_fn *const *)a;
+    const struct runs_fn *y = *(const struct runs_fn *const *)b;
+    int m = g_sort == SORT_SELF ? RUNS_SELF : g_sort == SORT_TOTAL ? RUNS_TOTAL : RUNS_CALLS;
+    if (x->sum[m] != y->sum[m])
+        return x->sum[m] > y->sum[m] ? -1 : 1;
+    if (x->sum[RUNS_CALLS] != y->sum[RUNS_CALLS])
+        return x->sum[RUNS_CALLS] > y->sum[RUNS_CALLS] ? -1 : 1;
+    int c = strcmp(x->name, y->name);
+    if (c)
+        return c;
+    size_t n = x->keylen < y->keylen ? x->keylen : y->keylen;
+    c = memcmp(x->key, y->key, n);
+    return c ? c : (x->keylen > y->keylen) - (x->keylen < y->keylen);
+}
+
+static int integral_stat(int st) { return st == RUNS_STAT_MIN || st == RUNS_STAT_MAX; }
+
+static void table_stat(const struct multi *mu, const struct runs_fn *f, int m, int st)
+{
+    double v = runs_fn_stat(mu->g, f, m, st);
+    if (m == RUNS_CALLS) {
+        if (integral_stat(st))
+            printf(" %12.0f", v);
+        else
+            printf(" %12.2f", v);
+        return;
+    }
+    char b[32];
+    cli_fmt_time(b, sizeof(b), (uint64_t)(v + 0.5), mu->ns);
+    printf(" %14s", b);
+}
+
+static void print_runs_table(const struct multi *mu, const struct runs_fn **rows, size_t n,
+                             size_t shown)
+{
+    const struct runs_agg *g = mu->g;
+    uint64_t procs = SUM(g, processes), threads = SUM(g, threads);
+    printf("# ptcall report of %zu run%s: %s backend, %llu process%s, %llu thread%s, %llu "
+           "events, %llu calls (summed over the runs)\n",
+           g->nread, g->nread == 1 ? "" : "s", runs_agg_backend(g), (unsigned long long)procs, procs == 1 ? "" : "es",
+           (unsigned long long)threads, threads == 1 ? "" : "s",
+           (unsigned long long)SUM(g, events), (unsigned long long)SUM(g, calls));
+    printf("# runs:");
+    size_t listed = 0;
+    for (size_t i = 0; i < g->nrun; i++) {
+        if (g->run[i].skipped)
+            continue;
+        if (listed++ == 8) {
+            printf(" ... (%zu in all; --format json lists them)", g->nread);
+            break;
+        }
+        printf("%s %s", listed > 1 ? "," : "", g->run[i].path);
+    }
+    printf("\n");
+    if (g->mixed_units)
+        printf("# the runs differ in timing (untimed, TSC ticks, ns): times cannot be added "
+               "up, so calls only\n");
+    else if (!mu->timed)
+        printf("# untimed traces (recorded without per-event timestamps): no time columns\n");
+    else if (!mu->ns)
+        printf("# no time base in the traces: times are in TSC ticks\n");
+    else {
+        char b[32];
+        cli_fmt_time(b, sizeof(b), mu->total_time, 1);
+        printf("# time in traced functions: %s over the %zu run%s (shares are of this "
+               "total)\n",
+               b, g->nread, g->nread == 1 ? "" : "s");
+    }
+    if (mu->nstats) {
+        printf("# per-run statistics over the %zu run%s (", g->nread, g->nread == 1 ? "" : "s");
+        for (int k = 0; k < mu->nstats; k++)
+            printf("%s%s", k ? ", " : "", runs_stat_names[mu->stats[k]]);
+        printf("): a run without the function counts as 0\n");
+    }
+    printf("%5s %12s", "runs", "calls");
+    if (mu->timed)
+        printf(" %14s %7s %14s %7s", "total", "total%", "self", "self%");
+    for (int k = 0; k < mu->nstats; k++) {
+        char h[32];
+        for (int m = 0; m < (mu->timed ? RUNS_NMEAS : 1); m++) {
+            snprintf(h, sizeof(h), "%s_%s", runs_meas_names[m], runs_stat_names[mu->stats[k]]);
+            printf(m == RUNS_CALLS ? " %12s" : " %14s", h);
         }
     }
-    int r = cli_args_done(&a);
-    if (r)
-        return r;
-    const char *path = a.path;
-    struct ptc_session *s = cli_decode(&a, NULL, NULL, NULL, NULL);
-    if (!s)
+    printf("  %s\n", "function [module]");
+    for (size_t i = 0; i < shown; i++) {
+        const struct runs_fn *f = rows[i];
+        printf("%5u %12llu", f->runs, (unsigned long long)f->sum[RUNS_CALLS]);
+        if (mu->timed) {
+            char tb[32], sb[32];
+            cli_fmt_time(tb, sizeof(tb), f->sum[RUNS_TOTAL], mu->ns);
+            cli_fmt_time(sb, sizeof(sb), f->sum[RUNS_SELF], mu->ns);
+            printf(" %14s %6.1f%% %14s %6.1f%%", tb, pct(f->sum[RUNS_TOTAL], mu->total_time), sb,
+                   pct(f->sum[RUNS_SELF], mu->total_time));
+        }
+        for (int k = 0; k < mu->nstats; k++)
+            for (int m = 0; m < (mu->timed ? RUNS_NMEAS : 1); m++)
+                table_stat(mu, f, m, mu->stats[k]);
+        printf("  %s [%s]\n", f->name, cli_base(f->module));
+    }
+    if (shown < n)
+        printf("(%zu more function%s called; --top 0 shows all)\n", n - shown,
+               n - shown == 1 ? "" : "s");
+    printf("runs %zu, events %llu, threads %llu, processes %llu, gaps %llu, repairs %llu, "
+           "unwound %llu, unmatched %llu, losses %llu\n",
+           g->nread, (unsigned long long)SUM(g, events), (unsigned long long)threads,
+           (unsigned long long)procs, (unsigned long long)SUM(g, gaps),
+           (unsigned long long)SUM(g, repairs), (unsigned long long)SUM(g, unwound),
+           (unsigned long long)SUM(g, unmatched), (unsigned long long)SUM(g, lost_events));
+    size_t lossy = runs_agg_count_lossy(g);
+    if (lossy) {
+        /* losses are never mixed in silently: name every lossy run (the first ten here) */
+        printf("warning: %zu of %zu runs are lossy or incomplete, and their figures are lower "
+               "bounds (included in the sums; --format csv/json count them per function in "
+               "lossy_runs):\n",
+               lossy, g->nread);
+        size_t k = 0;
+        for (size_t i = 0; i < g->nrun; i++) {
+            const struct runs_run *r = &g->run[i];
+            if (r->skipped || !runs_run_lossy(r))
+                continue;
+            if (k++ == 10) {
+                printf("warning:   ... (%zu more; --format json lists every run)\n", lossy - 10);
+                break;
+            }
+            char d[1024];
+            runs_describe_quality(r, d, sizeof(d));
+            printf("warning:   %s: %s\n", r->path, d);
+        }
+    }
+    for (size_t i = 0; i < g->nrun; i++)
+        if (g->run[i].skipped)
+            printf("warning: left out %s: %s\n", g->run[i].path, g->run[i].skipped);
+    uint64_t rep = SUM(g, repairs), unw = SUM(g, unwound), unm = SUM(g, unmatched),
+             open = SUM(g, open_at_end);
+    if (rep)
+        printf("note: %llu frame%s popped because %s exit was skipped (longjmp, or an "
+               "exception without unwind stubs): repaired\n",
+               (unsigned long long)rep, rep == 1 ? "" : "s", rep == 1 ? "its" : "their");
+    if (unw)
+        printf("note: %llu frame%s popped by landing pads (exceptions caught, longjmp targets)\n",
+               (unsigned long long)unw, unw == 1 ? "" : "s");
+    if (unm)
+        printf("note: %llu exit%s of functions not on the shadow stack ignored\n",
+               (unsigned long long)unm, unm == 1 ? "" : "s");
+    if (open)
+        printf("note: %llu frame%s still open at thread or process end (closed at the "
+               "thread's last event)\n",
+               (unsigned long long)open, open == 1 ? " was" : "s were");
+}
+
+static void csv_stat(const struct multi *mu, const struct runs_fn *f, int m, int st)
+{
+    if (m != RUNS_CALLS && !mu->timed) {
+        printf(",");
+        return;
+    }
+    double v = runs_fn_stat(mu->g, f, m, st);
+    if (integral_stat(st))
+        printf(",%.0f", v);
+    else
+        printf(",%.2f", v);
+}
+
+static void print_runs_csv(const struct multi *mu, const struct runs_fn **rows, size_t shown)
+{
+    printf("rank,function,linkage_name,module,file,line,runs,lossy_runs,calls,total,self,"
+           "total_pct,self_pct");
+    for (int k = 0; k < mu->nstats; k++)
+        for (int m = 0; m < RUNS_NMEAS; m++)
+            printf(",%s_%s", runs_meas_names[m], runs_stat_names[mu->stats[k]]);
+    printf("\n");
+    for (size_t i = 0; i < shown; i++) {
+        const struct runs_fn *f = rows[i];
+        printf("%zu,", i + 1);
+        cli_csv_str(stdout, f->name);
+        putchar(',');
+        cli_csv_str(stdout, f->linkage_name);
+        putchar(',');
+        cli_csv_str(stdout, f->module);
+        putchar(',');
+        cli_csv_str(stdout, f->file);
+        printf(",%u,%u,%u,%llu,", f->line, f->runs, f->lossy_runs,
+               (unsigned long long)f->sum[RUNS_CALLS]);
+        if (mu->timed)
+            printf("%llu,%llu,%.2f,%.2f", (unsigned long long)f->sum[RUNS_TOTAL],
+                   (unsigned long long)f->sum[RUNS_SELF], pct(f->sum[RUNS_TOTAL], mu->total_time),
+                   pct(f->sum[RUNS_SELF], mu->total_time));
+        else
+            printf(",,,");
+        for (int k = 0; k < mu->nstats; k++)
+            for (int m = 0; m < RUNS_NMEAS; m++)
+                csv_stat(mu, f, m, mu->stats[k]);
+        printf("\n");
+    }
+}
+
+/* The multi-run JSON's fields before "functions" (also the multi-run --meta object). */
+static void runs_json_head(FILE *f, const void *ctx)
+{
+    const struct multi *mu = ctx;
+    const struct runs_agg *g = mu->g;
+    fprintf(f, "{\n  \"format_version\": 2,\n  \"tool\": \"ptcall report\",\n  \"runs\": [");
+    size_t k = 0;
+    for (size_t i = 0; i < g->nrun; i++) {
+        const struct runs_run *r = &g->run[i];
+        if (r->skipped)
+            continue;
+        fprintf(f, "%s\n    ", k++ ? "," : "");
+        runs_json_run(f, r);
+    }
+    fprintf(f, "\n  ],\n  \"skipped\": [");
+    k = 0;
+    for (size_t i = 0; i < g->nrun; i++) {
+        const struct runs_run *r = &g->run[i];
+        if (!r->skipped)
+            continue;
+        fprintf(f, "%s\n    {\"trace\": ", k++ ? "," : "");
+        cli_json_str(f, r->path);
+        fprintf(f, ", \"error\": ");
+        cli_json_str(f, r->skipped);
+        fprintf(f, "}");
+    }
+    fprintf(f, "%s],\n  \"backend\": \"%s\",\n  \"timed\": %s,\n  \"time_unit\": \"%s\",\n"
+               "  \"mixed_time_units\": %s,\n  \"stats\": [",
+            k ? "\n  " : "", runs_agg_backend(g), mu->timed ? "true" : "false",
+            runs_unit_name(g->unit), g->mixed_units ? "true" : "false");
+    for (int s = 0; s < mu->nstats; s++)
+        fprintf(f, "%s\"%s\"", s ? ", " : "", runs_stat_names[mu->stats[s]]);
+    fprintf(f, "],\n");
+    fprintf(f, "  \"totals\": {\"runs\": %zu, \"lossy_runs\": %zu, \"incomplete_runs\": %zu, "
+               "\"events\": %llu, \"whole_calls\": %llu, \"calls\": %llu, \"threads\": %llu, "
+               "\"processes\": %llu, \"gaps\": %llu, \"missing_chunks\": %llu, \"lost_events\": "
+               "%llu, \"lost_pt_units\": %llu, \"repairs\": %llu, \"unwound\": %llu, \"unmatched\": "
+               "%llu, \"broken_frames\": %llu, \"open_at_end\": %llu, \"bad_stubs\": %llu, "
+               "\"fork_unknown\": %llu, \"lossy_threads\": %llu, \"complete\": %s, ",
+            g->nread, runs_agg_count_lossy(g), runs_agg_count_incomplete(g),
+            (unsigned long long)SUM(g, events), (unsigned long long)SUM(g, whole_calls),
+            (unsigned long long)SUM(g, calls), (unsigned long long)SUM(g, threads),
+            (unsigned long long)SUM(g, processes), (unsigned long long)SUM(g, gaps),
+            (unsigned long long)SUM(g, missing_chunks), (unsigned long long)SUM(g, lost_events),
+            (unsigned long long)SUM(g, lost_other), (unsigned long long)SUM(g, repairs),
+            (unsigned long long)SUM(g, unwound), (unsigned long long)SUM(g, unmatched),
+            (unsigned long long)SUM(g, broken_frames), (unsigned long long)SUM(g, open_at_end),
+            (unsigned long long)SUM(g, bad_stubs), (unsigned long long)SUM(g, fork_unknown),
+            (unsigned long long)SUM(g, lossy_threads),
+            runs_agg_count_incomplete(g) || k ? "false" : "true");
+    if (mu->timed)
+        fprintf(f, "\"total_time\": %llu}", (unsigned long long)mu->total_time);
+    else
+        fprintf(f, "\"total_time\": null}");
+}
+
+static void runs_meta(FILE *f, const void *ctx)
+{
+    runs_json_head(f, ctx);
+    fprintf(f, "\n}\n");
+}
+
+static void print_runs_json(const struct multi *mu, const struct runs_fn **rows, size_t shown)
+{
+    const struct runs_agg *g = mu->g;
+    runs_json_head(stdout, mu);
+    printf(",\n  \"functions\": [");
+    for (size_t i = 0; i < shown; i++) {
+        const struct runs_fn *f = rows[i];
+        printf("%s\n    {\"name\": ", i ? "," : "");
+        cli_json_str(stdout, f->name);
+        printf(", \"linkage_name\": ");
+        cli_json_str(stdout, f->linkage_name);
+        printf(", \"module\": ");
+        cli_json_str(stdout, f->module);
+        printf(", \"file\": ");
+        cli_json_str(stdout, f->file);
+        printf(", \"line\": %u, \"runs\": %u, \"lossy_runs\": %u, \"calls\": %llu, ", f->line,
+               f->runs, f->lossy_runs, (unsigned long long)f->sum[RUNS_CALLS]);
+        if (mu->timed)
+            printf("\"total\": %llu, \"self\": %llu, \"total_pct\": %.2f, \"self_pct\": %.2f",
+                   (unsigned long long)f->sum[RUNS_TOTAL], (unsigned long long)f->sum[RUNS_SELF],
+                   pct(f->sum[RUNS_TOTAL], mu->total_time),
+                   pct(f->sum[RUNS_SELF], mu->total_time));
+        else
+            printf("\"total\": null, \"self\": null, \"total_pct\": null, \"self_pct\": null");
+        for (int k = 0; k < mu->nstats; k++)
+            for (int m = 0; m < RUNS_NMEAS; m++) {
+                int st = mu->stats[k];
+                printf(", \"%s_%s\": ", runs_meas_names[m], runs_stat_names[st]);
+                if (m != RUNS_CALLS && !mu->timed)
+                    printf("null");
+                else if (integral_stat(st))
+                    printf("%.0f", runs_fn_stat(g, f, m, st));
+                else
+                    printf("%.2f", runs_fn_stat(g, f, m, st));
+            }
+        printf("}");
+    }
+    printf("\n  ],\n  \"uncalled\": [");
+    int first = 1;
+    for (size_t i = 0; i < g->nfn; i++) {
+        if (g->fn[i].runs)
+            continue;
+        printf("%s", first ? "" : ", ");
+        cli_json_str(stdout, g->fn[i].name);
+        first = 0;
+    }
+    printf("]\n}\n");
+}
+
+/* What the command line asked for. */
+struct report_opts {
+    uint64_t top;
+    int have_top;
+    enum fmt fmt;
+    const char *meta;
+    int allow_different;
+    int stats[RUNS_NSTATS];
+    int nstats;
+    int by;                 /* enum ptc_by */
+    int paths;              /* --paths */
+    const char *single_only;    /* an option that reads one run only, for the message */
+    const char *paths_only;     /* an option of --paths */
+    struct ptc_paths_opts po;
+    struct cli_filter cf;
+};
+
+static int report_runs(const struct report_opts *o, const struct cli_args *a,
+                       const struct runs_paths *paths)
+{
+    struct runs_agg g;
+    struct runs_ref ref = {0};
+    runs_agg_init(&g);
+    struct runs_opts ro = {.cmd = "report",
+                           .salvage = a->salvage,
+                           .threads = a->threads,
+                           .allow_different = o->allow_different,
+                           .nfiles = paths->n,
+                           .ref = &ref};
+    const struct runs_fn **rows = NULL;
+    int rc = 0;
+    for (size_t i = 0; i < paths->n && !rc; i++)
+        rc = runs_agg_add_file(&g, &ro, paths->v[i]);
+    if (rc)
+        goto out;
+    if (!g.nread) {
+        rc = cli_fail("report", "none of the traces could be read",
+                      "see the warnings above: give trace files written by 'ptcall record'");
+        goto out;
+    }
+    struct multi mu = {.g = &g, .stats = o->stats, .nstats = o->nstats};
+    mu.timed = g.unit != RUNS_UNTIMED;
+    mu.ns = g.unit == RUNS_NS;
+    mu.total_time = mu.timed ? SUM(&g, total_time) : 0;
+    if (g_sort == SORT_DEFAULT)
+        g_sort = mu.timed ? SORT_TOTAL : SORT_CALLS;
+    if ((g_sort == SORT_SELF || g_sort == SORT_TOTAL) && !mu.timed) {
+        rc = cli_fail("report",
+                      g.mixed_units ? "--sort self/total needs times and the runs differ in "
+                                      "timing (untimed, TSC ticks, ns)"
+                                    : "--sort self/total needs times and these traces are untimed",
+                      "use --sort calls, or give runs recorded with the same timing");
+        goto out;
+    }
+    rows = malloc((g.nfn ? g.nfn : 1) * sizeof(*rows));
+    if (!rows) {
+        rc = cli_fail("report", "out of memory", cli_advice(PTC_E_NOMEM));
+        goto out;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < g.nfn; i++)
+        if (g.fn[i].runs)
+            rows[n++] = &g.fn[i];
+    qsort(rows, n, sizeof(*rows), cmp_fn);
+    uint64_t top = o->have_top ? o->top : o->fmt == FMT_TABLE ? 20 : 0;
+    size_t shown = top && top < n ? (size_t)top : n;
+    if (o->meta && (rc = write_meta(o->meta, runs_meta, &mu)))
+        goto out;
+    static char outbuf[1 << 16];
+    setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
+    for (size_t i = 0; i < g.nrun; i++)
+        if (g.run[i].damage)
+            fprintf(stderr, "ptcall report: warning: salvaged: %s; the figures of %s cover only "
+                            "what precedes the damage (or the undamaged chunks)\n",
+                    g.run[i].damage_msg, g.run[i].path);
+    size_t lossy = runs_agg_count_lossy(&g);
+    if (o->fmt == FMT_CSV && lossy)
+        /* the csv has no room for it: say so where a person sees it */
+        fprintf(stderr, "ptcall report: warning: %zu of %zu runs are lossy or incomplete: their "
+                        "figures are lower bounds (lossy_runs counts them per function; --meta "
+                        "FILE lists the runs)\n",
+                lossy, g.nread);
+    switch (o->fmt) {
+    case FMT_TABLE:
+        print_runs_table(&mu, rows, n, shown);
+        break;
+    case FMT_CSV:
+        print_runs_csv(&mu, rows, shown);
+        break;
+    case FMT_JSON:
+        print_runs_json(&mu, rows, shown);
+        break;
+    }
+    rc = cli_flush_output("report", "the report");
+out:
+    free(rows);
+    runs_agg_free(&g);
+    runs_ref_free(&ref);
+    return rc;
+}
+
+/* The rows of one group's figures (st[id] for id < nst; the session's own without st). */
+static struct row *make_rows(struct ptc_session *s, const struct ptc_func_stats *st, uint32_t nst,
+                             size_t *n)
+{
+    uint32_t nf = ptc_session_num_funcs(s);
+    struct row *rows = malloc((nf ? nf : 1) * sizeof(*rows));
+    if (!rows)
+        return NULL;
+    *n = 0;
+    for (uint32_t id = 0; id < nf; id++) {
+        struct row *r = &rows[*n];
+        r->id = id;
+        r->fi = ptc_session_func(s, id);
+        if (!st)
+            ptc_session_func_stats(s, id, &r->st);
+        else if (id < nst)
+            r->st = st[id];
+        else
+            memset(&r->st, 0, sizeof(r->st));
+        if (r->st.calls || r->st.total)
+            (*n)++;
+    }
+    qsort(rows, *n, sizeof(*rows), cmp_row);
+    return rows;
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+    const struct ptc_agg_group *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* --paths: the hot-paths view over the (filtered) calls. */
+static int report_paths(const struct report_opts *o, struct cli_args *a)
+{
+    struct ptc_wbuf w;
+    if (ptc_wbuf_init(&w, 1, 1 << 16))
+        return cli_fail("report", "out of memory", cli_advice(PTC_E_NOMEM));
+    struct ptc_paths_opts po = o->po;
+    po.top = o->have_top ? o->top : o->fmt == FMT_TABLE ? 20 : 0;
+    po.format = o->fmt == FMT_TABLE ? PTC_PATHS_TABLE : o->fmt == FMT_CSV ? PTC_PATHS_CSV
+                                                                         : PTC_PATHS_JSON;
+    struct cli_view_run vr = {.a = a, .cf = &o->cf, .make = ptc_view_paths};
+    vr.opts.out = &w;
+    vr.opts.paths = &po;
+    int rc = cli_view_run(&vr);
+    if (ptc_wbuf_flush(&w) && !rc) {
+        fprintf(stderr, "ptcall report: cannot write the report: %s: check the output device\n",
+                strerror(w.err));
+        rc = 1;
+    }
+    if (!rc) {
+        struct ptc_totals t;
+        ptc_session_totals(vr.s, &t);
+        if ((rc = cli_filter_check(&o->cf, "report", vr.s, t.timed)) == 0) {
+            if (o->fmt == FMT_TABLE)
+                cli_print_quality(stdout, vr.s, &t);
+            else if (t.lost_events || t.gaps || t.lost_other)
+                cli_print_quality(stderr, vr.s, &t);
+            if (vr.info.filtered && !vr.info.shown_calls)
+                cli_filter_explain_empty(&o->cf, "report", vr.s, vr.info.last_time,
+                                         t.has_timebase);
+            if (a->damage)
+                cli_warn_salvaged("report", "the figures cover", a->damage_msg);
+            rc = cli_flush_output("report", "the report");
+        }
+    }
+    ptc_wbuf_free(&w);
+    cli_view_free(&vr);
+    return rc;
+}
+
+static int report_one(const struct report_opts *o, struct cli_args *a)
+{
+    if (o->paths)
+        return report_paths(o, a);
+    const char *path = a->path;
+    const struct ptc_out_filter *f = &o->cf.f;
+    int filtered = f->have_pid || f->have_tid || f->nfuncs || f->nexcludes || f->max_depth ||
+                   f->have_window || f->min_dur;
+    struct cli_view_run vr = {.a = a, .cf = &o->cf, .make = ptc_view_aggregate};
+    vr.opts.by = o->by;
+    struct ptc_session *s;
+    const struct ptc_agg *agg = NULL;
+    if (filtered || o->by) {
+        /* the figures from the call stream: per group, or only what the filters keep */
+        a->threads = 1;
+        if (cli_view_run(&vr)) {
+            cli_view_free(&vr);
+            return 1;
+        }
+        s = vr.s;
+        agg = ptc_view_aggregate_result(vr.view);
+    } else if (!(s = cli_decode(a, NULL, NULL, NULL, NULL))) {
         return 1;
+    }
+    int rc = 0;
+    struct row *rows = NULL;
     struct ptc_totals t;
     ptc_session_totals(s, &t);
     if (g_sort == SORT_DEFAULT)
         g_sort = t.timed ? SORT_TOTAL : SORT_CALLS;
     if ((g_sort == SORT_SELF || g_sort == SORT_TOTAL) && !t.timed) {
-        ptc_session_free(s);
-        return cli_fail("report", "--sort self/total needs times and this trace is untimed",
-                        "use --sort calls, or record with per-event timestamps");
+        rc = cli_fail("report", "--sort self/total needs times and this trace is untimed",
+                      "use --sort calls, or record with per-event timestamps");
+        goto out;
     }
-    uint32_t nf = ptc_session_num_funcs(s);
-    struct row *rows = malloc((nf ? nf : 1) * sizeof(*rows));
-    if (!rows) {
-        ptc_session_free(s);
-        return cli_fail("report", "out of memory", cli_advice(PTC_E_NOMEM));
+    if ((rc = cli_filter_check(&o->cf, "report", s, t.timed)))
+        goto out;
+    uint64_t top = o->have_top ? o->top : o->fmt == FMT_TABLE ? 20 : 0;
+    if (o->meta) {
+        struct single_meta m = {path, &t, a->damage, a->damage_msg};
+        if (write_meta(o->meta, single_meta, &m)) {
+            rc = 1;
+            goto out;
+        }
     }
-    size_t n = 0;
-    for (uint32_t id = 0; id < nf; id++) {
-        rows[n].id = id;
-        rows[n].fi = ptc_session_func(s, id);
-        ptc_session_func_stats(s, id, &rows[n].st);
-        if (rows[n].st.calls || rows[n].st.total)
-            n++;
-    }
-    qsort(rows, n, sizeof(*rows), cmp_row);
-    if (!have_top)
-        top = fmt == FMT_TABLE ? 20 : 0;
-    size_t shown = top && top < n ? (size_t)top : n;
     static char outbuf[1 << 16];
     setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
-    if (a.damage)
-        cli_warn_salvaged("report", "the figures cover", a.damage_msg);
-    switch (fmt) {
-    case FMT_TABLE:
-        print_table(path, s, &t, rows, n, shown);
-        if (a.damage)
-            printf("warning: salvaged from a damaged trace: %s\n", a.damage_msg);
-        break;
-    case FMT_CSV:
-        print_csv(path, &t, rows, shown);
-        break;
-    case FMT_JSON:
-        print_json(path, s, &t, rows, shown, a.damage, a.damage_msg);
-        break;
+    if (a->damage)
+        cli_warn_salvaged("report", "the figures cover", a->damage_msg);
+    /* the csv carries no totals: a lossy trace must still not pass silently */
+    if (o->fmt == FMT_CSV && (t.lost_events || t.gaps || t.lost_other || t.lossy_threads))
+        fprintf(stderr, "ptcall report: warning: %s has gaps or lost events: the figures "
+                        "of %llu thread%s are lower bounds (--meta FILE gives the totals)\n",
+                path, (unsigned long long)t.lossy_threads, t.lossy_threads == 1 ? "" : "s");
+    if (o->by) {
+        static const char *const byname[] = {"", "thread", "process"};
+        struct ptc_agg_group *groups = agg->ngroups ? malloc(agg->ngroups * sizeof(*groups)) : NULL;
+        if (agg->ngroups && !groups) {
+            rc = cli_fail("report", "out of memory", cli_advice(PTC_E_NOMEM));
+            goto out;
+        }
+        if (agg->ngroups)
+            memcpy(groups, agg->groups, agg->ngroups * sizeof(*groups));
+        qsort(groups, agg->ngroups, sizeof(*groups), cmp_group);
+        if (o->fmt == FMT_TABLE) {
+            print_head(path, &t);
+            if (filtered)
+                printf("# filtered: the figures count only the calls the filters keep\n");
+        } else if (o->fmt == FMT_JSON) {
+            json_head(stdout, path, &t, a->damage, a->damage_msg);
+            printf(",\n  \"filtered\": %s,\n  \"by\": \"%s\",\n  \"groups\": [",
+                   filtered ? "true" : "false", byname[o->by]);
+        }
+        for (size_t gi = 0; gi < agg->ngroups; gi++) {
+            const struct ptc_agg_group *g = &groups[gi];
+            size_t n;
+            free(rows);
+            if (!(rows = make_rows(s, g->st, g->nfuncs, &n))) {
+                free(groups);
+                rc = cli_fail("report", "out of memory", cli_advice(PTC_E_NOMEM));
+                goto out;
+            }
+            size_t shown = top && top < n ? (size_t)top : n;
+            if (o->fmt == FMT_TABLE) {
+                if (o->by == PTC_BY_THREAD)
+                    printf("\n## thread %u/%u (pid/tid)", g->pid, g->tid);
+                else
+                    printf("\n## process %u", g->pid);
+                const char *name = o->by == PTC_BY_THREAD ? ptc_session_thread_name(s, g->pid, g->tid)
+                                                          : ptc_session_process_name(s, g->pid);
+                if (name && *name)
+                    printf(" \"%s\"", o->by == PTC_BY_PROCESS ? cli_base(name) : name);
+                printf(": %llu calls\n", (unsigned long long)g->calls);
+                print_rows(&t, rows, n, shown);
+            } else if (o->fmt == FMT_CSV) {
+                print_csv(&t, rows, shown, g, gi == 0);
+            } else {
+                printf("%s\n    {\"pid\": %u, \"tid\": %u, \"calls\": %llu, \"functions\": [",
+                       gi ? "," : "", g->pid, o->by == PTC_BY_THREAD ? g->tid : 0,
+                       (unsigned long long)g->calls);
+                json_functions(&t, rows, shown, "      ");
+                printf("\n    ]}");
+            }
+        }
+        free(groups);
+        if (o->fmt == FMT_TABLE) {
+            printf("\n");
+            print_footer(s, &t);
+        } else if (o->fmt == FMT_JSON) {
+            printf("\n  ]\n}\n");
+        }
+    } else {
+        size_t n;
+        const struct ptc_agg_group *g = agg ? &agg->groups[0] : NULL;
+        if (!(rows = make_rows(s, g ? g->st : NULL, g ? g->nfuncs : 0, &n))) {
+            rc = cli_fail("report", "out of memory", cli_advice(PTC_E_NOMEM));
+            goto out;
+        }
+        size_t shown = top && top < n ? (size_t)top : n;
+        switch (o->fmt) {
+        case FMT_TABLE:
+            print_head(path, &t);
+            if (filtered)
+                printf("# filtered: the figures count only the calls the filters keep\n");
+            print_rows(&t, rows, n, shown);
+            print_footer(s, &t);
+            if (a->damage)
+                printf("warning: salvaged from a damaged trace: %s\n", a->damage_msg);
+            break;
+        case FMT_CSV:
+            print_csv(&t, rows, shown, NULL, 1);
+            break;
+        case FMT_JSON:
+            print_json(path, s, &t, rows, shown, a->damage, a->damage_msg, filtered);
+            break;
+        }
     }
+    if (filtered && !vr.info.shown_calls)
+        cli_filter_explain_empty(&o->cf, "report", s, vr.info.last_time, t.has_timebase);
+    rc = cli_flush_output("report", "the report");
+out:
     free(rows);
-    ptc_session_free(s);
-    return cli_flush_output("report", "the report");
+    if (agg)
+        cli_view_free(&vr);
+    else
+        ptc_session_free(s);
+    return rc;
+}
+
+/* --stat LIST: adds each statistic once, in the order first given. Returns 0 or -1. */
+static int take_stats(struct report_opts *o, const char *v)
+{
+    while (*v) {
+        size_t len = strcspn(v, ",");
+        int k;
+        for (k = 0; runs_stat_names[k]; k++)
+            if (strlen(runs_stat_names[k]) == len && !strncmp(v, runs_stat_names[k], len))
+                break;
+        if (!runs_stat_names[k])
+            return -1;
+        int seen = 0;
+        for (int j = 0; j < o->nstats; j++)
+            seen |= o->stats[j] == k;
+        if (!seen)
+            o->stats[o->nstats++] = k;
+        v += len;
+        if (*v == ',' && *++v == 0)
+            return -1;
+    }
+    return 0;
+}
+
+int cmd_report(int argc, char **argv)
+{
+    static const char *const sort_keys[] = {"calls", "self", "total", NULL};
+    static const char *const formats[] = {"table", "csv", "json", NULL};
+    struct cli_args a = {.cmd = "report", .usage = USAGE, .threads = 1};
+    struct report_opts o = {.fmt = FMT_TABLE};
+    static const char *const bys[] = {"thread", "process", NULL};
+    cli_filter_init(&o.cf);
+    o.po.min_share = 1.0;
+    struct runs_paths paths = {0};
+    const char *v;
+    g_sort = SORT_DEFAULT;
+    /* trace arguments, kept in order; cli_take_arg() takes only one */
+    const char **files = malloc((size_t)(argc > 0 ? argc : 1) * sizeof(*files));
+    size_t nfiles = 0;
+    if (!files)
+        return cli_fail("report", "out of memory", cli_advice(PTC_E_NOMEM));
+    int rc = 0;
+    for (int i = 1; i < argc; i++) {
+        int r, k;
+        if ((r = cli_flag_value(argc, argv, &i, "--top", &v))) {
+            if (r < 0 || cli_parse_u64(v, &o.top)) {
+                rc = cli_usage_error("report", USAGE, "--top needs a number");
+                goto out;
+            }
+            o.have_top = 1;
+        } else if ((r = cli_flag_choice(argc, argv, &i, "--sort", sort_keys, &k))) {
+            if (r < 0) {
+                rc = cli_usage_error("report", USAGE, "--sort takes calls, self or total");
+                goto out;
+            }
+            g_sort = (enum sort_key)(SORT_CALLS + k);
+        } else if ((r = cli_flag_choice(argc, argv, &i, "--format", formats, &k))) {
+            if (r < 0) {
+                rc = cli_usage_error("report", USAGE, "--format takes table, csv or json");
+                goto out;
+            }
+            o.fmt = (enum fmt)(FMT_TABLE + k);
+        } else if ((r = cli_flag_value(argc, argv, &i, "--stat", &v))) {
+            if (r < 0 || take_stats(&o, v)) {
+                rc = cli_usage_error("report", USAGE,
+                                     "--stat takes mean, min, max or stddev (comma-separated "
+                                     "or repeated)");
+                goto out;
+            }
+        } else if ((r = cli_flag_value(argc, argv, &i, "--meta", &v))) {
+            if (r < 0 || !*v) {
+                rc = cli_usage_error("report", USAGE, "--meta needs a file name");
+                goto out;
+            }
+            o.meta = v;
+        } else if (!strcmp(argv[i], "--allow-different")) {
+            o.allow_different = 1;
+        } else if ((r = cli_filter_take(&o.cf, argc, argv, &i, "report", USAGE))) {
+            if (r != 1) {
+                rc = r;
+                goto out;
+            }
+            o.single_only = "filters";
+        } else if ((r = cli_flag_choice(argc, argv, &i, "--by", bys, &k))) {
+            if (r < 0) {
+                rc = cli_usage_error("report", USAGE, "--by takes thread or process");
+                goto out;
+            }
+            o.by = k == 0 ? PTC_BY_THREAD : PTC_BY_PROCESS;
+            o.single_only = "--by";
+        } else if (!strcmp(argv[i], "--paths")) {
+            o.paths = 1;
+            o.single_only = "--paths";
+        } else if ((r = cli_flag_value(argc, argv, &i, "--min-calls", &v))) {
+            if (r < 0 || cli_parse_u64(v, &o.po.min_calls)) {
+                rc = cli_usage_error("report", USAGE, "--min-calls needs a number");
+                goto out;
+            }
+            o.paths_only = "--min-calls";
+        } else if ((r = cli_flag_value(argc, argv, &i, "--min-share", &v))) {
+            char *end;
+            o.po.min_share = r > 0 ? strtod(v, &end) : -1;
+            if (r < 0 || *end || !(o.po.min_share >= 0 && o.po.min_share <= 100)) {
+                rc = cli_usage_error("report", USAGE, "--min-share needs a percentage 0..100");
+                goto out;
+            }
+            o.paths_only = "--min-share";
+        } else if ((r = cli_take_threads(argc, argv, &i, &a))) {
+            if (r != 1) {
+                rc = r;
+                goto out;
+            }
+        } else if (argv[i][0] != '-' || !argv[i][1]) {
+            files[nfiles++] = argv[i];
+        } else if ((r = cli_take_arg(&a, argv[i])) != CLI_ARG_TAKEN) {
+            rc = r;
+            goto out;
+        }
+    }
+    a.path = nfiles ? files[0] : NULL;
+    if ((rc = cli_args_done(&a)))
+        goto out;
+    for (size_t i = 0; i < nfiles; i++)
+        if ((rc = runs_paths_add(&paths, "report", files[i])))
+            goto out;
+    /* one trace file keeps the format_version 1 output; several runs (or asking for
+     * per-run statistics) take the multi-run one */
+    if (o.paths_only && !o.paths) {
+        rc = cli_usage_error("report", USAGE, "%s goes with --paths", o.paths_only);
+        goto out;
+    }
+    if (o.paths && o.by) {
+        rc = cli_usage_error("report", USAGE, "--paths and --by do not combine");
+        goto out;
+    }
+    if ((paths.n > 1 || paths.dirs || o.nstats) && o.single_only) {
+        rc = cli_usage_error("report", USAGE, "%s reads one run: give one trace file",
+                             o.single_only);
+        goto out;
+    }
+    if (paths.n > 1 || paths.dirs || o.nstats)
+        rc = report_runs(&o, &a, &paths);
+    else
+        rc = report_one(&o, &a);
+out:
+    free(files);
+    runs_paths_free(&paths);
+    return rc;
 }

@@ -7,6 +7,7 @@
 
 int cmd_record(int argc, char **argv) PTCALL_WEAK;
 int cmd_report(int argc, char **argv) PTCALL_WEAK;
+int cmd_diff(int argc, char **argv) PTCALL_WEAK;
 int cmd_calls(int argc, char **argv) PTCALL_WEAK;
 int cmd_graph(int argc, char **argv) PTCALL_WEAK;
 int cmd_stat(int argc, char **argv) PTCALL_WEAK;

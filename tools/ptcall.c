@@ -13,6 +13,7 @@ struct subcommand {
 static const struct subcommand subcommands[] = {
     {"record", cmd_record, "run a command and record its function calls"},
     {"report", cmd_report, "per-function calls, inclusive and self time, hottest first"},
+    {"diff", cmd_diff, "per-function changes between two runs, largest first"},
     {"calls", cmd_calls, "the indented call sequence of each thread"},
     {"graph", cmd_graph, "the dynamic call graph in Graphviz DOT"},
     {"stat", cmd_stat, "what a trace holds: bytes, packets, hits, gaps, per CPU and thread"},

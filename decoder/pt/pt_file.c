@@ -1,90 +1,107 @@
-/* A minimal streaming reader of ptcall trace files (docs/trace-format.md), used by
- * `ptcall stat`, `ptcall import` checks and the PT tests. */
-#include <errno.h>
+/* ptc_pt_read_file(): the decoder's trace reader (decoder/reader.c) with the checks and the
+ * messages of `ptcall stat`, the import checks and the PT tests: the CRC is checked here so
+ * that a bad one is reported in these words, and a damaged file stops the reading. */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include "ptc_crc.h"
+#include <sys/stat.h>
 
+#include "ptc_crc.h"
 #include "ptc_pt_decode.h"
+
+static int no_crc(void *ctx, const struct ptc_chunk_header *h)
+{
+    (void)ctx;
+    (void)h;
+    return 1;
+}
+
+/* The message and code of an error of ptc_reader_open(). */
+static int open_error(struct ptc_reader *r, int rc, const char *path, char *err,
+                      size_t err_size)
+{
+    const struct ptc_file_header *hdr = ptc_reader_header(r);
+    struct stat st;
+    if (rc == -PTC_E_IO && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        rc = -PTC_E_FORMAT; /* no trace file header to be read: as `stat` has always said */
+    switch (-rc) {
+    case PTC_E_FORMAT:
+    case PTC_E_TRUNCATED: /* shorter than a file header: no magic to trust */
+        snprintf(err, err_size, "%s is not a ptcall trace file (bad magic)", path);
+        return -PTC_E_FORMAT;
+    case PTC_E_VERSION:
+        snprintf(err, err_size, "%s has trace format version %u.%u; this ptcall reads %u.x",
+                 path, hdr->version_major, hdr->version_minor, PTC_VERSION_MAJOR);
+        return rc;
+    default: /* cannot open or read it, header_size corrupt, out of memory */
+        snprintf(err, err_size, "%s", ptc_reader_errmsg(r));
+        return rc;
+    }
+}
+
+/* The message and code of an error of ptc_reader_next(). */
+static int chunk_error(struct ptc_reader *r, int rc, const char *path, char *err,
+                       size_t err_size)
+{
+    struct ptc_chunk_header h;
+    uint64_t at;
+    int have = ptc_reader_failed_chunk(r, &h, &at);
+    struct stat st;
+    if (rc == -PTC_E_CORRUPT && have && stat(path, &st) == 0 &&
+        at + sizeof(h) + h.payload_size > (uint64_t)st.st_size)
+        rc = -PTC_E_TRUNCATED; /* an absurd size past the end: `stat` calls that truncated */
+    if (rc == -PTC_E_TRUNCATED && !have)
+        snprintf(err, err_size, "%s: file ends inside a chunk header at offset %llu", path,
+                 (unsigned long long)ptc_reader_offset(r));
+    else if (rc == -PTC_E_TRUNCATED)
+        snprintf(err, err_size, "%s: file ends inside a chunk (type %u, %u bytes) at offset %llu",
+                 path, h.type, h.payload_size, (unsigned long long)at);
+    else if (rc == -PTC_E_NOMEM)
+        snprintf(err, err_size, "out of memory reading %s", path);
+    else /* a read error, or damage the reader checks for (type 0, padding) */
+        snprintf(err, err_size, "%s", ptc_reader_errmsg(r));
+    return rc;
+}
 
 int ptc_pt_read_file(const char *path, struct ptc_file_header *hdr,
                      int (*fn)(void *ctx, const struct ptc_chunk_header *h,
                                const void *payload),
                      void *ctx, char *err, size_t err_size)
 {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) {
-        snprintf(err, err_size, "cannot open %s: %s", path, strerror(errno));
-        return -PTC_E_IO;
+    struct ptc_reader *r;
+    int rc = ptc_reader_open(&r, path);
+    if (!r) {
+        snprintf(err, err_size, "out of memory reading %s", path);
+        return -PTC_E_NOMEM;
     }
-    int rc = 0;
-    uint8_t *buf = NULL;
-    size_t cap = 0;
-    if (fread(hdr, sizeof(*hdr), 1, fp) != 1 || memcmp(hdr->magic, PTC_FILE_MAGIC, 8)) {
-        snprintf(err, err_size, "%s is not a ptcall trace file (bad magic)", path);
-        rc = -PTC_E_FORMAT;
-        goto out;
+    *hdr = *ptc_reader_header(r);
+    if (rc) {
+        rc = open_error(r, rc, path, err, err_size);
+        ptc_reader_close(r);
+        return rc;
     }
-    if (hdr->version_major != PTC_VERSION_MAJOR) {
-        snprintf(err, err_size, "%s has trace format version %u.%u; this ptcall reads %u.x",
-                 path, hdr->version_major, hdr->version_minor, PTC_VERSION_MAJOR);
-        rc = -PTC_E_VERSION;
-        goto out;
-    }
-    if (hdr->header_size > sizeof(*hdr) &&
-        fseek(fp, (long)hdr->header_size, SEEK_SET) != 0) {
-        snprintf(err, err_size, "%s: cannot seek past the file header", path);
-        rc = -PTC_E_IO;
-        goto out;
-    }
-    uint64_t off = hdr->header_size;
+    ptc_reader_set_crc_skip(r, no_crc, NULL);
+    struct ptc_chunk c;
     for (;;) {
-        struct ptc_chunk_header h;
-        size_t got = fread(&h, 1, sizeof(h), fp);
+        int got = ptc_reader_next(r, &c);
         if (got == 0)
             break;
-        if (got != sizeof(h)) {
-            snprintf(err, err_size, "%s: file ends inside a chunk header at offset %llu",
-                     path, (unsigned long long)off);
-            rc = -PTC_E_TRUNCATED;
-            goto out;
+        if (got < 0) {
+            rc = chunk_error(r, got, path, err, err_size);
+            break;
         }
-        size_t n = h.payload_size + ((8 - (h.payload_size & 7)) & 7);
-        if (n > cap) {
-            void *v = realloc(buf, n);
-            if (!v) {
-                snprintf(err, err_size, "out of memory reading %s", path);
-                rc = -PTC_E_NOMEM;
-                goto out;
-            }
-            buf = v;
-            cap = n;
-        }
-        if (n && fread(buf, 1, n, fp) != n) {
-            snprintf(err, err_size,
-                     "%s: file ends inside a chunk (type %u, %u bytes) at offset %llu", path,
-                     h.type, h.payload_size, (unsigned long long)off);
-            rc = -PTC_E_TRUNCATED;
-            goto out;
-        }
-        uint32_t crc = ptc_crc32(buf, h.payload_size);
-        if (crc != h.crc32) {
+        if (ptc_crc32(c.payload, c.h.payload_size) != c.h.crc32) {
             snprintf(err, err_size, "%s: bad CRC in chunk (type %u) at offset %llu", path,
-                     h.type, (unsigned long long)off);
+                     c.h.type, (unsigned long long)c.offset);
             rc = -PTC_E_CORRUPT;
-            goto out;
+            break;
         }
-        if (fn && (rc = fn(ctx, &h, buf)) < 0) {
-            snprintf(err, err_size, "%s: chunk (type %u) at offset %llu: %s", path, h.type,
-                     (unsigned long long)off, ptc_pt_strerror(-rc));
-            goto out;
+        if (fn && (rc = fn(ctx, &c.h, c.payload)) < 0) {
+            snprintf(err, err_size, "%s: chunk (type %u) at offset %llu: %s", path, c.h.type,
+                     (unsigned long long)c.offset, ptc_pt_strerror(-rc));
+            break;
         }
-        off += sizeof(h) + n;
     }
-out:
-    free(buf);
-    fclose(fp);
+    ptc_reader_close(r);
     return rc;
 }
 

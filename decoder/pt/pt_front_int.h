@@ -1,7 +1,10 @@
-/* Internals of the PT front-end, shared by its three files:
+/* Internals of the PT front-end, shared by its files (each calls only the ones listed
+ * below it):
  *   pt_front.c     chunk intake (PT bytes, gaps, stub ranges, rounds), life cycle, accessors
+ *   pt_feed.c      decoding what is safe, attribution to threads, feeding the sink
  *   pt_sideband.c  perf records -> AUX pieces, task switches, forks, truncation breaks
- *   pt_feed.c      decoding what is safe, attribution to threads, feeding the sink */
+ *   pt_predecode.c decoding streams side by side on several threads
+ *   pt_fstream.c   the streams: their decoders, AUX offsets -> positions, breaks */
 #ifndef PTC_PT_FRONT_INT_H
 #define PTC_PT_FRONT_INT_H
 
@@ -97,11 +100,14 @@ struct ptc_pt_front {
     struct ptc_pt_thread_stats *fstat;
 };
 
+/* pt_fstream.c: the stream of cpu (and of (pid, tid) per thread), added if new; NULL when
+ * out of memory. */
 struct stream *ptc_front_stream(struct ptc_pt_front *f, uint32_t cpu, uint32_t pid,
                                 uint32_t tid);
 struct ptc_pt_sdec *ptc_front_dec(struct ptc_pt_front *f, struct stream *s);
 uint64_t ptc_front_aux_to_pos(const struct stream *s, uint64_t aux);
 int ptc_front_break(struct ptc_pt_front *f, struct stream *s, uint64_t pos, uint64_t lost);
+/* pt_sideband.c */
 int ptc_front_sideband(struct ptc_pt_front *f, const struct ptc_pt_sideband *sb,
                        const uint8_t *p, size_t n);
 /* pt_predecode.c: decodes the next bytes of every stream whose queue is empty, streams side

@@ -160,22 +160,6 @@ struct cursor {
     size_t drop;               /* item index in the current piece that was a resume */
 };
 
-void ptc_pt_par_add_stats(struct ptc_pt_stream_stats *t, const struct ptc_pt_stream_stats *s)
-{
-    t->bytes += s->bytes;
-    t->hits += s->hits;
-    t->gaps += s->gaps;
-    t->ovf += s->ovf;
-    t->truncations += s->truncations;
-    t->lost_bytes += s->lost_bytes;
-    t->decode_errors += s->decode_errors;
-    t->resumes += s->resumes;
-    t->stray += s->stray;
-    t->spans += s->spans;
-    t->spans_libipt += s->spans_libipt;
-    t->skipped_bytes += s->skipped_bytes;
-}
-
 /* Makes the cursor's current item valid: waits for pieces, joins them. 1 = item, 0 = the
  * stream is finished, -1 = a piece failed. Called with the mutex held. */
 static int head(struct par *x, struct cursor *c, size_t si)

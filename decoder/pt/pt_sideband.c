@@ -4,51 +4,8 @@
 #include <linux/perf_event.h>
 #include <string.h>
 
+#include "perf_sample.h"
 #include "pt_front_int.h"
-
-static size_t trailer_size(uint64_t st)
-{
-    size_t n = 0;
-    if (st & PERF_SAMPLE_TID)
-        n += 8;
-    if (st & PERF_SAMPLE_TIME)
-        n += 8;
-    if (st & PERF_SAMPLE_ID)
-        n += 8;
-    if (st & PERF_SAMPLE_STREAM_ID)
-        n += 8;
-    if (st & PERF_SAMPLE_CPU)
-        n += 8;
-    if (st & PERF_SAMPLE_IDENTIFIER)
-        n += 8;
-    return n;
-}
-
-struct sid { uint32_t pid, tid, cpu; uint64_t time; int have_tid, have_time, have_cpu; };
-
-static void parse_trailer(const uint8_t *p, uint64_t st, struct sid *s)
-{
-    memset(s, 0, sizeof(*s));
-    if (st & PERF_SAMPLE_TID) {
-        memcpy(&s->pid, p, 4);
-        memcpy(&s->tid, p + 4, 4);
-        s->have_tid = 1;
-        p += 8;
-    }
-    if (st & PERF_SAMPLE_TIME) {
-        memcpy(&s->time, p, 8);
-        s->have_time = 1;
-        p += 8;
-    }
-    if (st & PERF_SAMPLE_ID)
-        p += 8;
-    if (st & PERF_SAMPLE_STREAM_ID)
-        p += 8;
-    if (st & PERF_SAMPLE_CPU) {
-        memcpy(&s->cpu, p, 4);
-        s->have_cpu = 1;
-    }
-}
 
 /* a TRUNCATED/PARTIAL piece: bytes after it are lost. Its bytes normally arrived before the
  * record (the kernel moves aux_head before it writes PERF_RECORD_AUX, and the recorder
@@ -89,7 +46,7 @@ static int add_task(struct stream *s, const struct taskev *t)
 int ptc_front_sideband(struct ptc_pt_front *f, const struct ptc_pt_sideband *sb,
                        const uint8_t *p, size_t n)
 {
-    size_t tsz = trailer_size(sb->sample_type);
+    size_t tsz = ptc_perf_trailer_size(sb->sample_type);
     struct stream *s0 = ptc_front_stream(f, sb->cpu, 0, 0);
     if (!s0)
         return -PTC_E_NOMEM;
@@ -102,10 +59,10 @@ int ptc_front_sideband(struct ptc_pt_front *f, const struct ptc_pt_sideband *sb,
             return -PTC_E_CORRUPT;
         const uint8_t *r = p + off + sizeof(h);
         size_t body = h.size - sizeof(h);
-        struct sid sid;
+        struct ptc_perf_sid sid;
         memset(&sid, 0, sizeof(sid));
         if (h.type != PERF_RECORD_SAMPLE && body >= tsz)
-            parse_trailer(r + body - tsz, sb->sample_type, &sid);
+            ptc_perf_parse_trailer(r + body - tsz, sb->sample_type, &sid);
         if (sid.have_time && sid.time > f->sb_max)
             f->sb_max = sid.time;
         struct stream *s = s0;

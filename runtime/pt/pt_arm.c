@@ -23,7 +23,7 @@
 #include "ptc_sled.h"
 #include "ptc_pt_rec.h"
 #include "ptcall/map_format.h"
-#include "record_options.h"
+#include "ptc_record_options.h"
 
 struct arm_walk {
     pid_t pid;

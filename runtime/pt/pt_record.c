@@ -1,4 +1,4 @@
-/* record_pt() and pt_available() (tools/record_options.h): `ptcall record --backend pt`.
+/* record_pt() and pt_available() (ptc_record_options.h): `ptcall record --backend pt`.
  *
  * Like `perf record -e intel_pt//u -- cmd`: fork the command and hold it on a pipe; open
  * one intel_pt event and one dummy tracking event per CPU for the child (inherit=1,

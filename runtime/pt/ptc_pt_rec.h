@@ -1,7 +1,7 @@
 /* The Intel PT recorder (runtime/pt, library ptcall_pt_recorder), in pieces that can be
  * tested without the hardware: PMU discovery from a sysfs tree, the perf_event_attr builder,
  * address filters from ELF files, and the data/AUX ring consumers. record_pt() and
- * pt_available() (tools/record_options.h) put them together. */
+ * pt_available() (ptc_record_options.h) put them together. */
 #ifndef PTC_PT_REC_H
 #define PTC_PT_REC_H
 
@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "record_options.h"
+#include "ptc_record_options.h"
 
 /* ---- PMU discovery ------------------------------------------------------------------ */
 

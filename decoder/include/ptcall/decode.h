@@ -243,4 +243,25 @@ void ptc_session_set_thread_end_hook(struct ptc_session *s,
                                                 uintptr_t *thread_user),
                                      void *ctx);
 
+/* Names for views: the executable of process pid and the name of thread (pid, tid), as the
+ * trace recorded them; NULL when it did not. Valid until the session is freed. */
+const char *ptc_session_process_name(const struct ptc_session *s, uint32_t pid);
+const char *ptc_session_thread_name(const struct ptc_session *s, uint32_t pid, uint32_t tid);
+
+/* The trace reader for other readers of trace files (the Intel PT tools' ptc_pt_read_file(),
+ * `ptcall record`'s summary), which word their own messages and checks. */
+/* Chunks for which skip(ctx, header) returns 1 are handed out without their CRC checked (a
+ * parallel worker leaves other workers' chunks to them; a reader that checks CRCs itself,
+ * or needs only headers, saves the time). */
+void ptc_reader_set_crc_skip(struct ptc_reader *r,
+                             int (*skip)(void *ctx, const struct ptc_chunk_header *h), void *ctx);
+/* After an error of ptc_reader_next(): whether it may be called again (1: the damaged chunk
+ * was skipped), or the error is final (0). */
+int ptc_reader_can_continue(const struct ptc_reader *r);
+/* After an error of ptc_reader_next(): 1 with the header of the chunk it failed on (as read,
+ * unchecked) and that chunk's file offset, or 0 when it failed before a whole chunk header
+ * (at ptc_reader_offset()). */
+int ptc_reader_failed_chunk(const struct ptc_reader *r, struct ptc_chunk_header *h,
+                            uint64_t *offset);
+
 #endif

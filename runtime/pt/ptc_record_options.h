@@ -1,7 +1,8 @@
-/* Options of `ptcall record`, shared by the soft path (cmd_record.c) and the Intel PT
- * recorder (runtime/pt), which cmd_record.c calls through the weak hooks below. */
-#ifndef PTCALL_RECORD_OPTIONS_H
-#define PTCALL_RECORD_OPTIONS_H
+/* Options of `ptcall record`, shared by the soft path (tools/cmd_record.c) and the Intel PT
+ * recorder here, which the tools call through the weak hooks below: the recorder owns this
+ * interface and the tools (the floor above) include it, never the other way round. */
+#ifndef PTC_RECORD_OPTIONS_H
+#define PTC_RECORD_OPTIONS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,11 +1,12 @@
-/* libptcall-decode internals (not installed). */
-#ifndef PTC_DECODE_INTERNAL_H
-#define PTC_DECODE_INTERNAL_H
+/* libptcall-decode internals, floor 0 (docs/architecture.md): the session's data -- limits,
+ * processes, threads, frames, functions, edges -- and the helpers every floor uses on it.
+ * Each decoder file includes this and the headers of the floors below its own, never above. */
+#ifndef PTC_DEC_CORE_H
+#define PTC_DEC_CORE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ptc_chunk_write.h"
 #include "ptcall/decode.h"
 #include "ptcall/map_format.h"
 
@@ -87,6 +88,7 @@ struct proc {
     struct frame *snap;
     uint32_t snap_n;
     int snap_valid;
+    char *exe;              /* from the PROCESS chunk (NULL: not known) */
 };
 
 struct thread {
@@ -110,6 +112,8 @@ struct thread {
     uint64_t events, lost, gaps;
     uintptr_t user;
     uint32_t owner;         /* parallel decode: the worker that decodes its events */
+    int assigned;           /* parallel decode: owner was chosen (par_policy.c) */
+    char *name;             /* from THREAD chunks (NULL: not known) */
 };
 
 struct func {
@@ -179,8 +183,9 @@ struct ptc_session {
     void *end_hook_ctx;
     struct handler handlers[PTC_MAX_HANDLERS];
     int nhandlers;
-    /* parallel decode (par.c): this session is worker par_k of par_n (0 of 0 when serial);
-     * every worker reads every chunk but decodes the events of its own threads only */
+    /* parallel decode (par_policy.c, par.c): this session is worker par_k of par_n (0 of 0
+     * when serial); every worker reads every chunk but decodes the events of its own threads
+     * only */
     uint32_t par_k, par_n;
     uint64_t par_load[PTC_PAR_MAX]; /* event bytes of the threads given to each worker */
     uint32_t par_nthr[PTC_PAR_MAX]; /* and their number */
@@ -223,119 +228,5 @@ static inline int ptc_nomem(struct ptc_session *s)
 {
     return ptc_session_set_error(s, PTC_E_NOMEM, "out of memory");
 }
-
-/* tables.c: processes, threads and functions (get = find or add; NULL when out of memory) */
-struct proc *ptc_proc_find(const struct ptc_session *s, uint32_t pid);
-struct proc *ptc_proc_get(struct ptc_session *s, uint32_t pid);
-struct thread *ptc_thread_find(const struct ptc_session *s, uint32_t pid, uint32_t tid);
-struct thread *ptc_thread_get(struct ptc_session *s, uint32_t pid, uint32_t tid);
-/* Returns the id of (module, linkage name, file), adding it; UINT32_MAX if out of memory. */
-uint32_t ptc_func_intern(struct ptc_session *s, const char *module, const char *name,
-                         const char *linkage, const char *file, uint32_t line);
-void ptc_tables_free(struct ptc_session *s);
-
-/* modules.c */
-/* Frees p's module and stub tables (a new life of the process, or its end). */
-void ptc_proc_drop_modules(struct proc *p);
-/* A fork child without module chunks of its own resolves stubs with its parent's tables. */
-int ptc_proc_inherit_modules(struct ptc_session *s, struct proc *c, const struct proc *pp);
-
-/* stack.c: shadow stacks and call accounting */
-/* Calls the call hook (s->hook, which must be set) with one event of t. */
-PTC_NOINLINE void ptc_emit(struct ptc_session *s, struct thread *t, uint8_t kind, uint8_t how,
-              uint32_t depth, uint32_t func, uint64_t dur, uint64_t count, int inherited);
-/* Starts t's stack from a copy of n frames inherited across fork. Returns 0 or -PTC_E_*. */
-int ptc_thread_start_from(struct ptc_session *s, struct thread *t, const struct frame *fr,
-                          uint32_t n);
-int ptc_thread_feed(struct ptc_session *s, struct thread *t, const struct ptc_ev *ev, size_t n);
-void ptc_thread_end(struct ptc_session *s, struct thread *t);
-/* Counts one call on the edge caller -> callee when it is not the caller's cached edge,
- * and makes it the cached one. Returns 0 or -PTC_E_NOMEM. */
-PTC_NOINLINE int ptc_edge_count(struct ptc_session *s, uint32_t caller, uint32_t callee);
-/* Applies one stub hit of t at time t->last (any kind, any stack state; bad ids are gaps).
- * Does not count it in the event totals. Returns 0 or -PTC_E_*. */
-PTC_NOINLINE int ptc_thread_hit(struct ptc_session *s, struct thread *t, uint32_t id);
-/* Soft front-end fast path: applies the records at *pp directly to a started thread that
- * is not waiting for a fork point, while they are stub hits; stops before a control record
- * (LOSS, FORK) or an undecodable one (and the hooked loop before any value longer than 2
- * bytes), leaving *pp there. Adds the hits to *records and the deltas to *tsc.
- * Returns 0 or -PTC_E_*. soft_fast.c specialises it for sessions without a call hook;
- * ptc_thread_soft_hooked() is the general loop (every hit through ptc_thread_hit's code),
- * which the hook needs and which the tests compare the specialised loop with. */
-int ptc_thread_soft_fast(struct ptc_session *s, struct thread *t, const uint8_t **pp,
-                         const uint8_t *end, int timed, uint64_t *tsc, uint64_t *records);
-int ptc_thread_soft_hooked(struct ptc_session *s, struct thread *t, const uint8_t **pp,
-                           const uint8_t *end, int timed, uint64_t *tsc, uint64_t *records);
-/* Counts a batch of n decoded soft records of thread t (both soft loops end with it). */
-static inline void ptc_count_batch(struct ptc_session *s, struct thread *t, uint64_t n, int timed,
-                                   uint64_t *records)
-{
-    *records += n;
-    t->events += n;
-    s->tot.events += n;
-    if (timed)
-        s->timed_events += n;
-    else
-        s->untimed_events += n;
-}
-
-/* Counts n whole-call records (PTC_STUB_CALL) of thread t: each stands for an exit too, one
- * event more than ptc_count_batch counted for it. */
-static inline void ptc_count_whole(struct ptc_session *s, struct thread *t, uint64_t n)
-{
-    s->tot.whole_calls += n;
-    s->tot.events += n;
-    t->events += n;
-}
-
-static inline int ptc_thread_ready(const struct thread *t)
-{
-    return t->started && !t->ended && !t->waiting;
-}
-
-/* fork.c: fork points, parents' stack snapshots, and events held until the fork point */
-/* First events of t: a fork child's first thread starts from its parent's stack, or
- * waits for it. Returns 0 or -PTC_E_*. */
-int ptc_thread_start(struct ptc_session *s, struct thread *t);
-/* Holds events of a thread that waits for its fork point. Returns 0 or -PTC_E_*. */
-int ptc_fork_hold(struct ptc_session *s, struct thread *t, const struct ptc_ev *ev, size_t n);
-/* The fork point of child pid is known: t is the forking thread. Returns 0 or -PTC_E_*. */
-int ptc_fork_point(struct ptc_session *s, struct thread *t, uint32_t child_pid, uint64_t tsc);
-/* Stops waiting for a fork point that will not come: replays from an empty stack. */
-int ptc_fork_give_up(struct ptc_session *s, struct thread *t);
-
-/* chunk.c */
-int ptc_session_chunk(struct ptc_session *s, const struct ptc_chunk *c);
-
-/* the CRC-32 of a chunk payload: ptc_crc32() */
-#include "ptc_crc.h"
-
-/* reader.c: after an error, whether ptc_reader_next() may be called again */
-int ptc_reader_can_continue(const struct ptc_reader *r);
-
-/* soft.c */
-int ptc_soft_chunk(struct ptc_session *s, const struct ptc_chunk *c);
-/* Decodes every chunk of r (opened with result rc) into s, then finishes s; closes r. */
-int ptc_decode_reader(struct ptc_session *s, struct ptc_reader *r, int rc, unsigned flags,
-                      const char *name);
-
-/* reader.c: chunks for which skip(ctx, header) returns 1 are handed out without their CRC
- * checked (a parallel worker leaves other workers' chunks to them) */
-void ptc_reader_set_crc_skip(struct ptc_reader *r,
-                             int (*skip)(void *ctx, const struct ptc_chunk_header *h), void *ctx);
-
-/* par.c: parallel decode by threads */
-/* Whether this session counts things that belong to no thread (process-level chunks):
- * always when serial, only worker 0 of a parallel decode. */
-static inline int ptc_par_primary(const struct ptc_session *s) { return s->par_k == 0; }
-/* Whether this session decodes the events of thread (pid, tid): 1, 0, or -PTC_E_NOMEM. */
-int ptc_par_owns(struct ptc_session *s, uint32_t pid, uint32_t tid);
-/* Before a chunk is processed in a parallel worker: 1 to process it, 0 to skip it (another
- * worker's thread), or -PTC_E_* to give up the parallel decode (what it cannot split). */
-int ptc_par_filter(struct ptc_session *s, const struct ptc_chunk *c);
-/* The worker a new thread goes to (the least loaded so far). */
-uint32_t ptc_par_assign(struct ptc_session *s);
-/* Adds count calls on caller -> callee (merging workers). Returns 0 or -PTC_E_NOMEM. */
-int ptc_edge_add_count(struct ptc_session *s, uint32_t caller, uint32_t callee, uint64_t count);
 
 #endif

@@ -1,0 +1,219 @@
+/* The calling-context tree (cct.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cct.h"
+
+static uint32_t hash(uint64_t k) { return (uint32_t)((k * 0x9E3779B97F4A7C15ULL) >> 32); }
+
+int ptc_cct_init(struct ptc_cct *t)
+{
+    memset(t, 0, sizeof(*t));
+    t->cap = 1024;
+    t->nodes = calloc(t->cap, sizeof(*t->nodes));
+    t->hcap = 2048;
+    t->hkeys = malloc(t->hcap * sizeof(*t->hkeys));
+    t->hvals = malloc(t->hcap * sizeof(*t->hvals));
+    if (!t->nodes || !t->hkeys || !t->hvals) {
+        ptc_cct_free(t);
+        return -1;
+    }
+    memset(t->hkeys, 0xff, t->hcap * sizeof(*t->hkeys));
+    t->nodes[0].func = UINT32_MAX;
+    t->n = 1;
+    return 0;
+}
+
+void ptc_cct_free(struct ptc_cct *t)
+{
+    free(t->nodes);
+    free(t->hkeys);
+    free(t->hvals);
+    memset(t, 0, sizeof(*t));
+}
+
+static int rehash(struct ptc_cct *t)
+{
+    uint32_t nc = t->hcap * 2;
+    uint64_t *k = malloc(nc * sizeof(*k));
+    uint32_t *v = malloc(nc * sizeof(*v));
+    if (!k || !v) {
+        free(k);
+        free(v);
+        return -1;
+    }
+    memset(k, 0xff, nc * sizeof(*k));
+    for (uint32_t i = 0; i < t->hcap; i++) {
+        if (t->hkeys[i] == UINT64_MAX)
+            continue;
+        uint32_t b = hash(t->hkeys[i]) & (nc - 1);
+        while (k[b] != UINT64_MAX)
+            b = (b + 1) & (nc - 1);
+        k[b] = t->hkeys[i];
+        v[b] = t->hvals[i];
+    }
+    free(t->hkeys);
+    free(t->hvals);
+    t->hkeys = k;
+    t->hvals = v;
+    t->hcap = nc;
+    return 0;
+}
+
+uint32_t ptc_cct_child(struct ptc_cct *t, uint32_t parent, uint32_t func)
+{
+    struct ptc_cct_node *pn = &t->nodes[parent];
+    if (pn->hot_child && pn->hot_func == func)
+        return pn->hot_child;
+    uint64_t key = (uint64_t)parent << 32 | func;
+    uint32_t b = hash(key) & (t->hcap - 1);
+    while (t->hkeys[b] != UINT64_MAX) {
+        if (t->hkeys[b] == key) {
+            pn->hot_func = func;
+            pn->hot_child = t->hvals[b];
+            return t->hvals[b];
+        }
+        b = (b + 1) & (t->hcap - 1);
+    }
+    if (t->n == UINT32_MAX)
+        return 0;
+    if (t->n == t->cap) {
+        uint32_t nc = t->cap * 2;
+        struct ptc_cct_node *nn = realloc(t->nodes, (size_t)nc * sizeof(*nn));
+        if (!nn)
+            return 0;
+        t->nodes = nn;
+        t->cap = nc;
+    }
+    if ((t->n + 1) * 2 > t->hcap) {
+        if (rehash(t))
+            return 0;
+        b = hash(key) & (t->hcap - 1);
+        while (t->hkeys[b] != UINT64_MAX)
+            b = (b + 1) & (t->hcap - 1);
+    }
+    uint32_t id = t->n++;
+    struct ptc_cct_node *nd = &t->nodes[id];
+    memset(nd, 0, sizeof(*nd));
+    nd->parent = parent;
+    nd->func = func;
+    nd->depth = t->nodes[parent].depth + 1;
+    nd->next_sibling = t->nodes[parent].first_child;
+    t->nodes[parent].first_child = id;
+    t->hkeys[b] = key;
+    t->hvals[b] = id;
+    t->nodes[parent].hot_func = func;
+    t->nodes[parent].hot_child = id;
+    return id;
+}
+
+static int cursor_reserve(struct ptc_cct_cursor *c, uint32_t n)
+{
+    if (n <= c->cap)
+        return 0;
+    uint32_t nc = c->cap ? c->cap : 64;
+    while (nc < n)
+        nc *= 2;
+    uint32_t *s = realloc(c->stack, (size_t)nc * sizeof(*s));
+    if (!s)
+        return -1;
+    c->stack = s;
+    c->cap = nc;
+    return 0;
+}
+
+/* The node of the frame at depth d of e's path: from the cursor when it still holds the
+ * path, else walked from the root (frames inherited across fork, after a gap). */
+static uint32_t node_at(struct ptc_cct *t, struct ptc_cct_cursor *c, const struct ptc_out_event *e)
+{
+    uint32_t d = e->depth;
+    if (d < c->len && t->nodes[c->stack[d]].func == e->func)
+        return c->stack[d];
+    if (!e->path || cursor_reserve(c, d + 1))
+        return 0;
+    uint32_t node = PTC_CCT_ROOT;
+    for (uint32_t i = 0; i <= d; i++) {
+        node = ptc_cct_child(t, node, e->path[i]);
+        if (!node)
+            return 0;
+        c->stack[i] = node;
+    }
+    c->len = d + 1;
+    return node;
+}
+
+int ptc_cct_feed(struct ptc_cct *t, const struct ptc_out_event *e)
+{
+    struct ptc_cct_cursor *c = (struct ptc_cct_cursor *)*e->thread_user;
+    if (!c) {
+        c = calloc(1, sizeof(*c));
+        if (!c)
+            return 1;
+        *e->thread_user = (uintptr_t)c;
+    }
+    if (e->kind == PTC_CALL_ENTER && e->inherited) {
+        return 0; /* not a call: its return finds its node from the path */
+    } else if (e->kind == PTC_CALL_ENTER) {
+        uint32_t d = e->depth;
+        uint32_t parent = PTC_CCT_ROOT;
+        if (d > 0) {
+            if (d - 1 < c->len && e->path && t->nodes[c->stack[d - 1]].func == e->path[d - 1]) {
+                parent = c->stack[d - 1];
+            } else {
+                struct ptc_out_event pe = *e;
+                pe.depth = d - 1;
+                pe.func = e->path ? e->path[d - 1] : UINT32_MAX;
+                parent = node_at(t, c, &pe);
+                if (!parent)
+                    return 1;
+            }
+        }
+        uint32_t node = ptc_cct_child(t, parent, e->func);
+        if (!node || cursor_reserve(c, d + 1))
+            return 1;
+        c->stack[d] = node;
+        c->len = d + 1;
+        t->nodes[node].calls++;
+    } else if (e->kind == PTC_CALL_RETURN) {
+        uint32_t node = node_at(t, c, e);
+        if (!node)
+            return 1;
+        t->nodes[node].self += e->self;
+        t->nodes[node].total += e->dur;
+        c->len = e->depth;
+    }
+    return 0;
+}
+
+int ptc_cct_thread_end(uintptr_t *user)
+{
+    struct ptc_cct_cursor *c = (struct ptc_cct_cursor *)*user;
+    if (c) {
+        free(c->stack);
+        free(c);
+        *user = 0;
+    }
+    return 0;
+}
+
+void ptc_cct_put_path(const struct ptc_cct *t, const struct ptc_session *s, uint32_t node,
+                      struct ptc_wbuf *w, const char *sep)
+{
+    uint32_t d = t->nodes[node].depth;
+    uint32_t stackbuf[256], *ids = d <= 256 ? stackbuf : malloc(d * sizeof(*ids));
+    if (!ids)
+        return;
+    for (uint32_t i = d; i-- > 0; node = t->nodes[node].parent)
+        ids[i] = t->nodes[node].func;
+    char buf[1024];
+    for (uint32_t i = 0; i < d; i++) {
+        if (i)
+            ptc_wb_str(w, sep);
+        const struct ptc_func_info *fi = ptc_session_func(s, ids[i]);
+        const char *name = fi ? ptc_out_short_name(fi->name, buf, sizeof(buf)) : "?";
+        for (const char *p = name; *p; p++)
+            ptc_wb_char(w, *p == ';' ? ':' : *p == '\n' ? ' ' : *p);
+    }
+    if (ids != stackbuf)
+        free(ids);
+}

@@ -1,0 +1,52 @@
+/* A calling-context tree: one node per distinct call path (root ... function), with its
+ * calls, self and total time, built from enter and return events. Memory grows with the
+ * number of distinct paths, never with the trace's length. The folded-stack and flame-graph
+ * views and `report --paths` read it. */
+#ifndef PTCALL_CCT_H
+#define PTCALL_CCT_H
+
+#include <stdint.h>
+
+#include "output.h"
+
+#define PTC_CCT_ROOT 0u
+
+struct ptc_cct_node {
+    uint32_t parent;        /* PTC_CCT_ROOT for outermost frames */
+    uint32_t func;          /* UINT32_MAX for the root */
+    uint32_t depth;         /* 1 for outermost frames, 0 for the root */
+    uint32_t first_child, next_sibling; /* 0: none (node 0 is the root, never a child) */
+    uint32_t hot_func, hot_child;       /* the child last looked up: a loop calls the same
+                                           callee again and again (hot_child 0: none) */
+    uint64_t calls, self, total;
+};
+
+struct ptc_cct {
+    struct ptc_cct_node *nodes;
+    uint32_t n, cap;
+    uint64_t *hkeys;        /* open addressing: parent << 32 | func */
+    uint32_t *hvals;
+    uint32_t hcap;
+};
+
+int ptc_cct_init(struct ptc_cct *t);
+void ptc_cct_free(struct ptc_cct *t);
+/* The child of parent for func, added if new. Returns its id, or 0 when out of memory. */
+uint32_t ptc_cct_child(struct ptc_cct *t, uint32_t parent, uint32_t func);
+
+/* Per-thread state of a view that feeds a tree: the node of each open frame. */
+struct ptc_cct_cursor {
+    uint32_t *stack;
+    uint32_t len, cap;
+};
+/* Feeds one enter or return event (others are ignored). Returns 0, or 1 when out of
+ * memory. The cursor is kept in *e->thread_user. */
+int ptc_cct_feed(struct ptc_cct *t, const struct ptc_out_event *e);
+int ptc_cct_thread_end(uintptr_t *user);
+
+/* Writes the names on the path of node (root first), separated by sep, to w; ';' inside a
+ * name becomes ':' so that folded lines stay parseable. */
+void ptc_cct_put_path(const struct ptc_cct *t, const struct ptc_session *s, uint32_t node,
+                      struct ptc_wbuf *w, const char *sep);
+
+#endif

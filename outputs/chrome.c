@@ -1,0 +1,287 @@
+/* The Chrome Trace Event Format (JSON object form): each call as a begin and an end event
+ * ("ph": "B" at its entry, "E" at its return), instant events for gaps and forks, and
+ * process and thread names as metadata. Perfetto UI, chrome://tracing and speedscope open
+ * it. Times are microseconds with ns decimals.
+ *
+ * Why B/E and not one complete event ("X", ts + dur) per call: viewers add ts and dur in
+ * floating point, so a call that ends exactly where the next begins (0.1 + 0.2 > 0.3) or
+ * where its caller ends is nested wrongly; begin and end events carry the exact times. The
+ * frames a fork child starts inside get a begin at the fork, outermost first. No "args" on
+ * begin events: speedscope makes them part of the frame's name. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "strcache.h"
+#include "views.h"
+
+struct chrome_view {
+    struct ptc_wbuf *w;
+    const struct ptc_session *s;
+    int ns;
+    int first;
+    /* per function: `, "name": ..., "cat": ...}`; per thread (in thread_user): `, "pid":
+     * P, "tid": T` */
+    struct ptc_strcache funcs;
+    struct pidtid {
+        uint32_t pid, tid;
+    } *seen;
+    size_t nseen, capseen;
+};
+
+/* A time on the trace's scale as Trace Event microseconds. */
+static void put_us(struct chrome_view *c, uint64_t t)
+{
+    if (c->ns)
+        ptc_wb_fixed(c->w, t, 3, 0);
+    else
+        ptc_wb_u64(c->w, t); /* ticks: shown as if they were microseconds */
+}
+
+static void sep(struct chrome_view *c)
+{
+    if (c->first)
+        c->first = 0;
+    else
+        ptc_wb_str(c->w, ",\n");
+}
+
+static int chrome_begin(void *view, const struct ptc_out_info *info)
+{
+    struct chrome_view *c = view;
+    c->ns = info->ns;
+    ptc_wb_str(c->w, "{\"traceEvents\": [\n");
+    return 0;
+}
+
+static int chrome_thread_start(void *view, const struct ptc_out_event *e)
+{
+    struct chrome_view *c = view;
+    if (c->nseen == c->capseen) {
+        size_t nc = c->capseen ? c->capseen * 2 : 64;
+        struct pidtid *n = realloc(c->seen, nc * sizeof(*n));
+        if (!n)
+            return 1;
+        c->seen = n;
+        c->capseen = nc;
+    }
+    c->seen[c->nseen].pid = e->pid;
+    c->seen[c->nseen].tid = e->tid;
+    c->nseen++;
+    return 0;
+}
+
+/* `, "pid": P, "tid": T`, made once per thread. */
+static const char *thread_frag(const struct ptc_out_event *e, size_t *len)
+{
+    char *f = (char *)*e->thread_user;
+    if (!f) {
+        char tmp[64];
+        int n = snprintf(tmp, sizeof(tmp), ", \"pid\": %u, \"tid\": %u", e->pid, e->tid);
+        if (!(f = malloc((size_t)n + 2)))
+            return NULL;
+        f[0] = (char)n; /* its length first: under 64 */
+        memcpy(f + 1, tmp, (size_t)n + 1);
+        *e->thread_user = (uintptr_t)f;
+    }
+    *len = (size_t)(unsigned char)f[0];
+    return f + 1;
+}
+
+static int head(struct chrome_view *c, const struct ptc_out_event *e, const char *ph)
+{
+    struct ptc_wbuf *w = c->w;
+    size_t tl;
+    const char *tf = thread_frag(e, &tl);
+    if (!tf)
+        return 1;
+    if (c->first)
+        c->first = 0;
+    else
+        ptc_wb_put(w, ",\n", 2);
+    ptc_wb_str(w, ph);
+    put_us(c, e->time);
+    ptc_wb_put(w, tf, tl);
+    return 0;
+}
+
+static int chrome_enter(void *view, const struct ptc_out_event *e)
+{
+    struct chrome_view *c = view;
+    struct ptc_wbuf *w = c->w;
+    if (head(c, e, "{\"ph\": \"B\", \"ts\": "))
+        return 1;
+    size_t len;
+    const char *frag = ptc_strcache_get(&c->funcs, e->func, &len);
+    if (!frag) {
+        const struct ptc_func_info *fi = ptc_session_func(c->s, e->func);
+        struct ptc_wbuf tmp;
+        if (ptc_wbuf_init(&tmp, -1, 8192))
+            return 1;
+        ptc_wb_str(&tmp, ", \"name\": ");
+        ptc_wb_json_str(&tmp, fi ? fi->name : "?");
+        ptc_wb_str(&tmp, ", \"cat\": ");
+        ptc_wb_json_str(&tmp, fi ? ptc_out_base(fi->module) : "?");
+        ptc_wb_char(&tmp, '}');
+        len = tmp.len;
+        frag = tmp.len < tmp.cap ? ptc_strcache_set(&c->funcs, e->func, tmp.buf, tmp.len) : NULL;
+        if (!frag) { /* a name of more than 8 KiB, or no memory: write it as it is */
+            ptc_wb_put(w, tmp.buf, tmp.len);
+            ptc_wbuf_free(&tmp);
+            return w->over_limit || w->err ? 1 : 0;
+        }
+        ptc_wbuf_free(&tmp);
+    }
+    ptc_wb_put(w, frag, len);
+    return w->over_limit || w->err ? 1 : 0;
+}
+
+static int chrome_ret(void *view, const struct ptc_out_event *e)
+{
+    struct chrome_view *c = view;
+    struct ptc_wbuf *w = c->w;
+    if (head(c, e, "{\"ph\": \"E\", \"ts\": "))
+        return 1;
+    if (e->how) {
+        ptc_wb_str(w, ", \"args\": {\"ended\": \"");
+        ptc_wb_str(w, ptc_out_how_name(e->how));
+        ptc_wb_str(w, "\"}");
+    }
+    ptc_wb_char(w, '}');
+    return w->over_limit || w->err ? 1 : 0;
+}
+
+static int chrome_thread_end(void *view, uint32_t pid, uint32_t tid, uintptr_t *user)
+{
+    (void)view;
+    (void)pid;
+    (void)tid;
+    free((void *)*user);
+    *user = 0;
+    return 0;
+}
+
+static void instant(struct chrome_view *c, const struct ptc_out_event *e, const char *name,
+                    uint64_t n, const char *what)
+{
+    struct ptc_wbuf *w = c->w;
+    sep(c);
+    ptc_wb_str(w, "{\"name\": \"");
+    ptc_wb_str(w, name);
+    ptc_wb_str(w, "\", \"ph\": \"i\", \"s\": \"t\", \"ts\": ");
+    put_us(c, e->time);
+    ptc_wb_str(w, ", \"pid\": ");
+    ptc_wb_u64(w, e->pid);
+    ptc_wb_str(w, ", \"tid\": ");
+    ptc_wb_u64(w, e->tid);
+    ptc_wb_str(w, ", \"args\": {\"");
+    ptc_wb_str(w, what);
+    ptc_wb_str(w, "\": ");
+    ptc_wb_u64(w, n);
+    ptc_wb_str(w, "}}");
+}
+
+static int chrome_gap(void *view, const struct ptc_out_event *e)
+{
+    instant(view, e, "gap: events lost", e->count, "events_lost");
+    return 0;
+}
+
+static int chrome_fork(void *view, const struct ptc_out_event *e)
+{
+    if (e->kind == PTC_CALL_FORK)
+        instant(view, e, "fork", e->count, "child_pid");
+    return 0;
+}
+
+static int chrome_end(void *view, const struct ptc_out_info *info)
+{
+    struct chrome_view *c = view;
+    struct ptc_wbuf *w = c->w;
+    uint32_t last_pid = 0;
+    int have_pid = 0;
+    for (size_t i = 0; i < c->nseen; i++) {
+        const struct pidtid *p = &c->seen[i];
+        int new_pid = !have_pid || p->pid != last_pid;
+        for (size_t j = 0; new_pid && j < i; j++)
+            if (c->seen[j].pid == p->pid)
+                new_pid = 0;
+        if (new_pid) {
+            const char *exe = ptc_session_process_name(c->s, p->pid);
+            sep(c);
+            ptc_wb_str(w, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": ");
+            ptc_wb_u64(w, p->pid);
+            ptc_wb_str(w, ", \"args\": {\"name\": ");
+            ptc_wb_json_str(w, exe && *exe ? ptc_out_base(exe) : "process");
+            ptc_wb_str(w, "}}");
+        }
+        last_pid = p->pid;
+        have_pid = 1;
+        const char *tn = ptc_session_thread_name(c->s, p->pid, p->tid);
+        sep(c);
+        ptc_wb_str(w, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": ");
+        ptc_wb_u64(w, p->pid);
+        ptc_wb_str(w, ", \"tid\": ");
+        ptc_wb_u64(w, p->tid);
+        ptc_wb_str(w, ", \"args\": {\"name\": ");
+        if (tn && *tn) {
+            ptc_wb_json_str(w, tn);
+        } else {
+            char b[32];
+            snprintf(b, sizeof(b), "\"thread %u\"", p->tid);
+            ptc_wb_str(w, b);
+        }
+        ptc_wb_str(w, "}}");
+    }
+    struct ptc_totals t;
+    ptc_session_totals(info->s, &t);
+    ptc_wb_str(w, "\n], \"displayTimeUnit\": \"ns\", \"otherData\": {\"tool\": \"ptcall export\", "
+                  "\"format_version\": \"1\", \"trace\": ");
+    ptc_wb_json_str(w, info->trace);
+    ptc_wb_str(w, ", \"time_unit\": \"");
+    ptc_wb_str(w, info->ns ? "us" : "ticks");
+    ptc_wb_str(w, "\", \"calls\": \"");
+    ptc_wb_u64(w, info->shown_calls);
+    ptc_wb_str(w, "\", \"lost_events\": \"");
+    ptc_wb_u64(w, t.lost_events);
+    ptc_wb_str(w, "\", \"gaps\": \"");
+    ptc_wb_u64(w, t.gaps);
+    ptc_wb_str(w, "\", \"complete\": \"");
+    ptc_wb_str(w, t.record_end && !t.gaps && !t.lost_events ? "true" : "false");
+    ptc_wb_str(w, "\", \"filtered\": \"");
+    ptc_wb_str(w, info->filtered ? "true" : "false");
+    ptc_wb_str(w, "\"}}\n");
+    return 0;
+}
+
+static void chrome_free(void *view)
+{
+    struct chrome_view *c = view;
+    ptc_strcache_free(&c->funcs);
+    free(c->seen);
+    free(c);
+}
+
+static const struct ptc_output_ops chrome_ops = {
+    .name = "chrome",
+    .begin = chrome_begin,
+    .thread_start = chrome_thread_start,
+    .enter = chrome_enter,
+    .ret = chrome_ret,
+    .gap = chrome_gap,
+    .fork = chrome_fork,
+    .thread_end = chrome_thread_end,
+    .end = chrome_end,
+    .free = chrome_free,
+};
+
+void *ptc_view_chrome(const struct ptc_view_opts *o, const struct ptc_output_ops **ops)
+{
+    struct chrome_view *c = calloc(1, sizeof(*c));
+    if (!c)
+        return NULL;
+    c->w = o->out;
+    c->s = o->s;
+    c->first = 1;
+    *ops = &chrome_ops;
+    return c;
+}

@@ -1,0 +1,23 @@
+/* The formats of `ptcall export`: one row each. */
+#include <string.h>
+
+#include "views.h"
+
+const struct ptc_view_format ptc_export_formats[] = {
+    {"chrome", "Trace Event Format JSON (Perfetto UI, chrome://tracing, speedscope)", 1,
+     ptc_view_chrome},
+    {"folded", "folded stacks for flamegraph.pl, inferno, speedscope (--weight calls|self)", 0,
+     ptc_view_folded},
+    {"svg", "a flame graph as one SVG file (--weight calls|self)", 0, ptc_view_svg},
+    {"events", "every call as one CSV row (RFC 4180, header first)", 0, ptc_view_events_csv},
+    {"jsonl", "every call as one JSON object per line (JSON Lines)", 0, ptc_view_events_jsonl},
+    {NULL, NULL, 0, NULL},
+};
+
+const struct ptc_view_format *ptc_view_format_find(const char *name)
+{
+    for (const struct ptc_view_format *f = ptc_export_formats; f->name; f++)
+        if (!strcmp(f->name, name))
+            return f;
+    return NULL;
+}

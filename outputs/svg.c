@@ -1,0 +1,229 @@
+/* A flame graph as one SVG file, written by ptcall itself: the outermost frames at the
+ * bottom, each frame as wide as its weight (calls in its subtree, or its total time), one
+ * <g class="frame"> per frame with a <title> tooltip. No script: a page that shows it
+ * cannot run anything a function name carries. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cct.h"
+#include "views.h"
+
+#define SVG_WIDTH 1200.0
+#define ROW 17.0
+#define MARGIN 10.0
+#define MIN_WIDTH 0.1 /* narrower frames are left out (their weight stays in the parent) */
+
+struct svg_view {
+    struct ptc_wbuf *w;
+    const struct ptc_session *s;
+    int weight, ns;
+    const char *title;
+    struct ptc_cct t;
+    uint64_t *wsum;         /* per node: weight of its subtree */
+};
+
+static int svg_begin(void *view, const struct ptc_out_info *info)
+{
+    struct svg_view *v = view;
+    v->ns = info->ns;
+    return 0;
+}
+
+static int svg_event(void *view, const struct ptc_out_event *e)
+{
+    struct svg_view *v = view;
+    return ptc_cct_feed(&v->t, e);
+}
+
+static int svg_thread_end(void *view, uint32_t pid, uint32_t tid, uintptr_t *user)
+{
+    (void)view;
+    (void)pid;
+    (void)tid;
+    return ptc_cct_thread_end(user);
+}
+
+/* A warm colour from the name, stable across runs. */
+static void colour(const char *name, char *out, size_t n)
+{
+    uint32_t h = 2166136261u;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        h = (h ^ *p) * 16777619u;
+    snprintf(out, n, "rgb(%u,%u,%u)", 205 + (h % 50), 80 + ((h >> 8) % 130), 30 + ((h >> 16) % 55));
+}
+
+static void put_weight(struct svg_view *v, uint64_t wgt)
+{
+    if (v->weight == PTC_WEIGHT_CALLS) {
+        ptc_wb_u64(v->w, wgt);
+        ptc_wb_str(v->w, wgt == 1 ? " call" : " calls");
+    } else if (v->ns) {
+        ptc_wb_fixed(v->w, wgt / 1000, 3, 0);
+        ptc_wb_str(v->w, " ms");
+    } else {
+        ptc_wb_u64(v->w, wgt);
+        ptc_wb_str(v->w, " ticks");
+    }
+}
+
+static void frame(struct svg_view *v, uint32_t id, double x, double width, uint32_t maxdepth,
+                  uint64_t rootw)
+{
+    struct ptc_wbuf *w = v->w;
+    const struct ptc_cct_node *nd = &v->t.nodes[id];
+    char nb[1024], col[32];
+    const char *name = "all";
+    if (id != PTC_CCT_ROOT) {
+        const struct ptc_func_info *fi = ptc_session_func(v->s, nd->func);
+        name = fi ? ptc_out_short_name(fi->name, nb, sizeof(nb)) : "?";
+    }
+    double y = MARGIN + 24.0 + (double)(maxdepth - nd->depth) * ROW;
+    colour(name, col, sizeof(col));
+    ptc_wb_str(w, "<g class=\"frame\" data-name=\"");
+    ptc_wb_xml_str(w, name);
+    ptc_wb_str(w, "\" data-weight=\"");
+    ptc_wb_u64(w, v->wsum[id]);
+    ptc_wb_str(w, "\" data-depth=\"");
+    ptc_wb_u64(w, nd->depth);
+    ptc_wb_str(w, "\"><title>");
+    ptc_wb_xml_str(w, name);
+    ptc_wb_str(w, " (");
+    put_weight(v, v->wsum[id]);
+    ptc_wb_str(w, ", ");
+    ptc_wb_double(w, rootw ? 100.0 * (double)v->wsum[id] / (double)rootw : 0.0, 2);
+    ptc_wb_str(w, "%)</title><rect x=\"");
+    ptc_wb_double(w, x, 3);
+    ptc_wb_str(w, "\" y=\"");
+    ptc_wb_double(w, y, 1);
+    ptc_wb_str(w, "\" width=\"");
+    ptc_wb_double(w, width, 3);
+    ptc_wb_str(w, "\" height=\"");
+    ptc_wb_double(w, ROW - 1, 1);
+    ptc_wb_str(w, "\" fill=\"");
+    ptc_wb_str(w, col);
+    ptc_wb_str(w, "\" rx=\"2\"/>");
+    size_t fit = width > 14 ? (size_t)((width - 6) / 7) : 0;
+    if (fit >= 3) {
+        ptc_wb_str(w, "<text x=\"");
+        ptc_wb_double(w, x + 3, 3);
+        ptc_wb_str(w, "\" y=\"");
+        ptc_wb_double(w, y + ROW - 5, 1);
+        ptc_wb_str(w, "\">");
+        size_t len = strlen(name);
+        if (len <= fit) {
+            ptc_wb_xml_str(w, name);
+        } else {
+            char cut[1024];
+            size_t k = fit - 2 < sizeof(cut) - 1 ? fit - 2 : sizeof(cut) - 1;
+            memcpy(cut, name, k);
+            cut[k] = 0;
+            ptc_wb_xml_str(w, cut);
+            ptc_wb_str(w, "..");
+        }
+        ptc_wb_str(w, "</text>");
+    }
+    ptc_wb_str(w, "</g>\n");
+}
+
+static int svg_end(void *view, const struct ptc_out_info *info)
+{
+    struct svg_view *v = view;
+    struct ptc_wbuf *w = v->w;
+    uint32_t n = v->t.n;
+    v->wsum = calloc(n, sizeof(*v->wsum));
+    uint32_t *order = malloc((size_t)n * sizeof(*order));
+    double *xs = malloc((size_t)n * sizeof(*xs));
+    if (!v->wsum || !order || !xs) {
+        free(order);
+        free(xs);
+        return 1;
+    }
+    /* nodes are created after their parents: a reverse walk sums subtrees */
+    uint32_t maxdepth = 0;
+    for (uint32_t i = n; i-- > 1;) {
+        const struct ptc_cct_node *nd = &v->t.nodes[i];
+        v->wsum[i] += v->weight == PTC_WEIGHT_CALLS ? nd->calls : nd->self;
+        v->wsum[nd->parent] += v->wsum[i];
+        if (nd->depth > maxdepth && v->wsum[i])
+            maxdepth = nd->depth;
+    }
+    uint64_t rootw = v->wsum[PTC_CCT_ROOT];
+    double height = MARGIN * 2 + 24.0 + (double)(maxdepth + 1) * ROW;
+    ptc_wb_str(w, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" "
+                  "version=\"1.1\" width=\"");
+    ptc_wb_double(w, SVG_WIDTH + 2 * MARGIN, 0);
+    ptc_wb_str(w, "\" height=\"");
+    ptc_wb_double(w, height, 0);
+    ptc_wb_str(w, "\" font-family=\"monospace\" font-size=\"12\" data-ptcall-format=\"1\" data-weight=\"");
+    ptc_wb_str(w, v->weight == PTC_WEIGHT_CALLS ? "calls" : v->weight == PTC_WEIGHT_SELF ? "self" : "total");
+    ptc_wb_str(w, "\">\n<style>.frame:hover rect{stroke:#000;stroke-width:0.5}</style>\n"
+                  "<rect width=\"100%\" height=\"100%\" fill=\"#fdfdf6\"/>\n<text x=\"");
+    ptc_wb_double(w, MARGIN, 0);
+    ptc_wb_str(w, "\" y=\"");
+    ptc_wb_double(w, MARGIN + 12, 0);
+    ptc_wb_str(w, "\" font-size=\"14\">");
+    ptc_wb_xml_str(w, v->title ? v->title : "ptcall flame graph");
+    ptc_wb_str(w, " — width: ");
+    ptc_wb_str(w, v->weight == PTC_WEIGHT_CALLS ? "calls" : "time");
+    if (info->filtered)
+        ptc_wb_str(w, " (filtered)");
+    ptc_wb_str(w, "</text>\n");
+    if (rootw) {
+        /* preorder, children sorted by name position: the order they were first seen */
+        uint32_t sp = 0;
+        order[sp++] = PTC_CCT_ROOT;
+        xs[PTC_CCT_ROOT] = MARGIN;
+        while (sp) {
+            uint32_t id = order[--sp];
+            double width = SVG_WIDTH * (double)v->wsum[id] / (double)rootw;
+            if (width < MIN_WIDTH || !v->wsum[id])
+                continue;
+            frame(v, id, xs[id], width, maxdepth, rootw);
+            double x = xs[id];
+            for (uint32_t c = v->t.nodes[id].first_child; c; c = v->t.nodes[c].next_sibling) {
+                xs[c] = x;
+                x += SVG_WIDTH * (double)v->wsum[c] / (double)rootw;
+                order[sp++] = c;
+            }
+        }
+    } else {
+        ptc_wb_str(w, "<text x=\"20\" y=\"60\">no calls to show</text>\n");
+    }
+    ptc_wb_str(w, "</svg>\n");
+    free(order);
+    free(xs);
+    return 0;
+}
+
+static void svg_free(void *view)
+{
+    struct svg_view *v = view;
+    ptc_cct_free(&v->t);
+    free(v->wsum);
+    free(v);
+}
+
+static const struct ptc_output_ops svg_ops = {
+    .name = "svg",
+    .begin = svg_begin,
+    .enter = svg_event,
+    .ret = svg_event,
+    .thread_end = svg_thread_end,
+    .end = svg_end,
+    .free = svg_free,
+};
+
+void *ptc_view_svg(const struct ptc_view_opts *o, const struct ptc_output_ops **ops)
+{
+    struct svg_view *v = calloc(1, sizeof(*v));
+    if (!v || ptc_cct_init(&v->t)) {
+        free(v);
+        return NULL;
+    }
+    v->w = o->out;
+    v->s = o->s;
+    v->weight = o->weight == PTC_WEIGHT_CALLS ? PTC_WEIGHT_CALLS : PTC_WEIGHT_SELF;
+    v->title = o->title;
+    *ops = &svg_ops;
+    return v;
+}

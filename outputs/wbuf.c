@@ -1,0 +1,205 @@
+/* The views' buffered writer (wbuf.h). */
+#include "wbuf.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+int ptc_wbuf_init(struct ptc_wbuf *w, int fd, size_t cap)
+{
+    memset(w, 0, sizeof(*w));
+    w->fd = fd;
+    w->cap = cap < 4096 ? 4096 : cap;
+    w->buf = malloc(w->cap);
+    return w->buf ? 0 : -1;
+}
+
+void ptc_wbuf_free(struct ptc_wbuf *w)
+{
+    free(w->buf);
+    w->buf = NULL;
+    w->len = w->cap = 0;
+}
+
+int ptc_wbuf_flush(struct ptc_wbuf *w)
+{
+    size_t off = 0, n = w->len;
+    if (w->limit && !w->over_limit && w->written + n > w->limit) {
+        n = w->written < w->limit ? (size_t)(w->limit - w->written) : 0;
+        w->over_limit = 1;
+    } else if (w->over_limit) {
+        n = 0;
+    }
+    while (!w->err && off < n) {
+        ssize_t k = write(w->fd, w->buf + off, n - off);
+        if (k < 0) {
+            if (errno == EINTR)
+                continue;
+            w->err = errno;
+            break;
+        }
+        off += (size_t)k;
+    }
+    w->written += off;
+    w->len = 0;
+    return w->err || w->over_limit ? -1 : 0;
+}
+
+void ptc_wbuf_drain(struct ptc_wbuf *w, size_t n)
+{
+    ptc_wbuf_flush(w);
+    if (n > w->cap) { /* callers ask for small, bounded room; never more than cap / 2 */
+        abort();
+    }
+}
+
+static const char digits2[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+/* Writes v's digits ending at end; returns where they start. */
+static char *u64_digits(char *end, uint64_t v)
+{
+    char *p = end;
+    while (v >= 100) {
+        unsigned i = (unsigned)(v % 100) * 2;
+        v /= 100;
+        *--p = digits2[i + 1];
+        *--p = digits2[i];
+    }
+    if (v >= 10) {
+        unsigned i = (unsigned)v * 2;
+        *--p = digits2[i + 1];
+        *--p = digits2[i];
+    } else {
+        *--p = (char)('0' + v);
+    }
+    return p;
+}
+
+void ptc_wb_u64w(struct ptc_wbuf *w, uint64_t v, unsigned width)
+{
+    char tmp[24];
+    char *end = tmp + sizeof(tmp);
+    char *p = u64_digits(end, v);
+    size_t n = (size_t)(end - p);
+    if (width > 64)
+        width = 64;
+    if (n < width)
+        ptc_wb_spaces(w, width - n);
+    ptc_wb_put(w, p, n);
+}
+
+void ptc_wb_i64(struct ptc_wbuf *w, int64_t v)
+{
+    if (v < 0) {
+        ptc_wb_char(w, '-');
+        ptc_wb_u64(w, (uint64_t)0 - (uint64_t)v);
+    } else {
+        ptc_wb_u64(w, (uint64_t)v);
+    }
+}
+
+void ptc_wb_fixed(struct ptc_wbuf *w, uint64_t v, unsigned decimals, unsigned width)
+{
+    char tmp[48];
+    char *end = tmp + sizeof(tmp);
+    char *p = end;
+    if (decimals > 18)
+        decimals = 18;
+    unsigned d = decimals;
+    for (; d >= 2; d -= 2) {
+        unsigned i = (unsigned)(v % 100) * 2;
+        v /= 100;
+        *--p = digits2[i + 1];
+        *--p = digits2[i];
+    }
+    if (d) {
+        *--p = (char)('0' + v % 10);
+        v /= 10;
+    }
+    if (decimals)
+        *--p = '.';
+    p = u64_digits(p, v);
+    size_t n = (size_t)(end - p);
+    if (width > 64)
+        width = 64;
+    char *o = ptc_wb_room(w, n + width);
+    if (n < width) {
+        memset(o, ' ', width - n);
+        o += width - n;
+        w->len += width - n;
+    }
+    memcpy(o, p, n);
+    w->len += n;
+}
+
+void ptc_wb_json_str(struct ptc_wbuf *w, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+    ptc_wb_char(w, '"');
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        const unsigned char *run = p;
+        while (*p >= 0x20 && *p != '"' && *p != '\\')
+            p++;
+        if (p > run)
+            ptc_wb_put(w, (const char *)run, (size_t)(p - run));
+        if (!*p)
+            break;
+        char *o = ptc_wb_room(w, 6);
+        switch (*p) {
+        case '"': memcpy(o, "\\\"", 2); w->len += 2; break;
+        case '\\': memcpy(o, "\\\\", 2); w->len += 2; break;
+        case '\n': memcpy(o, "\\n", 2); w->len += 2; break;
+        case '\t': memcpy(o, "\\t", 2); w->len += 2; break;
+        case '\r': memcpy(o, "\\r", 2); w->len += 2; break;
+        default:
+            memcpy(o, "\\u00", 4);
+            o[4] = hex[*p >> 4];
+            o[5] = hex[*p & 15];
+            w->len += 6;
+        }
+    }
+    ptc_wb_char(w, '"');
+}
+
+void ptc_wb_csv_str(struct ptc_wbuf *w, const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n")) {
+        ptc_wb_str(w, s);
+        return;
+    }
+    ptc_wb_char(w, '"');
+    for (const char *p = s; *p; p++) {
+        if (*p == '"')
+            ptc_wb_char(w, '"');
+        ptc_wb_char(w, *p);
+    }
+    ptc_wb_char(w, '"');
+}
+
+void ptc_wb_xml_str(struct ptc_wbuf *w, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '&': ptc_wb_str(w, "&amp;"); break;
+        case '<': ptc_wb_str(w, "&lt;"); break;
+        case '>': ptc_wb_str(w, "&gt;"); break;
+        case '"': ptc_wb_str(w, "&quot;"); break;
+        case '\'': ptc_wb_str(w, "&#39;"); break;
+        default:
+            if (*p >= 0x20 || *p == '\t' || *p == '\n')
+                ptc_wb_char(w, (char)*p);
+        }
+    }
+}
+
+void ptc_wb_double(struct ptc_wbuf *w, double v, int decimals)
+{
+    char tmp[64];
+    int n = snprintf(tmp, sizeof(tmp), "%.*f", decimals, v);
+    if (n > 0)
+        ptc_wb_put(w, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+}

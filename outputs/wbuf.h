@@ -1,0 +1,82 @@
+/* A buffered writer for views: formatting numbers and escaped strings by hand is what lets
+ * a view print tens of millions of lines a second, where printf is the bottleneck. Errors
+ * (a full disk, a closed pipe) are kept and reported by ptc_wbuf_flush(), never lost. */
+#ifndef PTCALL_WBUF_H
+#define PTCALL_WBUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+struct ptc_wbuf {
+    int fd;
+    char *buf;
+    size_t len, cap;
+    int err;                /* errno of the first failed write, 0 if none */
+    uint64_t written;       /* bytes handed to the file so far */
+    uint64_t limit;         /* stop writing past this many bytes (0: no limit) */
+    int over_limit;         /* the limit was reached: the rest was not written */
+};
+
+/* Returns 0, or -1 when out of memory. */
+int ptc_wbuf_init(struct ptc_wbuf *w, int fd, size_t cap);
+void ptc_wbuf_free(struct ptc_wbuf *w);
+/* Writes what is buffered. Returns 0, or -1 with w->err set (or w->over_limit). */
+int ptc_wbuf_flush(struct ptc_wbuf *w);
+/* Out of line: writes the buffer out and makes room for n bytes. */
+void ptc_wbuf_drain(struct ptc_wbuf *w, size_t n);
+
+static inline char *ptc_wb_room(struct ptc_wbuf *w, size_t n)
+{
+    if (w->cap - w->len < n)
+        ptc_wbuf_drain(w, n);
+    return w->buf + w->len;
+}
+
+static inline void ptc_wb_put(struct ptc_wbuf *w, const char *s, size_t n)
+{
+    if (n > w->cap / 2) {
+        ptc_wbuf_flush(w);
+        while (n > w->cap) {
+            memcpy(w->buf, s, w->cap);
+            w->len = w->cap;
+            ptc_wbuf_flush(w);
+            s += w->cap;
+            n -= w->cap;
+        }
+    }
+    memcpy(ptc_wb_room(w, n), s, n);
+    w->len += n;
+}
+
+static inline void ptc_wb_str(struct ptc_wbuf *w, const char *s) { ptc_wb_put(w, s, strlen(s)); }
+
+static inline void ptc_wb_char(struct ptc_wbuf *w, char c)
+{
+    *ptc_wb_room(w, 1) = c;
+    w->len++;
+}
+
+static inline void ptc_wb_spaces(struct ptc_wbuf *w, size_t n)
+{
+    memset(ptc_wb_room(w, n), ' ', n);
+    w->len += n;
+}
+
+/* Decimal digits of v, right-aligned in a field of at least width characters. */
+void ptc_wb_u64w(struct ptc_wbuf *w, uint64_t v, unsigned width);
+static inline void ptc_wb_u64(struct ptc_wbuf *w, uint64_t v) { ptc_wb_u64w(w, v, 0); }
+void ptc_wb_i64(struct ptc_wbuf *w, int64_t v);
+/* v / 10^decimals with exactly that many decimals ("12.345678"), right-aligned in width. */
+void ptc_wb_fixed(struct ptc_wbuf *w, uint64_t v, unsigned decimals, unsigned width);
+/* A JSON string literal (quotes included). */
+void ptc_wb_json_str(struct ptc_wbuf *w, const char *s);
+/* An RFC 4180 CSV field: quoted when it holds a comma, quote, CR or LF. */
+void ptc_wb_csv_str(struct ptc_wbuf *w, const char *s);
+/* Text for XML/HTML content and attribute values (&, <, >, ", ' escaped; control
+ * characters other than tab and newline dropped). */
+void ptc_wb_xml_str(struct ptc_wbuf *w, const char *s);
+/* A double in %.*f form (slow path: printf), for the few numbers that need it. */
+void ptc_wb_double(struct ptc_wbuf *w, double v, int decimals);
+
+#endif

@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""Checks the floors of the project's libraries (docs/architecture.md) on the built objects.
+
+Reads each static library with `nm`: an undefined symbol of one member that another member
+defines is a call (or a data reference) from the first file to the second. Fails, printing
+the offending pair and the symbols, on
+  - a cycle between the files of a library;
+  - in a library with floors listed below, a call to a file that is not on a lower floor,
+    or a file that is on no floor (a new file must be given its floor here);
+  - a call from one library into another that it may not use.
+
+usage: layers.py [--nm NM] NAME=ARCHIVE ...   (NAME: a key of LIBS)
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+# Which libraries each library may use (besides itself): the project's floors, bottom up.
+LIBS = {
+    "common": [],
+    "decode": ["common"],
+    "decode_pt": ["decode", "common"],
+    "pt_recorder": ["common"],
+    "outputs": ["decode_pt", "decode", "common"],
+}
+
+# Floors of the decoder core, bottom up: a file may call files of lower floors only.
+FLOORS = {
+    "decode": [
+        ["errors.c", "reader.c"],                               # error texts, trace reader
+        ["tables.c"],                                           # processes, threads, functions
+        ["modules.c", "analyses.c", "stack.c", "par_policy.c"], # modules, queries, stacks
+        ["fork.c", "soft_fast.c"],                              # thread feed, fork points
+        ["session.c", "soft.c"],                                # sessions, soft front-end
+        ["chunk.c"],                                            # chunk dispatch
+        ["file.c"],                                             # the file driver
+        ["par.c"],                                              # the parallel driver
+    ],
+}
+
+DEFINED = set("TDBRCVGSi")  # text, data, bss, read-only, common, weak object, small data
+UNDEFINED = set("Uw")       # undefined, weak undefined
+
+
+def read_archive(nm, path):
+    """{member: (defined symbols, undefined symbols)} of a static library."""
+    out = subprocess.run([nm, "-A", "-P", path], check=True, capture_output=True,
+                         text=True).stdout
+    members = {}
+    pat = re.compile(r"^.*\[(?P<m>[^\]]+)\]: (?P<sym>\S+) (?P<t>\S)")
+    for line in out.splitlines():
+        m = pat.match(line)
+        if not m:
+            continue
+        member = re.sub(r"\.o(bj)?$", "", m.group("m"))
+        d, u = members.setdefault(member, (set(), set()))
+        t = m.group("t")
+        if t in DEFINED or (t == "W"):
+            d.add(m.group("sym"))
+        elif t in UNDEFINED:
+            u.add(m.group("sym"))
+    return members
+
+
+def find_cycle(nodes, edges):
+    """A cycle of the graph as a list of nodes (first == last), or None."""
+    state = {n: 0 for n in nodes}  # 0 new, 1 on the path, 2 done
+    path = []
+
+    def visit(n):
+        state[n] = 1
+        path.append(n)
+        for m in sorted(edges.get(n, {})):
+            if state[m] == 1:
+                return path[path.index(m):] + [m]
+            if state[m] == 0:
+                c = visit(m)
+                if c:
+                    return c
+        path.pop()
+        state[n] = 2
+        return None
+
+    for n in sorted(nodes):
+        if state[n] == 0:
+            c = visit(n)
+            if c:
+                return c
+    return None
+
+
+def levels(nodes, edges):
+    """The lowest floor each node can stand on (the graph has no cycle)."""
+    memo = {}
+
+    def level(n):
+        if n not in memo:
+            memo[n] = 1 + max((level(m) for m in edges.get(n, {})), default=-1)
+        return memo[n]
+
+    return {n: level(n) for n in nodes}
+
+
+def short(syms, k=4):
+    s = sorted(syms)
+    return ", ".join(s[:k]) + (", ..." if len(s) > k else "")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--nm", default="nm")
+    ap.add_argument("libs", nargs="+", metavar="NAME=ARCHIVE")
+    a = ap.parse_args()
+    libs = {}
+    for spec in a.libs:
+        name, _, path = spec.partition("=")
+        if name not in LIBS:
+            sys.exit("layers.py: unknown library %r (known: %s)" % (name, ", ".join(LIBS)))
+        libs[name] = read_archive(a.nm, path)
+    owner = {}  # symbol -> (library, member) defining it
+    for lib, members in libs.items():
+        for member, (d, _) in members.items():
+            for s in d:
+                owner.setdefault(s, (lib, member))
+    bad = []
+    for lib, members in sorted(libs.items()):
+        edges = {}  # member -> {callee member: symbols}
+        for member, (_, u) in members.items():
+            for s in u:
+                if s not in owner:
+                    continue  # libc, libipt, ...
+                olib, omember = owner[s]
+                if olib == lib:
+                    if omember != member:
+                        edges.setdefault(member, {}).setdefault(omember, set()).add(s)
+                elif olib not in LIBS[lib]:
+                    bad.append("%s: %s calls %s's %s (%s), which %s may not use"
+                               % (lib, member, olib, omember, s, lib))
+        cycle = find_cycle(members, edges)
+        if cycle:
+            steps = ["%s -> %s (%s)" % (x, y, short(edges[x][y]))
+                     for x, y in zip(cycle, cycle[1:])]
+            bad.append("%s: cycle: %s" % (lib, "; ".join(steps)))
+            continue
+        if lib in FLOORS:
+            floor = {f: i for i, fl in enumerate(FLOORS[lib]) for f in fl}
+            for member in sorted(members):
+                if member not in floor:
+                    bad.append("%s: %s is on no floor: add it to FLOORS in %s"
+                               % (lib, member, os.path.basename(__file__)))
+            for f in sorted(floor):
+                if f not in members:
+                    bad.append("%s: %s is listed in FLOORS but not built" % (lib, f))
+            for x in sorted(edges):
+                for y in sorted(edges[x]):
+                    if x in floor and y in floor and floor[y] >= floor[x]:
+                        bad.append("%s: %s (floor %d) calls %s (floor %d): %s"
+                                   % (lib, x, floor[x], y, floor[y], short(edges[x][y])))
+            shown = [[f for f in fl if f in members] for fl in FLOORS[lib]]
+        else:
+            lv = levels(members, edges)
+            shown = [sorted(m for m in members if lv[m] == i)
+                     for i in range(max(lv.values(), default=-1) + 1)]
+        print("%s:" % lib)
+        for i, fl in enumerate(shown):
+            print("  floor %d: %s" % (i, " ".join(fl)))
+    for b in bad:
+        print("FAIL: " + b)
+    if bad:
+        return 1
+    print("layers: ok (%s)" % ", ".join(sorted(libs)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

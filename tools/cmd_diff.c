@@ -1,0 +1,411 @@
+/* ptcall diff: per-function calls, inclusive and self time of two runs, largest change
+ * first. Functions are matched as `ptcall report` matches them over several runs: by
+ * (module basename, linkage name, source file), so two builds of one program compare. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "runs.h"
+
+static const char USAGE[] =
+    "usage: ptcall diff BASE NEW [--sort calls|total|self] [--top N] [--format table|csv|json]\n"
+    "                   [--allow-different] [--threads N] [--salvage]\n"
+    "  --sort KEY    order by the largest absolute change of calls, total or self (default\n"
+    "                total, or calls when a trace is untimed)\n"
+    "  --top N       show the N largest changes (default 20 for table, all for csv/json;\n"
+    "                0 = all)\n"
+    "  --format F    table (for people), csv or json (versioned, see docs/usage.md)\n"
+    "  --allow-different  compare runs that share no instrumented module\n"
+    "  --threads N   decode each trace with N threads (default 1; 0 = one per CPU)\n"
+    "  --salvage     use what precedes damage in a truncated or corrupt trace\n"
+    "Functions only in NEW are marked new, functions only in BASE gone. Untimed traces\n"
+    "compare calls only.\n";
+
+enum fmt { FMT_TABLE, FMT_CSV, FMT_JSON };
+
+struct drow {
+    const struct runs_fn *b, *n; /* NULL: not called in that run */
+    int64_t d[RUNS_NMEAS];       /* new - base */
+};
+
+static int g_meas;
+
+static uint64_t val(const struct runs_fn *f, int m) { return f ? f->sum[m] : 0; }
+static uint64_t mag(int64_t d) { return d < 0 ? (uint64_t)0 - (uint64_t)d : (uint64_t)d; }
+static const struct runs_fn *any(const struct drow *r) { return r->n ? r->n : r->b; }
+
+static int cmp_drow(const void *a, const void *b)
+{
+    const struct drow *x = a, *y = b;
+    uint64_t kx = mag(x->d[g_meas]), ky = mag(y->d[g_meas]);
+    if (kx != ky)
+        return kx > ky ? -1 : 1;
+    kx = mag(x->d[RUNS_CALLS]), ky = mag(y->d[RUNS_CALLS]);
+    if (kx != ky)
+        return kx > ky ? -1 : 1;
+    const struct runs_fn *fx = any(x), *fy = any(y);
+    int c = strcmp(fx->name, fy->name);
+    if (c)
+        return c;
+    size_t n = fx->keylen < fy->keylen ? fx->keylen : fy->keylen;
+    c = memcmp(fx->key, fy->key, n);
+    return c ? c : (fx->keylen > fy->keylen) - (fx->keylen < fy->keylen);
+}
+
+static const char *status(const struct drow *r) { return !r->b ? "new" : !r->n ? "gone" : "both"; }
+
+/* Relative change in percent; 0 when base is 0 (callers print "new" or nothing then). */
+static double rel(const struct drow *r, int m)
+{
+    uint64_t b = val(r->b, m);
+    return b ? 100.0 * (double)r->d[m] / (double)b : 0.0;
+}
+
+static void fmt_delta(char *buf, size_t n, int64_t d, int m, int ns)
+{
+    if (m == RUNS_CALLS) {
+        snprintf(buf, n, d ? "%+lld" : "0", (long long)d);
+        return;
+    }
+    char t[32];
+    cli_fmt_time(t, sizeof(t), mag(d), ns);
+    snprintf(buf, n, "%s%s", d < 0 ? "-" : d > 0 ? "+" : "", t);
+}
+
+static void fmt_val(char *buf, size_t n, uint64_t v, int m, int ns)
+{
+    if (m == RUNS_CALLS)
+        snprintf(buf, n, "%llu", (unsigned long long)v);
+    else
+        cli_fmt_time(buf, n, v, ns);
+}
+
+static void fmt_rel(char *buf, size_t n, const struct drow *r, int m)
+{
+    if (!val(r->b, m))
+        snprintf(buf, n, "%s", val(r->n, m) ? "new" : "");
+    else
+        snprintf(buf, n, r->d[m] ? "%+.1f%%" : "0.0%%", rel(r, m));
+}
+
+struct diff {
+    const struct runs_agg *gb, *gn;
+    int timed, ns;
+    const char *sort;
+};
+
+static const struct runs_run *first_run(const struct runs_agg *g) { return &g->run[0]; }
+
+static void print_table(const struct diff *d, const struct drow *rows, size_t n, size_t shown)
+{
+    const struct runs_run *rb = first_run(d->gb), *rn = first_run(d->gn);
+    printf("# ptcall diff of %s (base: %llu events, %llu calls) and %s (new: %llu events, %llu "
+           "calls)\n",
+           rb->path, (unsigned long long)rb->t.events, (unsigned long long)rb->t.calls, rn->path,
+           (unsigned long long)rn->t.events, (unsigned long long)rn->t.calls);
+    if (!d->timed) {
+        if (rb->t.timed && rn->t.timed)
+            printf("# the runs differ in time base (ns and TSC ticks): calls only\n");
+        else
+            printf("# %s untimed (recorded without per-event timestamps): calls only\n",
+                   !rb->t.timed && !rn->t.timed ? "both traces are"
+                   : !rb->t.timed              ? "the base trace is"
+                                               : "the new trace is");
+    } else {
+        char b[32], c[32];
+        cli_fmt_time(b, sizeof(b), rb->t.total_time, d->ns);
+        cli_fmt_time(c, sizeof(c), rn->t.total_time, d->ns);
+        printf("# time in traced functions: base %s, new %s", b, c);
+        if (rb->t.total_time)
+            printf(" (%+.1f%%)", 100.0 * ((double)rn->t.total_time - (double)rb->t.total_time) /
+                                     (double)rb->t.total_time);
+        printf("\n");
+    }
+    printf("# largest absolute change of %s first; chg%% is relative to the base\n", d->sort);
+    int nm = d->timed ? RUNS_NMEAS : 1;
+    for (int m = 0; m < nm; m++) {
+        char h[3][24];
+        snprintf(h[0], sizeof(h[0]), "%s base", runs_meas_names[m]);
+        snprintf(h[1], sizeof(h[1]), "%s new", runs_meas_names[m]);
+        snprintf(h[2], sizeof(h[2]), "%s chg", runs_meas_names[m]);
+        printf("%s%11s %11s %11s %7s", m ? " " : "", h[0], h[1], h[2], "chg%");
+    }
+    printf("  function [module]\n");
+    for (size_t i = 0; i < shown; i++) {
+        const struct drow *r = &rows[i];
+        for (int m = 0; m < nm; m++) {
+            char vb[32], vn[32], vd[40], vr[32];
+            fmt_val(vb, sizeof(vb), val(r->b, m), m, d->ns);
+            fmt_val(vn, sizeof(vn), val(r->n, m), m, d->ns);
+            fmt_delta(vd, sizeof(vd), r->d[m], m, d->ns);
+            fmt_rel(vr, sizeof(vr), r, m);
+            printf("%s%11s %11s %11s %7s", m ? " " : "", vb, vn, vd, vr);
+        }
+        const struct runs_fn *f = any(r);
+        printf("  %s [%s]%s\n", f->name, cli_base(f->module),
+               !r->b ? " (new)" : !r->n ? " (gone)" : "");
+    }
+    size_t nnew = 0, ngone = 0, same = 0;
+    for (size_t i = 0; i < n; i++) {
+        nnew += !rows[i].b;
+        ngone += !rows[i].n;
+        int z = 1;
+        for (int m = 0; m < nm; m++)
+            z &= rows[i].d[m] == 0;
+        same += rows[i].b && rows[i].n && z;
+    }
+    if (shown < n)
+        printf("(%zu more function%s; --top 0 shows all)\n", n - shown, n - shown == 1 ? "" : "s");
+    printf("functions %zu: %zu changed, %zu unchanged, %zu new, %zu gone\n", n,
+           n - same - nnew - ngone, same, nnew, ngone);
+    const struct runs_run *both[2] = {rb, rn};
+    for (int k = 0; k < 2; k++)
+        if (runs_run_lossy(both[k])) {
+            char q[1024];
+            runs_describe_quality(both[k], q, sizeof(q));
+            printf("warning: %s %s: %s: its figures are lower bounds\n", k ? "new" : "base",
+                   both[k]->path, q);
+        }
+}
+
+static void print_csv(const struct diff *d, const struct drow *rows, size_t shown)
+{
+    printf("rank,function,linkage_name,module,file,line,status");
+    for (int m = 0; m < RUNS_NMEAS; m++)
+        printf(",%s_base,%s_new,%s_change,%s_change_pct", runs_meas_names[m], runs_meas_names[m],
+               runs_meas_names[m], runs_meas_names[m]);
+    printf("\n");
+    for (size_t i = 0; i < shown; i++) {
+        const struct drow *r = &rows[i];
+        const struct runs_fn *f = any(r);
+        printf("%zu,", i + 1);
+        cli_csv_str(stdout, f->name);
+        putchar(',');
+        cli_csv_str(stdout, f->linkage_name);
+        putchar(',');
+        cli_csv_str(stdout, f->module);
+        putchar(',');
+        cli_csv_str(stdout, f->file);
+        printf(",%u,%s", f->line, status(r));
+        for (int m = 0; m < RUNS_NMEAS; m++) {
+            if (m != RUNS_CALLS && !d->timed) {
+                printf(",,,,");
+                continue;
+            }
+            printf(",%llu,%llu,%lld,", (unsigned long long)val(r->b, m),
+                   (unsigned long long)val(r->n, m), (long long)r->d[m]);
+            if (val(r->b, m))
+                printf("%.2f", rel(r, m));
+        }
+        printf("\n");
+    }
+}
+
+static void print_json(const struct diff *d, const struct drow *rows, size_t n, size_t shown)
+{
+    const struct runs_run *rb = first_run(d->gb), *rn = first_run(d->gn);
+    printf("{\n  \"format_version\": 1,\n  \"tool\": \"ptcall diff\",\n  \"base\": ");
+    runs_json_run(stdout, rb);
+    printf(",\n  \"new\": ");
+    runs_json_run(stdout, rn);
+    printf(",\n  \"timed\": %s,\n  \"time_unit\": \"%s\",\n  \"sort\": \"%s\",\n",
+           d->timed ? "true" : "false", d->timed ? (d->ns ? "ns" : "ticks") : "none", d->sort);
+    size_t nnew = 0, ngone = 0, same = 0;
+    for (size_t i = 0; i < n; i++) {
+        nnew += !rows[i].b;
+        ngone += !rows[i].n;
+        int z = 1;
+        for (int m = 0; m < (d->timed ? RUNS_NMEAS : 1); m++)
+            z &= rows[i].d[m] == 0;
+        same += rows[i].b && rows[i].n && z;
+    }
+    printf("  \"summary\": {\"functions\": %zu, \"changed\": %zu, \"unchanged\": %zu, \"new\": "
+           "%zu, \"gone\": %zu},\n  \"functions\": [",
+           n, n - same - nnew - ngone, same, nnew, ngone);
+    for (size_t i = 0; i < shown; i++) {
+        const struct drow *r = &rows[i];
+        const struct runs_fn *f = any(r);
+        printf("%s\n    {\"name\": ", i ? "," : "");
+        cli_json_str(stdout, f->name);
+        printf(", \"linkage_name\": ");
+        cli_json_str(stdout, f->linkage_name);
+        printf(", \"module\": ");
+        cli_json_str(stdout, f->module);
+        printf(", \"file\": ");
+        cli_json_str(stdout, f->file);
+        printf(", \"line\": %u, \"status\": \"%s\"", f->line, status(r));
+        for (int m = 0; m < RUNS_NMEAS; m++) {
+            printf(", \"%s\": ", runs_meas_names[m]);
+            if (m != RUNS_CALLS && !d->timed) {
+                printf("null");
+                continue;
+            }
+            printf("{\"base\": %llu, \"new\": %llu, \"change\": %lld, \"change_pct\": ",
+                   (unsigned long long)val(r->b, m), (unsigned long long)val(r->n, m),
+                   (long long)r->d[m]);
+            if (val(r->b, m))
+                printf("%.2f}", rel(r, m));
+            else
+                printf("null}");
+        }
+        printf("}");
+    }
+    printf("\n  ]\n}\n");
+}
+
+/* The rows: every function called in either run, matched by key. */
+static struct drow *join(const struct runs_agg *gb, const struct runs_agg *gn, size_t *n)
+{
+    struct drow *rows = malloc((gb->nfn + gn->nfn + 1) * sizeof(*rows));
+    if (!rows)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < gb->nfn; i++) {
+        const struct runs_fn *b = &gb->fn[i], *m = runs_agg_find(gn, b);
+        if (!b->runs && !(m && m->runs))
+            continue;
+        rows[k].b = b->runs ? b : NULL;
+        rows[k].n = m && m->runs ? m : NULL;
+        k++;
+    }
+    for (size_t i = 0; i < gn->nfn; i++) {
+        const struct runs_fn *f = &gn->fn[i], *m = runs_agg_find(gb, f);
+        if (!f->runs || m) /* rows of functions BASE knows are made above */
+            continue;
+        rows[k].b = NULL;
+        rows[k].n = f;
+        k++;
+    }
+    for (size_t i = 0; i < k; i++)
+        for (int m = 0; m < RUNS_NMEAS; m++)
+            rows[i].d[m] = (int64_t)(val(rows[i].n, m) - val(rows[i].b, m));
+    *n = k;
+    return rows;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+    static const char *const sort_keys[] = {"calls", "total", "self", NULL};
+    static const char *const formats[] = {"table", "csv", "json", NULL};
+    struct cli_args a = {.cmd = "diff", .usage = USAGE, .threads = 1};
+    const char *files[2] = {NULL, NULL}, *v;
+    size_t nfiles = 0;
+    uint64_t top = 0;
+    int have_top = 0, sort = -1, allow_different = 0;
+    enum fmt fmt = FMT_TABLE;
+    for (int i = 1; i < argc; i++) {
+        int r, k;
+        if ((r = cli_flag_value(argc, argv, &i, "--top", &v))) {
+            if (r < 0 || cli_parse_u64(v, &top))
+                return cli_usage_error("diff", USAGE, "--top needs a number");
+            have_top = 1;
+        } else if ((r = cli_flag_choice(argc, argv, &i, "--sort", sort_keys, &k))) {
+            if (r < 0)
+                return cli_usage_error("diff", USAGE, "--sort takes calls, total or self");
+            sort = k;
+        } else if ((r = cli_flag_choice(argc, argv, &i, "--format", formats, &k))) {
+            if (r < 0)
+                return cli_usage_error("diff", USAGE, "--format takes table, csv or json");
+            fmt = (enum fmt)k;
+        } else if (!strcmp(argv[i], "--allow-different")) {
+            allow_different = 1;
+        } else if ((r = cli_take_threads(argc, argv, &i, &a))) {
+            if (r != 1)
+                return r;
+        } else if (argv[i][0] != '-' || !argv[i][1]) {
+            if (nfiles == 2)
+                return cli_usage_error("diff", USAGE, "more than two trace files given");
+            files[nfiles++] = argv[i];
+        } else if ((r = cli_take_arg(&a, argv[i])) != CLI_ARG_TAKEN) {
+            return r;
+        }
+    }
+    if (nfiles < 2)
+        return cli_usage_error("diff", USAGE, nfiles ? "no NEW trace file given"
+                                                     : "no trace files given (BASE and NEW)");
+    for (size_t i = 0; i < 2; i++) {
+        struct stat sb;
+        if (!stat(files[i], &sb) && S_ISDIR(sb.st_mode)) {
+            char what[1200];
+            snprintf(what, sizeof(what), "%s is a directory", files[i]);
+            return cli_fail("diff", what,
+                            "give two trace files; 'ptcall report DIR' sums the runs of a "
+                            "directory");
+        }
+    }
+    struct runs_agg gb, gn;
+    struct runs_ref ref = {0};
+    runs_agg_init(&gb);
+    runs_agg_init(&gn);
+    /* nfiles 1: a file that cannot be read fails the command even with --salvage (there is
+     * nothing to compare with) */
+    struct runs_opts ro = {.cmd = "diff",
+                           .salvage = a.salvage,
+                           .threads = a.threads,
+                           .allow_different = allow_different,
+                           .nfiles = 1,
+                           .ref = &ref};
+    struct drow *rows = NULL;
+    int rc = runs_agg_add_file(&gb, &ro, files[0]);
+    if (!rc)
+        rc = runs_agg_add_file(&gn, &ro, files[1]);
+    if (rc)
+        goto out;
+    struct diff d = {.gb = &gb, .gn = &gn};
+    d.timed = gb.unit == gn.unit && gb.unit != RUNS_UNTIMED;
+    d.ns = d.timed && gb.unit == RUNS_NS;
+    if (sort < 0)
+        sort = d.timed ? 1 : 0;
+    if (sort && !d.timed) {
+        rc = cli_fail("diff", "--sort total/self needs times in both traces and they have none "
+                              "or different time bases",
+                      "use --sort calls, or compare runs recorded with per-event timestamps");
+        goto out;
+    }
+    g_meas = sort == 0 ? RUNS_CALLS : sort == 1 ? RUNS_TOTAL : RUNS_SELF;
+    d.sort = runs_meas_names[g_meas];
+    size_t n;
+    if (!(rows = join(&gb, &gn, &n))) {
+        rc = cli_fail("diff", "out of memory", cli_advice(PTC_E_NOMEM));
+        goto out;
+    }
+    qsort(rows, n, sizeof(*rows), cmp_drow);
+    if (!have_top)
+        top = fmt == FMT_TABLE ? 20 : 0;
+    size_t shown = top && top < n ? (size_t)top : n;
+    static char outbuf[1 << 16];
+    setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
+    const struct runs_run *both[2] = {first_run(&gb), first_run(&gn)};
+    for (int k = 0; k < 2; k++) {
+        if (both[k]->damage)
+            fprintf(stderr, "ptcall diff: warning: salvaged: %s; the figures of %s cover only "
+                            "what precedes the damage (or the undamaged chunks)\n",
+                    both[k]->damage_msg, both[k]->path);
+        else if (fmt == FMT_CSV && runs_run_lossy(both[k]))
+            /* the csv has no room for it: say so where a person sees it */
+            fprintf(stderr, "ptcall diff: warning: %s is lossy or incomplete: its figures are "
+                            "lower bounds\n",
+                    both[k]->path);
+    }
+    switch (fmt) {
+    case FMT_TABLE:
+        print_table(&d, rows, n, shown);
+        break;
+    case FMT_CSV:
+        print_csv(&d, rows, shown);
+        break;
+    case FMT_JSON:
+        print_json(&d, rows, n, shown);
+        break;
+    }
+    rc = cli_flush_output("diff", "the diff");
+out:
+    free(rows);
+    runs_agg_free(&gb);
+    runs_agg_free(&gn);
+    runs_ref_free(&ref);
+    return rc;
+}
