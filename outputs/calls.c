@@ -14,7 +14,7 @@ struct cthread {
     uint64_t time;
     int valid;
     uint32_t pid, tid;
-    char ptid[24];
+    char ptid[48];          /* 16 bytes over its longest: ptc_wb_put_padded() */
     size_t ptid_len;
     struct ptc_lm_queue *q;
 };
@@ -58,10 +58,12 @@ static void put_name(struct calls_view *c, uint32_t id)
         const struct ptc_func_info *f = ptc_session_func(c->s, id);
         const char *sh = f ? ptc_out_short_name(f->name, buf, sizeof(buf)) : "?";
         len = strlen(sh);
-        if (!(n = ptc_strcache_set(&c->names, id, sh, len)))
-            n = sh;
+        if (!(n = ptc_strcache_set(&c->names, id, sh, len))) {
+            ptc_wb_put(c->w, sh, len);
+            return;
+        }
     }
-    ptc_wb_put(c->w, n, len);
+    ptc_wb_put_padded(c->w, n, len);
 }
 
 static int calls_begin(void *view, const struct ptc_out_info *info)
@@ -143,7 +145,7 @@ static int prefix(struct calls_view *c, struct cthread *t, uint64_t time, const 
     struct ptc_wbuf *w = c->w;
     if (c->timed) {
         if (c->ns)
-            ptc_wb_fixed(w, time, 9, 16);
+            ptc_wb_sec9(w, time, 16);
         else
             ptc_wb_u64w(w, time, 16);
         ptc_wb_char(w, ' ');
@@ -163,7 +165,7 @@ static int prefix(struct calls_view *c, struct cthread *t, uint64_t time, const 
     } else if (t->ptid_len < 15) {
         ptc_wb_spaces(w, 15 - t->ptid_len);
     }
-    ptc_wb_put(w, t->ptid, t->ptid_len);
+    ptc_wb_put_padded(w, t->ptid, t->ptid_len);
     ptc_wb_put(w, " |", 2);
     c->lines++;
     return 0;

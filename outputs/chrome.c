@@ -131,7 +131,7 @@ static int chrome_enter(void *view, const struct ptc_out_event *e)
         }
         ptc_wbuf_free(&tmp);
     }
-    ptc_wb_put(w, frag, len);
+    ptc_wb_put_padded(w, frag, len);
     return w->over_limit || w->err ? 1 : 0;
 }
 

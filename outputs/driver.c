@@ -290,17 +290,11 @@ HOT int emit_enter(struct ptc_out_driver *d, struct dthread *t, uint32_t i, int 
 {
     struct dframe *fr = &t->fr[i];
     uint32_t root = t->froot >= 0 ? (uint32_t)t->froot : 0;
-    struct ptc_out_event e;
-    memset(&e, 0, sizeof(e));
-    e.pid = t->pid;
-    e.tid = t->tid;
-    e.depth = i - root;
-    e.func = fr->func;
-    e.path = t->path + root;
-    e.time = e.start = fr->start;
-    e.kind = PTC_CALL_ENTER;
-    e.has_time = (uint8_t)has_time;
-    e.inherited = (uint8_t)inherited;
+    struct ptc_out_event e = {
+        .pid = t->pid, .tid = t->tid, .depth = i - root, .func = fr->func,
+        .path = t->path + root, .time = fr->start, .start = fr->start,
+        .kind = PTC_CALL_ENTER, .has_time = (uint8_t)has_time, .inherited = (uint8_t)inherited,
+    };
     fr->emitted = 1;
     return emit(d, &e, t);
 }
@@ -325,6 +319,8 @@ HOT uint64_t rel_time(struct ptc_out_driver *d, uint64_t abs)
 HOT int shown_here(const struct ptc_out_driver *d, const struct dthread *t, uint32_t depth,
                       uint64_t start)
 {
+    if (!d->info.filtered)
+        return 1;
     const struct ptc_out_filter *f = &d->run.filter;
     if (f->nfuncs && t->froot < 0)
         return 0;
@@ -407,24 +403,16 @@ HOT void on_return(struct ptc_out_driver *d, struct dthread *t, const struct ptc
         out = 0;
     if (out) {
         uint32_t root = t->froot >= 0 ? (uint32_t)t->froot : 0;
-        for (uint32_t i = root; i <= dep; i++) /* held back by --min-duration */
-            if (t->fr[i].shown && !t->fr[i].emitted)
-                emit_enter(d, t, i, ce->has_time, 0);
-        struct ptc_out_event e;
-        memset(&e, 0, sizeof(e));
-        e.pid = t->pid;
-        e.tid = t->tid;
-        e.depth = dep - root;
-        e.func = ce->func;
-        e.path = t->path + root;
-        e.time = now;
-        e.start = fr->start;
-        e.dur = dur;
-        e.self = dur > fr->child ? dur - fr->child : 0;
-        e.kind = PTC_CALL_RETURN;
-        e.how = ce->how;
-        e.has_time = ce->has_time;
-        e.inherited = ce->inherited;
+        if (d->run.filter.min_dur) /* enters held back by --min-duration go out first */
+            for (uint32_t i = root; i <= dep; i++)
+                if (t->fr[i].shown && !t->fr[i].emitted)
+                    emit_enter(d, t, i, ce->has_time, 0);
+        struct ptc_out_event e = {
+            .pid = t->pid, .tid = t->tid, .depth = dep - root, .func = ce->func,
+            .path = t->path + root, .time = now, .start = fr->start, .dur = dur,
+            .self = dur > fr->child ? dur - fr->child : 0, .kind = PTC_CALL_RETURN,
+            .how = ce->how, .has_time = ce->has_time, .inherited = ce->inherited,
+        };
         emit(d, &e, t);
         if (dep > 0)
             t->fr[dep - 1].child += dur;

@@ -78,27 +78,54 @@ static void sift_down(struct ptc_linemerge *m, size_t i)
     place(m, i, q);
 }
 
-/* Writes the earliest held line. */
-static void pop(struct ptc_linemerge *m)
+/* The smaller head key of the heap's second and third queues (the next to compete with
+ * the first): UINT64_MAX when the first is alone. */
+static const struct lrec *runner_up(const struct ptc_linemerge *m)
 {
-    struct ptc_lm_queue *q = m->heap[0];
-    struct lrec *r = &q->recs[q->rhead++];
-    if (r->key < m->last_out)
-        m->out_of_order++;
-    else
-        m->last_out = r->key;
-    ptc_wb_put(m->out, q->bytes + q->bhead, r->len);
-    q->bhead += r->len;
-    m->held--;
-    if (q->rhead == q->rtail) {
-        q->rhead = q->rtail = q->bhead = q->btail = 0;
-        q->pos = SIZE_MAX;
-        if (--m->nheap) {
-            place(m, 0, m->heap[m->nheap]);
+    const struct lrec *best = NULL;
+    for (size_t i = 1; i <= 2 && i < m->nheap; i++) {
+        const struct ptc_lm_queue *q = m->heap[i];
+        const struct lrec *r = &q->recs[q->rhead];
+        if (!best || r->key < best->key || (r->key == best->key && r->seq < best->seq))
+            best = r;
+    }
+    return best;
+}
+
+/* Writes up to k of the earliest held lines. The first queue's lines go out in one copy
+ * while they come before every other queue's first line: a one-thread trace's lines leave
+ * in large blocks. */
+static void pop(struct ptc_linemerge *m, size_t k)
+{
+    while (k && m->nheap) {
+        struct ptc_lm_queue *q = m->heap[0];
+        const struct lrec *other = runner_up(m);
+        size_t from = q->bhead, bytes = 0;
+        do {
+            struct lrec *r = &q->recs[q->rhead];
+            if (other && (r->key > other->key || (r->key == other->key && r->seq > other->seq)))
+                break;
+            if (r->key < m->last_out)
+                m->out_of_order++;
+            else
+                m->last_out = r->key;
+            bytes += r->len;
+            q->rhead++;
+            m->held--;
+            k--;
+        } while (k && q->rhead < q->rtail);
+        ptc_wb_put(m->out, q->bytes + from, bytes);
+        q->bhead += bytes;
+        if (q->rhead == q->rtail) {
+            q->rhead = q->rtail = q->bhead = q->btail = 0;
+            q->pos = SIZE_MAX;
+            if (--m->nheap) {
+                place(m, 0, m->heap[m->nheap]);
+                sift_down(m, 0);
+            }
+        } else {
             sift_down(m, 0);
         }
-    } else {
-        sift_down(m, 0);
     }
 }
 
@@ -129,7 +156,7 @@ int ptc_lm_push(struct ptc_linemerge *m, struct ptc_lm_queue *q, uint64_t key, c
                 size_t len)
 {
     if (m->held >= m->window)
-        pop(m);
+        pop(m, m->window / 8 + 1);
     if (reserve((void **)&q->bytes, &q->bhead, &q->btail, &q->bcap, len, 1) ||
         reserve((void **)&q->recs, &q->rhead, &q->rtail, &q->rcap, 1, sizeof(*q->recs)))
         return -1;
@@ -154,8 +181,7 @@ int ptc_lm_push(struct ptc_linemerge *m, struct ptc_lm_queue *q, uint64_t key, c
 
 void ptc_lm_flush(struct ptc_linemerge *m)
 {
-    while (m->nheap)
-        pop(m);
+    pop(m, SIZE_MAX);
 }
 
 void ptc_lm_free(struct ptc_linemerge *m)

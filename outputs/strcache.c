@@ -21,11 +21,11 @@ const char *ptc_strcache_set(struct ptc_strcache *c, uint32_t id, const char *st
         memset(c->s + c->n, 0, (size_t)(nc - c->n) * sizeof(*s));
         c->n = nc;
     }
-    char *copy = malloc(len + 1);
+    char *copy = malloc(len + 17); /* 16 bytes over: ptc_wb_put_padded() reads them */
     if (!copy)
         return NULL;
     memcpy(copy, str, len);
-    copy[len] = 0;
+    memset(copy + len, 0, 17);
     free(c->s[id]);
     c->s[id] = copy;
     c->len[id] = len;

@@ -20,7 +20,8 @@ static inline const char *ptc_strcache_get(const struct ptc_strcache *c, uint32_
     *len = c->len[id];
     return c->s[id];
 }
-/* Keeps a copy of str[0..len) for id. Returns the copy, or NULL when out of memory. */
+/* Keeps a copy of str[0..len) for id, NUL-terminated and followed by 16 readable bytes
+ * (ptc_wb_put_padded). Returns the copy, or NULL when out of memory. */
 const char *ptc_strcache_set(struct ptc_strcache *c, uint32_t id, const char *str, size_t len);
 void ptc_strcache_free(struct ptc_strcache *c);
 

@@ -136,6 +136,47 @@ void ptc_wb_fixed(struct ptc_wbuf *w, uint64_t v, unsigned decimals, unsigned wi
     w->len += n;
 }
 
+/* "000" ... "999" */
+static char digits3[3000];
+static int digits3_ready;
+
+static void make_digits3(void)
+{
+    for (int i = 0; i < 1000; i++) {
+        digits3[i * 3] = (char)('0' + i / 100);
+        digits3[i * 3 + 1] = (char)('0' + i / 10 % 10);
+        digits3[i * 3 + 2] = (char)('0' + i % 10);
+    }
+    digits3_ready = 1;
+}
+
+void ptc_wb_sec9(struct ptc_wbuf *w, uint64_t ns, unsigned width)
+{
+    if (__builtin_expect(!digits3_ready, 0))
+        make_digits3();
+    uint64_t sec = ns / 1000000000u;
+    uint32_t frac = (uint32_t)(ns % 1000000000u);
+    char tmp[40];
+    char *end = tmp + sizeof(tmp), *p = end - 9;
+    uint32_t a = frac / 1000000u, b = frac / 1000u % 1000u, c = frac % 1000u;
+    memcpy(p, digits3 + a * 3, 3);
+    memcpy(p + 3, digits3 + b * 3, 3);
+    memcpy(p + 6, digits3 + c * 3, 3);
+    *--p = '.';
+    p = u64_digits(p, sec);
+    size_t n = (size_t)(end - p);
+    if (width > 32)
+        width = 32;
+    char *o = ptc_wb_room(w, n + width);
+    if (n < width) {
+        memset(o, ' ', width - n);
+        o += width - n;
+        w->len += width - n;
+    }
+    memcpy(o, p, n);
+    w->len += n;
+}
+
 void ptc_wb_json_str(struct ptc_wbuf *w, const char *s)
 {
     static const char hex[] = "0123456789abcdef";

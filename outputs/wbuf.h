@@ -69,6 +69,24 @@ static inline void ptc_wb_u64(struct ptc_wbuf *w, uint64_t v) { ptc_wb_u64w(w, v
 void ptc_wb_i64(struct ptc_wbuf *w, int64_t v);
 /* v / 10^decimals with exactly that many decimals ("12.345678"), right-aligned in width. */
 void ptc_wb_fixed(struct ptc_wbuf *w, uint64_t v, unsigned decimals, unsigned width);
+/* Copies n bytes from s, which has at least 16 readable bytes past its end (a string from
+ * ptc_strcache), in 16-byte moves: names written on every line are short, and a call to
+ * memcpy per name cost more than the copy. */
+static inline void ptc_wb_put_padded(struct ptc_wbuf *w, const char *s, size_t n)
+{
+    if (n > 256) {
+        ptc_wb_put(w, s, n);
+        return;
+    }
+    char *d = ptc_wb_room(w, n + 16);
+    for (size_t i = 0; i < n; i += 16)
+        __builtin_memcpy(d + i, s + i, 16);
+    w->len += n;
+}
+
+/* ns as seconds with nine decimals ("12.345678901"), right-aligned in width: the time
+ * column of `ptcall calls`, in three-digit groups. */
+void ptc_wb_sec9(struct ptc_wbuf *w, uint64_t ns, unsigned width);
 /* A JSON string literal (quotes included). */
 void ptc_wb_json_str(struct ptc_wbuf *w, const char *s);
 /* An RFC 4180 CSV field: quoted when it holds a comma, quote, CR or LF. */

@@ -258,6 +258,12 @@ PTC_API void __ptcall_register_object(const void *map_start, const void *map_sto
         if (lm->l_name && lm->l_name[0])
             snprintf(path, sizeof(path), "%s", lm->l_name);
     }
+    /* dlopen("./lib.so") leaves the loader a relative name; the trace is read elsewhere and
+     * later, so name the object by its absolute path (the constructor runs inside dlopen,
+     * in the directory the name is relative to) */
+    char abs[PATH_MAX];
+    if (path[0] && path[0] != '/' && realpath(path, abs))
+        snprintf(path, sizeof(path), "%s", abs);
     if (!path[0])
         exe_path(path);
     if (err < 0) {

@@ -37,7 +37,8 @@ CASES = {
         "src": ["dlopen_main.c"],
         "ldflags": ["-ldl"],
         "shared": {"libplugin.so": ["plugin.c"]},
-        "args": ["{dir}/libplugin.so"],
+        # relative, as programs often dlopen: the trace must still name it absolutely
+        "args": ["./libplugin.so"],
         "counts": {"main": 1, "load_and_call": 1, "plugin_entry": 1, "plugin_helper": 3},
         "threads": ["main(load_and_call(plugin_entry(plugin_helper plugin_helper plugin_helper)))"],
         "modules": ["libplugin.so"],

@@ -99,7 +99,7 @@ def main():
     want_status = case.get("status", 0)
     untimed = ["--no-timestamps"] if a.untimed else []
     r = run([ptcall, "record", "-q", "--backend", "soft", "-o", trace] + untimed + ["--", exe] + args,
-            ok=(want_status,))
+            ok=(want_status,), cwd=d)
     failures = []
 
     rep = json.loads(run([ptcall, "report", trace, "--format", "json", "--top", "0"]).stdout)
@@ -112,6 +112,8 @@ def main():
     if rep["totals"].get("processes") != case.get("processes", 1):
         failures.append("processes: got %s, want %s" % (rep["totals"].get("processes"), case.get("processes", 1)))
     for f in rep["functions"]:
+        if not f["module"].startswith("/"):
+            failures.append("%s: module path %s is not absolute" % (f["name"], f["module"]))
         for m in case.get("modules", []):
             if f["name"].startswith("plugin_") and not f["module"].endswith(m):
                 failures.append("%s should be in module %s, report says %s" % (f["name"], m, f["module"]))
@@ -131,7 +133,7 @@ def main():
         # run must read the same, call for call, from records that are all plain
         trace2 = os.path.join(d, "run-leaf-exits.ptc")
         run([ptcall, "record", "-q", "--backend", "soft", "-o", trace2, "--no-timestamps",
-             "--leaf-exits", "--", exe] + args, ok=(want_status,))
+             "--leaf-exits", "--", exe] + args, ok=(want_status,), cwd=d)
         rep2 = json.loads(run([ptcall, "report", trace2, "--format", "json", "--top", "0"]).stdout)
         if rep2["totals"]["whole_calls"] != 0:
             failures.append("--leaf-exits: %d whole calls" % rep2["totals"]["whole_calls"])
