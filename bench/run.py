@@ -524,6 +524,27 @@ def bench_decode(a, work, tools, runs):
             times_t[name].append(dt)
             rss_t[name] = max(rss_t[name], mx)
             print("bench: decode: %s run %d/%d %.2f s" % (name, r + 1, runs, dt), file=sys.stderr)
+    # Several runs: one `ptcall report` of 100 traces of one program (sum and mean) beside 100
+    # `ptcall report` processes, one per trace (what reading them one by one costs).
+    runs_dir = os.path.join(d, "runs")
+    shutil.rmtree(runs_dir, ignore_errors=True)
+    os.makedirs(runs_dir)
+    small = ["18", "20000"] if a.quick else ["22", "200000"]
+    for k in range(100):
+        timed_run([ptcall, "record", "-q", "-o", os.path.join(runs_dir, "run%03d.ptc" % k), "--", b_pt] + small)
+    traces = sorted(os.path.join(runs_dir, f) for f in os.listdir(runs_dir))
+    multi = {"one": [], "loop": [], "args": small}
+    for r in range(max(runs, 3)):
+        warm_cache(traces)
+        t0 = time.perf_counter()
+        for f in traces:
+            subprocess.run([ptcall, "report", f], stdout=subprocess.DEVNULL, check=True)
+        multi["loop"].append(time.perf_counter() - t0)
+        dt, _ = timed_run([ptcall, "report", "--stat", "mean", runs_dir], warm=traces)
+        multi["one"].append(dt)
+    multi["events"] = ptcall_events(ptcall, traces[0])
+    print("bench: decode: 100 runs: one report %.2f s, 100 reports %.2f s (medians)"
+          % (statistics.median(multi["one"]), statistics.median(multi["loop"])), file=sys.stderr)
     # Memory on a long trace: `ptcall report` of ≥ 10^9 events (fib(39) + 400 M tiny calls,
     # about 1.2 G events; a small one with --quick), peak RSS against the 98 M-event trace's.
     big_args = ["22", "2000000"] if a.quick else ["39", "400000000"]
@@ -547,7 +568,7 @@ def bench_decode(a, work, tools, runs):
             out_bytes[name] = int(p.stdout.split()[0]) if p.stdout.strip() else 0
     res = {"args": wl.args, "runs": runs, "events_ptcall": ev, "events_uftrace": uev,
            "bytes_ptcall": dir_bytes(trace), "bytes_uftrace": dir_bytes(uft), "record": {}, "rows": [],
-           "big": big}
+           "big": big, "multi": multi}
     for name, (dt, mx) in rec.items():
         res["record"][name] = {"s": dt, "rss_kib": mx}
     for name, who, _, shown in cmds:
@@ -846,6 +867,11 @@ def perf_targets_section(results, untraced, decode, pt, lines):
         if r:
             rows.append(("soft-trace decode, one thread: ≥ 200 M events/s",
                          "%.1f M events/s of CPU (%.1f wall)" % (r["cpu_rate"], r["rate"]), r["cpu_rate"] >= 200))
+        mu = decode.get("multi")
+        if mu:
+            x = statistics.median(mu["one"]) / statistics.median(mu["loop"])
+            rows.append(("`ptcall report` over 100 traces ≤ 1.2× the time of reading them one by one",
+                         "%.2f×" % x, x <= 1.2))
         for p_, u_, want in (("ptcall calls", "uftrace replay", 10), ("ptcall export chrome", "uftrace dump --chrome", 5),
                              ("ptcall export folded", "uftrace dump --flame-graph", 5)):
             if p_ in rr and u_ in rr:
@@ -949,6 +975,14 @@ def decode_section(a, decode, pt, lines):
                     lines.append("| `%s` | `%s` | %.1f× | %s / %s |" % (
                         rr[p_]["cmd"], rr[u_]["cmd"], rr[p_]["rate"] / rr[u_]["rate"],
                         "{:,}".format(rr[p_].get("out_bytes") or 0), "{:,}".format(rr[u_].get("out_bytes") or 0)))
+        mu = decode.get("multi")
+        if mu:
+            one, loop = statistics.median(mu["one"]), statistics.median(mu["loop"])
+            lines.append("")
+            lines.append("Several runs: 100 recordings of `calls %s` (%d events each); `ptcall report --stat mean "
+                         "runs/` (one process, every trace summed and averaged) took %.2f s, 100 `ptcall report "
+                         "runNNN.ptc` processes %.2f s (medians of %d rounds): **%.2f×** the one-by-one time."
+                         % (" ".join(mu["args"]), mu["events"], one, loop, len(mu["one"]), one / loop))
         b = decode.get("big")
         if b:
             lines.append("")

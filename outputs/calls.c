@@ -150,7 +150,9 @@ static int prefix(struct calls_view *c, struct cthread *t, uint64_t time, const 
             ptc_wb_u64w(w, time, 16);
         ptc_wb_char(w, ' ');
         if (dur) {
-            char db[40];
+            /* at most 26 bytes ("18446744073709551615 ticks"): never more than the array, so
+             * this buffer on the stack is never grown */
+            char db[64];
             struct ptc_wbuf tmpw = {.fd = -1, .buf = db, .cap = sizeof(db)};
             put_dur(&tmpw, *dur, c->ns);
             if (tmpw.len < 12)

@@ -107,91 +107,44 @@ uint32_t ptc_cct_child(struct ptc_cct *t, uint32_t parent, uint32_t func)
     return id;
 }
 
-static int cursor_reserve(struct ptc_cct_cursor *c, uint32_t n)
+/* The node of e's frame from its path, walked from the root: for frames whose enter the tree
+ * did not see (inherited across fork). 0 when out of memory. */
+static uint32_t walk(struct ptc_cct *t, const struct ptc_out_event *e)
 {
-    if (n <= c->cap)
-        return 0;
-    uint32_t nc = c->cap ? c->cap : 64;
-    while (nc < n)
-        nc *= 2;
-    uint32_t *s = realloc(c->stack, (size_t)nc * sizeof(*s));
-    if (!s)
-        return -1;
-    c->stack = s;
-    c->cap = nc;
-    return 0;
-}
-
-/* The node of the frame at depth d of e's path: from the cursor when it still holds the
- * path, else walked from the root (frames inherited across fork, after a gap). */
-static uint32_t node_at(struct ptc_cct *t, struct ptc_cct_cursor *c, const struct ptc_out_event *e)
-{
-    uint32_t d = e->depth;
-    if (d < c->len && t->nodes[c->stack[d]].func == e->func)
-        return c->stack[d];
-    if (!e->path || cursor_reserve(c, d + 1))
-        return 0;
     uint32_t node = PTC_CCT_ROOT;
-    for (uint32_t i = 0; i <= d; i++) {
-        node = ptc_cct_child(t, node, e->path[i]);
-        if (!node)
+    for (uint32_t i = 0; i <= e->depth; i++)
+        if (!(node = ptc_cct_child(t, node, e->path[i])))
             return 0;
-        c->stack[i] = node;
-    }
-    c->len = d + 1;
     return node;
 }
 
 int ptc_cct_feed(struct ptc_cct *t, const struct ptc_out_event *e)
 {
-    struct ptc_cct_cursor *c = (struct ptc_cct_cursor *)*e->thread_user;
-    if (!c) {
-        c = calloc(1, sizeof(*c));
-        if (!c)
-            return 1;
-        *e->thread_user = (uintptr_t)c;
-    }
-    if (e->kind == PTC_CALL_ENTER && e->inherited) {
-        return 0; /* not a call: its return finds its node from the path */
-    } else if (e->kind == PTC_CALL_ENTER) {
-        uint32_t d = e->depth;
-        uint32_t parent = PTC_CCT_ROOT;
-        if (d > 0) {
-            if (d - 1 < c->len && e->path && t->nodes[c->stack[d - 1]].func == e->path[d - 1]) {
-                parent = c->stack[d - 1];
-            } else {
+    /* the node of each open frame lives in the driver's word for that frame */
+    if (e->kind == PTC_CALL_ENTER) {
+        uint32_t node;
+        if (e->inherited) { /* not a call: its node, for its callees and its return */
+            node = walk(t, e);
+        } else {
+            uint32_t parent = e->parent_user ? *e->parent_user : PTC_CCT_ROOT;
+            if (e->parent_user && !parent) {
                 struct ptc_out_event pe = *e;
-                pe.depth = d - 1;
-                pe.func = e->path ? e->path[d - 1] : UINT32_MAX;
-                parent = node_at(t, c, &pe);
-                if (!parent)
+                pe.depth = e->depth - 1;
+                if (!(parent = walk(t, &pe)))
                     return 1;
             }
+            if ((node = ptc_cct_child(t, parent, e->func)))
+                t->nodes[node].calls++;
         }
-        uint32_t node = ptc_cct_child(t, parent, e->func);
-        if (!node || cursor_reserve(c, d + 1))
+        if (!node)
             return 1;
-        c->stack[d] = node;
-        c->len = d + 1;
-        t->nodes[node].calls++;
+        *e->frame_user = node;
     } else if (e->kind == PTC_CALL_RETURN) {
-        uint32_t node = node_at(t, c, e);
+        uint32_t node = *e->frame_user ? *e->frame_user : walk(t, e);
         if (!node)
             return 1;
         t->nodes[node].self += e->self;
         t->nodes[node].total += e->dur;
-        c->len = e->depth;
-    }
-    return 0;
-}
-
-int ptc_cct_thread_end(uintptr_t *user)
-{
-    struct ptc_cct_cursor *c = (struct ptc_cct_cursor *)*user;
-    if (c) {
-        free(c->stack);
-        free(c);
-        *user = 0;
     }
     return 0;
 }

@@ -34,15 +34,9 @@ void ptc_cct_free(struct ptc_cct *t);
 /* The child of parent for func, added if new. Returns its id, or 0 when out of memory. */
 uint32_t ptc_cct_child(struct ptc_cct *t, uint32_t parent, uint32_t func);
 
-/* Per-thread state of a view that feeds a tree: the node of each open frame. */
-struct ptc_cct_cursor {
-    uint32_t *stack;
-    uint32_t len, cap;
-};
 /* Feeds one enter or return event (others are ignored). Returns 0, or 1 when out of
- * memory. The cursor is kept in *e->thread_user. */
+ * memory. The node of each open frame is kept in the frame's word (e->frame_user). */
 int ptc_cct_feed(struct ptc_cct *t, const struct ptc_out_event *e);
-int ptc_cct_thread_end(uintptr_t *user);
 
 /* Writes the names on the path of node (root first), separated by sep, to w; ';' inside a
  * name becomes ':' so that folded lines stay parseable. */

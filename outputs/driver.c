@@ -16,6 +16,7 @@ struct dframe {
     uint8_t shown;          /* the filters keep it */
     uint8_t emitted;        /* its enter went out (min-duration holds it back until then) */
     uint8_t inherited;
+    uint32_t user;          /* the view's word for this frame (ptc_out_event.frame_user) */
     uint64_t start;         /* relative time */
     uint64_t child;         /* time in emitted callees */
 };
@@ -294,6 +295,7 @@ HOT int emit_enter(struct ptc_out_driver *d, struct dthread *t, uint32_t i, int 
         .pid = t->pid, .tid = t->tid, .depth = i - root, .func = fr->func,
         .path = t->path + root, .time = fr->start, .start = fr->start,
         .kind = PTC_CALL_ENTER, .has_time = (uint8_t)has_time, .inherited = (uint8_t)inherited,
+        .frame_user = &fr->user, .parent_user = i > root ? &t->fr[i - 1].user : NULL,
     };
     fr->emitted = 1;
     return emit(d, &e, t);
@@ -354,6 +356,7 @@ HOT void on_enter(struct ptc_out_driver *d, struct dthread *t, const struct ptc_
     fr->child = 0;
     fr->emitted = 0;
     fr->inherited = 0;
+    fr->user = 0;
     t->path[dep] = ce->func;
     t->depth = dep + 1;
     if (d->run.filter.nfuncs && t->froot < 0 && matches(d, ce->func, 0))
@@ -386,6 +389,7 @@ HOT void on_return(struct ptc_out_driver *d, struct dthread *t, const struct ptc
         fr->child = 0;
         fr->emitted = 1;
         fr->inherited = 1;
+        fr->user = 0;
         t->path[dep] = ce->func;
         t->depth = dep + 1;
         find_roots(d, t);
@@ -412,6 +416,7 @@ HOT void on_return(struct ptc_out_driver *d, struct dthread *t, const struct ptc
             .path = t->path + root, .time = now, .start = fr->start, .dur = dur,
             .self = dur > fr->child ? dur - fr->child : 0, .kind = PTC_CALL_RETURN,
             .how = ce->how, .has_time = ce->has_time, .inherited = ce->inherited,
+            .frame_user = &fr->user, .parent_user = dep > root ? &t->fr[dep - 1].user : NULL,
         };
         emit(d, &e, t);
         if (dep > 0)
@@ -467,6 +472,7 @@ static void start_forked(struct ptc_out_driver *d, struct dthread *t, uint32_t n
         }
         t->fr[i].start = now; /* inherited frames' times count from the fork */
         t->fr[i].child = 0;
+        t->fr[i].user = 0;
         t->fr[i].emitted = 1;
         t->fr[i].inherited = 1;
     }

@@ -19,14 +19,6 @@ static int folded_event(void *view, const struct ptc_out_event *e)
     return ptc_cct_feed(&v->t, e);
 }
 
-static int folded_thread_end(void *view, uint32_t pid, uint32_t tid, uintptr_t *user)
-{
-    (void)view;
-    (void)pid;
-    (void)tid;
-    return ptc_cct_thread_end(user);
-}
-
 static int folded_end(void *view, const struct ptc_out_info *info)
 {
     struct folded_view *v = view;
@@ -67,7 +59,6 @@ static const struct ptc_output_ops folded_ops = {
     .name = "folded",
     .enter = folded_event,
     .ret = folded_event,
-    .thread_end = folded_thread_end,
     .end = folded_end,
     .free = folded_free,
 };

@@ -36,6 +36,10 @@ struct ptc_out_event {
     uint8_t inherited;      /* a frame inherited across fork: its enter (given right after
                                the FORKED event, outermost first; not a call) and its return */
     uintptr_t *thread_user; /* a word per (view, thread), starts 0: the view's own state */
+    uint32_t *frame_user;   /* enter/return: a word per frame for the view (0 at the frame's
+                               enter; still 0 at the return of a frame whose enter the view
+                               never saw, e.g. one inherited across fork) */
+    const uint32_t *parent_user; /* enter/return: the caller's word; NULL at depth 0 */
 };
 
 /* What the filters keep (options shared by export, calls, report and graph). */

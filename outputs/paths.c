@@ -28,14 +28,6 @@ static int paths_event(void *view, const struct ptc_out_event *e)
     return ptc_cct_feed(&((struct paths_view *)view)->t, e);
 }
 
-static int paths_thread_end(void *view, uint32_t pid, uint32_t tid, uintptr_t *user)
-{
-    (void)view;
-    (void)pid;
-    (void)tid;
-    return ptc_cct_thread_end(user);
-}
-
 static const struct ptc_cct *g_tree; /* qsort has no context argument */
 static int g_timed;
 
@@ -241,7 +233,6 @@ static const struct ptc_output_ops paths_ops = {
     .begin = paths_begin,
     .enter = paths_event,
     .ret = paths_event,
-    .thread_end = paths_thread_end,
     .end = paths_end,
     .free = paths_free,
 };

@@ -35,14 +35,6 @@ static int svg_event(void *view, const struct ptc_out_event *e)
     return ptc_cct_feed(&v->t, e);
 }
 
-static int svg_thread_end(void *view, uint32_t pid, uint32_t tid, uintptr_t *user)
-{
-    (void)view;
-    (void)pid;
-    (void)tid;
-    return ptc_cct_thread_end(user);
-}
-
 /* A warm colour from the name, stable across runs. */
 static void colour(const char *name, char *out, size_t n)
 {
@@ -208,7 +200,6 @@ static const struct ptc_output_ops svg_ops = {
     .begin = svg_begin,
     .enter = svg_event,
     .ret = svg_event,
-    .thread_end = svg_thread_end,
     .end = svg_end,
     .free = svg_free,
 };

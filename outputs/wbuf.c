@@ -10,7 +10,9 @@ int ptc_wbuf_init(struct ptc_wbuf *w, int fd, size_t cap)
 {
     memset(w, 0, sizeof(*w));
     w->fd = fd;
-    w->cap = cap < 4096 ? 4096 : cap;
+    /* views ask for at most 4 KiB + 64 bytes of room at a time (wbuf.h): with 8 KiB at
+     * least, room always fits after a flush */
+    w->cap = cap < 8192 ? 8192 : cap;
     w->buf = malloc(w->cap);
     return w->buf ? 0 : -1;
 }
@@ -24,6 +26,8 @@ void ptc_wbuf_free(struct ptc_wbuf *w)
 
 int ptc_wbuf_flush(struct ptc_wbuf *w)
 {
+    if (w->fd < 0 && !w->err) /* a memory buffer keeps its bytes */
+        return 0;
     size_t off = 0, n = w->len;
     if (w->limit && !w->over_limit && w->written + n > w->limit) {
         n = w->written < w->limit ? (size_t)(w->limit - w->written) : 0;
@@ -48,10 +52,18 @@ int ptc_wbuf_flush(struct ptc_wbuf *w)
 
 void ptc_wbuf_drain(struct ptc_wbuf *w, size_t n)
 {
-    ptc_wbuf_flush(w);
-    if (n > w->cap) { /* callers ask for small, bounded room; never more than cap / 2 */
-        abort();
+    if (w->fd < 0) { /* a memory buffer (a line held for time order, a fragment) grows */
+        size_t nc = w->cap * 2 > w->len + n ? w->cap * 2 : w->len + n;
+        char *b = realloc(w->buf, nc);
+        if (b) {
+            w->buf = b;
+            w->cap = nc;
+            return;
+        }
+        w->err = ENOMEM; /* what is held is dropped, and the flush says so */
     }
+    ptc_wbuf_flush(w);
+    (void)n; /* n <= 4 KiB + 64 < cap (ptc_wbuf_init) */
 }
 
 static const char digits2[201] =

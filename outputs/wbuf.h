@@ -18,12 +18,15 @@ struct ptc_wbuf {
     int over_limit;         /* the limit was reached: the rest was not written */
 };
 
-/* Returns 0, or -1 when out of memory. */
+/* Returns 0, or -1 when out of memory. fd < 0 makes a memory buffer, which grows instead of
+ * being written out. */
 int ptc_wbuf_init(struct ptc_wbuf *w, int fd, size_t cap);
 void ptc_wbuf_free(struct ptc_wbuf *w);
 /* Writes what is buffered. Returns 0, or -1 with w->err set (or w->over_limit). */
 int ptc_wbuf_flush(struct ptc_wbuf *w);
-/* Out of line: writes the buffer out and makes room for n bytes. */
+/* Out of line: writes the buffer out and makes room for n bytes. Callers ask for at most
+ * 4 KiB + 64 bytes at a time (longer strings go through ptc_wb_put, which splits them); the
+ * buffer holds at least 8 KiB. */
 void ptc_wbuf_drain(struct ptc_wbuf *w, size_t n);
 
 static inline char *ptc_wb_room(struct ptc_wbuf *w, size_t n)
@@ -59,8 +62,12 @@ static inline void ptc_wb_char(struct ptc_wbuf *w, char c)
 
 static inline void ptc_wb_spaces(struct ptc_wbuf *w, size_t n)
 {
-    memset(ptc_wb_room(w, n), ' ', n);
-    w->len += n;
+    while (n) { /* an indentation can be deeper than the buffer is long */
+        size_t k = n < 4096 ? n : 4096;
+        memset(ptc_wb_room(w, k), ' ', k);
+        w->len += k;
+        n -= k;
+    }
 }
 
 /* Decimal digits of v, right-aligned in a field of at least width characters. */

@@ -12,6 +12,12 @@ mkdir -p out
 echo
 "$build/tools/ptcall" report out/demo.ptc --top 15
 echo
-echo "call sequence, all threads as their chunks reached the file (depth <= 3, first 25 lines):"
+echo "call sequence, all threads in time order (depth <= 3, first 25 lines):"
 set +o pipefail # head closes the pipe early on purpose
 "$build/tools/ptcall" calls out/demo.ptc --max-depth 3 | head -n 25
+set -o pipefail
+echo
+"$build/tools/ptcall" export out/demo.ptc --format chrome -o out/demo.trace.json
+"$build/tools/ptcall" export out/demo.ptc --format svg --weight self -o out/demo.svg
+echo "timeline: out/demo.trace.json (open in Perfetto UI, chrome://tracing or speedscope)"
+echo "flame graph: out/demo.svg (open in a browser)"
