@@ -48,6 +48,8 @@ static void sep(struct chrome_view *c)
 static int chrome_begin(void *view, const struct ptc_out_info *info)
 {
     struct chrome_view *c = view;
+    if (!info->timed) /* a timeline needs times: refuse before writing anything */
+        return PTC_VIEW_E_UNTIMED;
     c->ns = info->ns;
     ptc_wb_str(c->w, "{\"traceEvents\": [\n");
     return 0;
@@ -104,16 +106,14 @@ static int head(struct chrome_view *c, const struct ptc_out_event *e, const char
     return 0;
 }
 
-static int chrome_enter(void *view, const struct ptc_out_event *e)
+/* `, "name": ..., "cat": ...` and what follows, made once per function. */
+static int put_func(struct chrome_view *c, uint32_t func, const char *tail)
 {
-    struct chrome_view *c = view;
     struct ptc_wbuf *w = c->w;
-    if (head(c, e, "{\"ph\": \"B\", \"ts\": "))
-        return 1;
     size_t len;
-    const char *frag = ptc_strcache_get(&c->funcs, e->func, &len);
+    const char *frag = ptc_strcache_get(&c->funcs, func, &len);
     if (!frag) {
-        const struct ptc_func_info *fi = ptc_session_func(c->s, e->func);
+        const struct ptc_func_info *fi = ptc_session_func(c->s, func);
         struct ptc_wbuf tmp;
         if (ptc_wbuf_init(&tmp, -1, 8192))
             return 1;
@@ -121,18 +121,27 @@ static int chrome_enter(void *view, const struct ptc_out_event *e)
         ptc_wb_json_str(&tmp, fi ? fi->name : "?");
         ptc_wb_str(&tmp, ", \"cat\": ");
         ptc_wb_json_str(&tmp, fi ? ptc_out_base(fi->module) : "?");
-        ptc_wb_char(&tmp, '}');
         len = tmp.len;
-        frag = tmp.len < tmp.cap ? ptc_strcache_set(&c->funcs, e->func, tmp.buf, tmp.len) : NULL;
-        if (!frag) { /* a name of more than 8 KiB, or no memory: write it as it is */
+        frag = ptc_strcache_set(&c->funcs, func, tmp.buf, tmp.len);
+        if (!frag) { /* no memory for the cache: write it as it is */
             ptc_wb_put(w, tmp.buf, tmp.len);
             ptc_wbuf_free(&tmp);
+            ptc_wb_str(w, tail);
             return w->over_limit || w->err ? 1 : 0;
         }
         ptc_wbuf_free(&tmp);
     }
     ptc_wb_put_padded(w, frag, len);
+    ptc_wb_str(w, tail);
     return w->over_limit || w->err ? 1 : 0;
+}
+
+static int chrome_enter(void *view, const struct ptc_out_event *e)
+{
+    struct chrome_view *c = view;
+    if (head(c, e, "{\"ph\": \"B\", \"ts\": "))
+        return 1;
+    return put_func(c, e->func, "}");
 }
 
 static int chrome_ret(void *view, const struct ptc_out_event *e)
@@ -141,12 +150,13 @@ static int chrome_ret(void *view, const struct ptc_out_event *e)
     struct ptc_wbuf *w = c->w;
     if (head(c, e, "{\"ph\": \"E\", \"ts\": "))
         return 1;
-    if (e->how) {
-        ptc_wb_str(w, ", \"args\": {\"ended\": \"");
-        ptc_wb_str(w, ptc_out_how_name(e->how));
-        ptc_wb_str(w, "\"}");
-    }
-    ptc_wb_char(w, '}');
+    /* the name too: speedscope closes a frame only on an end event of the same name */
+    if (!e->how)
+        return put_func(c, e->func, "}");
+    if (put_func(c, e->func, ", \"args\": {\"ended\": \""))
+        return 1;
+    ptc_wb_str(w, ptc_out_how_name(e->how));
+    ptc_wb_str(w, "\"}}");
     return w->over_limit || w->err ? 1 : 0;
 }
 

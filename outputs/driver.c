@@ -501,7 +501,8 @@ static void hook(void *ctx, const struct ptc_call_event *ce)
     }
     if (!d->info.timed && ce->has_time)
         d->info.timed = 1;
-    uint64_t now = rel_time(d, ce->time);
+    /* an untimed trace's events carry no time worth converting: all are 0 */
+    uint64_t now = ce->has_time ? rel_time(d, ce->time) : 0;
     if (now > d->info.last_time)
         d->info.last_time = now;
     switch (ce->kind) {

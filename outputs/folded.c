@@ -13,6 +13,13 @@ struct folded_view {
     struct ptc_cct t;
 };
 
+static int folded_begin(void *view, const struct ptc_out_info *info)
+{
+    struct folded_view *v = view;
+    /* self time of an untimed trace would be all zeros: an empty graph, said as nothing */
+    return v->weight != PTC_WEIGHT_CALLS && !info->timed ? PTC_VIEW_E_UNTIMED : 0;
+}
+
 static int folded_event(void *view, const struct ptc_out_event *e)
 {
     struct folded_view *v = view;
@@ -57,6 +64,7 @@ static void folded_free(void *view)
 
 static const struct ptc_output_ops folded_ops = {
     .name = "folded",
+    .begin = folded_begin,
     .enter = folded_event,
     .ret = folded_event,
     .end = folded_end,

@@ -134,7 +134,7 @@ static int reserve(void **buf, size_t *head, size_t *tail, size_t *cap, size_t n
 {
     if (*tail + need <= *cap)
         return 0;
-    if (*head >= *cap / 2) { /* move what is held to the front: amortised, half is free */
+    if (*head && *head >= *cap / 2) { /* move what is held to the front: amortised, half is free */
         memmove(*buf, (char *)*buf + *head * unit, (*tail - *head) * unit);
         *tail -= *head;
         *head = 0;

@@ -70,6 +70,11 @@ struct ptc_out_info {
     uint64_t last_time;     /* the latest event's time (relative): the trace's span */
 };
 
+/* What a view's begin returns when the trace lacks what it needs (times), so the command
+ * can say so; nothing has been written then. Other non-zero returns: out of memory, or a
+ * write error the view's buffer holds. */
+#define PTC_VIEW_E_UNTIMED 3
+
 struct ptc_output_ops {
     const char *name;
     int (*begin)(void *view, const struct ptc_out_info *info);

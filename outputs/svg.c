@@ -25,6 +25,8 @@ struct svg_view {
 static int svg_begin(void *view, const struct ptc_out_info *info)
 {
     struct svg_view *v = view;
+    if (v->weight != PTC_WEIGHT_CALLS && !info->timed)
+        return PTC_VIEW_E_UNTIMED;
     v->ns = info->ns;
     return 0;
 }
@@ -46,16 +48,20 @@ static void colour(const char *name, char *out, size_t n)
 
 static void put_weight(struct svg_view *v, uint64_t wgt)
 {
-    if (v->weight == PTC_WEIGHT_CALLS) {
-        ptc_wb_u64(v->w, wgt);
-        ptc_wb_str(v->w, wgt == 1 ? " call" : " calls");
-    } else if (v->ns) {
-        ptc_wb_fixed(v->w, wgt / 1000, 3, 0);
-        ptc_wb_str(v->w, " ms");
-    } else {
-        ptc_wb_u64(v->w, wgt);
-        ptc_wb_str(v->w, " ticks");
-    }
+    char b[40];
+    if (v->weight == PTC_WEIGHT_CALLS)
+        snprintf(b, sizeof(b), "%llu call%s", (unsigned long long)wgt, wgt == 1 ? "" : "s");
+    else if (!v->ns)
+        snprintf(b, sizeof(b), "%llu ticks", (unsigned long long)wgt);
+    else if (wgt < 1000)
+        snprintf(b, sizeof(b), "%llu ns", (unsigned long long)wgt);
+    else if (wgt < 1000000)
+        snprintf(b, sizeof(b), "%.3f us", (double)wgt / 1e3);
+    else if (wgt < 1000000000)
+        snprintf(b, sizeof(b), "%.3f ms", (double)wgt / 1e6);
+    else
+        snprintf(b, sizeof(b), "%.3f s", (double)wgt / 1e9);
+    ptc_wb_str(v->w, b);
 }
 
 static void frame(struct svg_view *v, uint32_t id, double x, double width, uint32_t maxdepth,
@@ -161,7 +167,7 @@ static int svg_end(void *view, const struct ptc_out_info *info)
         ptc_wb_str(w, " (filtered)");
     ptc_wb_str(w, "</text>\n");
     if (rootw) {
-        /* preorder, children sorted by name position: the order they were first seen */
+        /* preorder: each frame, then its children */
         uint32_t sp = 0;
         order[sp++] = PTC_CCT_ROOT;
         xs[PTC_CCT_ROOT] = MARGIN;
@@ -171,10 +177,16 @@ static int svg_end(void *view, const struct ptc_out_info *info)
             if (width < MIN_WIDTH || !v->wsum[id])
                 continue;
             frame(v, id, xs[id], width, maxdepth, rootw);
-            double x = xs[id];
+            /* children left to right from the frame's left edge, in the order they were
+             * first called (the list holds the newest first: place them from the right end
+             * of their run) */
+            uint64_t kids = 0;
+            for (uint32_t c = v->t.nodes[id].first_child; c; c = v->t.nodes[c].next_sibling)
+                kids += v->wsum[c];
+            double x = xs[id] + SVG_WIDTH * (double)kids / (double)rootw;
             for (uint32_t c = v->t.nodes[id].first_child; c; c = v->t.nodes[c].next_sibling) {
+                x -= SVG_WIDTH * (double)v->wsum[c] / (double)rootw;
                 xs[c] = x;
-                x += SVG_WIDTH * (double)v->wsum[c] / (double)rootw;
                 order[sp++] = c;
             }
         }

@@ -382,6 +382,9 @@ class Server:
                 super().__init__(*a, directory=server.root_dir, **kw)
 
             def translate_path(self, path):
+                # the root as it is now: Chromium opens connections ahead of its requests, so a
+                # handler can be made (at accept) while an earlier job's root is still set
+                self.directory = server.root_dir
                 p = urllib.parse.unquote(urllib.parse.urlsplit(path).path)
                 if p.startswith("/data/"):
                     return server.files.get(p[len("/data/"):], os.path.join(server.root_dir, ".nonexistent"))
@@ -913,7 +916,8 @@ def run_speedscope(job, checks, sess):
             br.screenshot(os.path.join(job.artefacts, "speedscope-failed.png"))
         except Exception:
             pass
-        raise Infra(f"{e}; console: {msgs[-5:]}")
+        failed = [r for r in server.requests[first_request:] if r[2] not in (200, 204)]
+        raise Infra(f"{e}; console: {msgs[-5:]}" + (f"; failed requests: {failed[:5]}" if failed else ""))
     checks.ok(f"speedscope loaded {name}: {st['profileCount']} profile(s), "
               f"{st['frames']} frames in the first")
     requests = server.requests[first_request:]
@@ -1383,9 +1387,9 @@ def run_svg(job, checks, sess):
                         if tree is not None and set(funcs) - names else ""))
         tol = Tolerance(funcs, namer, rep, structure, callees)
         if kind != "calls" and tol.ns:
-            checks.note(f"times: within 1 ns per frame ({tol.source}) plus what frames left out "
-                        f"could hold: the exports convert each event's time to ns, the report "
-                        f"each function's sum")
+            checks.note(f"times: within 1 ns per frame ({tol.source})"
+                        + (" plus what frames left out could hold" if tree is None else "")
+                        + ": the exports convert each event's time to ns, the report each function's sum")
         # without the tree, the weight of frames left out (each under 0.1 px) is unknown
         lost = 0.0
         if tree is None and root["w8"] > 0:
