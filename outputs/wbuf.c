@@ -66,6 +66,23 @@ void ptc_wbuf_drain(struct ptc_wbuf *w, size_t n)
     (void)n; /* n <= 4 KiB + 64 < cap (ptc_wbuf_init) */
 }
 
+void ptc_wb_put_long(struct ptc_wbuf *w, const char *s, size_t n)
+{
+    while (n) {
+        size_t k = w->cap - w->len;
+        if (!k) {
+            ptc_wbuf_drain(w, 1);
+            k = w->cap - w->len;
+        }
+        if (k > n)
+            k = n;
+        memcpy(w->buf + w->len, s, k);
+        w->len += k;
+        s += k;
+        n -= k;
+    }
+}
+
 static const char digits2[201] =
     "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
@@ -91,17 +108,31 @@ static char *u64_digits(char *end, uint64_t v)
     return p;
 }
 
+/* Copies n <= 32 bytes from src, which has 32 readable bytes, in fixed-size moves (a memcpy
+ * of variable length is a library call; these numbers are written on every line). */
+static inline void copy32(char *dst, const char *src, size_t n)
+{
+    __builtin_memcpy(dst, src, 16);
+    if (n > 16)
+        __builtin_memcpy(dst + 16, src + 16, 16);
+}
+
 void ptc_wb_u64w(struct ptc_wbuf *w, uint64_t v, unsigned width)
 {
-    char tmp[24];
-    char *end = tmp + sizeof(tmp);
+    char tmp[64];
+    char *end = tmp + 24; /* 40 bytes of slack after the digits for copy32 */
     char *p = u64_digits(end, v);
     size_t n = (size_t)(end - p);
     if (width > 64)
         width = 64;
-    if (n < width)
-        ptc_wb_spaces(w, width - n);
-    ptc_wb_put(w, p, n);
+    size_t pad = n < width ? width - n : 0;
+    char *o = ptc_wb_room(w, pad + 32);
+    if (pad) {
+        memset(o, ' ', pad);
+        o += pad;
+    }
+    copy32(o, p, n);
+    w->len += pad + n;
 }
 
 void ptc_wb_i64(struct ptc_wbuf *w, int64_t v)
@@ -168,8 +199,8 @@ void ptc_wb_sec9(struct ptc_wbuf *w, uint64_t ns, unsigned width)
         make_digits3();
     uint64_t sec = ns / 1000000000u;
     uint32_t frac = (uint32_t)(ns % 1000000000u);
-    char tmp[40];
-    char *end = tmp + sizeof(tmp), *p = end - 9;
+    char tmp[80];
+    char *end = tmp + 40, *p = end - 9; /* 40 bytes of slack after the digits */
     uint32_t a = frac / 1000000u, b = frac / 1000u % 1000u, c = frac % 1000u;
     memcpy(p, digits3 + a * 3, 3);
     memcpy(p + 3, digits3 + b * 3, 3);
@@ -179,14 +210,14 @@ void ptc_wb_sec9(struct ptc_wbuf *w, uint64_t ns, unsigned width)
     size_t n = (size_t)(end - p);
     if (width > 32)
         width = 32;
-    char *o = ptc_wb_room(w, n + width);
-    if (n < width) {
-        memset(o, ' ', width - n);
-        o += width - n;
-        w->len += width - n;
+    size_t pad = n < width ? width - n : 0;
+    char *o = ptc_wb_room(w, pad + 32);
+    if (pad) {
+        memset(o, ' ', pad);
+        o += pad;
     }
-    memcpy(o, p, n);
-    w->len += n;
+    copy32(o, p, n);
+    w->len += pad + n;
 }
 
 void ptc_wb_json_str(struct ptc_wbuf *w, const char *s)

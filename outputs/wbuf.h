@@ -29,38 +29,37 @@ int ptc_wbuf_flush(struct ptc_wbuf *w);
  * buffer holds at least 8 KiB. */
 void ptc_wbuf_drain(struct ptc_wbuf *w, size_t n);
 
-static inline char *ptc_wb_room(struct ptc_wbuf *w, size_t n)
+#define PTC_WB_INLINE static inline __attribute__((always_inline))
+
+/* Out of line: writes n bytes that may be longer than the buffer. */
+void ptc_wb_put_long(struct ptc_wbuf *w, const char *s, size_t n);
+
+PTC_WB_INLINE char *ptc_wb_room(struct ptc_wbuf *w, size_t n)
 {
     if (w->cap - w->len < n)
         ptc_wbuf_drain(w, n);
     return w->buf + w->len;
 }
 
-static inline void ptc_wb_put(struct ptc_wbuf *w, const char *s, size_t n)
+PTC_WB_INLINE void ptc_wb_put(struct ptc_wbuf *w, const char *s, size_t n)
 {
-    if (n > w->cap / 2) {
-        ptc_wbuf_flush(w);
-        while (n > w->cap) {
-            memcpy(w->buf, s, w->cap);
-            w->len = w->cap;
-            ptc_wbuf_flush(w);
-            s += w->cap;
-            n -= w->cap;
-        }
+    if (__builtin_expect(n > 4096, 0)) {
+        ptc_wb_put_long(w, s, n);
+        return;
     }
     memcpy(ptc_wb_room(w, n), s, n);
     w->len += n;
 }
 
-static inline void ptc_wb_str(struct ptc_wbuf *w, const char *s) { ptc_wb_put(w, s, strlen(s)); }
+PTC_WB_INLINE void ptc_wb_str(struct ptc_wbuf *w, const char *s) { ptc_wb_put(w, s, strlen(s)); }
 
-static inline void ptc_wb_char(struct ptc_wbuf *w, char c)
+PTC_WB_INLINE void ptc_wb_char(struct ptc_wbuf *w, char c)
 {
     *ptc_wb_room(w, 1) = c;
     w->len++;
 }
 
-static inline void ptc_wb_spaces(struct ptc_wbuf *w, size_t n)
+PTC_WB_INLINE void ptc_wb_spaces(struct ptc_wbuf *w, size_t n)
 {
     while (n) { /* an indentation can be deeper than the buffer is long */
         size_t k = n < 4096 ? n : 4096;
@@ -79,7 +78,7 @@ void ptc_wb_fixed(struct ptc_wbuf *w, uint64_t v, unsigned decimals, unsigned wi
 /* Copies n bytes from s, which has at least 16 readable bytes past its end (a string from
  * ptc_strcache), in 16-byte moves: names written on every line are short, and a call to
  * memcpy per name cost more than the copy. */
-static inline void ptc_wb_put_padded(struct ptc_wbuf *w, const char *s, size_t n)
+PTC_WB_INLINE void ptc_wb_put_padded(struct ptc_wbuf *w, const char *s, size_t n)
 {
     if (n > 256) {
         ptc_wb_put(w, s, n);

@@ -63,7 +63,9 @@ void write_thread_chunk(struct thread *ts, int event, uint64_t tsc)
         th.waits = ts->waits;
         th.wait_ns = ts->wait_ns;
     }
-    struct iovec v[2] = {{&th, sizeof(th)}, {ts->name, strlen(ts->name) + 1}};
+    /* the exit chunk names the thread as it was at exit: it may have renamed itself */
+    const char *name = event == PTC_THREAD_EXIT && ts->exit_name[0] ? ts->exit_name : ts->name;
+    struct iovec v[2] = {{&th, sizeof(th)}, {(void *)name, strlen(name) + 1}};
     write_chunk(PTC_CHUNK_THREAD, ts->tid, &ts->seq, v, 2);
 }
 

@@ -137,6 +137,8 @@ struct thread {
     struct thread *next;    /* rt.threads, under thr_mu */
     uint32_t tid;
     char name[16];
+    char exit_name[16];     /* the name at exit, set before exit_it is queued: the drain may
+                               still be writing the start chunk from name */
     struct ptc_tls *tls;    /* the owner's TLS block */
     int nbufs;
     struct buf bufs[MAX_BUFS];

@@ -339,7 +339,7 @@ static void thread_key_destructor(void *p)
         retire_current(ts, rdtsc_());
         ts->dropped += ts->pending_drop; /* only if no buffer could be had */
         ts->pending_drop = 0;
-        thread_name(ts->name);
+        thread_name(ts->exit_name);
         ts->exit_tsc = rdtsc_();
         t->state = TS_EXITED;
         t->ts = NULL;

@@ -1,8 +1,6 @@
 /* Helpers shared by report/calls/graph. */
 #include "cli_common.h"
 
-#include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,97 +34,6 @@ const char *cli_advice(int err)
     default:
         return "report this as a ptcall bug";
     }
-}
-
-int cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...)
-{
-    va_list ap;
-    fflush(stdout);
-    fprintf(stderr, "ptcall %s: ", cmd);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, ": see the usage below\n%s", usage);
-    return 2;
-}
-
-int cli_parse_u64(const char *s, uint64_t *out)
-{
-    if (!s || !*s || *s == '-' || *s == '+')
-        return -1;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-int cli_flag_value(int argc, char **argv, int *i, const char *name, const char **val)
-{
-    const char *a = argv[*i];
-    size_t n = strlen(name);
-    if (strncmp(a, name, n))
-        return 0;
-    if (a[n] == '=') {
-        *val = a + n + 1;
-        return 1;
-    }
-    if (a[n])
-        return 0;
-    if (*i + 1 >= argc)
-        return -1;
-    *val = argv[++*i];
-    return 1;
-}
-
-int cli_flag_choice(int argc, char **argv, int *i, const char *name, const char *const *words,
-                    int *k)
-{
-    const char *v;
-    int r = cli_flag_value(argc, argv, i, name, &v);
-    if (r <= 0)
-        return r;
-    for (*k = 0; words[*k]; ++*k)
-        if (!strcmp(v, words[*k]))
-            return 1;
-    return -1;
-}
-
-int cli_take_arg(struct cli_args *a, const char *arg)
-{
-    if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
-        fputs(a->usage, stdout);
-        return 0;
-    }
-    if (!strcmp(arg, "--salvage"))
-        a->salvage = 1;
-    else if (arg[0] == '-' && arg[1])
-        return cli_usage_error(a->cmd, a->usage, "unknown option '%s'", arg);
-    else if (!a->path)
-        a->path = arg;
-    else
-        return cli_usage_error(a->cmd, a->usage, "more than one trace file given");
-    return CLI_ARG_TAKEN;
-}
-
-int cli_take_threads(int argc, char **argv, int *i, struct cli_args *a)
-{
-    const char *v;
-    uint64_t n;
-    int r = cli_flag_value(argc, argv, i, "--threads", &v);
-    if (r == 0)
-        return 0;
-    if (r < 0 || cli_parse_u64(v, &n) || n > 1024)
-        return cli_usage_error(a->cmd, a->usage, "--threads needs a number (0 = one per CPU)");
-    a->threads = (unsigned)n;
-    return 1;
-}
-
-int cli_args_done(const struct cli_args *a)
-{
-    return a->path ? 0 : cli_usage_error(a->cmd, a->usage, "no trace file given");
 }
 
 void cli_warn_salvaged(const char *cmd, const char *covers, const char *damage_msg)

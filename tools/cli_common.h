@@ -1,4 +1,5 @@
-/* Helpers shared by `ptcall report`, `ptcall calls` and `ptcall graph` (decoder component). */
+/* Helpers shared by the analysis commands: errors, decoding a trace, formatting. Their
+ * options are parsed by options.c. */
 #ifndef PTCALL_CLI_COMMON_H
 #define PTCALL_CLI_COMMON_H
 
@@ -12,23 +13,15 @@
 int cli_fail(const char *cmd, const char *what, const char *advice);
 /* What to do about a decoder error. */
 const char *cli_advice(int err);
-/* Usage error: prints "ptcall CMD: msg" and the usage text; returns 2. */
-int cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-/* Parses a non-negative integer; returns 0 or -1. */
-int cli_parse_u64(const char *s, uint64_t *out);
-/* Matches "--name VALUE" and "--name=VALUE"; returns 1 and sets *val (advancing *i), 0 if
- * argv[*i] is another flag, -1 if the value is missing. */
-int cli_flag_value(int argc, char **argv, int *i, const char *name, const char **val);
-/* Matches "--name WORD" and "--name=WORD" with WORD one of words (NULL-terminated);
- * returns 1 and sets *k to WORD's index, 0 if argv[*i] is another flag, -1 if the value is
- * missing or not one of words. */
-int cli_flag_choice(int argc, char **argv, int *i, const char *name, const char *const *words,
-                    int *k);
-/* What every analysis command takes besides its own options (FILE, --salvage, --help),
- * and what salvage lost. */
+/* Every value of a repeatable option, in the order given (options.h fills it). */
+struct cli_list {
+    const char **v;
+    int n;
+};
+/* How an analysis command decodes a trace (from its options: options.h), and what salvage
+ * lost. */
 struct cli_args {
-    const char *cmd, *usage;
+    const char *cmd;
     const char *path;
     int salvage;
     unsigned threads;       /* --threads N of report and graph: decode threads (0 = one
@@ -40,16 +33,6 @@ struct cli_args {
     int damage;             /* set by cli_decode(): error code of the damage, 0 if none */
     char damage_msg[512];   /* and what was lost */
 };
-#define CLI_ARG_TAKEN (-1)
-/* Takes arg, which none of the command's own options matched. Returns CLI_ARG_TAKEN to go
- * on, else the command's exit status: 0 after printing the usage for --help, 2 after a
- * usage error (an unknown option, a second trace file). */
-int cli_take_arg(struct cli_args *a, const char *arg);
-/* Matches "--threads N" (report, graph): returns 1 after setting a->threads, 0 if argv[*i]
- * is another flag, or the command's exit status 2 after a usage error. */
-int cli_take_threads(int argc, char **argv, int *i, struct cli_args *a);
-/* After the last argument: 0, or 2 after the usage error when no trace file was given. */
-int cli_args_done(const struct cli_args *a);
 /* Decodes a->path into a new session (with the Intel PT front-end attached when linked
  * in). On failure prints "ptcall CMD: <what is wrong>: <what to do>" and returns NULL.
  * With a->salvage, damage ends (or skips) the input instead: a->damage and a->damage_msg

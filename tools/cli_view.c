@@ -36,8 +36,8 @@ int cli_view_run(struct cli_view_run *r)
         r->view = NULL;
         return 1;
     }
-    int st = ptc_out_driver_finish(r->driver, &r->info);
-    return st ? 1 : 0;
+    r->view_status = ptc_out_driver_finish(r->driver, &r->info);
+    return r->view_status ? 1 : 0;
 }
 
 void cli_view_free(struct cli_view_run *r)

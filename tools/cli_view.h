@@ -20,6 +20,9 @@ struct cli_view_run {
     const struct ptc_output_ops *ops;
     struct ptc_out_driver *driver;
     struct ptc_out_info info;
+    int view_status;                    /* the driver's status: 0, PTC_VIEW_E_UNTIMED (the
+                                           view refused an untimed trace), or another
+                                           failure of a view */
 };
 
 /* Decodes and runs the view. Returns 0, or the exit status after printing why (decoding

@@ -6,43 +6,21 @@
 #include <string.h>
 
 #include "commands.h"
+#include "options.h"
 #include "ptc_record_options.h"
 
-static void arm_usage(FILE *out)
+static int run_arm(const struct cli_values *v)
 {
-    fprintf(out, "usage: ptcall arm [--off] PID\n\n"
-                 "Arms the call sites of the ptcall-instrumented code in running process PID so\n"
-                 "that its stubs run (for an Intel PT recorder attached to it); --off disarms\n"
-                 "them again. A process started with PTCALL_ARM=1 is armed from the start.\n");
-}
-
-int cmd_arm(int argc, char **argv)
-{
-    int on = 1, pid = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            arm_usage(stdout);
-            return 0;
-        } else if (!strcmp(argv[i], "--off")) {
-            on = 0;
-        } else if (argv[i][0] == '-' || pid) {
-            fprintf(stderr, "ptcall arm: unexpected argument '%s'\n", argv[i]);
-            arm_usage(stderr);
-            return 2;
-        } else {
-            char *end;
-            long v = strtol(argv[i], &end, 10);
-            if (*end || v <= 0 || v > 0x3fffffff) {
-                fprintf(stderr, "ptcall arm: bad pid '%s'\n", argv[i]);
-                return 2;
-            }
-            pid = (int)v;
-        }
-    }
-    if (!pid) {
-        arm_usage(stderr);
-        return 2;
-    }
+    int on = !v->arm.off, pid = 0;
+    if (!v->npos)
+        return cli_usage_error(CMD_ARM, "no process id given");
+    if (v->npos > 1)
+        return cli_usage_error(CMD_ARM, "unexpected argument '%s'", v->pos[1]);
+    char *end;
+    long n = strtol(v->pos[0], &end, 10);
+    if (*end || n <= 0 || n > 0x3fffffff)
+        return cli_usage_error(CMD_ARM, "bad pid '%s'", v->pos[0]);
+    pid = (int)n;
     if (!arm_process) {
         fprintf(stderr, "ptcall arm: this ptcall was built without the Intel PT recorder (libelf)\n");
         return 1;
@@ -61,4 +39,15 @@ int cmd_arm(int argc, char **argv)
     fprintf(stderr, "ptcall arm: process %d: %d of %d units %s\n", pid, changed, gated,
             on ? "armed (the others were already armed)" : "disarmed (the others were not armed)");
     return 0;
+}
+
+int cmd_arm(int argc, char **argv)
+{
+    struct cli_values v;
+    int r = cli_parse(CMD_ARM, argc, argv, &v, 0);
+    if (r != CLI_GO)
+        return r;
+    r = run_arm(&v);
+    cli_values_free(&v);
+    return r;
 }

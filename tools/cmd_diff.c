@@ -8,21 +8,8 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "options.h"
 #include "runs.h"
-
-static const char USAGE[] =
-    "usage: ptcall diff BASE NEW [--sort calls|total|self] [--top N] [--format table|csv|json]\n"
-    "                   [--allow-different] [--threads N] [--salvage]\n"
-    "  --sort KEY    order by the largest absolute change of calls, total or self (default\n"
-    "                total, or calls when a trace is untimed)\n"
-    "  --top N       show the N largest changes (default 20 for table, all for csv/json;\n"
-    "                0 = all)\n"
-    "  --format F    table (for people), csv or json (versioned, see docs/usage.md)\n"
-    "  --allow-different  compare runs that share no instrumented module\n"
-    "  --threads N   decode each trace with N threads (default 1; 0 = one per CPU)\n"
-    "  --salvage     use what precedes damage in a truncated or corrupt trace\n"
-    "Functions only in NEW are marked new, functions only in BASE gone. Untimed traces\n"
-    "compare calls only.\n";
 
 enum fmt { FMT_TABLE, FMT_CSV, FMT_JSON };
 
@@ -286,46 +273,20 @@ static struct drow *join(const struct runs_agg *gb, const struct runs_agg *gn, s
     return rows;
 }
 
-int cmd_diff(int argc, char **argv)
+static int run_diff(struct cli_values *v)
 {
-    static const char *const sort_keys[] = {"calls", "total", "self", NULL};
-    static const char *const formats[] = {"table", "csv", "json", NULL};
-    struct cli_args a = {.cmd = "diff", .usage = USAGE, .threads = 1};
-    const char *files[2] = {NULL, NULL}, *v;
-    size_t nfiles = 0;
-    uint64_t top = 0;
-    int have_top = 0, sort = -1, allow_different = 0;
-    enum fmt fmt = FMT_TABLE;
-    for (int i = 1; i < argc; i++) {
-        int r, k;
-        if ((r = cli_flag_value(argc, argv, &i, "--top", &v))) {
-            if (r < 0 || cli_parse_u64(v, &top))
-                return cli_usage_error("diff", USAGE, "--top needs a number");
-            have_top = 1;
-        } else if ((r = cli_flag_choice(argc, argv, &i, "--sort", sort_keys, &k))) {
-            if (r < 0)
-                return cli_usage_error("diff", USAGE, "--sort takes calls, total or self");
-            sort = k;
-        } else if ((r = cli_flag_choice(argc, argv, &i, "--format", formats, &k))) {
-            if (r < 0)
-                return cli_usage_error("diff", USAGE, "--format takes table, csv or json");
-            fmt = (enum fmt)k;
-        } else if (!strcmp(argv[i], "--allow-different")) {
-            allow_different = 1;
-        } else if ((r = cli_take_threads(argc, argv, &i, &a))) {
-            if (r != 1)
-                return r;
-        } else if (argv[i][0] != '-' || !argv[i][1]) {
-            if (nfiles == 2)
-                return cli_usage_error("diff", USAGE, "more than two trace files given");
-            files[nfiles++] = argv[i];
-        } else if ((r = cli_take_arg(&a, argv[i])) != CLI_ARG_TAKEN) {
-            return r;
-        }
-    }
-    if (nfiles < 2)
-        return cli_usage_error("diff", USAGE, nfiles ? "no NEW trace file given"
-                                                     : "no trace files given (BASE and NEW)");
+    if (v->npos > 2)
+        return cli_usage_error(CMD_DIFF, "more than two trace files given");
+    if (v->npos < 2)
+        return cli_usage_error(CMD_DIFF, v->npos ? "no NEW trace file given"
+                                                 : "no trace files given (BASE and NEW)");
+    struct cli_args a = {.cmd = "diff", .salvage = v->salvage, .threads = v->threads};
+    const char *files[2] = {v->pos[0], v->pos[1]};
+    uint64_t top = v->top;
+    int have_top = cli_given(v, "--top") != 0, allow_different = v->allow_different;
+    /* --sort calls|self|total, as measures: 0 calls, 1 total, 2 self; -1: by the traces */
+    int sort = v->sort < 0 ? -1 : v->sort == 0 ? 0 : v->sort == 1 ? 2 : 1;
+    enum fmt fmt = (enum fmt)v->format;
     for (size_t i = 0; i < 2; i++) {
         struct stat sb;
         if (!stat(files[i], &sb) && S_ISDIR(sb.st_mode)) {
@@ -408,4 +369,15 @@ out:
     runs_agg_free(&gn);
     runs_ref_free(&ref);
     return rc;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+    struct cli_values v;
+    int r = cli_parse(CMD_DIFF, argc, argv, &v, 0);
+    if (r != CLI_GO)
+        return r;
+    r = run_diff(&v);
+    cli_values_free(&v);
+    return r;
 }

@@ -6,27 +6,7 @@
 #include "aggregate.h"
 #include "cli_view.h"
 #include "commands.h"
-
-static char USAGE[2600];
-
-static void make_usage(void)
-{
-    snprintf(USAGE, sizeof(USAGE),
-             "usage: ptcall graph FILE [--min-calls N] [--min-share P] [--heat] [filters]\n"
-             "                    [--threads N] [--salvage]\n"
-             "  --min-calls N  leave out edges called fewer than N times, and functions called fewer\n"
-             "                 than N times that no kept edge touches (default 1)\n"
-             "  --min-share P  leave out functions whose inclusive time is below P %% of the time\n"
-             "                 in traced functions, and their edges (timed traces)\n"
-             "  --heat         colour functions by their share of the time (or of the calls,\n"
-             "                 untimed) and draw busier edges thicker\n"
-             "  --threads N    decode with N threads, one per traced thread at most (default 1;\n"
-             "                 0 = one per CPU; not with filters); the output is the same\n"
-             "  --salvage      graph what precedes damage in a truncated or corrupt trace\n"
-             "%s"
-             "Writes DOT to stdout: ptcall graph run.ptc | dot -Tsvg > run.svg\n",
-             CLI_FILTER_USAGE);
-}
+#include "options.h"
 
 static int cmp_edge(const void *a, const void *b)
 {
@@ -151,44 +131,20 @@ static int print_graph(const char *path, const struct ptc_session *s, const stru
     return 0;
 }
 
-int cmd_graph(int argc, char **argv)
+static int run_graph(struct cli_values *o)
 {
-    make_usage();
-    struct cli_args a = {.cmd = "graph", .usage = USAGE, .threads = 1};
-    struct cli_filter cf;
-    cli_filter_init(&cf);
-    const char *v;
-    uint64_t min_calls = 1;
-    double min_share = 0;
-    int heat = 0;
-    for (int i = 1; i < argc; i++) {
-        int r;
-        if ((r = cli_filter_take(&cf, argc, argv, &i, "graph", USAGE))) {
-            if (r != 1)
-                return r;
-        } else if ((r = cli_flag_value(argc, argv, &i, "--min-calls", &v))) {
-            if (r < 0 || cli_parse_u64(v, &min_calls))
-                return cli_usage_error("graph", USAGE, "--min-calls needs a number");
-        } else if ((r = cli_flag_value(argc, argv, &i, "--min-share", &v))) {
-            char *end;
-            min_share = r > 0 ? strtod(v, &end) : -1;
-            if (r < 0 || *end || !(min_share >= 0 && min_share <= 100))
-                return cli_usage_error("graph", USAGE, "--min-share needs a percentage 0..100");
-        } else if (!strcmp(argv[i], "--heat")) {
-            heat = 1;
-        } else if ((r = cli_take_threads(argc, argv, &i, &a))) {
-            if (r != 1)
-                return r;
-        } else if ((r = cli_take_arg(&a, argv[i])) != CLI_ARG_TAKEN) {
-            return r;
-        }
-    }
-    int r = cli_args_done(&a);
-    if (r)
-        return r;
-    int filtered = cf.f.have_pid || cf.f.have_tid || cf.f.nfuncs || cf.f.nexcludes ||
-                   cf.f.max_depth || cf.f.have_window || cf.f.min_dur;
-    struct cli_view_run vr = {.a = &a, .cf = &cf, .make = ptc_view_aggregate};
+    if (o->npos > 1)
+        return cli_usage_error(CMD_GRAPH, "more than one trace file given");
+    if (!o->npos)
+        return cli_usage_error(CMD_GRAPH, "no trace file given");
+    struct cli_args a = {.cmd = "graph", .path = o->pos[0], .salvage = o->salvage,
+                         .threads = o->threads};
+    const struct cli_filter *cf = &o->filter;
+    uint64_t min_calls = o->min_calls;
+    double min_share = o->min_share;
+    int heat = o->graph.heat, r;
+    int filtered = cli_filter_any(cf);
+    struct cli_view_run vr = {.a = &a, .cf = cf, .make = ptc_view_aggregate};
     struct ptc_agg own;
     const struct ptc_agg *agg;
     struct ptc_session *s;
@@ -212,7 +168,7 @@ int cmd_graph(int argc, char **argv)
     }
     struct ptc_totals t;
     ptc_session_totals(s, &t);
-    if (filtered && (r = cli_filter_check(&cf, "graph", s, t.timed))) {
+    if (filtered && (r = cli_filter_check(cf, "graph", s, t.timed))) {
         cli_view_free(&vr);
         return r;
     }
@@ -220,7 +176,7 @@ int cmd_graph(int argc, char **argv)
     setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
     r = print_graph(a.path, s, &t, agg, min_calls, min_share, heat, &a, filtered);
     if (filtered && !vr.info.shown_calls)
-        cli_filter_explain_empty(&cf, "graph", s, vr.info.last_time, t.has_timebase);
+        cli_filter_explain_empty(cf, "graph", s, vr.info.last_time, t.has_timebase);
     if (a.damage)
         cli_warn_salvaged("graph", "the graph covers", a.damage_msg);
     if (filtered) {
@@ -230,4 +186,15 @@ int cmd_graph(int argc, char **argv)
         ptc_session_free(s);
     }
     return r ? r : cli_flush_output("graph", "the graph");
+}
+
+int cmd_graph(int argc, char **argv)
+{
+    struct cli_values o;
+    int r = cli_parse(CMD_GRAPH, argc, argv, &o, 0);
+    if (r != CLI_GO)
+        return r;
+    r = run_graph(&o);
+    cli_values_free(&o);
+    return r;
 }

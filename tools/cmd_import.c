@@ -15,31 +15,11 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "options.h"
 #include "perf_data.h"
 #include "ptc_chunk_write.h"
 #include "ptc_pt_rec.h"
 #include "ptcall/trace_format_pt.h"
-
-static const char usage[] =
-    "usage: ptcall import -o OUT [OPTIONS] --cpu-stream N:FILE [--cpu-stream N:FILE ...]\n"
-    "       ptcall import -o OUT [OPTIONS] --thread-stream FILE\n"
-    "       ptcall import -o OUT [--binary PATH[@LOADADDR] ...] --perf-data perf.data\n"
-    "Raw streams (Intel PT bytes as the hardware wrote them):\n"
-    "  --cpu-stream N:FILE     the trace of CPU N (repeat per CPU)\n"
-    "  --thread-stream FILE    the trace of one thread (any CPU)\n"
-    "  --binary PATH[@ADDR]    an instrumented object and the address its first PT_LOAD\n"
-    "                          segment was loaded at (hex; default: its link address)\n"
-    "  --pid PID --tid TID     the process/thread that ran (default 1/1)\n"
-    "  --timing none|tsc|mtc|cyc   timing packets in the streams (default mtc)\n"
-    "  --mtc-period N          IA32_RTIT_CTL.MTCFreq used (default 3)\n"
-    "  --tsc-ratio EBX:EAX     CPUID.15H TSC/crystal ratio (sysfs intel_pt/tsc_art_ratio)\n"
-    "  --nom-freq N            max non-turbo ratio (sysfs intel_pt/max_nonturbo_ratio)\n"
-    "  --cpu F/M/S             CPU family/model/stepping (libipt errata)\n"
-    "  --time-conv S:M:Z       perf time_shift:time_mult:time_zero (default: times in TSC)\n"
-    "perf.data (perf record -e intel_pt//u, without -z):\n"
-    "  --perf-data FILE        AUXTRACE data, MMAP2/COMM/SWITCH/AUX sideband and the\n"
-    "                          AUXTRACE_INFO timing parameters are read from the file;\n"
-    "                          --binary PATH overrides where an object named in MMAP2 is found\n";
 
 struct binary { char path[PATH_MAX]; uint64_t load; int has_load; };
 
@@ -315,147 +295,69 @@ static int import_perf(struct imp *m, const char *path)
 
 /* ---- command -------------------------------------------------------------------------- */
 
-int cmd_import(int argc, char **argv)
+static int run_import(const struct cli_values *v)
 {
     struct imp M;
     memset(&M, 0, sizeof(M));
     struct imp *m = &M;
-    m->pid = m->tid = 1;
-    const char *out = NULL, *perf = NULL, *thread_stream = NULL;
+    m->pid = v->import.pid;
+    m->tid = v->import.tid;
+    const char *out = v->output, *perf = v->import.perf_data,
+               *thread_stream = v->import.thread_stream;
     struct { uint32_t cpu; const char *file; } cs[256];
     int ncs = 0;
     struct ptc_pt_config cfg;
     memset(&cfg, 0, sizeof(cfg));
     cfg.size = sizeof(cfg);
-    cfg.flags = PTC_PT_F_TSC | PTC_PT_F_MTC;
-    cfg.mtc_freq = 3;
     cfg.sample_type = SB_TYPE;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define NEED()                                                                             \
-    do {                                                                                   \
-        if (!v) {                                                                          \
-            fprintf(stderr, "ptcall import: %s needs a value\n%s", a, usage);              \
-            return 2;                                                                      \
-        }                                                                                  \
-        i++;                                                                               \
-    } while (0)
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(usage, stdout);
-            return 0;
-        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-            NEED();
-            out = v;
-        } else if (!strcmp(a, "--perf-data")) {
-            NEED();
-            perf = v;
-        } else if (!strcmp(a, "--thread-stream")) {
-            NEED();
-            thread_stream = v;
-        } else if (!strcmp(a, "--cpu-stream")) {
-            NEED();
-            char *colon = strchr(v, ':');
-            if (!colon || colon == v || ncs == 256) {
-                fprintf(stderr, "ptcall import: --cpu-stream takes N:FILE, not '%s'\n", v);
-                return 2;
-            }
-            cs[ncs].cpu = (uint32_t)strtoul(v, NULL, 10);
-            cs[ncs++].file = colon + 1;
-        } else if (!strcmp(a, "--binary")) {
-            NEED();
-            if (m->nbins == 32) {
-                fprintf(stderr, "ptcall import: at most 32 --binary\n");
-                return 2;
-            }
-            struct binary *b = &m->bins[m->nbins++];
-            snprintf(b->path, sizeof(b->path), "%s", v);
-            char *at = strrchr(b->path, '@');
-            if (at) {
-                *at = 0;
-                char *end;
-                b->load = strtoull(at + 1, &end, 16);
-                if (*end || end == at + 1) {
-                    fprintf(stderr, "ptcall import: --binary %s: the load address must be hex\n",
-                            v);
-                    return 2;
-                }
-                b->has_load = 1;
-            }
-        } else if (!strcmp(a, "--pid")) {
-            NEED();
-            m->pid = (uint32_t)strtoul(v, NULL, 10);
-        } else if (!strcmp(a, "--tid")) {
-            NEED();
-            m->tid = (uint32_t)strtoul(v, NULL, 10);
-        } else if (!strcmp(a, "--timing")) {
-            NEED();
-            cfg.flags &= ~(PTC_PT_F_TSC | PTC_PT_F_MTC | PTC_PT_F_CYC);
-            if (!strcmp(v, "tsc"))
-                cfg.flags |= PTC_PT_F_TSC;
-            else if (!strcmp(v, "mtc"))
-                cfg.flags |= PTC_PT_F_TSC | PTC_PT_F_MTC;
-            else if (!strcmp(v, "cyc"))
-                cfg.flags |= PTC_PT_F_TSC | PTC_PT_F_MTC | PTC_PT_F_CYC;
-            else if (strcmp(v, "none")) {
-                fprintf(stderr, "ptcall import: --timing takes none, tsc, mtc or cyc\n");
-                return 2;
-            }
-        } else if (!strcmp(a, "--mtc-period")) {
-            NEED();
-            cfg.mtc_freq = (uint8_t)atoi(v);
-        } else if (!strcmp(a, "--nom-freq")) {
-            NEED();
-            cfg.nom_freq = (uint8_t)atoi(v);
-        } else if (!strcmp(a, "--tsc-ratio")) {
-            NEED();
-            if (sscanf(v, "%u:%u", &cfg.cpuid_0x15_ebx, &cfg.cpuid_0x15_eax) != 2) {
-                fprintf(stderr, "ptcall import: --tsc-ratio takes EBX:EAX (as in sysfs "
-                                "intel_pt/tsc_art_ratio)\n");
-                return 2;
-            }
-        } else if (!strcmp(a, "--cpu")) {
-            NEED();
-            unsigned f, mo, s;
-            if (sscanf(v, "%u/%u/%u", &f, &mo, &s) != 3) {
-                fprintf(stderr, "ptcall import: --cpu takes FAMILY/MODEL/STEPPING\n");
-                return 2;
-            }
-            cfg.cpu_vendor = 1;
-            cfg.cpu_family = (uint16_t)f;
-            cfg.cpu_model = (uint8_t)mo;
-            cfg.cpu_stepping = (uint8_t)s;
-        } else if (!strcmp(a, "--time-conv")) {
-            NEED();
-            unsigned s, mu;
-            unsigned long long z;
-            if (sscanf(v, "%u:%u:%llu", &s, &mu, &z) != 3) {
-                fprintf(stderr, "ptcall import: --time-conv takes SHIFT:MULT:ZERO\n");
-                return 2;
-            }
-            cfg.time_shift = (uint16_t)s;
-            cfg.time_mult = mu;
-            cfg.time_zero = z;
-            cfg.flags |= PTC_PT_F_TIME_ZERO;
-        } else {
-            fprintf(stderr, "ptcall import: unknown option '%s'\n%s", a, usage);
-            return 2;
+    /* --timing none|tsc|mtc|cyc: each adds to the one before */
+    static const uint32_t timing_flags[] = {
+        0, PTC_PT_F_TSC, PTC_PT_F_TSC | PTC_PT_F_MTC, PTC_PT_F_TSC | PTC_PT_F_MTC | PTC_PT_F_CYC};
+    cfg.flags = timing_flags[v->timing];
+    cfg.mtc_freq = v->import.mtc_period;
+    cfg.nom_freq = v->import.nom_freq;
+    if (v->import.have_tsc_ratio) {
+        cfg.cpuid_0x15_ebx = v->import.tsc_ratio[0];
+        cfg.cpuid_0x15_eax = v->import.tsc_ratio[1];
+    }
+    if (v->import.have_cpu) {
+        cfg.cpu_vendor = 1;
+        cfg.cpu_family = (uint16_t)v->import.cpu[0];
+        cfg.cpu_model = (uint8_t)v->import.cpu[1];
+        cfg.cpu_stepping = (uint8_t)v->import.cpu[2];
+    }
+    if (v->import.have_time_conv) {
+        cfg.time_shift = (uint16_t)v->import.time_conv.shift;
+        cfg.time_mult = v->import.time_conv.mult;
+        cfg.time_zero = v->import.time_conv.zero;
+        cfg.flags |= PTC_PT_F_TIME_ZERO;
+    }
+    /* the table checked the forms N:FILE and PATH[@HEXADDR] and how many were given */
+    for (int i = 0; i < v->import.cpu_streams.n && i < 256; i++) {
+        const char *c = v->import.cpu_streams.v[i];
+        cs[ncs].cpu = (uint32_t)strtoul(c, NULL, 10);
+        cs[ncs++].file = strchr(c, ':') + 1;
+    }
+    for (int i = 0; i < v->import.binaries.n && m->nbins < 32; i++) {
+        struct binary *b = &m->bins[m->nbins++];
+        snprintf(b->path, sizeof(b->path), "%s", v->import.binaries.v[i]);
+        char *at = strrchr(b->path, '@');
+        if (at) {
+            *at = 0;
+            b->load = strtoull(at + 1, NULL, 16);
+            b->has_load = 1;
         }
     }
-    if (!out) {
-        fprintf(stderr, "ptcall import: where to? (-o OUT)\n%s", usage);
-        return 2;
-    }
-    if (!perf && !thread_stream && !ncs) {
-        fprintf(stderr, "ptcall import: nothing to import: give --cpu-stream, --thread-stream or "
-                        "--perf-data\n%s", usage);
-        return 2;
-    }
-    if (perf && (thread_stream || ncs)) {
-        fprintf(stderr, "ptcall import: --perf-data brings its own streams; do not add raw "
-                        "ones\n");
-        return 2;
-    }
+    if (v->npos)
+        return cli_usage_error(CMD_IMPORT, "unexpected argument '%s'", v->pos[0]);
+    if (!out)
+        return cli_usage_error(CMD_IMPORT, "where to? (-o OUT)");
+    if (!perf && !thread_stream && !ncs)
+        return cli_usage_error(CMD_IMPORT, "nothing to import: give --cpu-stream, "
+                                           "--thread-stream or --perf-data");
+    if (perf && (thread_stream || ncs))
+        return cli_usage_error(CMD_IMPORT, "--perf-data brings its own streams; do not add raw "
+                                           "ones");
     m->out = out;
     m->fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (m->fd < 0)
@@ -541,4 +443,15 @@ int cmd_import(int argc, char **argv)
     if (rc)
         unlink(out);
     return rc ? 1 : 0;
+}
+
+int cmd_import(int argc, char **argv)
+{
+    struct cli_values v;
+    int r = cli_parse(CMD_IMPORT, argc, argv, &v, 0);
+    if (r != CLI_GO)
+        return r;
+    r = run_import(&v);
+    cli_values_free(&v);
+    return r;
 }

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "options.h"
 #include "ptc_chunk_write.h"
 #include "ptc_record_options.h"
 #include "ptcall/decode.h"
@@ -30,55 +31,6 @@
 #ifndef PTCALL_RT_INSTALL_REL
 #define PTCALL_RT_INSTALL_REL "../lib/libptcall.so"
 #endif
-
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: ptcall record [OPTIONS] [--] COMMAND [ARGS...]\n"
-            "\n"
-            "Runs COMMAND (built with ptcall-cc) and records its function calls.\n"
-            "\n"
-            "  -o, --output FILE     trace file (default ptcall.ptc)\n"
-            "  --backend B           auto (default: Intel PT if available, else soft), soft, pt\n"
-            "  --no-timestamps       soft: no timestamp per event (smaller, faster; no times).\n"
-            "                        The call of a function that calls nothing is one record\n"
-            "  --leaf-exits          soft, with --no-timestamps: record those returns as well\n"
-            "  --drop                soft: drop events when buffers are full instead of waiting\n"
-            "                        (every drop is counted and marked in the trace)\n"
-            "  --buffer SIZE         soft: size of each per-thread buffer (default 256K, 4 per\n"
-            "                        thread); pt: AUX buffer size. Suffixes K, M, G\n"
-            "  --timing T            pt: none, tsc, mtc (default), cyc\n"
-            "  --snapshot            pt: snapshot mode\n"
-            "  --pid PID             pt: attach to a running process instead of COMMAND\n"
-            "  --module PATH         pt: trace this instrumented object (repeatable)\n"
-            "  -q, --quiet           no notices or summary on stderr\n"
-            "\n"
-            "The exit status is COMMAND's (128+N if a signal N killed it).\n");
-}
-
-static int parse_size(const char *s, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s)
-        return -1;
-    switch (*end) {
-    case 0: break;
-    case 'k': case 'K': v <<= 10; end++; break;
-    case 'm': case 'M': v <<= 20; end++; break;
-    case 'g': case 'G': v <<= 30; end++; break;
-    default: return -1;
-    }
-    if ((*end == 'i' || *end == 'I') && end[1] == 'B')
-        end += 2;
-    else if (*end == 'B' || *end == 'b')
-        end++;
-    if (*end || v == 0)
-        return -1;
-    *out = v;
-    return 0;
-}
 
 /* Finds COMMAND like execvp would. 0 with the path in out, or -errno. */
 static int find_command(const char *cmd, char *out, size_t outsz)
@@ -411,113 +363,27 @@ static void strip_soft_advice(char *why)
     }
 }
 
-static int record_main(int argc, char **argv, const char **modules)
+static int record_main(struct cli_values *v)
 {
     struct record_options o;
     memset(&o, 0, sizeof(o));
-    o.output = "ptcall.ptc";
-    o.backend = RECORD_AUTO;
-    o.timed = 1;
-    o.modules = modules;
-    int i = 1;
-    for (; i < argc; i++) {
-        char *a = argv[i];
-        if (!strcmp(a, "--")) {
-            i++;
-            break;
-        }
-        if (a[0] != '-' || !a[1])
-            break;
-        /* --opt=value or --opt value */
-        char *val = NULL;
-        char name[64];
-        snprintf(name, sizeof(name), "%s", a);
-        char *eq = a[1] == '-' ? strchr(name, '=') : NULL;
-        if (eq) {
-            *eq = 0;
-            val = a + (eq - name) + 1;
-        }
-#define NEEDS_VALUE()                                                                          \
-    do {                                                                                       \
-        if (!val) {                                                                            \
-            if (i + 1 >= argc) {                                                               \
-                fprintf(stderr, "ptcall record: %s needs a value; see 'ptcall record --help'\n", name); \
-                return 2;                                                                      \
-            }                                                                                  \
-            val = argv[++i];                                                                   \
-        }                                                                                      \
-    } while (0)
-        if (!strcmp(name, "-h") || !strcmp(name, "--help")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(name, "-o") || !strcmp(name, "--output")) {
-            NEEDS_VALUE();
-            o.output = val;
-        } else if (!strcmp(name, "--backend")) {
-            NEEDS_VALUE();
-            if (!strcmp(val, "auto"))
-                o.backend = RECORD_AUTO;
-            else if (!strcmp(val, "soft"))
-                o.backend = RECORD_SOFT;
-            else if (!strcmp(val, "pt"))
-                o.backend = RECORD_PT;
-            else {
-                fprintf(stderr, "ptcall record: unknown backend '%s'; use auto, soft or pt\n", val);
-                return 2;
-            }
-        } else if (!strcmp(name, "--no-timestamps")) {
-            o.timed = 0;
-        } else if (!strcmp(name, "--leaf-exits")) {
-            o.leaf_exits = 1;
-        } else if (!strcmp(name, "--drop")) {
-            o.drop = 1;
-        } else if (!strcmp(name, "--buffer")) {
-            NEEDS_VALUE();
-            if (parse_size(val, &o.buffer_size) < 0) {
-                fprintf(stderr, "ptcall record: bad buffer size '%s'; use e.g. 256K or 4M\n", val);
-                return 2;
-            }
-        } else if (!strcmp(name, "--timing")) {
-            NEEDS_VALUE();
-            if (!strcmp(val, "none"))
-                o.timing = TIMING_NONE;
-            else if (!strcmp(val, "tsc"))
-                o.timing = TIMING_TSC;
-            else if (!strcmp(val, "mtc"))
-                o.timing = TIMING_MTC;
-            else if (!strcmp(val, "cyc"))
-                o.timing = TIMING_CYC;
-            else {
-                fprintf(stderr, "ptcall record: unknown timing '%s'; use none, tsc, mtc or cyc\n", val);
-                return 2;
-            }
-        } else if (!strcmp(name, "--snapshot")) {
-            o.snapshot = 1;
-        } else if (!strcmp(name, "--pid")) {
-            NEEDS_VALUE();
-            char *end;
-            long pid = strtol(val, &end, 10);
-            if (*end || pid <= 0) {
-                fprintf(stderr, "ptcall record: bad pid '%s'\n", val);
-                return 2;
-            }
-            o.attach_pid = (int)pid;
-        } else if (!strcmp(name, "--module")) {
-            NEEDS_VALUE();
-            modules[o.num_modules++] = val;
-        } else if (!strcmp(name, "-q") || !strcmp(name, "--quiet")) {
-            o.quiet = 1;
-        } else {
-            fprintf(stderr, "ptcall record: unknown option '%s'; see 'ptcall record --help'\n", a);
-            return 2;
-        }
-#undef NEEDS_VALUE
-    }
-    o.argv = argv + i;
-    if (!o.argv[0] && !o.attach_pid) {
-        fprintf(stderr, "ptcall record: missing command; usage: ptcall record [OPTIONS] -- COMMAND [ARGS...]\n");
-        return 2;
-    }
+    o.output = v->output;
+    /* --backend auto|soft|pt, in enum record_backend order */
+    o.backend = (enum record_backend)(RECORD_AUTO + v->record.backend);
+    o.timed = !v->record.no_timestamps;
+    o.leaf_exits = v->record.leaf_exits;
+    o.drop = v->record.drop;
+    o.buffer_size = v->record.buffer;
+    /* --timing none|tsc|mtc|cyc from TIMING_NONE on; not given: the recorder's default */
+    o.timing = v->timing < 0 ? TIMING_DEFAULT : (enum record_timing)(TIMING_NONE + v->timing);
+    o.snapshot = v->record.snapshot;
+    o.attach_pid = (int)v->record.pid;
+    o.modules = v->record.modules.v;
+    o.num_modules = v->record.modules.n;
+    o.quiet = v->quiet;
+    o.argv = v->rest;
+    if (!o.argv[0] && !o.attach_pid)
+        return cli_usage_error(CMD_RECORD, "missing command");
 
     enum record_backend be = o.backend;
     if (be == RECORD_AUTO || be == RECORD_PT) {
@@ -571,12 +437,12 @@ static int record_main(int argc, char **argv, const char **modules)
 
 int cmd_record(int argc, char **argv)
 {
-    const char **modules = calloc((size_t)argc + 1, sizeof(char *)); /* --module values */
-    if (!modules) {
-        fprintf(stderr, "ptcall record: out of memory\n");
-        return 1;
-    }
-    int r = record_main(argc, argv, modules);
-    free(modules);
+    struct cli_values v;
+    /* the options end at COMMAND: its own options are its business */
+    int r = cli_parse(CMD_RECORD, argc, argv, &v, CLI_STOP_AT_POSITIONAL);
+    if (r != CLI_GO)
+        return r;
+    r = record_main(&v);
+    cli_values_free(&v);
     return r;
 }

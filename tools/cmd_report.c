@@ -10,35 +10,8 @@
 #include "cli_view.h"
 #include "views.h"
 #include "commands.h"
+#include "options.h"
 #include "runs.h"
-
-static const char USAGE[] =
-    "usage: ptcall report FILE|DIR... [--top N] [--sort calls|self|total]\n"
-    "                     [--format table|csv|json] [--meta FILE] [--stat mean,min,max,stddev]\n"
-    "                     [--allow-different] [--threads N] [--salvage]\n"
-    "  --top N       show the N hottest functions (default 20 for table, all for csv/json;\n"
-    "                0 = all)\n"
-    "  --sort KEY    calls, self or total (default total, or calls for untimed traces)\n"
-    "  --format F    table (for people), csv or json (versioned, see docs/usage.md)\n"
-    "  --meta FILE   also write the report's metadata (trace, time unit, totals) to FILE\n"
-    "                as a JSON object (the csv output is the header and the rows only)\n"
-    "Several runs (more than one FILE, a DIR: its *.ptc files, or --stat) give one row per\n"
-    "function, matched by (module basename, linkage name, file), with figures summed:\n"
-    "  --stat S      also per-run statistics: mean, min, max, stddev (comma-separated or\n"
-    "                repeated); a run without the function counts as 0\n"
-    "  --allow-different  combine runs that share no instrumented module\n"
-    "  --threads N   decode with N threads, one per traced thread at most (default 1;\n"
-    "                0 = one per CPU); the output is the same\n"
-    "  --salvage     analyse what precedes damage in a truncated or corrupt trace (several\n"
-    "                runs: leave out, with a warning, the files that cannot be read at all)\n"
-    "One run only:\n"
-    "  --by thread|process  rows per thread or per process\n"
-    "  --paths       the hot call paths (root ... function) instead of functions: those with\n"
-    "                at least --min-share P % of the time in outermost frames (untimed: of\n"
-    "                the calls; default 1) or at least --min-calls N calls\n"
-    "  --pid P, --tid T, --function GLOB, --exclude GLOB, --max-depth D, --time START,END,\n"
-    "  --min-duration D   filters: the figures count only the calls they keep (see\n"
-    "                'ptcall calls --help' and docs/usage.md, Filters)\n";
 
 enum sort_key { SORT_DEFAULT, SORT_CALLS, SORT_SELF, SORT_TOTAL };
 enum fmt { FMT_TABLE, FMT_CSV, FMT_JSON };
@@ -630,14 +603,12 @@ struct report_opts {
     enum fmt fmt;
     const char *meta;
     int allow_different;
-    int stats[RUNS_NSTATS];
+    const int *stats;
     int nstats;
     int by;                 /* enum ptc_by */
     int paths;              /* --paths */
-    const char *single_only;    /* an option that reads one run only, for the message */
-    const char *paths_only;     /* an option of --paths */
     struct ptc_paths_opts po;
-    struct cli_filter cf;
+    const struct cli_filter *cf;
 };
 
 static int report_runs(const struct report_opts *o, const struct cli_args *a,
@@ -768,7 +739,7 @@ static int report_paths(const struct report_opts *o, struct cli_args *a)
     po.top = o->have_top ? o->top : o->fmt == FMT_TABLE ? 20 : 0;
     po.format = o->fmt == FMT_TABLE ? PTC_PATHS_TABLE : o->fmt == FMT_CSV ? PTC_PATHS_CSV
                                                                          : PTC_PATHS_JSON;
-    struct cli_view_run vr = {.a = a, .cf = &o->cf, .make = ptc_view_paths};
+    struct cli_view_run vr = {.a = a, .cf = o->cf, .make = ptc_view_paths};
     vr.opts.out = &w;
     vr.opts.paths = &po;
     int rc = cli_view_run(&vr);
@@ -780,13 +751,13 @@ static int report_paths(const struct report_opts *o, struct cli_args *a)
     if (!rc) {
         struct ptc_totals t;
         ptc_session_totals(vr.s, &t);
-        if ((rc = cli_filter_check(&o->cf, "report", vr.s, t.timed)) == 0) {
+        if ((rc = cli_filter_check(o->cf, "report", vr.s, t.timed)) == 0) {
             if (o->fmt == FMT_TABLE)
                 cli_print_quality(stdout, vr.s, &t);
             else if (t.lost_events || t.gaps || t.lost_other)
                 cli_print_quality(stderr, vr.s, &t);
             if (vr.info.filtered && !vr.info.shown_calls)
-                cli_filter_explain_empty(&o->cf, "report", vr.s, vr.info.last_time,
+                cli_filter_explain_empty(o->cf, "report", vr.s, vr.info.last_time,
                                          t.has_timebase);
             if (a->damage)
                 cli_warn_salvaged("report", "the figures cover", a->damage_msg);
@@ -803,10 +774,10 @@ static int report_one(const struct report_opts *o, struct cli_args *a)
     if (o->paths)
         return report_paths(o, a);
     const char *path = a->path;
-    const struct ptc_out_filter *f = &o->cf.f;
+    const struct ptc_out_filter *f = &o->cf->f;
     int filtered = f->have_pid || f->have_tid || f->nfuncs || f->nexcludes || f->max_depth ||
                    f->have_window || f->min_dur;
-    struct cli_view_run vr = {.a = a, .cf = &o->cf, .make = ptc_view_aggregate};
+    struct cli_view_run vr = {.a = a, .cf = o->cf, .make = ptc_view_aggregate};
     vr.opts.by = o->by;
     struct ptc_session *s;
     const struct ptc_agg *agg = NULL;
@@ -833,7 +804,7 @@ static int report_one(const struct report_opts *o, struct cli_args *a)
                       "use --sort calls, or record with per-event timestamps");
         goto out;
     }
-    if ((rc = cli_filter_check(&o->cf, "report", s, t.timed)))
+    if ((rc = cli_filter_check(o->cf, "report", s, t.timed)))
         goto out;
     uint64_t top = o->have_top ? o->top : o->fmt == FMT_TABLE ? 20 : 0;
     if (o->meta) {
@@ -907,7 +878,7 @@ static int report_one(const struct report_opts *o, struct cli_args *a)
             printf("\n");
             print_footer(s, &t);
         } else if (o->fmt == FMT_JSON) {
-            printf("\n  ]\n}\n");
+            json_uncalled(s); /* closes "groups" as it closes "functions" */
         }
     } else {
         size_t n;
@@ -936,7 +907,7 @@ static int report_one(const struct report_opts *o, struct cli_args *a)
         }
     }
     if (filtered && !vr.info.shown_calls)
-        cli_filter_explain_empty(&o->cf, "report", s, vr.info.last_time, t.has_timebase);
+        cli_filter_explain_empty(o->cf, "report", s, vr.info.last_time, t.has_timebase);
     rc = cli_flush_output("report", "the report");
 out:
     free(rows);
@@ -947,143 +918,59 @@ out:
     return rc;
 }
 
-/* --stat LIST: adds each statistic once, in the order first given. Returns 0 or -1. */
-static int take_stats(struct report_opts *o, const char *v)
+static int run_report(struct cli_values *v)
 {
-    while (*v) {
-        size_t len = strcspn(v, ",");
-        int k;
-        for (k = 0; runs_stat_names[k]; k++)
-            if (strlen(runs_stat_names[k]) == len && !strncmp(v, runs_stat_names[k], len))
-                break;
-        if (!runs_stat_names[k])
-            return -1;
-        int seen = 0;
-        for (int j = 0; j < o->nstats; j++)
-            seen |= o->stats[j] == k;
-        if (!seen)
-            o->stats[o->nstats++] = k;
-        v += len;
-        if (*v == ',' && *++v == 0)
-            return -1;
-    }
-    return 0;
-}
-
-int cmd_report(int argc, char **argv)
-{
-    static const char *const sort_keys[] = {"calls", "self", "total", NULL};
-    static const char *const formats[] = {"table", "csv", "json", NULL};
-    struct cli_args a = {.cmd = "report", .usage = USAGE, .threads = 1};
-    struct report_opts o = {.fmt = FMT_TABLE};
-    static const char *const bys[] = {"thread", "process", NULL};
-    cli_filter_init(&o.cf);
-    o.po.min_share = 1.0;
+    struct cli_args a = {.cmd = "report", .salvage = v->salvage, .threads = v->threads};
+    struct report_opts o = {.top = v->top,
+                            .have_top = cli_given(v, "--top") != 0,
+                            .fmt = (enum fmt)(FMT_TABLE + v->format),
+                            .meta = v->report.meta,
+                            .allow_different = v->allow_different,
+                            .stats = v->report.stats.v,
+                            .nstats = v->report.stats.n,
+                            .by = v->report.by < 0 ? PTC_BY_NONE
+                                  : v->report.by == 0 ? PTC_BY_THREAD : PTC_BY_PROCESS,
+                            .paths = v->report.paths,
+                            .cf = &v->filter};
+    o.po.min_share = v->min_share;
+    o.po.min_calls = v->min_calls;
+    /* --sort calls|self|total; not given: total for timed traces, calls for untimed */
+    g_sort = v->sort < 0 ? SORT_DEFAULT : (enum sort_key)(SORT_CALLS + v->sort);
+    /* the last option given that reads one run only (or goes with --paths) names the
+     * conflict, as the user sees it */
+    const char *single_only = NULL, *paths_only = NULL;
+    int at = 0, k;
+    if ((k = cli_given_filter(v)) > at)
+        at = k, single_only = "filters";
+    if ((k = cli_given(v, "--by")) > at)
+        at = k, single_only = "--by";
+    if ((k = cli_given(v, "--paths")) > at)
+        at = k, single_only = "--paths";
+    at = 0;
+    if ((k = cli_given(v, "--min-calls")) > at)
+        at = k, paths_only = "--min-calls";
+    if ((k = cli_given(v, "--min-share")) > at)
+        at = k, paths_only = "--min-share";
+    if (!v->npos)
+        return cli_usage_error(CMD_REPORT, "no trace file given");
+    a.path = v->pos[0];
     struct runs_paths paths = {0};
-    const char *v;
-    g_sort = SORT_DEFAULT;
-    /* trace arguments, kept in order; cli_take_arg() takes only one */
-    const char **files = malloc((size_t)(argc > 0 ? argc : 1) * sizeof(*files));
-    size_t nfiles = 0;
-    if (!files)
-        return cli_fail("report", "out of memory", cli_advice(PTC_E_NOMEM));
     int rc = 0;
-    for (int i = 1; i < argc; i++) {
-        int r, k;
-        if ((r = cli_flag_value(argc, argv, &i, "--top", &v))) {
-            if (r < 0 || cli_parse_u64(v, &o.top)) {
-                rc = cli_usage_error("report", USAGE, "--top needs a number");
-                goto out;
-            }
-            o.have_top = 1;
-        } else if ((r = cli_flag_choice(argc, argv, &i, "--sort", sort_keys, &k))) {
-            if (r < 0) {
-                rc = cli_usage_error("report", USAGE, "--sort takes calls, self or total");
-                goto out;
-            }
-            g_sort = (enum sort_key)(SORT_CALLS + k);
-        } else if ((r = cli_flag_choice(argc, argv, &i, "--format", formats, &k))) {
-            if (r < 0) {
-                rc = cli_usage_error("report", USAGE, "--format takes table, csv or json");
-                goto out;
-            }
-            o.fmt = (enum fmt)(FMT_TABLE + k);
-        } else if ((r = cli_flag_value(argc, argv, &i, "--stat", &v))) {
-            if (r < 0 || take_stats(&o, v)) {
-                rc = cli_usage_error("report", USAGE,
-                                     "--stat takes mean, min, max or stddev (comma-separated "
-                                     "or repeated)");
-                goto out;
-            }
-        } else if ((r = cli_flag_value(argc, argv, &i, "--meta", &v))) {
-            if (r < 0 || !*v) {
-                rc = cli_usage_error("report", USAGE, "--meta needs a file name");
-                goto out;
-            }
-            o.meta = v;
-        } else if (!strcmp(argv[i], "--allow-different")) {
-            o.allow_different = 1;
-        } else if ((r = cli_filter_take(&o.cf, argc, argv, &i, "report", USAGE))) {
-            if (r != 1) {
-                rc = r;
-                goto out;
-            }
-            o.single_only = "filters";
-        } else if ((r = cli_flag_choice(argc, argv, &i, "--by", bys, &k))) {
-            if (r < 0) {
-                rc = cli_usage_error("report", USAGE, "--by takes thread or process");
-                goto out;
-            }
-            o.by = k == 0 ? PTC_BY_THREAD : PTC_BY_PROCESS;
-            o.single_only = "--by";
-        } else if (!strcmp(argv[i], "--paths")) {
-            o.paths = 1;
-            o.single_only = "--paths";
-        } else if ((r = cli_flag_value(argc, argv, &i, "--min-calls", &v))) {
-            if (r < 0 || cli_parse_u64(v, &o.po.min_calls)) {
-                rc = cli_usage_error("report", USAGE, "--min-calls needs a number");
-                goto out;
-            }
-            o.paths_only = "--min-calls";
-        } else if ((r = cli_flag_value(argc, argv, &i, "--min-share", &v))) {
-            char *end;
-            o.po.min_share = r > 0 ? strtod(v, &end) : -1;
-            if (r < 0 || *end || !(o.po.min_share >= 0 && o.po.min_share <= 100)) {
-                rc = cli_usage_error("report", USAGE, "--min-share needs a percentage 0..100");
-                goto out;
-            }
-            o.paths_only = "--min-share";
-        } else if ((r = cli_take_threads(argc, argv, &i, &a))) {
-            if (r != 1) {
-                rc = r;
-                goto out;
-            }
-        } else if (argv[i][0] != '-' || !argv[i][1]) {
-            files[nfiles++] = argv[i];
-        } else if ((r = cli_take_arg(&a, argv[i])) != CLI_ARG_TAKEN) {
-            rc = r;
-            goto out;
-        }
-    }
-    a.path = nfiles ? files[0] : NULL;
-    if ((rc = cli_args_done(&a)))
-        goto out;
-    for (size_t i = 0; i < nfiles; i++)
-        if ((rc = runs_paths_add(&paths, "report", files[i])))
+    for (int i = 0; i < v->npos; i++)
+        if ((rc = runs_paths_add(&paths, "report", v->pos[i])))
             goto out;
     /* one trace file keeps the format_version 1 output; several runs (or asking for
      * per-run statistics) take the multi-run one */
-    if (o.paths_only && !o.paths) {
-        rc = cli_usage_error("report", USAGE, "%s goes with --paths", o.paths_only);
+    if (paths_only && !o.paths) {
+        rc = cli_usage_error(CMD_REPORT, "%s goes with --paths", paths_only);
         goto out;
     }
     if (o.paths && o.by) {
-        rc = cli_usage_error("report", USAGE, "--paths and --by do not combine");
+        rc = cli_usage_error(CMD_REPORT, "--paths and --by do not combine");
         goto out;
     }
-    if ((paths.n > 1 || paths.dirs || o.nstats) && o.single_only) {
-        rc = cli_usage_error("report", USAGE, "%s reads one run: give one trace file",
-                             o.single_only);
+    if ((paths.n > 1 || paths.dirs || o.nstats) && single_only) {
+        rc = cli_usage_error(CMD_REPORT, "%s reads one run: give one trace file", single_only);
         goto out;
     }
     if (paths.n > 1 || paths.dirs || o.nstats)
@@ -1091,7 +978,17 @@ int cmd_report(int argc, char **argv)
     else
         rc = report_one(&o, &a);
 out:
-    free(files);
     runs_paths_free(&paths);
     return rc;
+}
+
+int cmd_report(int argc, char **argv)
+{
+    struct cli_values v;
+    int r = cli_parse(CMD_REPORT, argc, argv, &v, 0);
+    if (r != CLI_GO)
+        return r;
+    r = run_report(&v);
+    cli_values_free(&v);
+    return r;
 }

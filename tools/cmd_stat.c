@@ -11,15 +11,10 @@
 #include <intel-pt.h>
 
 #include "commands.h"
+#include "options.h"
 #include "ptc_sorted.h"
 #include "ptc_pt_decode.h"
 #include "ptcall/trace_format_pt.h"
-
-static const char usage[] =
-    "usage: ptcall stat [--decoder fast|libipt] FILE\n"
-    "  Prints what the trace FILE holds: chunks, bytes, Intel PT packets by type, stub hits,\n"
-    "  bytes per hit, gaps and lost bytes, per CPU and per thread (soft traces: records and\n"
-    "  bytes per thread). --decoder libipt decodes Intel PT with libipt's query decoder only.\n";
 
 struct mod { uint32_t pid; uint64_t *addr; uint32_t *id; uint32_t n; };
 
@@ -293,39 +288,16 @@ static void st_free(struct st *S)
     free(S->soft);
 }
 
-int cmd_stat(int argc, char **argv)
+static int run_stat(const struct cli_values *v)
 {
-    const char *path = NULL;
-    int mode = PTC_PT_MODE_FAST;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            fputs(usage, stdout);
-            return 0;
-        } else if (!strcmp(argv[i], "--decoder") && i + 1 < argc) {
-            const char *d = argv[++i];
-            if (!strcmp(d, "libipt"))
-                mode = PTC_PT_MODE_LIBIPT;
-            else if (!strcmp(d, "fast"))
-                mode = PTC_PT_MODE_FAST;
-            else {
-                fprintf(stderr, "ptcall stat: --decoder takes fast or libipt, not '%s'\n", d);
-                return 2;
-            }
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "ptcall stat: unknown option '%s'\n%s", argv[i], usage);
-            return 2;
-        } else if (!path) {
-            path = argv[i];
-        } else {
-            fprintf(stderr, "ptcall stat: one trace file at a time ('%s' and '%s')\n", path,
-                    argv[i]);
-            return 2;
-        }
-    }
-    if (!path) {
-        fprintf(stderr, "ptcall stat: which trace file?\n%s", usage);
-        return 2;
-    }
+    if (v->npos > 1)
+        return cli_usage_error(CMD_STAT, "one trace file at a time ('%s' and '%s')", v->pos[0],
+                               v->pos[1]);
+    if (!v->npos)
+        return cli_usage_error(CMD_STAT, "which trace file?");
+    const char *path = v->pos[0];
+    /* --decoder fast|libipt, in enum ptc_pt_mode order */
+    int mode = v->stat.decoder == 1 ? PTC_PT_MODE_LIBIPT : PTC_PT_MODE_FAST;
     struct stat sb;
     if (stat(path, &sb)) {
         fprintf(stderr, "ptcall stat: %s: %s\n", path, strerror(errno));
@@ -394,4 +366,15 @@ int cmd_stat(int argc, char **argv)
     }
     st_free(&S);
     return 0;
+}
+
+int cmd_stat(int argc, char **argv)
+{
+    struct cli_values v;
+    int r = cli_parse(CMD_STAT, argc, argv, &v, 0);
+    if (r != CLI_GO)
+        return r;
+    r = run_stat(&v);
+    cli_values_free(&v);
+    return r;
 }

@@ -314,6 +314,9 @@ def schemas(b):
     for t in every:
         out("report.schema.json", f"{base(t)}.report.json", "report", t, "--format", "json")
         out("events-jsonl.schema.json", f"{base(t)}.jsonl", "export", t, "--format", "jsonl")
+        out("report-paths.schema.json", f"{base(t)}.paths.json", "report", t, "--paths", "--format", "json")
+        out("report.schema.json", f"{base(t)}.by-thread.json", "report", t, "--by", "thread", "--format", "json")
+        out("report.schema.json", f"{base(t)}.filtered.json", "report", t, "--max-depth", "2", "--format", "json")
     for t in timed:
         out("chrome-trace.schema.json", f"{base(t)}.trace.json", "export", t, "--format", "chrome")
     # --meta objects, damage (salvaged), filters
