@@ -1,6 +1,7 @@
 /* cli_view.h */
 #include "cli_view.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 static int prepare(void *ctx, struct ptc_session *s)
@@ -37,6 +38,12 @@ int cli_view_run(struct cli_view_run *r)
         return 1;
     }
     r->view_status = ptc_out_driver_finish(r->driver, &r->info);
+    if (r->cf && r->cf->f.have_window && r->info.last_time > r->cf->f.win_end && r->info.timed)
+        fprintf(stderr, "ptcall %s: note: --time only selects what is shown: the whole trace was "
+                        "decoded, because each thread's stack at the window's start comes from "
+                        "its events before it, and the trace has no index of where a thread's "
+                        "events lie in time (the drain writes a thread's buffer when it is full)\n",
+                r->a->cmd);
     return r->view_status ? 1 : 0;
 }
 

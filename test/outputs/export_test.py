@@ -168,8 +168,10 @@ check(len(f) == sum(int(r["duration"]) >= d for r in rows) and all(int(r["durati
       "--min-duration: exactly the calls that last that long")
 starts = sorted(int(r["start"]) for r in rows)
 a, b = starts[len(starts) // 4], starts[len(starts) // 2]
-f = list(csv.DictReader(export(threads, "events", "--time", f"{a}ns,{b}ns").stdout.splitlines()))
+p = export(threads, "events", "--time", f"{a}ns,{b}ns")
+f = list(csv.DictReader(p.stdout.splitlines()))
 check(len(f) == sum(a <= int(r["start"]) <= b for r in rows), "--time: exactly the calls that start in the window")
+check("the whole trace was decoded" in p.stderr, "--time: says why the whole trace is read")
 p = export(threads, "events", "--time", "1000s,2000s", ok=(1,))
 check(p.returncode == 1 and "outside the trace" in p.stderr, "--time outside the trace: says the trace's span, exit 1")
 p = export(threads, "chrome", "--function", "no_such_fn*", ok=(1,))
