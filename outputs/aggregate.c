@@ -149,16 +149,29 @@ static struct athread *athread_of(struct agg_view *v, const struct ptc_out_event
     return t;
 }
 
+/* The event's thread state and group, with room for its function; NULL when out of
+ * memory. */
+static struct ptc_agg_group *group_for(struct agg_view *v, const struct ptc_out_event *e,
+                                       struct athread **tp)
+{
+    struct athread *t = athread_of(v, e);
+    if (!t)
+        return NULL;
+    struct ptc_agg_group *g = &v->a.groups[t->group];
+    if (group_reserve(g, e->func))
+        return NULL;
+    *tp = t;
+    return g;
+}
+
 static int agg_enter(void *view, const struct ptc_out_event *e)
 {
     struct agg_view *v = view;
     if (e->inherited) /* not a call: counted in the parent */
         return 0;
-    struct athread *t = athread_of(v, e);
-    if (!t)
-        return 1;
-    struct ptc_agg_group *g = &v->a.groups[t->group];
-    if (group_reserve(g, e->func))
+    struct athread *t;
+    struct ptc_agg_group *g = group_for(v, e, &t);
+    if (!g)
         return 1;
     g->st[e->func].calls++;
     g->calls++;
@@ -182,11 +195,9 @@ static int agg_enter(void *view, const struct ptc_out_event *e)
 static int agg_ret(void *view, const struct ptc_out_event *e)
 {
     struct agg_view *v = view;
-    struct athread *t = athread_of(v, e);
-    if (!t)
-        return 1;
-    struct ptc_agg_group *g = &v->a.groups[t->group];
-    if (group_reserve(g, e->func))
+    struct athread *t;
+    struct ptc_agg_group *g = group_for(v, e, &t);
+    if (!g)
         return 1;
     g->st[e->func].self += e->self;
     /* outermost activation only; a frame entered before this thread's events began (or

@@ -117,12 +117,9 @@ static inline void copy32(char *dst, const char *src, size_t n)
         __builtin_memcpy(dst + 16, src + 16, 16);
 }
 
-void ptc_wb_u64w(struct ptc_wbuf *w, uint64_t v, unsigned width)
+/* Writes the n <= 32 characters at p (with 32 readable bytes) right-aligned in width. */
+static inline void put_right(struct ptc_wbuf *w, const char *p, size_t n, unsigned width)
 {
-    char tmp[64];
-    char *end = tmp + 24; /* 40 bytes of slack after the digits for copy32 */
-    char *p = u64_digits(end, v);
-    size_t n = (size_t)(end - p);
     if (width > 64)
         width = 64;
     size_t pad = n < width ? width - n : 0;
@@ -133,6 +130,14 @@ void ptc_wb_u64w(struct ptc_wbuf *w, uint64_t v, unsigned width)
     }
     copy32(o, p, n);
     w->len += pad + n;
+}
+
+void ptc_wb_u64w(struct ptc_wbuf *w, uint64_t v, unsigned width)
+{
+    char tmp[64];
+    char *end = tmp + 24; /* 40 bytes of slack after the digits for copy32 */
+    char *p = u64_digits(end, v);
+    put_right(w, p, (size_t)(end - p), width);
 }
 
 void ptc_wb_i64(struct ptc_wbuf *w, int64_t v)
@@ -207,17 +212,7 @@ void ptc_wb_sec9(struct ptc_wbuf *w, uint64_t ns, unsigned width)
     memcpy(p + 6, digits3 + c * 3, 3);
     *--p = '.';
     p = u64_digits(p, sec);
-    size_t n = (size_t)(end - p);
-    if (width > 32)
-        width = 32;
-    size_t pad = n < width ? width - n : 0;
-    char *o = ptc_wb_room(w, pad + 32);
-    if (pad) {
-        memset(o, ' ', pad);
-        o += pad;
-    }
-    copy32(o, p, n);
-    w->len += pad + n;
+    put_right(w, p, (size_t)(end - p), width);
 }
 
 void ptc_wb_json_str(struct ptc_wbuf *w, const char *s)

@@ -110,46 +110,6 @@ void cli_dot_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
-const char *cli_short_name(const char *name, char *buf, size_t n)
-{
-    size_t len = strlen(name);
-    if (len >= n)
-        return name;
-    memcpy(buf, name, len + 1);
-    /* drop trailing qualifiers of a demangled member function */
-    static const char *const quals[] = {" const", " volatile", " &&", " &", " noexcept"};
-    for (int again = 1; again;) {
-        again = 0;
-        for (size_t q = 0; q < sizeof(quals) / sizeof(quals[0]); q++) {
-            size_t ql = strlen(quals[q]);
-            if (len > ql && !strcmp(buf + len - ql, quals[q])) {
-                len -= ql;
-                buf[len] = 0;
-                again = 1;
-            }
-        }
-    }
-    if (!len || buf[len - 1] != ')')
-        return name;
-    int depth = 0;
-    for (size_t i = len; i-- > 0;) {
-        if (buf[i] == ')')
-            depth++;
-        else if (buf[i] == '(' && --depth == 0) {
-            if (i == 0)
-                return name;
-            buf[i] = 0;
-            return buf;
-        }
-    }
-    return name;
-}
-
-const char *cli_base(const char *path)
-{
-    const char *b = strrchr(path, '/');
-    return b ? b + 1 : path;
-}
 
 const char *cli_backend_name(uint32_t backend)
 {

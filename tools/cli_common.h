@@ -52,11 +52,6 @@ void cli_fmt_time(char *buf, size_t n, uint64_t v, int ns);
 void cli_json_str(FILE *f, const char *s);
 void cli_csv_str(FILE *f, const char *s);
 void cli_dot_str(FILE *f, const char *s);
-/* A demangled C++ name without its parameter list and qualifiers ("ns::f(int) const" ->
- * "ns::f"), in buf; the name itself when there is nothing to drop. */
-const char *cli_short_name(const char *name, char *buf, size_t n);
-/* Basename of a path. */
-const char *cli_base(const char *path);
 /* Footer lines about losses and repairs (table outputs), to f. */
 void cli_print_quality(FILE *f, const struct ptc_session *s, const struct ptc_totals *t);
 const char *cli_backend_name(uint32_t backend);

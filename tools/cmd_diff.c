@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "cli_common.h"
+#include "output.h"
 #include "commands.h"
 #include "options.h"
 #include "runs.h"
@@ -132,7 +133,7 @@ static void print_table(const struct diff *d, const struct drow *rows, size_t n,
             printf("%s%11s %11s %11s %7s", m ? " " : "", vb, vn, vd, vr);
         }
         const struct runs_fn *f = any(r);
-        printf("  %s [%s]%s\n", f->name, cli_base(f->module),
+        printf("  %s [%s]%s\n", f->name, ptc_out_base(f->module),
                !r->b ? " (new)" : !r->n ? " (gone)" : "");
     }
     size_t nnew = 0, ngone = 0, same = 0;

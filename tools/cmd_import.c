@@ -131,29 +131,6 @@ static int add_module(struct imp *m, uint32_t pid, const char *path, uint64_t bi
     return r;
 }
 
-static uint8_t *slurp(const char *path, size_t *len)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return NULL;
-    struct stat st;
-    if (fstat(fd, &st)) {
-        close(fd);
-        return NULL;
-    }
-    uint8_t *b = malloc((size_t)st.st_size + 1);
-    size_t got = 0;
-    while (b && got < (size_t)st.st_size) {
-        ssize_t k = read(fd, b + got, (size_t)st.st_size - got);
-        if (k <= 0)
-            break;
-        got += (size_t)k;
-    }
-    close(fd);
-    *len = got;
-    return b;
-}
-
 #define SB_TYPE (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
 
 static int aux_chunks(struct imp *m, uint32_t cpu, uint32_t pid, uint32_t tid, uint64_t off,
@@ -402,7 +379,7 @@ static int run_import(const struct cli_values *v)
         }
         if (!rc && thread_stream) {
             size_t n;
-            uint8_t *b = slurp(thread_stream, &n);
+            uint8_t *b = ptc_read_whole_file(thread_stream, &n);
             if (!b)
                 rc = fail("cannot read %s: %s", thread_stream, strerror(errno));
             else
@@ -411,7 +388,7 @@ static int run_import(const struct cli_values *v)
         }
         for (int i = 0; i < ncs && !rc; i++) {
             size_t n;
-            uint8_t *b = slurp(cs[i].file, &n);
+            uint8_t *b = ptc_read_whole_file(cs[i].file, &n);
             if (!b) {
                 rc = fail("cannot read %s: %s", cs[i].file, strerror(errno));
                 break;

@@ -92,10 +92,10 @@ static void print_rows(const struct ptc_totals *t, struct row *rows, size_t n, s
             cli_fmt_time(sb, sizeof(sb), r->st.self, ns);
             printf("%12llu %14s %6.1f%% %14s %6.1f%%  %s [%s]\n",
                    (unsigned long long)r->st.calls, tb, pct(r->st.total, t->total_time), sb,
-                   pct(r->st.self, t->total_time), r->fi->name, cli_base(r->fi->module));
+                   pct(r->st.self, t->total_time), r->fi->name, ptc_out_base(r->fi->module));
         } else {
             printf("%12llu  %s [%s]\n", (unsigned long long)r->st.calls, r->fi->name,
-                   cli_base(r->fi->module));
+                   ptc_out_base(r->fi->module));
         }
     }
     if (shown < n)
@@ -386,7 +386,7 @@ static void print_runs_table(const struct multi *mu, const struct runs_fn **rows
         for (int k = 0; k < mu->nstats; k++)
             for (int m = 0; m < (mu->timed ? RUNS_NMEAS : 1); m++)
                 table_stat(mu, f, m, mu->stats[k]);
-        printf("  %s [%s]\n", f->name, cli_base(f->module));
+        printf("  %s [%s]\n", f->name, ptc_out_base(f->module));
     }
     if (shown < n)
         printf("(%zu more function%s called; --top 0 shows all)\n", n - shown,
@@ -860,7 +860,7 @@ static int report_one(const struct report_opts *o, struct cli_args *a)
                 const char *name = o->by == PTC_BY_THREAD ? ptc_session_thread_name(s, g->pid, g->tid)
                                                           : ptc_session_process_name(s, g->pid);
                 if (name && *name)
-                    printf(" \"%s\"", o->by == PTC_BY_PROCESS ? cli_base(name) : name);
+                    printf(" \"%s\"", o->by == PTC_BY_PROCESS ? ptc_out_base(name) : name);
                 printf(": %llu calls\n", (unsigned long long)g->calls);
                 print_rows(&t, rows, n, shown);
             } else if (o->fmt == FMT_CSV) {

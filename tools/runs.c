@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "cli_common.h"
+#include "output.h"
 
 const char *const runs_meas_names[RUNS_NMEAS] = {"calls", "total", "self"};
 const char *const runs_stat_names[RUNS_NSTATS + 1] = {"mean", "min", "max", "stddev", NULL};
@@ -319,7 +320,7 @@ static char *dup_or_empty(const char *s) { return strdup(s ? s : ""); }
 /* The function with fi's key, added if new; NULL when out of memory. */
 static struct runs_fn *intern(struct runs_agg *g, const struct ptc_func_info *fi)
 {
-    const char *base = cli_base(fi->module ? fi->module : "");
+    const char *base = ptc_out_base(fi->module ? fi->module : "");
     const char *lk = fi->linkage_name ? fi->linkage_name : "", *file = fi->file ? fi->file : "";
     size_t lb = strlen(base), ll = strlen(lk), lf = strlen(file), n = lb + ll + lf + 3;
     if (n > g->capscratch) {
@@ -387,7 +388,7 @@ static int session_modules(const struct ptc_session *s, struct runs_ref *out)
         if (!m || m == prev)
             continue;
         prev = m;
-        const char *b = cli_base(m);
+        const char *b = ptc_out_base(m);
         size_t i;
         for (i = 0; i < out->n; i++)
             if (!strcmp(out->mods[i], b))

@@ -56,7 +56,7 @@ static int fail(struct reader *x, const char *what)
     return 1;
 }
 
-static uint8_t *slurp(const char *path, size_t *len)
+uint8_t *ptc_read_whole_file(const char *path, size_t *len)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -383,7 +383,7 @@ int ptc_perf_data_read(const char *path, const struct ptc_perf_data_ops *ops,
     x->info = info;
     x->err = err;
     x->err_size = err_size;
-    uint8_t *f = slurp(path, &x->len);
+    uint8_t *f = ptc_read_whole_file(path, &x->len);
     if (!f) {
         snprintf(err, err_size, "cannot read %s: %s", path, strerror(errno));
         free(x);

@@ -42,6 +42,11 @@ struct ptc_perf_data_info {
 /* Reads perf.data file path into ops and *info. Returns 0; nonzero with a one-line message in
  * err when the file cannot be read or is not what this reader takes; or a callback's value
  * (err is then ""). */
+/* Reads the whole file at path into a malloc'ed buffer (one byte more than its size) and
+ * stores its length; NULL when it cannot be opened or read into memory. A short read leaves
+ * the bytes read so far (the callers compare the length with what they expect). */
+uint8_t *ptc_read_whole_file(const char *path, size_t *len);
+
 int ptc_perf_data_read(const char *path, const struct ptc_perf_data_ops *ops,
                        struct ptc_perf_data_info *info, char *err, size_t err_size);
 
