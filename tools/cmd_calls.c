@@ -9,6 +9,43 @@
 #include "options.h"
 #include "views.h"
 
+static int skip_crc(void *ctx, const struct ptc_chunk_header *h)
+{
+    (void)ctx;
+    (void)h;
+    return 1;
+}
+
+/* Whether the trace holds the events of one thread only (soft traces; 0 when unsure: Intel
+ * PT streams, errors). Time order then is file order, and merging lines by time would only
+ * cost a copy of each and memory for the window: one pass over the chunk headers decides. */
+static int one_thread(const char *path)
+{
+    struct ptc_reader *r;
+    if (ptc_reader_open(&r, path)) {
+        ptc_reader_close(r);
+        return 0;
+    }
+    ptc_reader_set_crc_skip(r, skip_crc, NULL);
+    struct ptc_chunk c;
+    uint32_t pid = 0, tid = 0;
+    int seen = 0, rc, one = 1;
+    while (one && (rc = ptc_reader_next(r, &c)) == 1) {
+        uint16_t type = c.h.type;
+        if (type >= PTC_CHUNK_PT_FIRST && type <= PTC_CHUNK_PT_LAST)
+            one = 0;
+        else if (type == PTC_CHUNK_SOFT_EVENTS || type == PTC_CHUNK_THREAD) {
+            if (seen && (c.h.pid != pid || c.h.tid != tid))
+                one = 0;
+            pid = c.h.pid;
+            tid = c.h.tid;
+            seen = 1;
+        }
+    }
+    ptc_reader_close(r);
+    return one && seen && rc == 0;
+}
+
 static int run_calls(struct cli_values *o)
 {
     if (o->npos > 1)
@@ -20,6 +57,8 @@ static int run_calls(struct cli_values *o)
     /* --order time|thread; not given: time for timed traces, thread for untimed ones */
     int order = o->calls.order < 0 ? PTC_ORDER_AUTO
                 : o->calls.order == 0 ? PTC_ORDER_TIME : PTC_ORDER_THREAD;
+    if (order != PTC_ORDER_THREAD && one_thread(a.path))
+        order = PTC_ORDER_THREAD; /* the same lines in the same order */
     int r;
     struct ptc_wbuf w;
     if (ptc_wbuf_init(&w, STDOUT_FILENO, 1 << 18))
