@@ -28,19 +28,20 @@ static int paths_event(void *view, const struct ptc_out_event *e)
     return ptc_cct_feed(&((struct paths_view *)view)->t, e);
 }
 
-static const struct ptc_cct *g_tree; /* qsort has no context argument */
-static int g_timed;
+/* A path to list, with its sort keys copied out of the tree (qsort takes no context). */
+struct hot {
+    uint64_t key, calls;
+    uint32_t id;
+};
 
-static int cmp_node(const void *a, const void *b)
+static int cmp_hot(const void *a, const void *b)
 {
-    const struct ptc_cct_node *x = &g_tree->nodes[*(const uint32_t *)a];
-    const struct ptc_cct_node *y = &g_tree->nodes[*(const uint32_t *)b];
-    uint64_t kx = g_timed ? x->total : x->calls, ky = g_timed ? y->total : y->calls;
-    if (kx != ky)
-        return kx > ky ? -1 : 1;
+    const struct hot *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key > y->key ? -1 : 1;
     if (x->calls != y->calls)
         return x->calls > y->calls ? -1 : 1;
-    return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+    return x->id < y->id ? -1 : 1;
 }
 
 static void put_time(struct paths_view *v, uint64_t t)
@@ -75,9 +76,13 @@ static int paths_end(void *view, const struct ptc_out_info *info)
     else
         for (uint32_t i = 1; i < t->n; i++)
             all += t->nodes[i].calls;
+    struct hot *hot = malloc((size_t)t->n * sizeof(*hot));
     uint32_t *ids = malloc((size_t)t->n * sizeof(*ids));
-    if (!ids)
+    if (!hot || !ids) {
+        free(hot);
+        free(ids);
         return 1;
+    }
     uint32_t n = 0;
     for (uint32_t i = 1; i < t->n; i++) {
         const struct ptc_cct_node *nd = &t->nodes[i];
@@ -85,11 +90,12 @@ static int paths_end(void *view, const struct ptc_out_info *info)
             continue;
         double share = all ? 100.0 * (double)(v->timed ? nd->total : nd->calls) / (double)all : 0;
         if ((v->o.min_calls && nd->calls >= v->o.min_calls) || share >= v->o.min_share)
-            ids[n++] = i;
+            hot[n++] = (struct hot){v->timed ? nd->total : nd->calls, nd->calls, i};
     }
-    g_tree = t;
-    g_timed = v->timed;
-    qsort(ids, n, sizeof(*ids), cmp_node);
+    qsort(hot, n, sizeof(*hot), cmp_hot);
+    for (uint32_t k = 0; k < n; k++)
+        ids[k] = hot[k].id;
+    free(hot);
     uint32_t shown = v->o.top && v->o.top < n ? (uint32_t)v->o.top : n;
     if (v->o.format == PTC_PATHS_TABLE) {
         ptc_wb_str(w, "# hot paths of ");

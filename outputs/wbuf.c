@@ -184,32 +184,23 @@ void ptc_wb_fixed(struct ptc_wbuf *w, uint64_t v, unsigned decimals, unsigned wi
     w->len += n;
 }
 
-/* "000" ... "999" */
-static char digits3[3000];
-static int digits3_ready;
-
-static void make_digits3(void)
+/* x < 1000 as three digits at o. */
+static inline void put3(char *o, uint32_t x)
 {
-    for (int i = 0; i < 1000; i++) {
-        digits3[i * 3] = (char)('0' + i / 100);
-        digits3[i * 3 + 1] = (char)('0' + i / 10 % 10);
-        digits3[i * 3 + 2] = (char)('0' + i % 10);
-    }
-    digits3_ready = 1;
+    o[0] = (char)('0' + x / 100);
+    memcpy(o + 1, digits2 + (x % 100) * 2, 2);
 }
 
 void ptc_wb_sec9(struct ptc_wbuf *w, uint64_t ns, unsigned width)
 {
-    if (__builtin_expect(!digits3_ready, 0))
-        make_digits3();
     uint64_t sec = ns / 1000000000u;
     uint32_t frac = (uint32_t)(ns % 1000000000u);
     char tmp[80];
     char *end = tmp + 40, *p = end - 9; /* 40 bytes of slack after the digits */
     uint32_t a = frac / 1000000u, b = frac / 1000u % 1000u, c = frac % 1000u;
-    memcpy(p, digits3 + a * 3, 3);
-    memcpy(p + 3, digits3 + b * 3, 3);
-    memcpy(p + 6, digits3 + c * 3, 3);
+    put3(p, a);
+    put3(p + 3, b);
+    put3(p + 6, c);
     *--p = '.';
     p = u64_digits(p, sec);
     put_right(w, p, (size_t)(end - p), width);
