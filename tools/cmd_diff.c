@@ -1,6 +1,7 @@
 /* ptcall diff: per-function calls, inclusive and self time of two runs, largest change
  * first. Functions are matched as `ptcall report` matches them over several runs: by
  * (module basename, linkage name, source file), so two builds of one program compare. */
+#define _GNU_SOURCE /* qsort_r: the sort key travels with the call, not in a global */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,16 +20,15 @@ struct drow {
     int64_t d[RUNS_NMEAS];       /* new - base */
 };
 
-static int g_meas;
-
 static uint64_t val(const struct runs_fn *f, int m) { return f ? f->sum[m] : 0; }
 static uint64_t mag(int64_t d) { return d < 0 ? (uint64_t)0 - (uint64_t)d : (uint64_t)d; }
 static const struct runs_fn *any(const struct drow *r) { return r->n ? r->n : r->b; }
 
-static int cmp_drow(const void *a, const void *b)
+static int cmp_drow(const void *a, const void *b, void *ctx)
 {
     const struct drow *x = a, *y = b;
-    uint64_t kx = mag(x->d[g_meas]), ky = mag(y->d[g_meas]);
+    int meas = *(const int *)ctx;
+    uint64_t kx = mag(x->d[meas]), ky = mag(y->d[meas]);
     if (kx != ky)
         return kx > ky ? -1 : 1;
     kx = mag(x->d[RUNS_CALLS]), ky = mag(y->d[RUNS_CALLS]);
@@ -327,14 +327,14 @@ static int run_diff(struct cli_values *v)
                       "use --sort calls, or compare runs recorded with per-event timestamps");
         goto out;
     }
-    g_meas = sort == 0 ? RUNS_CALLS : sort == 1 ? RUNS_TOTAL : RUNS_SELF;
-    d.sort = runs_meas_names[g_meas];
+    int meas = sort == 0 ? RUNS_CALLS : sort == 1 ? RUNS_TOTAL : RUNS_SELF;
+    d.sort = runs_meas_names[meas];
     size_t n;
     if (!(rows = join(&gb, &gn, &n))) {
         rc = cli_fail("diff", "out of memory", cli_advice(PTC_E_NOMEM));
         goto out;
     }
-    qsort(rows, n, sizeof(*rows), cmp_drow);
+    qsort_r(rows, n, sizeof(*rows), cmp_drow, &meas);
     if (!have_top)
         top = fmt == FMT_TABLE ? 20 : 0;
     size_t shown = top && top < n ? (size_t)top : n;

@@ -1,4 +1,5 @@
 /* ptcall report: per-function calls, inclusive and self time, hottest first. */
+#define _GNU_SOURCE /* qsort_r: the sort key travels with the call, not in a global */
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -22,13 +23,11 @@ struct row {
     struct ptc_func_stats st;
 };
 
-static enum sort_key g_sort;
-
-static int cmp_row(const void *a, const void *b)
+static int cmp_row(const void *a, const void *b, void *ctx)
 {
     const struct row *x = a, *y = b;
     uint64_t kx, ky;
-    switch (g_sort) {
+    switch (*(const enum sort_key *)ctx) {
     case SORT_SELF:
         kx = x->st.self, ky = y->st.self;
         break;
@@ -286,11 +285,12 @@ struct multi {
 
 #define SUM(g, field) runs_agg_sum((g), offsetof(struct ptc_totals, field))
 
-static int cmp_fn(const void *a, const void *b)
+static int cmp_fn(const void *a, const void *b, void *ctx)
 {
     const struct runs_fn *x = *(const struct runs_fn *const *)a;
     const struct runs_fn *y = *(const struct runs_fn *const *)b;
-    int m = g_sort == SORT_SELF ? RUNS_SELF : g_sort == SORT_TOTAL ? RUNS_TOTAL : RUNS_CALLS;
+    enum sort_key sort = *(const enum sort_key *)ctx;
+    int m = sort == SORT_SELF ? RUNS_SELF : sort == SORT_TOTAL ? RUNS_TOTAL : RUNS_CALLS;
     if (x->sum[m] != y->sum[m])
         return x->sum[m] > y->sum[m] ? -1 : 1;
     if (x->sum[RUNS_CALLS] != y->sum[RUNS_CALLS])
@@ -598,6 +598,7 @@ static void print_runs_json(const struct multi *mu, const struct runs_fn **rows,
 
 /* What the command line asked for. */
 struct report_opts {
+    enum sort_key sort;     /* SORT_DEFAULT: total for timed traces, calls for untimed */
     uint64_t top;
     int have_top;
     enum fmt fmt;
@@ -638,9 +639,10 @@ static int report_runs(const struct report_opts *o, const struct cli_args *a,
     mu.timed = g.unit != RUNS_UNTIMED;
     mu.ns = g.unit == RUNS_NS;
     mu.total_time = mu.timed ? SUM(&g, total_time) : 0;
-    if (g_sort == SORT_DEFAULT)
-        g_sort = mu.timed ? SORT_TOTAL : SORT_CALLS;
-    if ((g_sort == SORT_SELF || g_sort == SORT_TOTAL) && !mu.timed) {
+    enum sort_key sort = o->sort;
+    if (sort == SORT_DEFAULT)
+        sort = mu.timed ? SORT_TOTAL : SORT_CALLS;
+    if ((sort == SORT_SELF || sort == SORT_TOTAL) && !mu.timed) {
         rc = cli_fail("report",
                       g.mixed_units ? "--sort self/total needs times and the runs differ in "
                                       "timing (untimed, TSC ticks, ns)"
@@ -657,7 +659,7 @@ static int report_runs(const struct report_opts *o, const struct cli_args *a,
     for (size_t i = 0; i < g.nfn; i++)
         if (g.fn[i].runs)
             rows[n++] = &g.fn[i];
-    qsort(rows, n, sizeof(*rows), cmp_fn);
+    qsort_r(rows, n, sizeof(*rows), cmp_fn, &sort);
     uint64_t top = o->have_top ? o->top : o->fmt == FMT_TABLE ? 20 : 0;
     size_t shown = top && top < n ? (size_t)top : n;
     if (o->meta && (rc = write_meta(o->meta, runs_meta, &mu)))
@@ -697,7 +699,7 @@ out:
 
 /* The rows of one group's figures (st[id] for id < nst; the session's own without st). */
 static struct row *make_rows(struct ptc_session *s, const struct ptc_func_stats *st, uint32_t nst,
-                             size_t *n)
+                             enum sort_key sort, size_t *n)
 {
     uint32_t nf = ptc_session_num_funcs(s);
     struct row *rows = malloc((nf ? nf : 1) * sizeof(*rows));
@@ -717,7 +719,7 @@ static struct row *make_rows(struct ptc_session *s, const struct ptc_func_stats 
         if (r->st.calls || r->st.total)
             (*n)++;
     }
-    qsort(rows, *n, sizeof(*rows), cmp_row);
+    qsort_r(rows, *n, sizeof(*rows), cmp_row, &sort);
     return rows;
 }
 
@@ -797,9 +799,10 @@ static int report_one(const struct report_opts *o, struct cli_args *a)
     struct row *rows = NULL;
     struct ptc_totals t;
     ptc_session_totals(s, &t);
-    if (g_sort == SORT_DEFAULT)
-        g_sort = t.timed ? SORT_TOTAL : SORT_CALLS;
-    if ((g_sort == SORT_SELF || g_sort == SORT_TOTAL) && !t.timed) {
+    enum sort_key sort = o->sort;
+    if (sort == SORT_DEFAULT)
+        sort = t.timed ? SORT_TOTAL : SORT_CALLS;
+    if ((sort == SORT_SELF || sort == SORT_TOTAL) && !t.timed) {
         rc = cli_fail("report", "--sort self/total needs times and this trace is untimed",
                       "use --sort calls, or record with per-event timestamps");
         goto out;
@@ -846,7 +849,7 @@ static int report_one(const struct report_opts *o, struct cli_args *a)
             const struct ptc_agg_group *g = &groups[gi];
             size_t n;
             free(rows);
-            if (!(rows = make_rows(s, g->st, g->nfuncs, &n))) {
+            if (!(rows = make_rows(s, g->st, g->nfuncs, sort, &n))) {
                 free(groups);
                 rc = cli_fail("report", "out of memory", cli_advice(PTC_E_NOMEM));
                 goto out;
@@ -883,7 +886,7 @@ static int report_one(const struct report_opts *o, struct cli_args *a)
     } else {
         size_t n;
         const struct ptc_agg_group *g = agg ? &agg->groups[0] : NULL;
-        if (!(rows = make_rows(s, g ? g->st : NULL, g ? g->nfuncs : 0, &n))) {
+        if (!(rows = make_rows(s, g ? g->st : NULL, g ? g->nfuncs : 0, sort, &n))) {
             rc = cli_fail("report", "out of memory", cli_advice(PTC_E_NOMEM));
             goto out;
         }
@@ -935,7 +938,7 @@ static int run_report(struct cli_values *v)
     o.po.min_share = v->min_share;
     o.po.min_calls = v->min_calls;
     /* --sort calls|self|total; not given: total for timed traces, calls for untimed */
-    g_sort = v->sort < 0 ? SORT_DEFAULT : (enum sort_key)(SORT_CALLS + v->sort);
+    o.sort = v->sort < 0 ? SORT_DEFAULT : (enum sort_key)(SORT_CALLS + v->sort);
     /* the last option given that reads one run only (or goes with --paths) names the
      * conflict, as the user sees it */
     const char *single_only = NULL, *paths_only = NULL;
