@@ -149,6 +149,7 @@ struct handler {
 };
 
 struct ptc_session {
+    int no_aggregates;      /* a view computes its own figures: skip per-function ones */
     /* the first PROCESS chunk: where `calls` puts time zero */
     uint32_t origin_pid;
     int have_origin;

@@ -76,3 +76,5 @@ int ptc_session_finish(struct ptc_session *s)
             ptc_thread_end(s, t);
     return err;
 }
+
+void ptc_session_skip_aggregates(struct ptc_session *s) { s->no_aggregates = 1; }

@@ -156,10 +156,10 @@ static PTC_INLINE void pop(struct ptc_session *s, struct thread *t, uint64_t now
     struct frame *fr = &t->frames[--t->depth];
     uint32_t f = fr->func;
     uint64_t dur = now > fr->start ? now - fr->start : 0;
-    struct fstat *st = &s->fstats[f];
-    st->self += dur - (fr->child < dur ? fr->child : dur);
-    if (--t->active[f] == 0)
-        st->total += dur;
+    if (--t->active[f] == 0 && !s->no_aggregates)
+        s->fstats[f].total += dur;
+    if (!s->no_aggregates)
+        s->fstats[f].self += dur - (fr->child < dur ? fr->child : dur);
     if (t->depth)
         t->frames[t->depth - 1].child += dur;
     if (unlikely(s->hook != NULL))
@@ -207,6 +207,8 @@ static PTC_INLINE int push(struct ptc_session *s, struct thread *t, uint32_t f)
     fr->start = t->last;
     fr->child = 0;
     t->active[f]++;
+    if (s->no_aggregates)
+        goto pushed;
     s->fstats[f].calls++;
     if (t->depth) {
         struct ecache *ec = &s->ecache[fr[-1].func];
@@ -216,6 +218,7 @@ static PTC_INLINE int push(struct ptc_session *s, struct thread *t, uint32_t f)
         else if ((e = ptc_edge_count(s, fr[-1].func, f)))
             return e;
     }
+pushed:
     t->depth++;
     if (unlikely(s->hook != NULL))
         ptc_emit(s, t, PTC_CALL_ENTER, 0, t->depth - 1, f, 0, 0, 0);

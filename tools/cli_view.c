@@ -16,6 +16,8 @@ static int prepare(void *ctx, struct ptc_session *s)
     if (r->cf)
         run.filter = r->cf->f;
     r->driver = ptc_out_driver_new(&run, s, r->a->path);
+    if (r->skip_aggregates)
+        ptc_session_skip_aggregates(s);
     return r->driver ? 0 : 1;
 }
 

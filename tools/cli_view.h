@@ -10,6 +10,8 @@
 struct cli_view_run {
     struct cli_args *a;
     const struct cli_filter *cf;
+    int skip_aggregates;                /* the command reads no per-function figures of the
+                                           session (export, calls) */
     /* makes the view once the session exists */
     const struct ptc_view_format *fmt;  /* or: */
     void *(*make)(const struct ptc_view_opts *o, const struct ptc_output_ops **ops);

@@ -63,7 +63,7 @@ static int run_calls(struct cli_values *o)
     struct ptc_wbuf w;
     if (ptc_wbuf_init(&w, STDOUT_FILENO, 1 << 18))
         return cli_fail("calls", "out of memory", cli_advice(PTC_E_NOMEM));
-    struct cli_view_run v = {.a = &a, .cf = cf, .make = ptc_view_calls};
+    struct cli_view_run v = {.a = &a, .cf = cf, .make = ptc_view_calls, .skip_aggregates = 1};
     v.opts.out = &w;
     v.opts.order = order;
     int st = cli_view_run(&v);

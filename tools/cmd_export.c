@@ -75,7 +75,7 @@ static int run_export(struct cli_values *o)
         return cli_fail("export", "out of memory", cli_advice(PTC_E_NOMEM));
     }
     w.limit = limit;
-    struct cli_view_run vr = {.a = &a, .cf = cf, .fmt = fmt};
+    struct cli_view_run vr = {.a = &a, .cf = cf, .fmt = fmt, .skip_aggregates = 1};
     vr.opts.out = &w;
     vr.opts.weight = weight;
     vr.opts.title = a.path;

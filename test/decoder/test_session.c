@@ -535,6 +535,30 @@ static void test_direct_feed(void)
     ptc_session_free(s);
 }
 
+/* A session told to skip its aggregates (a view computes its own) hands the hook the same
+ * calls, keeps the totals, and reports zero per-function figures and no edges. */
+static void test_skip_aggregates(void)
+{
+    struct ptc_session *s = ptc_session_new();
+    cur = s;
+    logbuf[0] = 0;
+    ptc_session_set_call_hook(s, hook, NULL);
+    ptc_session_skip_aggregates(s);
+    CHECK_EQ(ptc_decode_file(s, path_for("basic"), 0), 0);
+    size_t l = strlen(logbuf);
+    if (l && logbuf[l - 1] == ' ')
+        logbuf[l - 1] = 0;
+    CHECK_STR(logbuf, ">main >a >b <b=10 <a=30 >a <a=10 <main=100");
+    CHECK_EQ(fs(s, MAIN).calls, 0);
+    CHECK_EQ(fs(s, A).total, 0);
+    CHECK_EQ(edge(s, MAIN, A), 0);
+    struct ptc_totals t;
+    ptc_session_totals(s, &t);
+    CHECK_EQ(t.calls, 0); /* counted from the per-function figures */
+    CHECK_EQ(t.events, 8);
+    ptc_session_free(s);
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof(tmpdir), "/tmp/ptc-test-session-XXXXXX");
@@ -543,6 +567,7 @@ int main(void)
         return 1;
     }
     test_basic();
+    test_skip_aggregates();
     test_recursion();
     test_longjmp();
     test_exceptions();

@@ -264,4 +264,11 @@ int ptc_reader_can_continue(const struct ptc_reader *r);
 int ptc_reader_failed_chunk(const struct ptc_reader *r, struct ptc_chunk_header *h,
                             uint64_t *offset);
 
+/* Before decoding: the session's per-function figures and edges (ptc_session_func_stats,
+ * ptc_session_edges, and the totals made from them: ptc_totals.calls and total_time) are
+ * not wanted, because a call hook computes what it shows; they then read as zero. The other
+ * totals (events, gaps, losses, ...) and the shadow stacks are kept, and the hook sees the
+ * same calls. Saves a few per cent of a hooked decode. */
+void ptc_session_skip_aggregates(struct ptc_session *s);
+
 #endif
