@@ -13,6 +13,12 @@ int ptc_decode_reader(struct ptc_session *s, struct ptc_reader *r, int rc, unsig
     if (rc) {
         ptc_session_set_error(s, -rc, "%s", ptc_reader_errmsg(r));
         ptc_reader_close(r);
+        /* the input ends here too: chunk handlers (the Intel PT front-end) free what they
+         * hold only when the session finishes */
+        char msg[sizeof(s->msg)];
+        snprintf(msg, sizeof(msg), "%s", s->msg);
+        ptc_session_finish(s);
+        snprintf(s->msg, sizeof(s->msg), "%s", msg);
         return rc;
     }
     const struct ptc_file_header *fh = ptc_reader_header(r);
