@@ -10,6 +10,7 @@
 
 #include <intel-pt.h>
 
+#include "cli_common.h"
 #include "commands.h"
 #include "options.h"
 #include "ptc_sorted.h"
@@ -365,7 +366,7 @@ static int run_stat(const struct cli_values *v)
         printf("no events: the trace holds neither soft event chunks nor Intel PT data\n");
     }
     st_free(&S);
-    return 0;
+    return cli_flush_output("stat", "the statistics");
 }
 
 int cmd_stat(int argc, char **argv)

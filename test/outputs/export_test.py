@@ -238,6 +238,11 @@ check(p.returncode != 0 and "cannot write" in p.stderr, "export > /dev/full: an 
 with open("/dev/full", "w") as full:
     p = subprocess.run([PTCALL, "calls", threads], stdout=full, stderr=subprocess.PIPE, text=True)
 check(p.returncode != 0 and "cannot write" in p.stderr, "calls > /dev/full: an error and exit != 0")
+for args in (["stat", threads], ["graph", threads], ["report", threads], ["report", threads, "--paths"],
+             ["diff", threads, threads], ["report", threads, "--by", "thread"]):
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([PTCALL, *args], stdout=full, stderr=subprocess.PIPE, text=True)
+    check(p.returncode == 1 and "cannot write" in p.stderr, f"{args[0]} {' '.join(args[2:])} > /dev/full: an error and exit 1")
 p = export(threads, "nosuch", ok=(2,))
 check(p.returncode == 2, "unknown format: usage error")
 
