@@ -249,3 +249,30 @@ struct ptc_session *cli_decode(struct cli_args *a, ptc_call_hook hook, void *hoo
     }
     return s;
 }
+
+void cli_csv_func(FILE *f, const char *name, const char *linkage, const char *module,
+                  const char *file, uint32_t line)
+{
+    cli_csv_str(f, name);
+    fputc(',', f);
+    cli_csv_str(f, linkage);
+    fputc(',', f);
+    cli_csv_str(f, module);
+    fputc(',', f);
+    cli_csv_str(f, file);
+    fprintf(f, ",%u", line);
+}
+
+void cli_json_func(FILE *f, const char *name, const char *linkage, const char *module,
+                   const char *file, uint32_t line)
+{
+    fputs("\"name\": ", f);
+    cli_json_str(f, name);
+    fputs(", \"linkage_name\": ", f);
+    cli_json_str(f, linkage);
+    fputs(", \"module\": ", f);
+    cli_json_str(f, module);
+    fputs(", \"file\": ", f);
+    cli_json_str(f, file);
+    fprintf(f, ", \"line\": %u", line);
+}

@@ -52,6 +52,13 @@ void cli_fmt_time(char *buf, size_t n, uint64_t v, int ns);
 void cli_json_str(FILE *f, const char *s);
 void cli_csv_str(FILE *f, const char *s);
 void cli_dot_str(FILE *f, const char *s);
+/* A function's identity in the report's columns: CSV `name,linkage_name,module,file,line`,
+ * JSON `"name": ..., "linkage_name": ..., "module": ..., "file": ..., "line": N` (no
+ * separator before or after). */
+void cli_csv_func(FILE *f, const char *name, const char *linkage, const char *module,
+                  const char *file, uint32_t line);
+void cli_json_func(FILE *f, const char *name, const char *linkage, const char *module,
+                   const char *file, uint32_t line);
 /* Footer lines about losses and repairs (table outputs), to f. */
 void cli_print_quality(FILE *f, const struct ptc_session *s, const struct ptc_totals *t);
 const char *cli_backend_name(uint32_t backend);

@@ -170,14 +170,8 @@ static void print_csv(const struct diff *d, const struct drow *rows, size_t show
         const struct drow *r = &rows[i];
         const struct runs_fn *f = any(r);
         printf("%zu,", i + 1);
-        cli_csv_str(stdout, f->name);
-        putchar(',');
-        cli_csv_str(stdout, f->linkage_name);
-        putchar(',');
-        cli_csv_str(stdout, f->module);
-        putchar(',');
-        cli_csv_str(stdout, f->file);
-        printf(",%u,%s", f->line, status(r));
+        cli_csv_func(stdout, f->name, f->linkage_name, f->module, f->file, f->line);
+        printf(",%s", status(r));
         for (int m = 0; m < RUNS_NMEAS; m++) {
             if (m != RUNS_CALLS && !d->timed) {
                 printf(",,,,");
@@ -216,15 +210,9 @@ static void print_json(const struct diff *d, const struct drow *rows, size_t n, 
     for (size_t i = 0; i < shown; i++) {
         const struct drow *r = &rows[i];
         const struct runs_fn *f = any(r);
-        printf("%s\n    {\"name\": ", i ? "," : "");
-        cli_json_str(stdout, f->name);
-        printf(", \"linkage_name\": ");
-        cli_json_str(stdout, f->linkage_name);
-        printf(", \"module\": ");
-        cli_json_str(stdout, f->module);
-        printf(", \"file\": ");
-        cli_json_str(stdout, f->file);
-        printf(", \"line\": %u, \"status\": \"%s\"", f->line, status(r));
+        printf("%s\n    {", i ? "," : "");
+        cli_json_func(stdout, f->name, f->linkage_name, f->module, f->file, f->line);
+        printf(", \"status\": \"%s\"", status(r));
         for (int m = 0; m < RUNS_NMEAS; m++) {
             printf(", \"%s\": ", runs_meas_names[m]);
             if (m != RUNS_CALLS && !d->timed) {

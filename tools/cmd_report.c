@@ -130,14 +130,9 @@ static void print_csv(const struct ptc_totals *t, struct row *rows, size_t shown
         if (g)
             printf("%u,%u,", g->pid, g->tid);
         printf("%zu,", i + 1);
-        cli_csv_str(stdout, r->fi->name);
-        putchar(',');
-        cli_csv_str(stdout, r->fi->linkage_name);
-        putchar(',');
-        cli_csv_str(stdout, r->fi->module);
-        putchar(',');
-        cli_csv_str(stdout, r->fi->file);
-        printf(",%u,%llu,", r->fi->line, (unsigned long long)r->st.calls);
+        cli_csv_func(stdout, r->fi->name, r->fi->linkage_name, r->fi->module, r->fi->file,
+                     r->fi->line);
+        printf(",%llu,", (unsigned long long)r->st.calls);
         if (t->timed)
             printf("%llu,%llu,%.2f,%.2f\n", (unsigned long long)r->st.total,
                    (unsigned long long)r->st.self, pct(r->st.total, t->total_time),
@@ -187,16 +182,10 @@ static void json_functions(const struct ptc_totals *t, struct row *rows, size_t 
 {
     for (size_t i = 0; i < shown; i++) {
         const struct row *r = &rows[i];
-        printf("%s\n%s{\"name\": ", i ? "," : "", indent);
-        cli_json_str(stdout, r->fi->name);
-        printf(", \"linkage_name\": ");
-        cli_json_str(stdout, r->fi->linkage_name);
-        printf(", \"module\": ");
-        cli_json_str(stdout, r->fi->module);
-        printf(", \"file\": ");
-        cli_json_str(stdout, r->fi->file);
-        printf(", \"line\": %u, \"calls\": %llu, ", r->fi->line,
-               (unsigned long long)r->st.calls);
+        printf("%s\n%s{", i ? "," : "", indent);
+        cli_json_func(stdout, r->fi->name, r->fi->linkage_name, r->fi->module, r->fi->file,
+                      r->fi->line);
+        printf(", \"calls\": %llu, ", (unsigned long long)r->st.calls);
         if (t->timed)
             printf("\"total\": %llu, \"self\": %llu, \"total_pct\": %.2f, \"self_pct\": %.2f}",
                    (unsigned long long)r->st.total, (unsigned long long)r->st.self,
@@ -463,15 +452,8 @@ static void print_runs_csv(const struct multi *mu, const struct runs_fn **rows, 
     for (size_t i = 0; i < shown; i++) {
         const struct runs_fn *f = rows[i];
         printf("%zu,", i + 1);
-        cli_csv_str(stdout, f->name);
-        putchar(',');
-        cli_csv_str(stdout, f->linkage_name);
-        putchar(',');
-        cli_csv_str(stdout, f->module);
-        putchar(',');
-        cli_csv_str(stdout, f->file);
-        printf(",%u,%u,%u,%llu,", f->line, f->runs, f->lossy_runs,
-               (unsigned long long)f->sum[RUNS_CALLS]);
+        cli_csv_func(stdout, f->name, f->linkage_name, f->module, f->file, f->line);
+        printf(",%u,%u,%llu,", f->runs, f->lossy_runs, (unsigned long long)f->sum[RUNS_CALLS]);
         if (mu->timed)
             printf("%llu,%llu,%.2f,%.2f", (unsigned long long)f->sum[RUNS_TOTAL],
                    (unsigned long long)f->sum[RUNS_SELF], pct(f->sum[RUNS_TOTAL], mu->total_time),
@@ -554,16 +536,10 @@ static void print_runs_json(const struct multi *mu, const struct runs_fn **rows,
     printf(",\n  \"functions\": [");
     for (size_t i = 0; i < shown; i++) {
         const struct runs_fn *f = rows[i];
-        printf("%s\n    {\"name\": ", i ? "," : "");
-        cli_json_str(stdout, f->name);
-        printf(", \"linkage_name\": ");
-        cli_json_str(stdout, f->linkage_name);
-        printf(", \"module\": ");
-        cli_json_str(stdout, f->module);
-        printf(", \"file\": ");
-        cli_json_str(stdout, f->file);
-        printf(", \"line\": %u, \"runs\": %u, \"lossy_runs\": %u, \"calls\": %llu, ", f->line,
-               f->runs, f->lossy_runs, (unsigned long long)f->sum[RUNS_CALLS]);
+        printf("%s\n    {", i ? "," : "");
+        cli_json_func(stdout, f->name, f->linkage_name, f->module, f->file, f->line);
+        printf(", \"runs\": %u, \"lossy_runs\": %u, \"calls\": %llu, ", f->runs, f->lossy_runs,
+               (unsigned long long)f->sum[RUNS_CALLS]);
         if (mu->timed)
             printf("\"total\": %llu, \"self\": %llu, \"total_pct\": %.2f, \"self_pct\": %.2f",
                    (unsigned long long)f->sum[RUNS_TOTAL], (unsigned long long)f->sum[RUNS_SELF],
