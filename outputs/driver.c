@@ -58,6 +58,14 @@ struct ptc_out_driver {
     uint32_t nmatch;
 };
 
+/* A view failed (status r) or memory ran out (1): the remaining events are not shown. */
+static int fail(struct ptc_out_driver *d, int r)
+{
+    d->failed = 1;
+    d->status = r;
+    return r;
+}
+
 /* ------------------------------------------------------------------ names and globs */
 
 const char *ptc_out_base(const char *path)
@@ -146,7 +154,7 @@ static int matches(struct ptc_out_driver *d, uint32_t func, int which)
     if (func == UINT32_MAX || (which ? !f->nexcludes : !f->nfuncs))
         return 0;
     if (func >= d->nmatch && grow_match(d, func)) {
-        d->failed = 1;
+        fail(d, 1); /* out of memory: said by the command, not a silently short output */
         return 0;
     }
     uint8_t *m = which ? &d->xmatch[func] : &d->fmatch[func];
@@ -254,8 +262,7 @@ static int begin(struct ptc_out_driver *d)
         d->info.timed = 1;
     int r = d->run.ops->begin ? d->run.ops->begin(d->run.view, &d->info) : 0;
     if (r) {
-        d->failed = 1;
-        d->status = r;
+        fail(d, r);
     }
     return r;
 }
@@ -273,14 +280,11 @@ HOT int emit(struct ptc_out_driver *d, struct ptc_out_event *e, struct dthread *
         struct ptc_out_event ts = *e;
         ts.path = NULL;
         if (d->run.ops->thread_start && (r = d->run.ops->thread_start(d->run.view, &ts))) {
-            d->failed = 1;
-            d->status = r;
-            return r;
+            return fail(d, r);
         }
     }
     if ((r = deliver(d, e, t))) {
-        d->failed = 1;
-        d->status = r;
+        fail(d, r);
     }
     return r;
 }
@@ -318,6 +322,23 @@ HOT uint64_t rel_time(struct ptc_out_driver *d, uint64_t abs)
     return abs > d->base ? abs - d->base : 0;
 }
 
+/* Frame dep of t for func from start, on top of the stack. inherited: a frame whose enter
+ * the driver did not see (its enter counts as gone out). */
+HOT struct dframe *open_frame(struct dthread *t, uint32_t dep, uint32_t func, uint64_t start,
+                              int inherited)
+{
+    struct dframe *fr = &t->fr[dep];
+    fr->func = func;
+    fr->start = start;
+    fr->child = 0;
+    fr->emitted = (uint8_t)inherited;
+    fr->inherited = (uint8_t)inherited;
+    fr->user = 0;
+    t->path[dep] = func;
+    t->depth = dep + 1;
+    return fr;
+}
+
 HOT int shown_here(const struct ptc_out_driver *d, const struct dthread *t, uint32_t depth,
                       uint64_t start)
 {
@@ -341,8 +362,7 @@ HOT void on_enter(struct ptc_out_driver *d, struct dthread *t, const struct ptc_
 {
     uint32_t dep = ce->depth;
     if (__builtin_expect(dep + 1 > t->cap, 0) && frames_reserve(t, dep + 1)) {
-        d->failed = 1;
-        d->status = 1;
+        fail(d, 1);
         return;
     }
     t->depth = dep; /* the decoder's depth is the truth */
@@ -350,15 +370,7 @@ HOT void on_enter(struct ptc_out_driver *d, struct dthread *t, const struct ptc_
         t->froot = -1;
     if (t->xroot >= (int32_t)dep)
         t->xroot = -1;
-    struct dframe *fr = &t->fr[dep];
-    fr->func = ce->func;
-    fr->start = now;
-    fr->child = 0;
-    fr->emitted = 0;
-    fr->inherited = 0;
-    fr->user = 0;
-    t->path[dep] = ce->func;
-    t->depth = dep + 1;
+    struct dframe *fr = open_frame(t, dep, ce->func, now, 0);
     if (d->run.filter.nfuncs && t->froot < 0 && matches(d, ce->func, 0))
         t->froot = (int32_t)dep;
     if (d->run.filter.nexcludes && t->xroot < 0 && matches(d, ce->func, 1))
@@ -375,23 +387,14 @@ HOT void on_return(struct ptc_out_driver *d, struct dthread *t, const struct ptc
     if (dep >= t->depth || t->fr[dep].func != ce->func) {
         /* a frame the driver did not see enter (inherited without a snapshot): make one */
         if (frames_reserve(t, dep + 1)) {
-            d->failed = 1;
-            d->status = 1;
+            fail(d, 1);
             return;
         }
         for (uint32_t i = t->depth; i < dep; i++) {
             t->fr[i] = (struct dframe){.func = UINT32_MAX, .emitted = 1};
             t->path[i] = UINT32_MAX;
         }
-        struct dframe *fr = &t->fr[dep];
-        fr->func = ce->func;
-        fr->start = ce->dur <= now ? now - ce->dur : 0;
-        fr->child = 0;
-        fr->emitted = 1;
-        fr->inherited = 1;
-        fr->user = 0;
-        t->path[dep] = ce->func;
-        t->depth = dep + 1;
+        struct dframe *fr = open_frame(t, dep, ce->func, ce->dur <= now ? now - ce->dur : 0, 1);
         find_roots(d, t);
         fr->shown = (uint8_t)(t->selected && shown_here(d, t, dep, fr->start));
     }
@@ -458,8 +461,7 @@ static void start_forked(struct ptc_out_driver *d, struct dthread *t, uint32_t n
     while ((f = *pp) && f->child != t->pid)
         pp = &f->next;
     if (frames_reserve(t, n + 1)) {
-        d->failed = 1;
-        d->status = 1;
+        fail(d, 1);
         return;
     }
     for (uint32_t i = 0; i < n; i++) {
@@ -495,8 +497,7 @@ static void hook(void *ctx, const struct ptc_call_event *ce)
         return;
     struct dthread *t = thread_of(d, ce);
     if (!t) {
-        d->failed = 1;
-        d->status = 1;
+        fail(d, 1);
         return;
     }
     if (!d->info.timed && ce->has_time)
