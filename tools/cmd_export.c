@@ -115,7 +115,8 @@ static int run_export(struct cli_values *o)
                       "--format folded or events");
     } else if (decoded && (r = cli_filter_check(cf, "export", vr.s, t.timed))) {
         st = r;
-    } else if (decoded && !vr.info.shown_calls && (vr.info.filtered || t.calls)) {
+    } else if (decoded && !vr.info.shown_calls && vr.info.filtered) {
+        /* (unfiltered, an export shows every call there is: empty only for a trace of none) */
         cli_filter_explain_empty(cf, "export", vr.s, vr.info.last_time, t.has_timebase);
         st = 1;
     }
