@@ -10,8 +10,10 @@ and ptcall's Intel PT decoders beside libipt's on synthetic streams (build/test/
 
 usage: bench/run.py [--build DIR] [--runs N] [--quick] [--out FILE] [--only SECTION,...] [--rebuild]
   SECTION: calls, threads, bzip2, lua, sqlite (overhead), untraced (the untraced builds of the real
-  programs in paired rounds, and their instruction counts), decode (trace decoding), pt (Intel PT
-  decoding), facts (timestamp cost). Default: all. --quick: small inputs, 3 runs, ~3 minutes.
+  programs in paired rounds, and their instruction counts), arm-subset (Lua recorded with
+  `ptcall record --only` of about 10 % of its functions, beside a full recording and the untraced
+  builds), decode (trace decoding), pt (Intel PT decoding), facts (timestamp cost). Default: all.
+  --quick: small inputs, 3 runs, ~3 minutes.
 """
 import argparse
 import json
@@ -28,7 +30,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLANG = shutil.which("clang-14") or "clang"
 LLVM_XRAY = shutil.which("llvm-xray-14") or shutil.which("llvm-xray")
-SECTIONS = ("calls", "threads", "bzip2", "lua", "sqlite", "untraced", "decode", "pt", "facts")
+SECTIONS = ("calls", "threads", "bzip2", "lua", "sqlite", "untraced", "arm-subset", "decode", "pt",
+            "facts")
 REBUILD = False
 
 
@@ -378,15 +381,16 @@ def quartiles(xs):
     return q[0], statistics.median(xs), q[2]
 
 
-def instructions(binary, args, cwd):
+def instructions(binary, args, cwd, env=None):
     """Instructions one run executes, counted by valgrind's callgrind: the same count on every run
     of the same binary and input, whatever else the machine does. valgrind 3.19 cannot read
-    clang 14's DWARF 5, so it runs a stripped copy."""
+    clang 14's DWARF 5, so it runs a stripped copy. env: e.g. PTCALL_ARM=1 (the runtime patches
+    call sites in the objects' constructors, before that code first runs)."""
     stripped = binary + ".stripped"
     if mtime(stripped) < mtime(binary):
         sh(["strip", "-o", stripped, binary])
     r = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", stripped] + args,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=cwd, text=True)
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=cwd, text=True, env=env)
     m = re.search(r"Collected : (\d+)", r.stderr)
     if r.returncode != 0 or not m:
         sys.exit("bench: valgrind on %s failed (exit %d)\n%s" % (stripped, r.returncode, r.stderr[-2000:]))
@@ -434,6 +438,83 @@ def bench_untraced(wl, work, tools, hooks, fdr_ctl, rounds):
     for name, key in UNTRACED:
         res[name] = {"wall": quartiles(wall[name]), "cpu": quartiles(cpu[name]),
                      "wall_rounds": wall[name], "instructions": instructions(bins[key], wl.small_args, d)}
+    return res
+
+
+# `ptcall record --only` on Lua: the table, string, GC, object, tag-method and closure modules
+# (luaH_ luaS_ luaC_ luaO_ luaT_ luaF_), about 10 % of the functions of the late-placed build
+ARM_SUBSET_GLOBS = ("luaH_*", "luaS_*", "luaC_*", "luaO_*", "luaT_*", "luaF_*")
+
+
+def arm_subset_contestants(ptcall, exe, base, args, d):
+    """(name, command, env, own trace) of the arm-subset section, in round order."""
+    only = [x for g in ARM_SUBSET_GLOBS for x in ("--only", g)]
+    arm_only = dict(os.environ, PTCALL_ARM="1", PTCALL_ONLY="\n".join(ARM_SUBSET_GLOBS))
+    t = {k: os.path.join(d, "subset-%s.ptc" % k) for k in ("full", "only", "full-nt", "only-nt")}
+    return [
+        ("uninstrumented", [base] + args, None, None),
+        ("ptcall untraced", [exe] + args, None, None),
+        ("armed, all (PT's in-program cost)", [exe] + args, dict(os.environ, PTCALL_ARM="1"), None),
+        ("armed, --only (PT's in-program cost)", [exe] + args, arm_only, None),
+        ("soft, timestamps, all", [ptcall, "record", "-q", "-o", t["full"], "--", exe] + args, None, t["full"]),
+        ("soft, timestamps, --only", [ptcall, "record", "-q", "-o", t["only"]] + only + ["--", exe] + args,
+         None, t["only"]),
+        ("soft, no timestamps, all", [ptcall, "record", "-q", "--no-timestamps", "-o", t["full-nt"], "--", exe]
+         + args, None, t["full-nt"]),
+        ("soft, no timestamps, --only", [ptcall, "record", "-q", "--no-timestamps", "-o", t["only-nt"]] + only
+         + ["--", exe] + args, None, t["only-nt"]),
+    ]
+
+
+def bench_arm_subset(a, work, wdir, tools, runs):
+    """Lua recorded with --only of about 10 % of its functions, beside the full recording and the
+    untraced builds, in paired rounds (every contestant once per round, in an order that rotates;
+    each time divided by the uninstrumented build's of the same round; medians of those ratios).
+    If the untraced functions cost what they cost untraced, the --only recording costs the
+    untraced build plus its events at the full recording's cost per event: the section compares
+    the two. Instructions (valgrind, smaller input) of the untraced and armed builds have no noise."""
+    wl = lua_workload(work, wdir, a.quick)
+    d = os.path.join(work, wl.name)
+    base = build(CLANG, wl, [], [], os.path.join(d, "base"))
+    exe = build(tools["ptcc"], wl, [], [], os.path.join(d, "ptcall"), deps=ptcall_deps(tools["build_dir"]))
+    cont = arm_subset_contestants(tools["ptcall"], exe, base, wl.args, d)
+    wall = {c[0]: [] for c in cont}
+    cpu = {c[0]: [] for c in cont}
+    for r in range(runs):
+        got = {}
+        for name, cmd, env, own in cont[r % len(cont):] + cont[:r % len(cont)]:
+            if own and os.path.exists(own):
+                os.unlink(own)
+            os.sync()
+            t0 = time.perf_counter()
+            p = subprocess.run(["/usr/bin/time", "-f", "%U %S", "-o", os.path.join(d, "subset.time")] + cmd,
+                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=d)
+            dt = time.perf_counter() - t0
+            if p.returncode:
+                sys.exit("bench: %s exited %d\n%s" % (" ".join(cmd), p.returncode, p.stderr.decode()[-2000:]))
+            u, s_ = open(os.path.join(d, "subset.time")).read().split()[-2:]
+            got[name] = (dt, float(u) + float(s_))
+        for name, _, _, _ in cont:
+            wall[name].append(got[name][0] / got["uninstrumented"][0])
+            cpu[name].append(got[name][1] / max(got["uninstrumented"][1], 1e-9))
+        print("bench: arm-subset round %d/%d done" % (r + 1, runs), file=sys.stderr)
+    res = {"rounds": runs, "globs": list(ARM_SUBSET_GLOBS), "desc": wl.desc, "cmd_desc": wl.cmd_desc,
+           "small_desc": wl.small_desc, "rows": {}}
+    for name, cmd, env, own in cont:
+        row = {"wall": quartiles(wall[name]), "cpu": quartiles(cpu[name])}
+        if own:
+            rep_ = json.loads(sh([tools["ptcall"], "report", own, "--format", "json", "--top", "0"]))
+            row["events"] = int(rep_["totals"]["events"])
+            # untimed, a leaf's call is one record (two events): the cost goes with records
+            row["records"] = row["events"] - int(rep_["totals"]["whole_calls"])
+            sel = rep_.get("selection")
+            if sel:
+                row["traced"], row["functions"] = sel["traced"], sel["functions"]
+            else:
+                row["functions"] = len(rep_["functions"]) + len(rep_["uncalled"])
+        if name in ("uninstrumented", "ptcall untraced") or name.startswith("armed"):
+            row["instructions"] = instructions(base if name == "uninstrumented" else exe, wl.small_args, d, env)
+        res["rows"][name] = row
     return res
 
 
@@ -679,14 +760,16 @@ def main():
     if "untraced" in want:
         for wl in workloads_for(a, work, wdir, {"bzip2", "lua", "sqlite"}):
             untraced[wl.name] = bench_untraced(wl, work, tools, hooks, fdr_ctl, 5 if a.quick else paired_rounds(runs))
+    subset = (bench_arm_subset(a, work, wdir, tools, 3 if a.quick else paired_rounds(runs))
+              if "arm-subset" in want else None)
     facts = bench_facts(work) if "facts" in want else None
     decode = bench_decode(a, work, tools, min(runs, 3)) if "decode" in want else None
     pt = bench_pt(a, tools) if "pt" in want else None
     info = {"runs": runs, "elapsed_s": time.time() - t_start, "load": (load_before, os.getloadavg()[0])}
     with open(os.path.join(work, "results.json"), "w") as f:
         json.dump({"info": info, "overhead": {k: v[1] for k, v in results.items()}, "untraced": untraced,
-                   "facts": facts, "decode": decode, "pt": pt}, f, indent=1)
-    write_report(a, info, results, untraced, facts, decode, pt)
+                   "facts": facts, "decode": decode, "pt": pt, "arm_subset": subset}, f, indent=1)
+    write_report(a, info, results, untraced, facts, decode, pt, subset)
 
 
 def machine():
@@ -1026,7 +1109,57 @@ def decode_section(a, decode, pt, lines):
                      "for the parallel decode.\n" % pt["rounds"])
 
 
-def write_report(a, info, results, untraced, facts, decode, pt):
+def arm_subset_section(subset, lines):
+    if not subset:
+        return
+    rows = subset["rows"]
+    only = rows["soft, timestamps, --only"]
+    pct = 100.0 * only["traced"] / only["functions"]
+    lines.append("## Arming a subset: `ptcall record --only` on Lua\n")
+    lines.append("%s. `--only %s`: %d of %d functions traced (%.1f %%). %d paired rounds: each round runs "
+                 "every contestant once (the order rotates between rounds) and divides its time by the "
+                 "uninstrumented build's of the same round; a cell is the median of those ratios, with the "
+                 "first and third quartile. Instructions: one run on a smaller input (%s) under "
+                 "`valgrind --tool=callgrind`.\n"
+                 % (subset["desc"], " --only ".join("'%s'" % g for g in subset["globs"]), only["traced"],
+                    only["functions"], pct, subset["rounds"], subset["small_desc"]))
+    lines.append("| contestant | wall ÷ uninstrumented (q1–q3) | CPU ÷ uninstrumented (q1–q3) | events | "
+                 "records | instructions (smaller input) | instructions ÷ uninstrumented |")
+    lines.append("|---|---|---|---:|---:|---:|---:|")
+    base_ins = rows["uninstrumented"].get("instructions")
+    for name, r in rows.items():
+        ins = r.get("instructions")
+        lines.append("| %s | %.3f (%.3f–%.3f) | %.3f (%.3f–%.3f) | %s | %s | %s | %s |"
+                     % (name, r["wall"][1], r["wall"][0], r["wall"][2], r["cpu"][1], r["cpu"][0], r["cpu"][2],
+                        r.get("events", ""), r.get("records", ""), ins if ins else "",
+                        "%.4f" % (ins / base_ins) if ins else ""))
+    lines.append("")
+    # if the functions left out cost what they cost untraced, a --only recording costs the untraced
+    # build plus its records at the full recording's cost per record
+    # (wall and CPU: the drain thread's CPU time includes watching its queue between buffers)
+    for kind in ("timestamps", "no timestamps"):
+        full, sub = rows["soft, %s, all" % kind], rows["soft, %s, --only" % kind]
+        share = sub["records"] / max(full["records"], 1)
+        got = []
+        for m in ("wall", "cpu"):
+            un = rows["ptcall untraced"][m][1]
+            got.append("%s: predicted %.3f×, measured %.3f× (full %.3f×, untraced %.3f×)"
+                       % (m if m == "wall" else "CPU", un + (full[m][1] - un) * share, sub[m][1],
+                          full[m][1], un))
+        lines.append("- soft, %s: the --only recording has %.1f %% of the full recording's records; the "
+                     "untraced build + that share of the full recording's extra time: %s."
+                     % (kind, 100.0 * share, "; ".join(got)))
+    ia, io_, iu = (rows[k].get("instructions") for k in ("armed, all (PT's in-program cost)",
+                                                         "armed, --only (PT's in-program cost)",
+                                                         "ptcall untraced"))
+    if ia and io_ and iu:
+        lines.append("- armed for Intel PT (stubs `ret`): arming all functions adds %d instructions to the "
+                     "untraced build's, arming the --only subset %d (%.1f %% of it)."
+                     % (ia - iu, io_ - iu, 100.0 * (io_ - iu) / max(ia - iu, 1)))
+    lines.append("")
+
+
+def write_report(a, info, results, untraced, facts, decode, pt, subset=None):
     lines = []
     cmdline = "python3 bench/run.py" + (" --quick" if a.quick else "") + ("" if a.runs == 5 or a.quick else " --runs %d" % a.runs)
     if a.only:
@@ -1044,6 +1177,7 @@ def write_report(a, info, results, untraced, facts, decode, pt):
         lines.append("Timestamp cost (`bench/rdtsc_cost.c`): %.1f ns per `rdtsc`, %.1f ns per `clock_gettime`.\n"
                      % (facts["rdtsc_ns"], facts["clock_gettime_ns"]))
     untraced_section(untraced, lines)
+    arm_subset_section(subset, lines)
     decode_section(a, decode, pt, lines)
     perf_targets_section(results or {}, untraced, decode, pt, lines)
     text = "\n".join(lines) + "\n"

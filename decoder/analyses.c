@@ -20,6 +20,24 @@ void ptc_session_func_stats(const struct ptc_session *s, uint32_t id, struct ptc
     }
 }
 
+int ptc_session_func_traced(const struct ptc_session *s, uint32_t id)
+{
+    if (id >= s->nfuncs)
+        return 0;
+    const struct func *f = &s->funcs[id];
+    return f->unarmed < f->in_modules || !f->in_modules;
+}
+
+void ptc_session_selection(const struct ptc_session *s, struct ptc_selection *out)
+{
+    out->selected = s->selection != NULL;
+    out->spec = s->selection ? s->selection : "";
+    out->funcs = s->nfuncs;
+    out->traced = 0;
+    for (uint32_t id = 0; id < s->nfuncs; id++)
+        out->traced += ptc_session_func_traced(s, id) != 0;
+}
+
 size_t ptc_session_edges(const struct ptc_session *s, struct ptc_edge **out)
 {
     *out = malloc((s->nedges ? s->nedges : 1) * sizeof(**out));
@@ -37,6 +55,18 @@ size_t ptc_session_edges(const struct ptc_session *s, struct ptc_edge **out)
             n++;
         }
     return n;
+}
+
+int ptc_session_timebase(const struct ptc_session *s, uint32_t pid, struct ptc_timebase *out)
+{
+    const struct proc *p = ptc_proc_find(s, pid);
+    if (p && p->has_tb)
+        *out = p->tb;
+    else if (s->has_tb)
+        *out = s->tb;
+    else
+        return -PTC_E_ARG;
+    return 0;
 }
 
 int ptc_session_origin(const struct ptc_session *s, uint64_t *time)

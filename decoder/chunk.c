@@ -204,10 +204,10 @@ static int on_timebase(struct ptc_session *s, const struct ptc_chunk *c)
     return 0;
 }
 
-static int on_module(struct ptc_session *s, const struct ptc_chunk *c)
+/* A payload parser's error e, with where the chunk is: the parsers know only the payload. */
+static int say_where(struct ptc_session *s, const struct ptc_chunk *c, int e)
 {
-    int e = ptc_session_add_module(s, c->h.pid, c->payload, c->h.payload_size);
-    if (e == -PTC_E_CORRUPT) { /* say where: the module parser knows only the payload */
+    if (e == -PTC_E_CORRUPT) {
         char tmp[sizeof(s->msg)];
         snprintf(tmp, sizeof(tmp), "%s", s->msg);
         ptc_session_set_error(s, PTC_E_CORRUPT, "%s is corrupt: chunk %llu at byte %llu: %s",
@@ -215,6 +215,16 @@ static int on_module(struct ptc_session *s, const struct ptc_chunk *c)
                               (unsigned long long)c->offset, tmp);
     }
     return e;
+}
+
+static int on_module(struct ptc_session *s, const struct ptc_chunk *c)
+{
+    return say_where(s, c, ptc_session_add_module(s, c->h.pid, c->payload, c->h.payload_size));
+}
+
+static int on_module_armed(struct ptc_session *s, const struct ptc_chunk *c)
+{
+    return say_where(s, c, ptc_module_armed(s, c->h.pid, c->payload, c->h.payload_size));
 }
 
 static int on_module_unload(struct ptc_session *s, const struct ptc_chunk *c)
@@ -295,8 +305,8 @@ static int on_record_end(struct ptc_session *s, const struct ptc_chunk *c)
     return 0;
 }
 
-static int (*const by_type[PTC_CHUNK_RECORD_END + 1])(struct ptc_session *s,
-                                                       const struct ptc_chunk *c) = {
+static int (*const by_type[PTC_CHUNK_MODULE_ARMED + 1])(struct ptc_session *s,
+                                                         const struct ptc_chunk *c) = {
     [PTC_CHUNK_RECORD_INFO] = on_record_info,
     [PTC_CHUNK_PROCESS] = on_process,
     [PTC_CHUNK_TIMEBASE] = on_timebase,
@@ -307,6 +317,7 @@ static int (*const by_type[PTC_CHUNK_RECORD_END + 1])(struct ptc_session *s,
     [PTC_CHUNK_LOSS] = on_loss,
     [PTC_CHUNK_PROCESS_END] = on_process_end,
     [PTC_CHUNK_RECORD_END] = on_record_end,
+    [PTC_CHUNK_MODULE_ARMED] = on_module_armed,
 };
 
 int ptc_session_chunk(struct ptc_session *s, const struct ptc_chunk *c)
@@ -328,7 +339,7 @@ int ptc_session_chunk(struct ptc_session *s, const struct ptc_chunk *c)
     for (int i = 0; i < s->nhandlers; i++)
         if (type >= s->handlers[i].first && type <= s->handlers[i].last)
             return s->handlers[i].fn(s->handlers[i].ctx, s, &c->h, c->payload);
-    if (type > PTC_CHUNK_RECORD_END || type == 0)
+    if (type > PTC_CHUNK_MODULE_ARMED || type == 0)
         return on_unknown(s, c);
     return by_type[type](s, c);
 }

@@ -50,9 +50,14 @@ struct frame {
 struct module {
     uint32_t module_id, first_stub, num_stubs;
     int unloaded;
+    uint32_t *fids;         /* global id of each function of the MODULE chunk, by index */
+    uint32_t num_funcs;
     uint64_t lo, hi;        /* stubs_start, stubs_end */
     uint64_t *addr;         /* sorted stub addresses */
     uint32_t *ids;          /* their stub ids */
+    uint64_t *by_index;     /* address of stub first_stub + i */
+    uint64_t load_bias, identity;
+    const char *path;       /* interned with the module's functions */
 };
 
 /* A link in a chained hash table: processes are keyed by pid, threads by pid << 32 | tid.
@@ -119,6 +124,10 @@ struct thread {
 struct func {
     struct ptc_func_info info;
     uint64_t key_hash;
+    /* record-time selection (MODULE_ARMED): in how many MODULE chunks the function was
+     * listed, and in how many of them it was left disarmed; traced unless every listing
+     * left it out */
+    uint32_t in_modules, unarmed;
 };
 
 struct fstat {
@@ -170,6 +179,7 @@ struct ptc_session {
     int has_tb;
     struct ptc_timebase tb;
     /* file-level facts */
+    char *selection;        /* the first MODULE_ARMED chunk's selection text; NULL: none */
     uint32_t backend, file_flags;
     int record_end;
     int32_t wait_status;
@@ -182,6 +192,9 @@ struct ptc_session {
     void *hook_ctx;
     void (*end_hook)(void *ctx, uint32_t pid, uint32_t tid, uintptr_t *user);
     void *end_hook_ctx;
+    ptc_hit_hook hit_hook;
+    void *hit_ctx;
+    int hits_only;          /* the hit hook is all that is wanted: no stacks */
     struct handler handlers[PTC_MAX_HANDLERS];
     int nhandlers;
     /* parallel decode (par_policy.c, par.c): this session is worker par_k of par_n (0 of 0

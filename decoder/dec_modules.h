@@ -7,5 +7,8 @@
 
 /* A fork child without module chunks of its own resolves stubs with its parent's tables. */
 int ptc_proc_inherit_modules(struct ptc_session *s, struct proc *c, const struct proc *pp);
+/* A MODULE_ARMED chunk's payload for process pid: which functions of one of its modules were
+ * armed. Returns 0 or -PTC_E_* (the message names what is wrong, not where). */
+int ptc_module_armed(struct ptc_session *s, uint32_t pid, const void *payload, size_t size);
 
 #endif

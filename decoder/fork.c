@@ -133,6 +133,8 @@ static int fork_event(struct ptc_session *s, struct thread *t, const struct ptc_
 {
     if (s->par_n > 1) /* the child's stack comes from this thread: not splittable */
         return ptc_session_set_error(s, PTC_E_UNSUPPORTED, "parallel decode: fork");
+    if (s->hit_hook)
+        s->hit_hook(s->hit_ctx, t->pid, t->tid, e, 1);
     if (e->has_time)
         t->last = e->tsc;
     if (e->count > UINT32_MAX)

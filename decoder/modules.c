@@ -14,7 +14,8 @@ static int module_alloc_index(struct module *m)
     size_t n = m->num_stubs ? m->num_stubs : 1;
     m->addr = malloc(n * sizeof(uint64_t));
     m->ids = malloc(n * sizeof(uint32_t));
-    if (m->addr && m->ids)
+    m->by_index = malloc(n * sizeof(uint64_t));
+    if (m->addr && m->ids && m->by_index)
         return 0;
     ptc_module_free(m);
     return -1;
@@ -106,9 +107,12 @@ int ptc_session_add_module(struct ptc_session *s, uint32_t pid, const void *payl
         p->nstubs = end;
     }
     struct module mod = {.module_id = m.module_id, .first_stub = m.first_stub_id,
-                         .num_stubs = m.num_stubs, .lo = m.stubs_start, .hi = m.stubs_end};
+                         .num_stubs = m.num_stubs, .lo = m.stubs_start, .hi = m.stubs_end,
+                         .load_bias = m.load_bias, .identity = m.identity};
     uint64_t *pairs = malloc(((size_t)m.num_stubs ? m.num_stubs : 1) * 2 * sizeof(uint64_t));
-    if (!pairs || module_alloc_index(&mod)) {
+    if (!pairs || module_alloc_index(&mod) || !(mod.path = strdup(path))) {
+        if (mod.addr)
+            ptc_module_free(&mod); /* mod.fids is still NULL: ids is freed below */
         free(pairs);
         free(ids);
         return ptc_nomem(s);
@@ -123,6 +127,7 @@ int ptc_session_add_module(struct ptc_session *s, uint32_t pid, const void *payl
         se->valid = 1;
         pairs[2 * i] = st.address;
         pairs[2 * i + 1] = m.first_stub_id + i;
+        mod.by_index[i] = st.address;
     }
     qsort(pairs, m.num_stubs, 2 * sizeof(uint64_t), cmp_u64idx);
     for (uint32_t i = 0; i < m.num_stubs; i++) {
@@ -130,7 +135,11 @@ int ptc_session_add_module(struct ptc_session *s, uint32_t pid, const void *payl
         mod.ids[i] = (uint32_t)pairs[2 * i + 1];
     }
     free(pairs);
-    free(ids);
+    /* kept: MODULE_ARMED chunks name functions by their index in this chunk */
+    mod.fids = ids;
+    mod.num_funcs = m.num_funcs;
+    for (uint32_t i = 0; i < m.num_funcs; i++)
+        s->funcs[ids[i]].in_modules++;
     /* a module re-announced under the same id replaces the old entry */
     for (uint32_t i = 0; i < p->nmods; i++)
         if (p->mods[i].module_id == m.module_id && !p->mods[i].unloaded) {
@@ -149,6 +158,53 @@ int ptc_session_add_module(struct ptc_session *s, uint32_t pid, const void *payl
         p->capmods = nc;
     }
     p->mods[p->nmods++] = mod;
+    return 0;
+}
+
+/* The live module of p announced under module_id, or NULL. */
+static const struct module *module_by_id(const struct proc *p, uint32_t module_id)
+{
+    for (uint32_t i = p ? p->nmods : 0; i-- > 0;)
+        if (p->mods[i].module_id == module_id && !p->mods[i].unloaded)
+            return &p->mods[i];
+    return NULL;
+}
+
+static uint32_t count_bits(const uint8_t *bits, uint32_t n)
+{
+    uint32_t c = 0;
+    for (uint32_t i = 0; i < n; i++)
+        c += (bits[i / 8] >> (i % 8)) & 1u;
+    return c;
+}
+
+int ptc_module_armed(struct ptc_session *s, uint32_t pid, const void *payload, size_t size)
+{
+    struct ptc_module_armed a;
+    if (size < sizeof(a))
+        return CORRUPT_MODULE("MODULE_ARMED chunk of pid %u is %zu bytes, shorter than its "
+                              "header", pid, size);
+    memcpy(&a, payload, sizeof(a));
+    const uint8_t *bits = (const uint8_t *)payload + sizeof(a);
+    uint64_t nbytes = ((uint64_t)a.num_funcs + 7) / 8;
+    const char *spec = (const char *)bits + nbytes;
+    if (sizeof(a) + nbytes + a.spec_size > size || !a.spec_size || spec[a.spec_size - 1])
+        return CORRUPT_MODULE("MODULE_ARMED chunk of pid %u: %u functions and a %u-byte "
+                              "selection text do not fit its %zu bytes",
+                              pid, a.num_funcs, a.spec_size, size);
+    const struct module *m = module_by_id(ptc_proc_find(s, pid), a.module_id);
+    if (!m || m->num_funcs != a.num_funcs)
+        return CORRUPT_MODULE("MODULE_ARMED chunk of pid %u names module %u with %u functions, "
+                              "which that process did not announce before it",
+                              pid, a.module_id, a.num_funcs);
+    if (count_bits(bits, a.num_funcs) != a.num_armed)
+        return CORRUPT_MODULE("MODULE_ARMED chunk of pid %u: %u functions said armed, %u bits "
+                              "set", pid, a.num_armed, count_bits(bits, a.num_funcs));
+    if (!s->selection && !(s->selection = strdup(spec)))
+        return ptc_nomem(s);
+    for (uint32_t i = 0; i < a.num_funcs; i++)
+        if (!((bits[i / 8] >> (i % 8)) & 1u))
+            s->funcs[m->fids[i]].unarmed++;
     return 0;
 }
 
@@ -171,6 +227,27 @@ int ptc_session_lookup_stub(const struct ptc_session *s, uint32_t pid, uint64_t 
     return -PTC_E_BADSTUB;
 }
 
+int ptc_session_stub(const struct ptc_session *s, uint32_t pid, uint32_t stub_id,
+                     struct ptc_stub_desc *out)
+{
+    const struct proc *p = s ? ptc_proc_find(s, pid) : NULL;
+    if (!p || stub_id >= p->nstubs || !p->stubs[stub_id].valid)
+        return -PTC_E_BADSTUB;
+    for (uint32_t i = p->nmods; i-- > 0;) {
+        const struct module *m = &p->mods[i];
+        if (m->unloaded || stub_id < m->first_stub || stub_id - m->first_stub >= m->num_stubs)
+            continue;
+        const struct stubent *se = &p->stubs[stub_id];
+        *out = (struct ptc_stub_desc){.address = m->by_index[stub_id - m->first_stub],
+                                      .func = se->func, .kind = se->kind, .site = se->site,
+                                      .module = m->path ? m->path : "",
+                                      .load_bias = m->load_bias, .stubs_start = m->lo,
+                                      .stubs_end = m->hi, .identity = m->identity};
+        return 0;
+    }
+    return -PTC_E_BADSTUB;
+}
+
 int ptc_proc_inherit_modules(struct ptc_session *s, struct proc *c, const struct proc *pp)
 {
     if (c->nmods || !pp->nstubs)
@@ -188,11 +265,21 @@ int ptc_proc_inherit_modules(struct ptc_session *s, struct proc *c, const struct
     c->capmods = pp->nmods ? pp->nmods : 1;
     for (uint32_t i = 0; i < pp->nmods; i++) {
         struct module m = pp->mods[i];
+        m.path = NULL;
+        m.fids = NULL;
         if (module_alloc_index(&m))
             return ptc_nomem(s);
         memcpy(m.addr, pp->mods[i].addr, (size_t)m.num_stubs * sizeof(uint64_t));
         memcpy(m.ids, pp->mods[i].ids, (size_t)m.num_stubs * sizeof(uint32_t));
+        memcpy(m.by_index, pp->mods[i].by_index, (size_t)m.num_stubs * sizeof(uint64_t));
+        m.path = pp->mods[i].path ? strdup(pp->mods[i].path) : NULL;
+        if (m.num_funcs && (m.fids = malloc((size_t)m.num_funcs * sizeof(*m.fids))))
+            memcpy(m.fids, pp->mods[i].fids, (size_t)m.num_funcs * sizeof(*m.fids));
         c->mods[c->nmods++] = m;
+        if (m.num_funcs && !m.fids)
+            return ptc_nomem(s);
+        if (pp->mods[i].path && !m.path)
+            return ptc_nomem(s);
     }
     if (pp->has_tb && !c->has_tb) {
         c->has_tb = 1;

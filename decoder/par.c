@@ -120,6 +120,8 @@ static void adopt(struct ptc_session *s, struct ptc_session *w0)
     s->nhandlers = keep.nhandlers;
     s->hook = keep.hook;
     s->hook_ctx = keep.hook_ctx;
+    s->hit_hook = keep.hit_hook;
+    s->hit_ctx = keep.hit_ctx;
     s->end_hook = keep.end_hook;
     s->end_hook_ctx = keep.end_hook_ctx;
     s->par_n = 0;
@@ -141,7 +143,8 @@ int ptc_decode_file_threads(struct ptc_session *s, const char *path, unsigned fl
     if (nthreads > PTC_PAR_MAX)
         nthreads = PTC_PAR_MAX;
     /* what needs the serial order of every event, or a session already in use */
-    if (nthreads < 2 || (flags & PTC_DECODE_SALVAGE) || s->hook || s->end_hook || s->nfuncs ||
+    if (nthreads < 2 || (flags & PTC_DECODE_SALVAGE) || s->hook || s->end_hook || s->hit_hook ||
+        s->nfuncs ||
         s->tot.chunks)
         return ptc_decode_file(s, path, flags);
     struct worker w[PTC_PAR_MAX];

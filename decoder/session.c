@@ -33,6 +33,14 @@ void ptc_session_set_call_hook(struct ptc_session *s, ptc_call_hook hook, void *
     s->hook_ctx = ctx;
 }
 
+void ptc_session_set_hit_hook(struct ptc_session *s, ptc_hit_hook hook, void *ctx)
+{
+    s->hit_hook = hook;
+    s->hit_ctx = ctx;
+}
+
+void ptc_session_hits_only(struct ptc_session *s) { s->hits_only = s->no_aggregates = 1; }
+
 void ptc_session_set_thread_end_hook(struct ptc_session *s,
                                      void (*fn)(void *ctx, uint32_t pid, uint32_t tid,
                                                 uintptr_t *thread_user),

@@ -93,7 +93,7 @@ int ptc_soft_chunk(struct ptc_session *s, const struct ptc_chunk *c)
                 struct ptc_ev *ev = &batch[n++];
                 ev->type = PTC_EV_HIT;
                 ev->has_time = 0;
-                ev->reserved = 0;
+                ev->size = 1;
                 ev->stub_id = (uint32_t)(*p++ - PTC_SOFT_ID_BASE);
                 ev->tsc = 0;
                 ev->count = 0;
@@ -109,8 +109,10 @@ int ptc_soft_chunk(struct ptc_session *s, const struct ptc_chunk *c)
                 break;
             struct ptc_ev *ev = &batch[n];
             memset(ev, 0, sizeof(*ev));
+            const uint8_t *rec = p;
             if ((e = decode_record(s, c, &p, end, ev)))
                 return e;
+            ev->size = (uint16_t)(p - rec);
             n++;
             records++;
             if (ptc_thread_ready(t)) { /* keep order: feed before the fast path resumes */
@@ -145,7 +147,7 @@ int ptc_soft_chunk(struct ptc_session *s, const struct ptc_chunk *c)
                 tsc += (uint64_t)ptc_unzigzag(d);
             }
             ev->has_time = 1;
-            ev->reserved = 0;
+            ev->size = (uint16_t)(p - rec < 65535 ? p - rec : 65535);
             ev->tsc = tsc;
             records++;
             if (++n == BATCH || ptc_thread_ready(t)) {

@@ -157,7 +157,7 @@ static PTC_INLINE int soft_loop(struct ptc_session *s, struct thread *t, const u
 int ptc_thread_soft_fast(struct ptc_session *s, struct thread *t, const uint8_t **pp,
                          const uint8_t *end, int timed, uint64_t *tsc, uint64_t *records)
 {
-    if (s->hook)
+    if (s->hook || s->hit_hook)
         return ptc_thread_soft_hooked(s, t, pp, end, timed, tsc, records);
     return timed ? soft_loop(s, t, pp, end, 1, tsc, records)
                  : soft_loop(s, t, pp, end, 0, tsc, records);

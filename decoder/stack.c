@@ -361,6 +361,9 @@ int ptc_thread_soft_hooked(struct ptc_session *s, struct thread *t, const uint8_
     uint32_t nstubs = t->proc->nstubs;
     uint64_t n = 0, now = *tsc;
     int r = 0;
+    struct ptc_ev batch[256]; /* for the hit hook */
+    size_t nb = 0;
+    const int only = s->hits_only;
     while (p < end) {
         const uint8_t *rec = p;
         uint32_t v, d;
@@ -377,10 +380,24 @@ int ptc_thread_soft_hooked(struct ptc_session *s, struct thread *t, const uint8_
             t->last = now;
         }
         n++;
+        if (s->hit_hook) {
+            batch[nb++] = (struct ptc_ev){.type = PTC_EV_HIT, .has_time = (uint8_t)timed,
+                                          .size = (uint16_t)(p - rec),
+                                          .stub_id = v - PTC_SOFT_ID_BASE,
+                                          .tsc = timed ? now : 0};
+            if (nb == sizeof(batch) / sizeof(batch[0])) {
+                s->hit_hook(s->hit_ctx, t->pid, t->tid, batch, nb);
+                nb = 0;
+            }
+            if (only)
+                continue;
+        }
         r = apply_hit(s, t, stubs, nstubs, v - PTC_SOFT_ID_BASE);
         if (unlikely(r))
             break;
     }
+    if (nb)
+        s->hit_hook(s->hit_ctx, t->pid, t->tid, batch, nb);
     *pp = p;
     *tsc = now;
     ptc_count_batch(s, t, n, timed, records);
@@ -396,6 +413,26 @@ int ptc_stack_apply(struct ptc_session *s, struct thread *t, const struct ptc_ev
     uint64_t nhits = 0, ntimed = 0;
     size_t i = 0;
     int r = 0;
+    if (unlikely(s->hit_hook != NULL)) {
+        size_t k = 0;
+        while (k < n && ev[k].type != PTC_EV_FORK)
+            k++;
+        if (k)
+            s->hit_hook(s->hit_ctx, t->pid, t->tid, ev, k);
+        if (s->hits_only) { /* count, keep the last time; no stack */
+            for (; i < k; i++) {
+                nhits += ev[i].type == PTC_EV_HIT;
+                ntimed += ev[i].type == PTC_EV_HIT && ev[i].has_time;
+                s->tot.gaps += ev[i].type == PTC_EV_GAP;
+                if (ev[i].has_time)
+                    t->last = ev[i].tsc;
+            }
+            *done = i;
+            *hits += nhits;
+            *timed += ntimed;
+            return 0;
+        }
+    }
     for (; i < n; i++) {
         const struct ptc_ev *e = &ev[i];
         if (likely(e->type == PTC_EV_HIT)) {

@@ -195,6 +195,7 @@ uint32_t ptc_func_intern(struct ptc_session *s, const char *module, const char *
         func_info_free(&f->info);
         return UINT32_MAX;
     }
+    f->in_modules = f->unarmed = 0;
     memset(&s->fstats[s->nfuncs], 0, sizeof(struct fstat));
     memset(&s->ecache[s->nfuncs], 0, sizeof(struct ecache));
     s->fhash[b] = s->nfuncs + 1;
@@ -214,6 +215,13 @@ void ptc_module_free(struct module *m)
 {
     free(m->addr);
     free(m->ids);
+    free(m->by_index);
+    free((char *)m->path);
+    free(m->fids);
+    m->fids = NULL;
+    m->addr = m->by_index = NULL;
+    m->ids = NULL;
+    m->path = NULL;
 }
 
 void ptc_proc_drop_modules(struct proc *p)
@@ -230,6 +238,7 @@ void ptc_tables_free(struct ptc_session *s)
 {
     for (uint32_t i = 0; i < s->nfuncs; i++)
         func_info_free(&s->funcs[i].info);
+    free(s->selection);
     free(s->funcs);
     free(s->fstats);
     free(s->ecache);

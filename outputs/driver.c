@@ -2,11 +2,11 @@
  * thread, the frames the decoder reports (function, start, time in shown callees, whether
  * the filters show it), so that views get the path from the root and self time without
  * rebuilding stacks, and it applies the filters in one place. */
-#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "output.h"
+#include "ptc_select.h"
 
 #define HOT static inline __attribute__((always_inline))
 #define KIND_THREAD_END 200 /* the driver's own kind: a thread's end */
@@ -74,50 +74,16 @@ const char *ptc_out_base(const char *path)
     return b ? b + 1 : path;
 }
 
+/* The one rule for globs over function names lives in common/ptc_select.c, where
+ * `ptcall record --only/--skip` and the runtime use it too. */
 const char *ptc_out_short_name(const char *name, char *buf, size_t n)
 {
-    size_t len = strlen(name);
-    if (len >= n)
-        return name;
-    memcpy(buf, name, len + 1);
-    /* drop trailing qualifiers of a demangled member function */
-    static const char *const quals[] = {" const", " volatile", " &&", " &", " noexcept"};
-    for (int again = 1; again;) {
-        again = 0;
-        for (size_t q = 0; q < sizeof(quals) / sizeof(quals[0]); q++) {
-            size_t ql = strlen(quals[q]);
-            if (len > ql && !strcmp(buf + len - ql, quals[q])) {
-                len -= ql;
-                buf[len] = 0;
-                again = 1;
-            }
-        }
-    }
-    if (!len || buf[len - 1] != ')')
-        return name;
-    int depth = 0;
-    for (size_t i = len; i-- > 0;) {
-        if (buf[i] == ')')
-            depth++;
-        else if (buf[i] == '(' && --depth == 0) {
-            if (i == 0)
-                return name;
-            buf[i] = 0;
-            return buf;
-        }
-    }
-    return name;
+    return ptc_func_short_name(name, buf, n);
 }
 
 int ptc_out_glob_match(const char *glob, const struct ptc_func_info *fi)
 {
-    char buf[1024];
-    if (!fnmatch(glob, fi->name, 0))
-        return 1;
-    const char *sh = ptc_out_short_name(fi->name, buf, sizeof(buf));
-    if (sh != fi->name && !fnmatch(glob, sh, 0))
-        return 1;
-    return fi->linkage_name && !fnmatch(glob, fi->linkage_name, 0);
+    return ptc_glob_func(glob, fi->name, fi->linkage_name);
 }
 
 static int grow_match(struct ptc_out_driver *d, uint32_t f)

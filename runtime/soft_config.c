@@ -54,7 +54,10 @@ static void init(void)
     const char *be = getenv("PTCALL_BACKEND");
     const char *out = getenv("PTCALL_OUTPUT");
     const char *arm = getenv("PTCALL_ARM");
-    if ((be && !strcmp(be, "pt")) || (arm && !strcmp(arm, "1"))) {
+    int arm_only = (be && !strcmp(be, "pt")) || (arm && !strcmp(arm, "1"));
+    if ((arm_only || (be && !strcmp(be, "soft"))) && select_init() < 0)
+        return; /* neither arm nor trace: the selection cannot be honoured */
+    if (arm_only) {
         rt.arm_only = 1; /* the stubs stay `ret`: the hardware sees them run */
         return;
     }

@@ -26,8 +26,10 @@ void finish(int how, int status, int crash)
         return;
     if (atomic_exchange(&rt.finishing, 1))
         return;
-    if (!crash)
+    if (!crash) {
         audit_program_handlers();
+        select_report_unmatched();
+    }
     struct ptc_tls *t = &ptc_tls;
     struct thread *self = traced_thread();
     uint64_t lost = 0;

@@ -28,6 +28,7 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
+#include "ptc_select.h"
 #include "ptcall/map_format.h"
 #include "ptcall/trace_format.h"
 
@@ -77,6 +78,7 @@ struct tramps {
 /* Per stub slot of an object being armed (soft_register.c): what its call sites become. */
 #define SLOT_TRAMP 0x1u /* may jump to a call-site trampoline */
 #define SLOT_QUIET 0x2u /* stays disarmed: a leaf's exit, whose call its entry records whole */
+#define SLOT_OFF 0x4u   /* stays disarmed: its function was not chosen (PTCALL_ONLY/SKIP) */
 /* Builds the trampolines of the sites table [sites_start, sites_end) of object o, for the
  * sites whose stub slot has SLOT_TRAMP in slot_use[slot], in reach of the sites. 0, or -1
  * (none made). */
@@ -187,6 +189,7 @@ struct runtime_state {
     int enabled, timed, drop;
     int arm_only;           /* PTCALL_BACKEND=pt or PTCALL_ARM=1: arm gated call sites, no
                                software tracing (Intel PT or an external perf records) */
+    int armed_objects;      /* arm-only: objects whose call sites were armed */
     size_t bufsize, rec;
     int nbufs;
     char output[PATH_MAX];
@@ -199,6 +202,9 @@ struct runtime_state {
     int leaf_calls;           /* untimed, PTCALL_LEAF_EXITS not 1: the exits of leaves
                                  (ptc_map_leaf_quiet) stay disarmed, and MODULE chunks say
                                  their entries are whole calls (PTC_STUB_CALL) */
+    struct ptc_select sel;    /* PTCALL_ONLY / PTCALL_SKIP (soft_select.c): the functions
+                                 whose call sites are armed; all when not active */
+    char sel_spec[1024];      /* the selection as text, for MODULE_ARMED chunks */
 
     _Atomic int active, finishing;
     int fd;
@@ -299,11 +305,12 @@ void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * made writable (r->prot_errno). */
 struct arm_plan {
     const struct tramps *tramps;
-    const struct object *o;          /* whose sites these are */
-    const uint8_t *slot_use;         /* per stub slot of o (stub_slot), SLOT_* */
+    uint64_t stubs_start, stubs_end; /* the stub section of the object whose sites these are */
+    const uint8_t *slot_use;         /* per 16-byte stub slot of that section, SLOT_* */
 };
 struct sites_result {
-    int bad_code, far, unpatched, prot_errno, quiet;
+    int bad_code, far, unpatched, prot_errno, quiet, off; /* quiet: leaf exits; off: sites
+                                                             of functions not chosen */
 };
 int sites_switch(uint64_t start, uint64_t end, int arm, const struct arm_plan *plan,
                  struct sites_result *r);
@@ -315,8 +322,27 @@ int open_trace_file(void); /* sets rt.fd; says why not on stderr */
 void exe_path(char path[PATH_MAX]);
 void write_chunk(uint16_t type, uint32_t tid, uint32_t *seq, const struct iovec *parts, int n);
 void write_proc_chunk(uint16_t type, const struct iovec *parts, int n); /* tid 0, proc_mu */
+void write_proc_chunk_flags(uint16_t type, uint16_t flags, const struct iovec *parts, int n);
 void write_process_start(void); /* PROCESS + TIMEBASE */
 void write_module(struct object *o);
+
+/* ---- soft_select.c: choosing what to trace (PTCALL_ONLY, PTCALL_SKIP) ----------------- */
+
+/* Reads PTCALL_ONLY and PTCALL_SKIP into rt.sel. 0, or -1 after saying on stderr why the
+ * selection cannot be used (then nothing may be armed: tracing something else than what was
+ * asked for would mislead). */
+int select_init(void);
+/* Marks SLOT_OFF in slot_use (one byte per 16-byte slot of [stubs_start, ...)) for the stubs
+ * of unit u whose functions are not chosen; units whose functions cannot be chosen one by one
+ * (their sites call their stubs always, or per unit) only with whole_units (the software
+ * backend, which then leaves those stubs `ret`). */
+void select_mark_unit(const struct ptc_map_unit *u, uint64_t stubs_start, uint8_t *slot_use,
+                      int whole_units);
+/* At the end of a process that registered objects: a warning for each glob that matched no
+ * function of any of them (not in fork children: their parent says it). */
+void select_report_unmatched(void);
+/* The MODULE_ARMED chunk of object o, after its MODULE chunk (nothing when not active). */
+void write_module_armed(const struct object *o);
 
 /* ---- soft_timebase.c: the TSC's time base -------------------------------------------- */
 

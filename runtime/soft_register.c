@@ -83,9 +83,10 @@ static int patch_stub(uint64_t a, uint64_t slot, uint32_t id_tag)
 }
 
 struct reg_ctx {
-    struct object *o;
+    struct object *o;       /* NULL in arm-only mode */
     uint32_t next_id;
     int bad_code, far;
+    uint64_t stubs_start, stubs_end; /* the object's stub section */
     uint64_t sites_start, sites_end; /* the object's sled table (every v3 unit names it) */
     uint8_t *slot_use; /* per stub slot, SLOT_*: what its sites become (NULL: plain calls) */
 };
@@ -107,15 +108,17 @@ static void arm_sites(const struct reg_ctx *c, const char *path)
     struct tramps tr = {0};
     if (c->slot_use && rt.tramps) /* on failure tr stays empty: every site calls its stub */
         (void)tramps_build(c->o, c->slot_use, c->sites_start, c->sites_end, &tr);
-    struct arm_plan plan = {.tramps = &tr, .o = c->o, .slot_use = c->slot_use};
+    struct arm_plan plan = {.tramps = &tr, .stubs_start = c->stubs_start,
+                            .stubs_end = c->stubs_end, .slot_use = c->slot_use};
     struct sites_result r = {0};
     int e = sites_switch(c->sites_start, c->sites_end, 1, &plan, &r);
-    if (rt.debug && c->o)
-        warn("ptcall[%d]: %s: %llu call sites: %llu use trampolines, %d leaf exits left unarmed",
+    if (rt.debug)
+        warn("ptcall[%d]: %s: %llu call sites: %llu use trampolines, %d leaf exits left "
+             "unarmed, %d sites of functions not chosen left unarmed",
              (int)getpid(), path,
              (unsigned long long)((c->sites_end - c->sites_start) /
                                   sizeof(struct ptcall_map_site)),
-             (unsigned long long)tr.made, r.quiet);
+             (unsigned long long)tr.made, r.quiet, r.off);
     if (e < 0)
         warn("ptcall: %s: cannot make code writable to arm %d call sites (%s); those are not "
              "traced", path, r.unpatched, strerror(r.prot_errno));
@@ -164,12 +167,18 @@ static int patch_unit(void *ctx, const struct ptc_map_unit *u)
     __atomic_store_n((uint64_t *)(uintptr_t)u->slot_addr, (uint64_t)handler, __ATOMIC_RELEASE);
     /* rt.tramps implies the generated handler */
     int fast = rt.tramps && by_id && (u->hdr.flags & PTCALL_MAP_F_SCRATCH_R10);
+    if (c->slot_use && ptc_select_active(&rt.sel))
+        select_mark_unit(u, c->stubs_start, c->slot_use, 1);
     for (uint32_t i = 0; i < u->hdr.num_stubs; i++) {
         struct ptcall_map_stub st;
         uint64_t a;
         ptc_map_get_stub(u, i, &st, &a);
         uint64_t k = stub_slot(c->o, a);
         uint8_t *use = c->slot_use ? &c->slot_use[k] : NULL;
+        /* a function not chosen: its sites stay nops and its stubs `ret`, so that call sites
+         * that always call their stubs (ungated units) record nothing either */
+        if (use && (*use & SLOT_OFF))
+            continue;
         /* the same test as the MODULE chunk's (ptc_map_build_module): a leaf's exit stays
          * disarmed exactly when its entry was announced as the whole call */
         if (use && rt.leaf_calls && ptc_map_leaf_quiet(u, &st) &&
@@ -192,7 +201,12 @@ static int patch_unit(void *ctx, const struct ptc_map_unit *u)
  * address: no stub is patched to use it. */
 static int arm_unit(void *ctx, const struct ptc_map_unit *u)
 {
-    note_sites(ctx, u);
+    struct reg_ctx *c = ctx;
+    note_sites(c, u);
+    if (c->slot_use)
+        select_mark_unit(u, c->stubs_start, c->slot_use, 0);
+    /* a gated unit is armed whole: its functions cannot be chosen one by one (the Intel PT
+     * recorder's MODULE_ARMED chunk counts them all as armed) */
     if ((u->hdr.flags & PTCALL_MAP_F_GATED) && u->hdr.soft_slot_rel != 0)
         __atomic_store_n((uint64_t *)(uintptr_t)u->slot_addr, (uint64_t)1, __ATOMIC_RELEASE);
     return 0;
@@ -208,19 +222,31 @@ static void arm_object(const void *map_start, size_t map_size, uint64_t s0, uint
             return;
     if (narmed < MAX_OBJECTS)
         armed[narmed++] = map_start;
-    size_t bad = 0;
-    struct reg_ctx c = {0};
-    if (ptc_map_walk(map_start, map_size, (uint64_t)(uintptr_t)map_start, s0, s1, arm_unit, &c,
-                     &bad) < 0) {
-        warn("ptcall: corrupt ptcall_map section at offset %zu; its call sites stay disarmed",
-             bad);
-        return;
+    /* no final flush in this mode: say at exit which globs matched nothing */
+    if (rt.armed_objects++ == 0 && ptc_select_active(&rt.sel)) {
+        rt.pid = (uint32_t)getpid(); /* a fork child runs the handler too: it must not say it */
+        atexit(select_report_unmatched);
     }
+    size_t bad = 0;
+    struct reg_ctx c = {.stubs_start = s0, .stubs_end = s0 + ((s1 - s0 + 15) & ~(uint64_t)15)};
     char path[PATH_MAX] = "";
     Dl_info di;
     if (dladdr(map_start, &di) && di.dli_fname)
         snprintf(path, sizeof(path), "%s", di.dli_fname);
-    arm_sites(&c, path);
+    size_t nslots = (size_t)((c.stubs_end - s0) / PTCALL_STUB_STRIDE);
+    if (ptc_select_active(&rt.sel) && !(c.slot_use = map_anon(nslots ? nslots : 1))) {
+        warn("ptcall: %s: out of memory for its call-site table; its call sites stay disarmed",
+             path);
+        return;
+    }
+    if (ptc_map_walk(map_start, map_size, (uint64_t)(uintptr_t)map_start, s0, s1, arm_unit, &c,
+                     &bad) < 0)
+        warn("ptcall: corrupt ptcall_map section at offset %zu; its call sites stay disarmed",
+             bad);
+    else
+        arm_sites(&c, path);
+    if (c.slot_use)
+        munmap(c.slot_use, nslots ? nslots : 1);
 }
 
 
@@ -296,12 +322,15 @@ PTC_API void __ptcall_register_object(const void *map_start, const void *map_sto
     o->unload.it.type = IT_UNLOAD;
     atomic_store(&o->live, 1);
     rt.next_stub_id += sum.num_stubs;
-    struct reg_ctx c = {.o = o, .next_id = o->first_stub_id};
+    struct reg_ctx c = {.o = o, .next_id = o->first_stub_id, .stubs_start = o->stubs_start,
+                        .stubs_end = o->stubs_end};
     size_t nslots = (size_t)((o->stubs_end - s0) / 16);
-    if (rt.tramps || rt.leaf_calls) {
+    int need_use = rt.leaf_calls || ptc_select_active(&rt.sel);
+    if (rt.tramps || need_use) {
         c.slot_use = map_anon(nslots);
-        if (!c.slot_use && rt.leaf_calls) {
-            /* the MODULE chunk would announce whole calls whose exits then run: give up */
+        if (!c.slot_use && need_use) {
+            /* the MODULE chunk would announce whole calls whose exits then run, or functions
+             * left out would be traced: give up */
             warn("ptcall: %s: out of memory for its call-site table; not traced", path);
             munmap(o->ids, ids_bytes);
             munmap(o, sizeof(*o));

@@ -44,11 +44,13 @@ static int open_page(uint64_t word, uint64_t *open)
     return 0;
 }
 
-/* Whether the plan leaves the sites of this stub disarmed */
-static int quiet(const struct arm_plan *p, uint64_t stub)
+/* What the plan says of the sites of this stub: SLOT_QUIET or SLOT_OFF (left disarmed), or
+ * 0 (armed) */
+static unsigned left_off(const struct arm_plan *p, uint64_t stub)
 {
-    return p && p->slot_use && stub >= p->o->stubs_start && stub < p->o->stubs_end &&
-           (p->slot_use[stub_slot(p->o, stub)] & SLOT_QUIET);
+    if (!p || !p->slot_use || stub < p->stubs_start || stub >= p->stubs_end)
+        return 0;
+    return p->slot_use[(stub - p->stubs_start) / PTCALL_STUB_STRIDE] & (SLOT_QUIET | SLOT_OFF);
 }
 
 /* A site left alone: its bytes are not a sled we know, or its target is out of rel32 reach */
@@ -144,8 +146,10 @@ int sites_switch(uint64_t start, uint64_t end, int arm, const struct arm_plan *p
         uint64_t site, stub;
         int ret_sled;
         ptc_sled_entry((const void *)(uintptr_t)start, start, i, &site, &stub, &ret_sled);
-        int q = arm && quiet(plan, stub);
-        r->quiet += q;
+        unsigned why = arm ? left_off(plan, stub) : 0;
+        int q = why != 0;
+        r->off += (why & SLOT_OFF) != 0;
+        r->quiet += why == SLOT_QUIET;
         uint64_t tr = arm && !q ? tramp_at(plan ? plan->tramps : NULL, i) : 0;
         int want = !arm || q ? PTC_SLED_WANT_NOP : tr ? PTC_SLED_WANT_JMP : PTC_SLED_WANT_CALL;
         uint64_t target = tr ? tr : stub;

@@ -68,18 +68,29 @@ void exe_path(char path[PATH_MAX])
     path[n > 0 ? n : 0] = 0;
 }
 
-void write_chunk(uint16_t type, uint32_t tid, uint32_t *seq, const struct iovec *parts, int n)
+static void write_chunk_flags(uint16_t type, uint16_t flags, uint32_t tid, uint32_t *seq,
+                              const struct iovec *parts, int n)
 {
-    int r = ptc_write_chunk(rt.fd, type, 0, rt.pid, tid, (*seq)++, parts, n);
+    int r = ptc_write_chunk(rt.fd, type, flags, rt.pid, tid, (*seq)++, parts, n);
     if (r < 0 && atomic_fetch_add(&rt.write_errors, 1) == 0)
         warn("ptcall: cannot write the trace file %s: %s", rt.output, strerror(-r));
 }
 
-void write_proc_chunk(uint16_t type, const struct iovec *parts, int n)
+void write_chunk(uint16_t type, uint32_t tid, uint32_t *seq, const struct iovec *parts, int n)
+{
+    write_chunk_flags(type, 0, tid, seq, parts, n);
+}
+
+void write_proc_chunk_flags(uint16_t type, uint16_t flags, const struct iovec *parts, int n)
 {
     pthread_mutex_lock(&rt.proc_mu);
-    write_chunk(type, 0, &rt.proc_seq, parts, n);
+    write_chunk_flags(type, flags, 0, &rt.proc_seq, parts, n);
     pthread_mutex_unlock(&rt.proc_mu);
+}
+
+void write_proc_chunk(uint16_t type, const struct iovec *parts, int n)
+{
+    write_proc_chunk_flags(type, 0, parts, n);
 }
 
 void write_process_start(void)
@@ -124,6 +135,7 @@ void write_module(struct object *o)
     if (len > 0) {
         struct iovec v = {buf, (size_t)len};
         write_proc_chunk(PTC_CHUNK_MODULE, &v, 1);
+        write_module_armed(o); /* right behind it: which of its functions are traced */
     }
     munmap(buf, mapped);
 }

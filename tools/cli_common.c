@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptc_pt_decode.h"
+
 int cli_fail(const char *cmd, const char *what, const char *advice)
 {
     fflush(stdout);
@@ -204,7 +206,7 @@ struct ptc_session *cli_decode(struct cli_args *a, ptc_call_hook hook, void *hoo
         return NULL;
     }
     if (ptc_pt_attach) {
-        int e = ptc_pt_attach(s);
+        int e = a->pt_measured ? ptc_pt_attach_measured(s, a->pt_measured) : ptc_pt_attach(s);
         if (e) {
             cli_fail(cmd, ptc_session_errmsg(s)[0] ? ptc_session_errmsg(s) : ptc_strerror(e),
                      cli_advice(e));

@@ -9,6 +9,8 @@
 
 #include "ptcall/decode.h"
 
+struct ptc_pt_measured;
+
 /* One-line error: "ptcall CMD: what: advice". Returns 1. */
 int cli_fail(const char *cmd, const char *what, const char *advice);
 /* What to do about a decoder error. */
@@ -30,6 +32,8 @@ struct cli_args {
      * driver on it; returns 0, or non-zero to stop (out of memory) */
     int (*prepare)(void *ctx, struct ptc_session *s);
     void *prepare_ctx;
+    struct ptc_pt_measured *pt_measured; /* Intel PT packets by type are counted into it
+                                            (ptc_pt_attach_measured) when not NULL */
     int damage;             /* set by cli_decode(): error code of the damage, 0 if none */
     char damage_msg[512];   /* and what was lost */
 };

@@ -82,6 +82,7 @@ static void fmt_rel(char *buf, size_t n, const struct drow *r, int m)
 struct diff {
     const struct runs_agg *gb, *gn;
     int timed, ns;
+    size_t untraced;        /* functions left out: one run did not trace them */
     const char *sort;
 };
 
@@ -149,6 +150,11 @@ static void print_table(const struct diff *d, const struct drow *rows, size_t n,
         printf("(%zu more function%s; --top 0 shows all)\n", n - shown, n - shown == 1 ? "" : "s");
     printf("functions %zu: %zu changed, %zu unchanged, %zu new, %zu gone\n", n,
            n - same - nnew - ngone, same, nnew, ngone);
+    if (d->untraced)
+        printf("note: %zu function%s left out: %s not traced in one of the runs (record "
+               "--only/--skip), so %s calls there are not known\n",
+               d->untraced, d->untraced == 1 ? "" : "s", d->untraced == 1 ? "it was" : "they were",
+               d->untraced == 1 ? "its" : "their");
     const struct runs_run *both[2] = {rb, rn};
     for (int k = 0; k < 2; k++)
         if (runs_run_lossy(both[k])) {
@@ -205,8 +211,11 @@ static void print_json(const struct diff *d, const struct drow *rows, size_t n, 
         same += rows[i].b && rows[i].n && z;
     }
     printf("  \"summary\": {\"functions\": %zu, \"changed\": %zu, \"unchanged\": %zu, \"new\": "
-           "%zu, \"gone\": %zu},\n  \"functions\": [",
+           "%zu, \"gone\": %zu",
            n, n - same - nnew - ngone, same, nnew, ngone);
+    if (d->untraced) /* only then: untouched traces keep their output */
+        printf(", \"not_traced\": %zu", d->untraced);
+    printf("},\n  \"functions\": [");
     for (size_t i = 0; i < shown; i++) {
         const struct drow *r = &rows[i];
         const struct runs_fn *f = any(r);
@@ -232,17 +241,24 @@ static void print_json(const struct diff *d, const struct drow *rows, size_t n, 
     printf("\n  ]\n}\n");
 }
 
-/* The rows: every function called in either run, matched by key. */
-static struct drow *join(const struct runs_agg *gb, const struct runs_agg *gn, size_t *n)
+/* The rows: every function called in either run, matched by key, except those one run did
+ * not trace (counted in *untraced): "new" or "gone" would be a guess. */
+static struct drow *join(const struct runs_agg *gb, const struct runs_agg *gn, size_t *n,
+                         size_t *untraced)
 {
     struct drow *rows = malloc((gb->nfn + gn->nfn + 1) * sizeof(*rows));
     if (!rows)
         return NULL;
     size_t k = 0;
+    *untraced = 0;
     for (size_t i = 0; i < gb->nfn; i++) {
         const struct runs_fn *b = &gb->fn[i], *m = runs_agg_find(gn, b);
         if (!b->runs && !(m && m->runs))
             continue;
+        if (b->untraced_runs || (m && m->untraced_runs)) {
+            (*untraced)++;
+            continue;
+        }
         rows[k].b = b->runs ? b : NULL;
         rows[k].n = m && m->runs ? m : NULL;
         k++;
@@ -251,6 +267,10 @@ static struct drow *join(const struct runs_agg *gb, const struct runs_agg *gn, s
         const struct runs_fn *f = &gn->fn[i], *m = runs_agg_find(gb, f);
         if (!f->runs || m) /* rows of functions BASE knows are made above */
             continue;
+        if (f->untraced_runs) {
+            (*untraced)++;
+            continue;
+        }
         rows[k].b = NULL;
         rows[k].n = f;
         k++;
@@ -318,7 +338,7 @@ static int run_diff(struct cli_values *v)
     int meas = sort == 0 ? RUNS_CALLS : sort == 1 ? RUNS_TOTAL : RUNS_SELF;
     d.sort = runs_meas_names[meas];
     size_t n;
-    if (!(rows = join(&gb, &gn, &n))) {
+    if (!(rows = join(&gb, &gn, &n, &d.untraced))) {
         rc = cli_fail("diff", "out of memory", cli_advice(PTC_E_NOMEM));
         goto out;
     }

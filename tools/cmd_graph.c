@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "aggregate.h"
+#include "cli_select.h"
 #include "cli_view.h"
 #include "commands.h"
 #include "options.h"
@@ -81,6 +82,7 @@ static int print_graph(const char *path, const struct ptc_session *s, const stru
            t->timed ? ", inclusive time" : "");
     if (filtered)
         printf("// filtered: the figures count only the calls the filters keep\n");
+    cli_print_selection(stdout, "// ", s);
     if (t->lost_events || t->gaps)
         printf("// warning: %llu events lost at %llu gap(s): counts are lower bounds\n",
                (unsigned long long)t->lost_events, (unsigned long long)t->gaps);

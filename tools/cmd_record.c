@@ -348,6 +348,52 @@ static int record_soft(const struct record_options *o, int *wait_status)
     return 0;
 }
 
+/* Sets var to the n globs of v, one per line (the runtime's format, docs/runtime.md), or
+ * removes it when there are none: what `ptcall record` was told decides what is armed, not
+ * a PTCALL_ONLY/SKIP left in the environment. 0, or -1 when out of memory. */
+static int set_globs_env(const char *var, const char *const *v, int n)
+{
+    if (!n)
+        return unsetenv(var);
+    size_t len = 0;
+    for (int i = 0; i < n; i++)
+        len += strlen(v[i]) + 1;
+    char *text = malloc(len);
+    if (!text)
+        return -1;
+    size_t at = 0;
+    for (int i = 0; i < n; i++) {
+        size_t l = strlen(v[i]);
+        memcpy(text + at, v[i], l);
+        at += l;
+        text[at++] = i + 1 < n ? '\n' : 0;
+    }
+    int r = setenv(var, text, 1);
+    free(text);
+    return r;
+}
+
+/* --only: each glob must match a function the program is known to hold before it starts
+ * (record_check_select, with the Intel PT recorder). 0 to go on, 1 after the error. */
+static int check_only(const struct record_options *o)
+{
+    if (!o->num_only)
+        return 0;
+    char exe[PATH_MAX];
+    if (find_command(o->argv[0], exe, sizeof(exe)) != 0)
+        return 0; /* the backend says the command is not found */
+    int r = record_check_select ? record_check_select(o, exe) : 1;
+    if (r < 0)
+        return 1;
+    if (r > 0 && !o->quiet)
+        fprintf(stderr, "ptcall: note: --only cannot be checked before %s runs (%s); globs "
+                        "that match nothing are reported when it ends\n",
+                o->argv[0],
+                record_check_select ? "it holds no ptcall_map: not built with ptcall-cc?"
+                                    : "this ptcall was built without the ELF reader");
+    return 0;
+}
+
 /* pt_available() reasons end with the remedy for an explicit --backend pt; under auto the
  * remedy is already being applied, so drop it from the notice. */
 static void strip_soft_advice(char *why)
@@ -380,10 +426,25 @@ static int record_main(struct cli_values *v)
     o.attach_pid = (int)v->record.pid;
     o.modules = v->record.modules.v;
     o.num_modules = v->record.modules.n;
+    o.only = v->record.only.v;
+    o.num_only = v->record.only.n;
+    o.skip = v->record.skip.v;
+    o.num_skip = v->record.skip.n;
     o.quiet = v->quiet;
     o.argv = v->rest;
     if (!o.argv[0] && !o.attach_pid)
         return cli_usage_error(CMD_RECORD, "missing command");
+    if (o.attach_pid && (o.num_only || o.num_skip))
+        return cli_usage_error(CMD_RECORD, "--only and --skip choose what a program arms when "
+                                           "it starts; with --pid it is already running "
+                                           "(record it from the start instead)");
+    if (check_only(&o))
+        return 1;
+    if (set_globs_env("PTCALL_ONLY", o.only, o.num_only) ||
+        set_globs_env("PTCALL_SKIP", o.skip, o.num_skip)) {
+        fprintf(stderr, "ptcall: out of memory\n");
+        return 1;
+    }
 
     enum record_backend be = o.backend;
     if (be == RECORD_AUTO || be == RECORD_PT) {
@@ -424,7 +485,8 @@ static int record_main(struct cli_values *v)
                         "launch a command\n");
         return 2;
     }
-    if ((o.timing || o.snapshot || o.num_modules) && !o.quiet)
+    /* --module also widens --only's check, for both backends */
+    if ((o.timing || o.snapshot || (o.num_modules && !o.num_only)) && !o.quiet)
         fprintf(stderr, "ptcall: --timing, --snapshot and --module apply to Intel PT only; ignored\n");
     int r = record_soft(&o, &ws);
     if (r < 0)

@@ -8,6 +8,7 @@
 
 #include "aggregate.h"
 #include "cli_common.h"
+#include "cli_select.h"
 #include "cli_view.h"
 #include "views.h"
 #include "commands.h"
@@ -53,7 +54,7 @@ static double pct(uint64_t v, uint64_t total) { return total ? 100.0 * (double)v
 static void print_rows(const struct ptc_totals *t, struct row *rows, size_t n, size_t shown);
 
 /* The table's header lines. */
-static void print_head(const char *path, const struct ptc_totals *t)
+static void print_head(const char *path, const struct ptc_session *s, const struct ptc_totals *t)
 {
     int timed = t->timed;
     int ns = t->has_timebase;
@@ -63,6 +64,7 @@ static void print_head(const char *path, const struct ptc_totals *t)
            t->processes == 1 ? "" : "es", (unsigned long long)t->threads,
            t->threads == 1 ? "" : "s", (unsigned long long)t->events,
            (unsigned long long)t->calls);
+    cli_print_selection(stdout, "# ", s);
     if (!timed)
         printf("# untimed trace (recorded without per-event timestamps): no time columns\n");
     else if (!ns)
@@ -143,8 +145,8 @@ static void print_csv(const struct ptc_totals *t, struct row *rows, size_t shown
 }
 
 /* The JSON report's fields before "functions" (also the single-run --meta object). */
-static void json_head(FILE *f, const char *path, const struct ptc_totals *t, int damage,
-                      const char *damage_msg)
+static void json_head(FILE *f, const char *path, const struct ptc_session *s,
+                      const struct ptc_totals *t, int damage, const char *damage_msg)
 {
     const char *unit = !t->timed ? "none" : t->has_timebase ? "ns" : "ticks";
     fprintf(f, "{\n  \"format_version\": 1,\n  \"tool\": \"ptcall report\",\n  \"trace\": ");
@@ -175,6 +177,7 @@ static void json_head(FILE *f, const char *path, const struct ptc_totals *t, int
         cli_json_str(f, damage_msg);
     else
         fprintf(f, "null");
+    cli_json_selection(f, s, "  ");
 }
 
 static void json_functions(const struct ptc_totals *t, struct row *rows, size_t shown,
@@ -203,7 +206,7 @@ static void json_uncalled(struct ptc_session *s)
     for (uint32_t id = 0; id < nf; id++) {
         struct ptc_func_stats st;
         ptc_session_func_stats(s, id, &st);
-        if (st.calls)
+        if (st.calls || !ptc_session_func_traced(s, id)) /* not traced: in "not_traced" */
             continue;
         printf("%s", first ? "" : ", ");
         cli_json_str(stdout, ptc_session_func(s, id)->name);
@@ -216,7 +219,7 @@ static void print_json(const char *path, struct ptc_session *s, const struct ptc
                        struct row *rows, size_t shown, int damage, const char *damage_msg,
                        int filtered)
 {
-    json_head(stdout, path, t, damage, damage_msg);
+    json_head(stdout, path, s, t, damage, damage_msg);
     if (filtered)
         printf(",\n  \"filtered\": true");
     printf(",\n  \"functions\": [");
@@ -250,6 +253,7 @@ static int write_meta(const char *path, void (*fn)(FILE *f, const void *ctx), co
 
 struct single_meta {
     const char *path;
+    const struct ptc_session *s;
     const struct ptc_totals *t;
     int damage;
     const char *damage_msg;
@@ -258,7 +262,7 @@ struct single_meta {
 static void single_meta(FILE *f, const void *ctx)
 {
     const struct single_meta *m = ctx;
-    json_head(f, m->path, m->t, m->damage, m->damage_msg);
+    json_head(f, m->path, m->s, m->t, m->damage, m->damage_msg);
     fprintf(f, "\n}\n");
 }
 
@@ -345,6 +349,12 @@ static void print_runs_table(const struct multi *mu, const struct runs_fn **rows
                "total)\n",
                b, g->nread, g->nread == 1 ? "" : "s");
     }
+    size_t selective = runs_agg_count_selective(g);
+    if (selective)
+        printf("# %zu of the %zu runs traced only some functions (record --only/--skip; "
+               "--format json has each run's selection): a function counts only in the runs "
+               "that traced it\n",
+               selective, g->nread);
     if (mu->nstats) {
         printf("# per-run statistics over the %zu run%s (", g->nread, g->nread == 1 ? "" : "s");
         for (int k = 0; k < mu->nstats; k++)
@@ -375,7 +385,11 @@ static void print_runs_table(const struct multi *mu, const struct runs_fn **rows
         for (int k = 0; k < mu->nstats; k++)
             for (int m = 0; m < (mu->timed ? RUNS_NMEAS : 1); m++)
                 table_stat(mu, f, m, mu->stats[k]);
-        printf("  %s [%s]\n", f->name, ptc_out_base(f->module));
+        printf("  %s [%s]", f->name, ptc_out_base(f->module));
+        if (f->untraced_runs)
+            printf(" (not traced in %u run%s)", f->untraced_runs,
+                   f->untraced_runs == 1 ? "" : "s");
+        printf("\n");
     }
     if (shown < n)
         printf("(%zu more function%s called; --top 0 shows all)\n", n - shown,
@@ -448,7 +462,9 @@ static void print_runs_csv(const struct multi *mu, const struct runs_fn **rows, 
     for (int k = 0; k < mu->nstats; k++)
         for (int m = 0; m < RUNS_NMEAS; m++)
             printf(",%s_%s", runs_meas_names[m], runs_stat_names[mu->stats[k]]);
-    printf("\n");
+    /* only then: the csv of runs that traced everything keeps its columns */
+    int selective = runs_agg_count_selective(mu->g) != 0;
+    printf("%s\n", selective ? ",untraced_runs" : "");
     for (size_t i = 0; i < shown; i++) {
         const struct runs_fn *f = rows[i];
         printf("%zu,", i + 1);
@@ -463,6 +479,8 @@ static void print_runs_csv(const struct multi *mu, const struct runs_fn **rows, 
         for (int k = 0; k < mu->nstats; k++)
             for (int m = 0; m < RUNS_NMEAS; m++)
                 csv_stat(mu, f, m, mu->stats[k]);
+        if (selective)
+            printf(",%u", f->untraced_runs);
         printf("\n");
     }
 }
@@ -529,6 +547,21 @@ static void runs_meta(FILE *f, const void *ctx)
     fprintf(f, "\n}\n");
 }
 
+/* The names of the functions called in no run: those that some run traced (untraced 0), or
+ * those that no run traced (untraced 1: their calls are not known). */
+static void runs_json_names(const struct runs_agg *g, int untraced)
+{
+    int first = 1;
+    for (size_t i = 0; i < g->nfn; i++) {
+        const struct runs_fn *f = &g->fn[i];
+        if (f->runs || (f->untraced_runs == g->nread) != untraced)
+            continue;
+        printf("%s", first ? "" : ", ");
+        cli_json_str(stdout, f->name);
+        first = 0;
+    }
+}
+
 static void print_runs_json(const struct multi *mu, const struct runs_fn **rows, size_t shown)
 {
     const struct runs_agg *g = mu->g;
@@ -558,18 +591,19 @@ static void print_runs_json(const struct multi *mu, const struct runs_fn **rows,
                 else
                     printf("%.2f", runs_fn_stat(g, f, m, st));
             }
+        if (runs_agg_count_selective(g))
+            printf(", \"untraced_runs\": %u", f->untraced_runs);
         printf("}");
     }
     printf("\n  ],\n  \"uncalled\": [");
-    int first = 1;
-    for (size_t i = 0; i < g->nfn; i++) {
-        if (g->fn[i].runs)
-            continue;
-        printf("%s", first ? "" : ", ");
-        cli_json_str(stdout, g->fn[i].name);
-        first = 0;
+    runs_json_names(g, 0);
+    printf("]");
+    if (runs_agg_count_selective(g)) {
+        printf(",\n  \"not_traced\": [");
+        runs_json_names(g, 1);
+        printf("]");
     }
-    printf("]\n}\n");
+    printf("\n}\n");
 }
 
 /* What the command line asked for. */
@@ -730,9 +764,10 @@ static int report_paths(const struct report_opts *o, struct cli_args *a)
         struct ptc_totals t;
         ptc_session_totals(vr.s, &t);
         if ((rc = cli_filter_check(o->cf, "report", vr.s, t.timed)) == 0) {
-            if (o->fmt == FMT_TABLE)
+            if (o->fmt == FMT_TABLE) {
                 cli_print_quality(stdout, vr.s, &t);
-            else if (t.lost_events || t.gaps || t.lost_other)
+                cli_print_selection(stdout, "note: ", vr.s);
+            } else if (t.lost_events || t.gaps || t.lost_other)
                 cli_print_quality(stderr, vr.s, &t);
             if (vr.info.filtered && !vr.info.shown_calls)
                 cli_filter_explain_empty(o->cf, "report", vr.s, vr.info.last_time,
@@ -787,7 +822,7 @@ static int report_one(const struct report_opts *o, struct cli_args *a)
         goto out;
     uint64_t top = o->have_top ? o->top : o->fmt == FMT_TABLE ? 20 : 0;
     if (o->meta) {
-        struct single_meta m = {path, &t, a->damage, a->damage_msg};
+        struct single_meta m = {path, s, &t, a->damage, a->damage_msg};
         if (write_meta(o->meta, single_meta, &m)) {
             rc = 1;
             goto out;
@@ -797,6 +832,9 @@ static int report_one(const struct report_opts *o, struct cli_args *a)
     setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
     if (a->damage)
         cli_warn_salvaged("report", "the figures cover", a->damage_msg);
+    /* nor which functions were traced: say it where a person sees it */
+    if (o->fmt == FMT_CSV)
+        cli_print_selection(stderr, "ptcall report: note: ", s);
     /* the csv carries no totals: a lossy trace must still not pass silently */
     if (o->fmt == FMT_CSV && (t.lost_events || t.gaps || t.lost_other || t.lossy_threads))
         fprintf(stderr, "ptcall report: warning: %s has gaps or lost events: the figures "
@@ -813,11 +851,11 @@ static int report_one(const struct report_opts *o, struct cli_args *a)
             memcpy(groups, agg->groups, agg->ngroups * sizeof(*groups));
         qsort(groups, agg->ngroups, sizeof(*groups), cmp_group);
         if (o->fmt == FMT_TABLE) {
-            print_head(path, &t);
+            print_head(path, s, &t);
             if (filtered)
                 printf("# filtered: the figures count only the calls the filters keep\n");
         } else if (o->fmt == FMT_JSON) {
-            json_head(stdout, path, &t, a->damage, a->damage_msg);
+            json_head(stdout, path, s, &t, a->damage, a->damage_msg);
             printf(",\n  \"filtered\": %s,\n  \"by\": \"%s\",\n  \"groups\": [",
                    filtered ? "true" : "false", byname[o->by]);
         }
@@ -869,7 +907,7 @@ static int report_one(const struct report_opts *o, struct cli_args *a)
         size_t shown = top && top < n ? (size_t)top : n;
         switch (o->fmt) {
         case FMT_TABLE:
-            print_head(path, &t);
+            print_head(path, s, &t);
             if (filtered)
                 printf("# filtered: the figures count only the calls the filters keep\n");
             print_rows(&t, rows, n, shown);

@@ -13,6 +13,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "options.h"
+#include "stat_funcs.h"
 #include "ptc_sorted.h"
 #include "ptc_pt_decode.h"
 #include "ptcall/trace_format_pt.h"
@@ -163,7 +164,7 @@ static const char *chunk_name(unsigned t)
 {
     static const char *const n[] = {"?", "RECORD_INFO", "PROCESS", "TIMEBASE", "MODULE",
                                     "MODULE_UNLOAD", "THREAD", "SOFT_EVENTS", "LOSS",
-                                    "PROCESS_END", "RECORD_END"};
+                                    "PROCESS_END", "RECORD_END", "MODULE_ARMED"};
     if (t < sizeof(n) / sizeof(n[0]))
         return n[t];
     switch (t) {
@@ -366,6 +367,8 @@ static int run_stat(const struct cli_values *v)
         printf("no events: the trace holds neither soft event chunks nor Intel PT data\n");
     }
     st_free(&S);
+    if ((S.pt_chunks || S.nsoft) && stat_bytes_per_function(path, 20, stdout))
+        return 1;
     return cli_flush_output("stat", "the statistics");
 }
 

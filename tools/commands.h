@@ -14,5 +14,6 @@ int cmd_stat(int argc, char **argv) PTCALL_WEAK;
 int cmd_import(int argc, char **argv) PTCALL_WEAK;
 int cmd_export(int argc, char **argv) PTCALL_WEAK;
 int cmd_arm(int argc, char **argv) PTCALL_WEAK;
+int cmd_bandwidth(int argc, char **argv) PTCALL_WEAK;
 
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "output.h"
+#include "ptc_select.h"
 
 /* ---- commands ---------------------------------------------------------------------- */
 
@@ -57,6 +58,16 @@ const struct cli_command cli_commands[CMD_COUNT] = {
                  "so that its stubs run (for an Intel PT recorder attached to it); --off "
                  "disarms them again. A process started with PTCALL_ARM=1 is armed from the "
                  "start."},
+    [CMD_BANDWIDTH] = {"bandwidth", "FILE [OPTIONS] [-- COMMAND [ARGS...]]",
+                       "Intel PT bytes for this run: stub-filtered (simulated), full (estimated)",
+                       "Simulates, from the trace's stub hits, the Intel PT packets a CPU would "
+                       "write when only the stubs are traced, under each --timing: bytes by "
+                       "packet type, per hit, per second (mean and the worst 1 ms and 10 ms), "
+                       "per function. On an Intel PT trace the measured packets stand beside "
+                       "the prediction. With -- COMMAND (the same binary and input) or "
+                       "--callgrind, it also estimates what tracing all control flow would "
+                       "write. --drain and --aux replay the byte rate against a buffer. See "
+                       "docs/bandwidth.md."},
     [CMD_HELP] = {"help", "[COMMAND]\n--markdown | --readme | --check",
                   "the commands, a command's help, or every command's options as Markdown",
                   "Without arguments, lists the commands. 'ptcall help COMMAND' is 'ptcall "
@@ -74,6 +85,7 @@ const struct cli_command cli_commands[CMD_COUNT] = {
 #define S CLI_CM(CMD_STAT)
 #define I CLI_CM(CMD_IMPORT)
 #define A CLI_CM(CMD_ARM)
+#define B CLI_CM(CMD_BANDWIDTH)
 #define H CLI_CM(CMD_HELP)
 #define ALL ((1u << CMD_COUNT) - 1)
 #define FILTERED (C | P | G | E)
@@ -101,10 +113,12 @@ static int parse_stats(const char *val, void *field, char *err, size_t errn);
 static int parse_window(const char *val, void *field, char *err, size_t errn);
 static int check_cpu_stream(const char *val, void *field, char *err, size_t errn);
 static int check_binary(const char *val, void *field, char *err, size_t errn);
+static int check_one_line(const char *val, void *field, char *err, size_t errn);
 static int parse_tsc_ratio(const char *val, void *field, char *err, size_t errn);
 static int parse_cpu(const char *val, void *field, char *err, size_t errn);
 static int parse_time_conv(const char *val, void *field, char *err, size_t errn);
 static const struct cli_choice *export_formats(void);
+static int parse_timings(const char *val, void *field, char *err, size_t errn);
 
 static const struct cli_choice backends[] = {
     {"auto", "Intel PT where this machine and this ptcall support it, else soft"},
@@ -122,6 +136,7 @@ static const struct cli_choice sort_keys[] = {{"calls", NULL}, {"self", NULL}, {
                                               {NULL, NULL}};
 static const struct cli_choice table_formats[] = {{"table", NULL}, {"csv", NULL}, {"json", NULL},
                                                   {NULL, NULL}};
+static const struct cli_choice on_off[] = {{"off", NULL}, {"on", NULL}, {NULL, NULL}};
 static const struct cli_choice bys[] = {{"thread", NULL}, {"process", NULL}, {NULL, NULL}};
 static const struct cli_choice orders[] = {
     {"time", "the lines of all threads in time order (default for timed traces)"},
@@ -177,7 +192,19 @@ static const struct cli_opt opts[] = {
     {.name = "--pid", .metavar = "PID", .cmds = R, UINT(record.pid, 1, INT_MAX),
      .help = "pt: attach to the running process PID instead of running COMMAND"},
     {.name = "--module", .metavar = "PATH", .cmds = R, LIST(record.modules, 0),
-     .help = "pt: also trace this instrumented object (repeatable)"},
+     .help = "pt: also trace this instrumented object (repeatable). Both backends: --only "
+             "is checked against it too (a library the program dlopens)"},
+    {.name = "--only", .metavar = "GLOB", .cmds = R, LIST(record.only, PTC_SELECT_MAX),
+     .flags = CLI_O_NONEMPTY, .parse = check_one_line,
+     .help = "arm only the call sites of matching functions (repeatable; matched like "
+             "--function of report: name, name without C++ parameters, linkage name); the "
+             "others run untraced, at the untraced build's cost. A GLOB that matches no "
+             "function of the program, the instrumented libraries it links or a --module is "
+             "an error before it starts"},
+    {.name = "--skip", .metavar = "GLOB", .cmds = R, LIST(record.skip, PTC_SELECT_MAX),
+     .flags = CLI_O_NONEMPTY, .parse = check_one_line,
+     .help = "never arm matching functions (repeatable; wins over --only). The trace says "
+             "which functions were armed: the outputs show the others as not traced"},
     {.name = "--quiet", .alias = "-q", .cmds = R, FLAG(quiet),
      .help = "no notices or summary on stderr"},
 
@@ -302,6 +329,50 @@ static const struct cli_opt opts[] = {
 
     /* ptcall arm */
     {.name = "--off", .cmds = A, FLAG(arm.off), .help = "disarm the call sites again"},
+
+    /* ptcall bandwidth */
+    {.name = "--timing", .metavar = "LIST", .cmds = B, CUSTOM(bandwidth.timings, parse_timings),
+     .help = "the timing configurations to simulate, comma-separated or repeated: none, tsc, "
+             "mtc, cyc (default all four; mtc and cyc need a timed trace)"},
+    {.name = "--mtc-period", .metavar = "N", .cmds = B, UINT(bandwidth.mtc_period, 0, 15),
+     GIVEN(bandwidth.have_mtc_period),
+     .help = "an MTC every 2^N crystal ticks (perf mtc_period; default: the PT trace's, else 3)"},
+    {.name = "--cyc-threshold", .metavar = "N", .cmds = B, UINT(bandwidth.cyc_threshold, 0, 15),
+     GIVEN(bandwidth.have_cyc_threshold),
+     .help = "CYC only after 2^(N-1) cycles (perf cyc_thresh; default: the trace's, else 0: "
+             "before every eligible packet)"},
+    {.name = "--psb-period", .metavar = "BYTES", .cmds = B,
+     SIZE(bandwidth.psb_period, 256, 1u << 30), GIVEN(bandwidth.have_psb_period),
+     .help = "bytes between PSB+ (default: the PT trace's, else 16K, perf's psb_period=3)"},
+    {.name = "--ret-compression", .cmds = B, CHOICE(bandwidth.ret_compression, on_off),
+     .def = "off",
+     .help = "on: the stub's ret is compressed, TIP.PGD carries no IP; off (noretcomp, what "
+             "ptcall records with): TIP.PGD carries the return address"},
+    {.name = "--tsc-ratio", .metavar = "EBX:EAX", .cmds = B,
+     CUSTOM(bandwidth.tsc_ratio, parse_tsc_ratio), GIVEN(bandwidth.have_tsc_ratio),
+     .help = "TSC ticks per crystal tick, as CPUID.15H (default: the PT trace's, else 100:1, a "
+             "24 MHz crystal under a 2.4 GHz TSC)"},
+    {.name = "--only", .metavar = "GLOB", .cmds = B, LIST(bandwidth.only, 0),
+     .flags = CLI_O_NONEMPTY,
+     .help = "simulate tracing only matching functions (repeatable; matched like report's "
+             "--function): what `record --only` would write"},
+    {.name = "--drain", .metavar = "SIZE", .cmds = B, SIZE(bandwidth.drain, 1, UINT64_MAX),
+     .help = "bytes per second the recorder moves to storage (e.g. 500M): replays the byte "
+             "rate against --aux and reports what would be lost, when and where"},
+    {.name = "--aux", .metavar = "SIZE", .cmds = B, SIZE(bandwidth.aux, 4096, UINT64_MAX),
+     GIVEN(bandwidth.have_aux),
+     .help = "the buffer per stream for --drain (default: the PT trace's AUX size, else 4M)"},
+    {.name = "--callgrind", .metavar = "FILE", .cmds = B, STRING(bandwidth.callgrind),
+     .flags = CLI_O_NONEMPTY,
+     .help = "estimate full tracing from this callgrind output (valgrind --tool=callgrind "
+             "--collect-jumps=yes --dump-instr=yes) instead of running COMMAND"},
+    {.name = "--emit", .metavar = "DIR", .cmds = B, STRING(bandwidth.emit),
+     .flags = CLI_O_NONEMPTY,
+     .help = "also write each simulated stream with libipt's encoder to DIR/MODE-PID-TID.pt"},
+    {.name = "--top", .metavar = "N", .cmds = B, UINT(bandwidth.top, 0, UINT64_MAX), .def = "10",
+     .help = "functions listed (table; csv and json list all; 0 = all)"},
+    {.name = "--format", .cmds = B, CHOICE(format, table_formats), .def = "table",
+     .help = "table, csv or json (versioned, docs/bandwidth.md)"},
 
     /* ptcall help */
     {.name = "--markdown", .cmds = H, FLAG(help_cmd.markdown),
@@ -525,6 +596,16 @@ static int check_cpu_stream(const char *val, void *field, char *err, size_t errn
     return 0;
 }
 
+/* record --only/--skip: the runtime gets the globs one per line (PTCALL_ONLY/SKIP) */
+static int check_one_line(const char *val, void *field, char *err, size_t errn)
+{
+    (void)field;
+    if (!strchr(val, '\n'))
+        return 0;
+    snprintf(err, errn, "cannot hold a newline (no function name has one)");
+    return -1;
+}
+
 static int check_binary(const char *val, void *field, char *err, size_t errn)
 {
     (void)field;
@@ -550,29 +631,48 @@ static int check_binary(const char *val, void *field, char *err, size_t errn)
 }
 
 /* --stat LIST: adds each statistic once, in the order first given. */
+/* A comma-separated list of words of names (NULL-terminated) into v[0..*n), each once, in
+ * the order first given. 0, or -1 when a word is unknown or the list is malformed. */
+static int parse_words(const char *val, const char *const *names, int *v, int *n)
+{
+    const char *p = val;
+    while (*p) {
+        size_t len = strcspn(p, ",");
+        int k;
+        for (k = 0; names[k]; k++)
+            if (strlen(names[k]) == len && !strncmp(p, names[k], len))
+                break;
+        if (!names[k])
+            break;
+        int seen = 0;
+        for (int j = 0; j < *n; j++)
+            seen |= v[j] == k;
+        if (!seen)
+            v[(*n)++] = k;
+        p += len;
+        if (*p == ',' && *++p == 0)
+            break;
+    }
+    return *p || !*val || val[strlen(val) - 1] == ',' ? -1 : 0;
+}
+
 static int parse_stats(const char *val, void *field, char *err, size_t errn)
 {
     struct cli_stats *st = field;
-    const char *v = val;
-    while (*v) {
-        size_t len = strcspn(v, ",");
-        int k;
-        for (k = 0; runs_stat_names[k]; k++)
-            if (strlen(runs_stat_names[k]) == len && !strncmp(v, runs_stat_names[k], len))
-                break;
-        if (!runs_stat_names[k])
-            break;
-        int seen = 0;
-        for (int j = 0; j < st->n; j++)
-            seen |= st->v[j] == k;
-        if (!seen)
-            st->v[st->n++] = k;
-        v += len;
-        if (*v == ',' && *++v == 0)
-            break;
-    }
-    if (*v || !*val || val[strlen(val) - 1] == ',') {
+    if (parse_words(val, runs_stat_names, st->v, &st->n)) {
         snprintf(err, errn, "takes mean, min, max or stddev (comma-separated or repeated), not "
+                            "'%s'", val);
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_timings(const char *val, void *field, char *err, size_t errn)
+{
+    static const char *const names[] = {"none", "tsc", "mtc", "cyc", NULL};
+    struct cli_timings *t = field;
+    if (parse_words(val, names, t->v, &t->n)) {
+        snprintf(err, errn, "takes none, tsc, mtc or cyc (comma-separated or repeated), not "
                             "'%s'", val);
         return -1;
     }

@@ -30,6 +30,7 @@ enum cli_cmd {
     CMD_STAT,
     CMD_IMPORT,
     CMD_ARM,
+    CMD_BANDWIDTH,
     CMD_HELP,
     CMD_COUNT
 };
@@ -132,6 +133,7 @@ struct cli_values {
         uint64_t buffer;    /* 0: the backend's default */
         uint32_t pid;       /* 0: launch COMMAND */
         struct cli_list modules;
+        struct cli_list only, skip; /* --only / --skip GLOB: the functions to arm */
     } record;
     struct {
         const char *meta;
@@ -170,6 +172,18 @@ struct cli_values {
     struct {
         int off;
     } arm;
+    struct {
+        struct cli_timings { int v[4]; int n; } timings; /* --timing, in the order given */
+        uint8_t mtc_period, cyc_threshold;
+        int have_mtc_period, have_cyc_threshold, have_psb_period, have_aux;
+        uint64_t psb_period, drain, aux;
+        int ret_compression;        /* off, on */
+        uint32_t tsc_ratio[2];      /* EBX, EAX: TSC ticks per crystal tick */
+        int have_tsc_ratio;
+        struct cli_list only;
+        const char *emit, *callgrind;
+        uint64_t top;
+    } bandwidth;
     struct {
         int markdown, readme, check;
     } help_cmd;

@@ -13,6 +13,7 @@ static int (*const runs[CMD_COUNT])(int argc, char **argv) = {
     [CMD_RECORD] = cmd_record, [CMD_REPORT] = cmd_report, [CMD_DIFF] = cmd_diff,
     [CMD_CALLS] = cmd_calls,   [CMD_GRAPH] = cmd_graph,   [CMD_STAT] = cmd_stat,
     [CMD_IMPORT] = cmd_import, [CMD_EXPORT] = cmd_export, [CMD_ARM] = cmd_arm,
+    [CMD_BANDWIDTH] = cmd_bandwidth,
     [CMD_HELP] = cmd_help,
 };
 

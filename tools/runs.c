@@ -265,6 +265,7 @@ void runs_agg_free(struct runs_agg *g)
         free(g->run[i].damage_msg);
         free(g->run[i].lossy_threads);
         free(g->run[i].skipped);
+        free(g->run[i].selection);
     }
     free(g->fn);
     free(g->slot);
@@ -497,6 +498,14 @@ static int fold(struct runs_agg *g, const struct runs_opts *o, struct ptc_sessio
         struct runs_fn *f = intern(g, ptc_session_func(s, id));
         if (!f)
             return oom(o->cmd);
+        if (!ptc_session_func_traced(s, id)) {
+            /* not armed in this run: its 0 calls mean "not known" */
+            if (f->untraced_mark != run_no) {
+                f->untraced_mark = run_no;
+                f->untraced_runs++;
+            }
+            continue;
+        }
         struct ptc_func_stats st;
         ptc_session_func_stats(s, id, &st);
         if (!st.calls && !st.total) /* in the module table but never called */
@@ -586,6 +595,14 @@ int runs_agg_add_file(struct runs_agg *g, const struct runs_opts *o, const char 
             return oom(o->cmd);
         }
     }
+    struct ptc_selection sel;
+    ptc_session_selection(s, &sel);
+    if (sel.selected && !(r->selection = strdup(sel.spec))) {
+        ptc_session_free(s);
+        return oom(o->cmd);
+    }
+    r->sel_traced = sel.traced;
+    r->sel_funcs = sel.funcs;
     rc = fold(g, o, s, r);
     /* the session goes at once: memory holds one run's decoder state at a time */
     ptc_session_free(s);
@@ -610,18 +627,19 @@ static double sqrt_pos(double x)
 
 double runs_fn_stat(const struct runs_agg *g, const struct runs_fn *f, int m, int st)
 {
-    double n = (double)g->nread, k = (double)f->runs;
-    if (!f->runs || !g->nread)
+    size_t traced = g->nread - f->untraced_runs; /* the runs that could see it */
+    double n = (double)traced, k = (double)f->runs;
+    if (!f->runs || !traced)
         return 0;
     switch (st) {
     case RUNS_STAT_MIN:
-        return f->runs < g->nread ? 0 : (double)f->min[m];
+        return f->runs < traced ? 0 : (double)f->min[m];
     case RUNS_STAT_MAX:
         return (double)f->max[m];
     case RUNS_STAT_MEAN:
         return (double)f->sum[m] / n;
     case RUNS_STAT_STDDEV: {
-        if (g->nread < 2)
+        if (traced < 2)
             return 0;
         /* Chan et al.'s merge of the runs that had the function (k values, mean, m2) with
          * n - k zeros (mean 0, m2 0) */
@@ -650,6 +668,14 @@ size_t runs_agg_count_lossy(const struct runs_agg *g)
     size_t n = 0;
     for (size_t i = 0; i < g->nrun; i++)
         n += !g->run[i].skipped && runs_run_lossy(&g->run[i]);
+    return n;
+}
+
+size_t runs_agg_count_selective(const struct runs_agg *g)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < g->nrun; i++)
+        n += !g->run[i].skipped && g->run[i].selection;
     return n;
 }
 
@@ -705,5 +731,10 @@ void runs_json_run(FILE *f, const struct runs_run *r)
         cli_json_str(f, r->damage_msg);
     else
         fprintf(f, "null");
+    if (r->selection) { /* only then: the runs of untouched traces read as before */
+        fprintf(f, ", \"selection\": {\"spec\": ");
+        cli_json_str(f, r->selection);
+        fprintf(f, ", \"traced\": %u, \"functions\": %u}", r->sel_traced, r->sel_funcs);
+    }
     fprintf(f, "}");
 }

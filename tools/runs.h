@@ -41,6 +41,9 @@ struct runs_fn {
     uint64_t sum[RUNS_NMEAS]; /* over all runs */
     uint32_t runs;            /* runs in which it was called */
     uint32_t lossy_runs;      /* ... of which were lossy, damaged or incomplete */
+    uint32_t untraced_runs;   /* runs that did not trace it (record --only/--skip): they
+                                 count in no statistic, not even as 0 */
+    size_t untraced_mark;     /* run number + 1 last counted in untraced_runs */
     /* Welford's running mean and sum of squared deviations, min and max, over the runs
      * in which it was called; runs without it are added as zeros by runs_fn_stat(). */
     double mean[RUNS_NMEAS], m2[RUNS_NMEAS];
@@ -58,6 +61,9 @@ struct runs_run {
     char *damage_msg;     /* salvaged: what was lost, else NULL */
     char *lossy_threads;  /* "pid/tid, ..." of threads whose figures are lower bounds */
     char *skipped;        /* --salvage: why nothing of the file could be read; NULL if read */
+    char *selection;      /* record --only/--skip of the run (ptc_selection.spec), NULL if
+                             it traced every function */
+    uint32_t sel_traced, sel_funcs; /* with a selection: functions traced, of all */
 };
 /* The run's figures are lower bounds (gaps, losses, salvaged damage) or it was cut short
  * (no RECORD_END). */
@@ -108,11 +114,14 @@ void runs_agg_free(struct runs_agg *g);
 int runs_agg_add_file(struct runs_agg *g, const struct runs_opts *o, const char *path);
 /* The function with f's key in g, or NULL. */
 const struct runs_fn *runs_agg_find(const struct runs_agg *g, const struct runs_fn *f);
-/* Statistic st of measure m over g's nread runs, a run without the function counting as
- * 0. stddev is the sample standard deviation (divisor runs - 1; 0 for one run). */
+/* Statistic st of measure m over g's nread runs that traced the function, a run without
+ * the function counting as 0. stddev is the sample standard deviation (divisor runs - 1; 0
+ * for one run). */
 double runs_fn_stat(const struct runs_agg *g, const struct runs_fn *f, int m, int st);
 /* Sum of a counter of ptc_totals over the runs read (offsetof a uint64_t field). */
 uint64_t runs_agg_sum(const struct runs_agg *g, size_t field_offset);
+/* Runs read that traced only some functions (record --only/--skip). */
+size_t runs_agg_count_selective(const struct runs_agg *g);
 /* Runs read that are lossy / not complete. */
 size_t runs_agg_count_lossy(const struct runs_agg *g);
 size_t runs_agg_count_incomplete(const struct runs_agg *g);

@@ -76,7 +76,8 @@ static int emit(struct ptc_pt_front *f, uint32_t pid, uint32_t tid, int known,
         if (r)
             return r;
     }
-    struct ptc_ev ev = {.has_time = it->has_time, .tsc = it->tsc};
+    struct ptc_ev ev = {.has_time = it->has_time, .tsc = it->tsc,
+                        .size = (uint16_t)it->reserved2};
     if (it->kind == PTC_PT_ITEM_HIT) {
         uint32_t id;
         if (!f->sink.lookup || f->sink.lookup(f->sink.ctx, pid, it->ip, &id) < 0) {
@@ -180,6 +181,10 @@ static int feed_upto(struct ptc_pt_front *f, struct stream *s, uint64_t limit, u
         }
         uint32_t p = pid, t = tid;
         int known = 1;
+        /* the event's size: stream bytes since the previous item */
+        uint64_t d = it.off >= s->last_item_off ? it.off - s->last_item_off : 0;
+        it.reserved2 = (uint32_t)(d < 65535 ? d : 65535);
+        s->last_item_off = it.off;
         if (p == UINT32_MAX)
             known = owner_by_time(f, s, &it, &p, &t);
         if ((r = emit(f, p, t, known, &it)))

@@ -70,6 +70,7 @@ struct stream {
     int skip_checked;           /* per-thread streams: the start was checked for a skip */
     struct ptc_pt_item peek;
     int have_peek;
+    uint64_t last_item_off;     /* stream position of the last item fed (event sizes) */
     uint64_t aux_chunks, sb_bytes, sb_records;
     struct ptc_pt_pktstat pk;
 };

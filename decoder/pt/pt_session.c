@@ -37,7 +37,34 @@ void ptc_pt_sink_session(struct ptc_pt_sink *sink, struct ptc_session *s)
 /* ptc_pt_attach (decode.h): the CLI calls it on every session it creates. */
 struct attach_ctx {
     struct ptc_pt_front *f;
+    struct ptc_pt_measured *measured;
 };
+
+/* what the streams held, for ptc_pt_attach_measured(), before the front-end goes */
+static void measure(struct attach_ctx *a)
+{
+    struct ptc_pt_measured *m = a->measured;
+    const struct ptc_pt_config *c = ptc_pt_front_config(a->f);
+    m->have_config = c != NULL;
+    if (c)
+        m->config = *c;
+    const struct ptc_pt_cpu_stats *cs;
+    m->streams = ptc_pt_front_cpus(a->f, &cs);
+    for (size_t i = 0; i < m->streams; i++) {
+        struct ptc_pt_pktstat ps;
+        memset(&ps, 0, sizeof(ps));
+        ptc_pt_front_packets(a->f, i, &ps);
+        for (int k = 0; k < PTC_PT_NPKT; k++) {
+            m->packets.count[k] += ps.count[k];
+            m->packets.bytes[k] += ps.bytes[k];
+        }
+        m->packets.errors += ps.errors;
+        m->packets.unsynced_bytes += ps.unsynced_bytes;
+        m->bytes += cs[i].s.bytes;
+        m->hits += cs[i].s.hits;
+    }
+    m->done = 1;
+}
 
 static int h_chunk(void *ctx, struct ptc_session *s, const struct ptc_chunk_header *h,
                    const void *payload)
@@ -56,6 +83,8 @@ static int h_finish(void *ctx, struct ptc_session *s)
     if (!a->f)
         return 0;
     int r = ptc_pt_front_finish(a->f);
+    if (a->measured)
+        measure(a);
     ptc_pt_front_free(a->f);
     a->f = NULL;
     free(a);
@@ -64,7 +93,9 @@ static int h_finish(void *ctx, struct ptc_session *s)
     return 0;
 }
 
-int ptc_pt_attach(struct ptc_session *s)
+int ptc_pt_attach(struct ptc_session *s) { return ptc_pt_attach_measured(s, NULL); }
+
+int ptc_pt_attach_measured(struct ptc_session *s, struct ptc_pt_measured *out)
 {
     struct ptc_pt_sink sink;
     ptc_pt_sink_session(&sink, s);
@@ -79,7 +110,11 @@ int ptc_pt_attach(struct ptc_session *s)
         free(a);
         return -PTC_E_NOMEM;
     }
-    ptc_pt_front_set_packet_stats(a->f, 0); /* only `ptcall stat` shows them */
+    /* only `ptcall stat` and `bandwidth` show them */
+    ptc_pt_front_set_packet_stats(a->f, out != NULL);
+    if (out)
+        memset(out, 0, sizeof(*out));
+    a->measured = out;
     /* streams decoded side by side: opt-in, it showed no gain yet (docs/pt.md) */
     const char *t = getenv("PTCALL_PT_THREADS");
     long n = t ? strtol(t, NULL, 10) : 1;

@@ -159,7 +159,7 @@ struct ptc_pt_item {
     uint8_t has_time;
     uint8_t why;             /* gaps: enum ptc_pt_gap_reason */
     uint8_t reserved;
-    uint32_t reserved2;
+    uint32_t reserved2;      /* feed: the item's size, bytes since its stream's previous item */
     uint64_t ip;
     uint64_t tsc;
     uint64_t off;
@@ -274,6 +274,17 @@ int ptc_pt_count_packets(const uint8_t *buf, size_t len, struct ptc_pt_pktstat *
 const char *ptc_pt_packet_name(int type);
 
 /* ---- front-end (layer 3) ------------------------------------------------------------- */
+
+/* ptc_pt_attach() that also counts the packets of every stream by type (a libipt packet
+ * decode of every byte) and, when the session's input ends, fills *out (done = 1). */
+struct ptc_pt_measured {
+    int done, have_config;
+    struct ptc_pt_config config;
+    struct ptc_pt_pktstat packets;
+    uint64_t streams, bytes, hits;
+};
+struct ptc_session;
+int ptc_pt_attach_measured(struct ptc_session *s, struct ptc_pt_measured *out);
 
 struct ptc_pt_sink {
     void *ctx;

@@ -16,8 +16,9 @@
 
 #define PTC_FILE_MAGIC "PTCALLTR" /* 8 bytes, no NUL */
 #define PTC_VERSION_MAJOR 1u      /* readers reject a different major */
-#define PTC_VERSION_MINOR 1u      /* readers accept any minor: new chunks are optional
-                                     (1: MODULE stub kind PTC_STUB_CALL) */
+#define PTC_VERSION_MINOR 2u      /* readers accept any minor: new chunks are optional
+                                     (1: MODULE stub kind PTC_STUB_CALL;
+                                      2: the optional MODULE_ARMED chunk) */
 
 struct ptc_file_header {
     char magic[8];          /* PTC_FILE_MAGIC */
@@ -62,6 +63,7 @@ enum ptc_chunk_type {
     PTC_CHUNK_LOSS = 8,          /* struct ptc_loss: data lost outside an event stream */
     PTC_CHUNK_PROCESS_END = 9,   /* struct ptc_process_end */
     PTC_CHUNK_RECORD_END = 10,   /* pid 0: struct ptc_record_end */
+    PTC_CHUNK_MODULE_ARMED = 11, /* OPTIONAL (minor 2): struct ptc_module_armed */
     /* 32..63 are Intel PT chunks (docs/trace-format.md, "Intel PT chunks") */
     PTC_CHUNK_PT_FIRST = 32,
     PTC_CHUNK_PT_LAST = 63,
@@ -134,6 +136,20 @@ struct ptc_module_func {
     uint32_t linkage_name;
     uint32_t file;
     uint32_t line;
+};
+
+/* Which functions of a module had their call sites armed (minor 2; written with
+ * PTC_CHUNK_F_OPTIONAL, right after the MODULE chunk it qualifies, when `ptcall record
+ * --only/--skip` chose what to trace). A function whose bit is clear was not traced: it may
+ * have run any number of times. A module without this chunk had every function armed. */
+struct ptc_module_armed {
+    uint32_t module_id;     /* the process's MODULE chunk of this id, announced before */
+    uint32_t num_funcs;     /* that MODULE chunk's num_funcs */
+    uint32_t num_armed;     /* bits set below */
+    uint32_t spec_size;     /* bytes of the selection text, its NUL included */
+    /* then uint8_t armed[(num_funcs + 7) / 8]: bit (i % 8) of byte i / 8 set = function i
+     * (of the MODULE chunk's function table) was armed; then the selection as given,
+     * NUL-terminated, e.g. "--only 'a*' --skip 'ab*'" */
 };
 
 struct ptc_module_unload {

@@ -13,6 +13,7 @@
 
 #include "ptc_pt_rec.h"
 #include "ptc_map_read.h"
+#include "ptc_select.h"
 #include "ptcall/map_format.h"
 
 int ptc_pt_elf_sections(const char *path, struct ptc_pt_elf_sections *s, char *why,
@@ -97,15 +98,13 @@ int ptc_pt_filter_string(struct ptc_pt_module_req *mods, int n, int max_ranges, 
     return used;
 }
 
-long ptc_pt_build_module(const char *path, const struct ptc_pt_elf_sections *sec, uint64_t bias,
-                         uint32_t module_id, uint32_t first_stub_id, void **out,
-                         uint32_t *num_stubs, char *why, size_t why_size)
+void *ptc_pt_read_map(const char *path, const struct ptc_pt_elf_sections *sec, char *why,
+                      size_t why_size)
 {
-    *out = NULL;
     if (!sec->has_stubs || !sec->has_map) {
         snprintf(why, why_size, "%s has no %s section: it was not built with ptcall-cc", path,
                  sec->has_stubs ? "ptcall_map" : "ptcall_stubs");
-        return -1;
+        return NULL;
     }
     uint8_t *map = malloc(sec->map_size ? sec->map_size : 1);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -116,9 +115,20 @@ long ptc_pt_build_module(const char *path, const struct ptc_pt_elf_sections *sec
         free(map);
         if (fd >= 0)
             close(fd);
-        return -1;
+        return NULL;
     }
     close(fd);
+    return map;
+}
+
+long ptc_pt_build_module(const char *path, const struct ptc_pt_elf_sections *sec, uint64_t bias,
+                         uint32_t module_id, uint32_t first_stub_id, void **out,
+                         uint32_t *num_stubs, char *why, size_t why_size)
+{
+    *out = NULL;
+    uint8_t *map = ptc_pt_read_map(path, sec, why, why_size);
+    if (!map)
+        return -1;
     struct ptc_map_summary s;
     size_t bad = 0;
     uint64_t start = sec->stubs_addr + bias, end = start + sec->stubs_size;
@@ -146,5 +156,36 @@ long ptc_pt_build_module(const char *path, const struct ptc_pt_elf_sections *sec
     }
     *out = buf;
     *num_stubs = s.num_stubs;
+    return n;
+}
+
+long ptc_pt_build_armed(const char *path, const struct ptc_pt_elf_sections *sec, uint64_t bias,
+                        uint32_t module_id, struct ptc_select *sel, const char *spec,
+                        void **out, char *why, size_t why_size)
+{
+    *out = NULL;
+    uint8_t *map = ptc_pt_read_map(path, sec, why, why_size);
+    if (!map)
+        return -1;
+    struct ptc_map_summary s;
+    uint64_t start = sec->stubs_addr + bias, end = start + sec->stubs_size;
+    void *buf = NULL;
+    long n = ptc_map_scan(map, sec->map_size, sec->map_addr + bias, start, end, &s, NULL);
+    if (n == 0) {
+        size_t sz = ptc_select_armed_size(&s, spec);
+        buf = malloc(sz);
+        /* the hardware sees every stub that runs: units armed whole count whole */
+        n = !buf ? PTC_MAP_E_BUFFER
+                 : ptc_select_build_armed(sel, map, sec->map_size, sec->map_addr + bias, &s,
+                                          module_id, PTC_SELECT_WHOLE_UNITS, spec, buf, sz);
+    }
+    free(map);
+    if (n <= 0) {
+        snprintf(why, why_size, "%s: cannot say which of its functions are armed (%s)", path,
+                 n == PTC_MAP_E_BUFFER && !buf ? "out of memory" : ptc_map_strerror((int)n));
+        free(buf);
+        return -1;
+    }
+    *out = buf;
     return n;
 }

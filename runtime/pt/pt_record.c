@@ -26,6 +26,7 @@
 #include "ptc_chunk_write.h"
 #include "ptc_map_read.h"
 #include "ptc_pt_rec.h"
+#include "ptc_select.h"
 #include "ptcall/trace_format_pt.h"
 
 const char *ptc_pt_advice(const char *what, int err)
@@ -116,6 +117,8 @@ struct rec {
     char filter[8192];
     char checked[64][256]; /* executables already looked at for a ptcall_stubs section */
     int nchecked;
+    struct ptc_select sel; /* --only / --skip: what the runtime arms */
+    char sel_spec[1024];
 };
 
 static volatile sig_atomic_t snapshot_req, stop_req;
@@ -169,6 +172,27 @@ static struct rproc *proc_of(struct rec *r, uint32_t pid)
     return p;
 }
 
+/* With --only/--skip: the MODULE_ARMED chunk of module m of process pid (its MODULE chunk
+ * was just written), computed from the file as the runtime arms it. */
+static void write_armed(struct rec *r, uint32_t pid, const struct ptc_pt_module_req *m,
+                        uint64_t bias, uint32_t module_id)
+{
+    if (!ptc_select_active(&r->sel))
+        return;
+    void *buf = NULL;
+    char why[512];
+    long n = ptc_pt_build_armed(m->path, &m->sec, bias, module_id, &r->sel, r->sel_spec, &buf,
+                                why, sizeof(why));
+    if (n < 0) {
+        fprintf(stderr, "ptcall record: %s; the trace will not say which of its functions "
+                        "were left out\n", why);
+        return;
+    }
+    struct iovec iov = {buf, (size_t)n};
+    chunk_flags(r, PTC_CHUNK_MODULE_ARMED, PTC_CHUNK_F_OPTIONAL, pid, 0, &iov, 1);
+    free(buf);
+}
+
 /* An executable mapping of an instrumented module appeared in process pid: write its
  * MODULE chunk (map read from the file, run-time addresses from the mapping). */
 static void on_mmap2(struct rec *r, uint32_t pid, uint64_t addr, uint64_t len, uint64_t pgoff,
@@ -208,6 +232,7 @@ static void on_mmap2(struct rec *r, uint32_t pid, uint64_t addr, uint64_t len, u
                                   .stubs_end = m->sec.stubs_addr + bias + m->sec.stubs_size};
         struct iovec iv2 = {&st, sizeof(st)};
         chunk(r, PTC_CHUNK_PT_STUBS, pid, 0, &iv2, 1);
+        write_armed(r, pid, m, bias, p->next_module);
         p->next_module++;
         p->next_stub += nst;
         free(buf);
@@ -478,6 +503,16 @@ int record_pt(const struct record_options *o, int *wait_status)
     struct rec *r = &R;
     r->o = o;
     r->quiet = o->quiet;
+    if (o->num_only > PTC_SELECT_MAX || o->num_skip > PTC_SELECT_MAX) {
+        fprintf(stderr, "ptcall record: at most %d --only and %d --skip globs\n", PTC_SELECT_MAX,
+                PTC_SELECT_MAX);
+        return -1;
+    }
+    for (int i = 0; i < o->num_only; i++)
+        r->sel.only[r->sel.nonly++] = o->only[i];
+    for (int i = 0; i < o->num_skip; i++)
+        r->sel.skip[r->sel.nskip++] = o->skip[i];
+    ptc_select_describe(&r->sel, r->sel_spec, sizeof(r->sel_spec));
     if (ptc_pt_pmu_read(ptc_pt_sysfs_root(), &pmu, why, sizeof(why))) {
         fprintf(stderr, "ptcall record: %s\n", why);
         return -1;

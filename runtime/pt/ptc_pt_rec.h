@@ -103,6 +103,20 @@ long ptc_pt_build_module(const char *path, const struct ptc_pt_elf_sections *sec
                          uint32_t module_id, uint32_t first_stub_id, void **out,
                          uint32_t *num_stubs, char *why, size_t why_size);
 
+/* The ptcall_map section of an instrumented file (malloc'ed, sec->map_size bytes), or NULL
+ * with the reason. */
+void *ptc_pt_read_map(const char *path, const struct ptc_pt_elf_sections *sec, char *why,
+                      size_t why_size);
+
+/* The PTC_CHUNK_MODULE_ARMED payload of that file for selection sel (record's --only/--skip,
+ * spec its text): which functions the runtime armed. Units armed whole (ungated or gated v2,
+ * whose functions cannot be chosen one by one) count as armed. Returns the payload size
+ * (malloc'ed in *out) or -1 with the reason. */
+struct ptc_select;
+long ptc_pt_build_armed(const char *path, const struct ptc_pt_elf_sections *sec, uint64_t bias,
+                        uint32_t module_id, struct ptc_select *sel, const char *spec,
+                        void **out, char *why, size_t why_size);
+
 /* ---- ring buffers -------------------------------------------------------------------- */
 
 /* The consumer side of one AUX area. pc is the mmapped control page, base the AUX mapping. */

@@ -20,8 +20,12 @@ struct record_options {
     enum record_timing timing;  /* pt: --timing */
     int snapshot;               /* pt: --snapshot */
     int attach_pid;             /* pt: --pid PID (0 = launch argv) */
-    const char **modules;       /* pt: --module PATH, repeatable */
+    const char **modules;       /* pt: --module PATH, repeatable (also checked by --only) */
     int num_modules;
+    const char **only;          /* --only GLOB, repeatable: arm only the matching functions */
+    int num_only;
+    const char **skip;          /* --skip GLOB, repeatable: never arm these (wins over only) */
+    int num_skip;
     char **argv;                /* the command, NULL-terminated */
     int quiet;                  /* -q: no notices on stderr */
 };
@@ -32,6 +36,18 @@ struct record_options {
  * an error that says what to do. */
 int pt_available(char *why, size_t why_size) __attribute__((weak));
 int record_pt(const struct record_options *opts, int *wait_status) __attribute__((weak));
+
+/* Implemented with the Intel PT recorder (runtime/pt/pt_select.c, which reads ELF files):
+ * checks record's --only globs before the command starts, against the functions of the
+ * executable exe, of the instrumented libraries it names in DT_NEEDED (found through its
+ * RUNPATH/RPATH, LD_LIBRARY_PATH and the system directories; not their own dependencies) and
+ * of every --module PATH. Returns 0 when each glob matches one of them, 1 when none of these
+ * objects has a ptcall_map section (nothing to check against; the runtime warns at exit
+ * instead), or -1 after printing an error that names the glob, the objects, how many
+ * functions they have and where to see their names. Libraries the program dlopens are not
+ * seen (name them with --module). */
+int record_check_select(const struct record_options *opts, const char *exe)
+    __attribute__((weak));
 
 /* Implemented with the Intel PT recorder (runtime/pt/pt_arm.c): arms (on) or disarms the
  * gated call sites of every instrumented module mapped in process pid by writing its unit

@@ -22,7 +22,8 @@ FILTERS = ["--pid", "--tid", "--function", "--exclude", "--max-depth", "--time",
            "--min-duration"]
 OPTIONS = {
     "record": ["-o", "--output", "--backend", "--no-timestamps", "--leaf-exits", "--drop",
-               "--buffer", "--timing", "--snapshot", "--pid", "--module", "-q", "--quiet"],
+               "--buffer", "--timing", "--snapshot", "--pid", "--module", "--only", "--skip",
+               "-q", "--quiet"],
     "report": ["--top", "--sort", "--format", "--meta", "--stat", "--allow-different",
                "--threads", "--salvage", "--by", "--paths", "--min-share", "--min-calls"]
               + FILTERS,
@@ -133,6 +134,9 @@ def main():
     usage_error(["record", "--buffer=1K", "--", "/bin/true"], "--buffer")
     usage_error(["record", "--backend", "warp", "--", "/bin/true"], "--backend", "auto")
     usage_error(["record", "--pid", "0"], "--pid")
+    usage_error(["record", "--only", "", "--", "/bin/true"], "--only", "non-empty")
+    usage_error(["record", "--skip", "a\nb", "--", "/bin/true"], "--skip", "newline")
+    usage_error(["record", "--pid", "1", "--only", "a*"], "--only", "--pid")
     usage_error(["graph", "good.ptc", "--min-share", "101"], "--min-share", "0 to 100")
     usage_error(["graph", "good.ptc", "--min-share", "-1"], "--min-share")
     usage_error(["report", "good.ptc", "--paths", "--min-share", "nan"], "--min-share")

@@ -457,6 +457,89 @@ static void test_bad_stub_and_unknown_required(void)
     ptc_session_free(s);
 }
 
+/* A MODULE_ARMED chunk of process pid for module 0 (NF functions): armed bit set,
+ * num_armed as given (the bits' count when -1), the selection text. */
+static void armed_chunk(struct tw *w, uint32_t pid, uint8_t bits, int num_armed, const char *spec)
+{
+    uint8_t buf[sizeof(struct ptc_module_armed) + 1 + 64];
+    struct ptc_module_armed h = {.module_id = 0, .num_funcs = NF,
+                                 .num_armed = num_armed >= 0 ? (uint32_t)num_armed
+                                                             : (uint32_t)__builtin_popcount(bits),
+                                 .spec_size = (uint32_t)strlen(spec) + 1};
+    memcpy(buf, &h, sizeof(h));
+    buf[sizeof(h)] = bits;
+    memcpy(buf + sizeof(h) + 1, spec, h.spec_size);
+    tw_raw_chunk(w, PTC_CHUNK_MODULE_ARMED, PTC_CHUNK_F_OPTIONAL, pid, 0, buf,
+                 (uint32_t)(sizeof(h) + 1 + h.spec_size));
+}
+
+static void check_armed(struct ptc_session *s)
+{
+    struct ptc_selection sel;
+    ptc_session_selection(s, &sel);
+    CHECK_EQ(sel.selected, 1);
+    CHECK_STR(sel.spec, "--only 'main' --only 'a' --only 'b'");
+    CHECK_EQ(sel.funcs, NF);
+    CHECK_EQ(sel.traced, 3); /* b: left out by pid 100, armed by pid 101 */
+    CHECK_EQ(ptc_session_func_traced(s, MAIN), 1);
+    CHECK_EQ(ptc_session_func_traced(s, A), 1);
+    CHECK_EQ(ptc_session_func_traced(s, B), 1);
+    CHECK_EQ(ptc_session_func_traced(s, C), 0);
+    CHECK_EQ(ptc_session_func_traced(s, NF), 0); /* no such function */
+    CHECK_EQ(fs(s, A).calls, 3);
+    CHECK_EQ(fs(s, C).calls, 0);
+}
+
+/* Record-time selection: MODULE_ARMED says which functions were armed; a function is traced
+ * unless every module listing it left it out; traces without the chunk traced everything;
+ * the chunk must name a module announced before it, with its number of functions. */
+static void test_armed(void)
+{
+    const char *spec = "--only 'main' --only 'a' --only 'b'";
+    struct tw *w = begin("armed", 1);
+    armed_chunk(w, 100, 1u << MAIN | 1u << A, -1, spec);
+    tw_process(w, 101, PTC_PROC_START, 1, 0, "/bin/prog");
+    tw_module(w, 101, 0, 0, 0x400000, "/bin/prog", NAMES, NF);
+    armed_chunk(w, 101, 1u << B, -1, spec);
+    struct tw_stream *st = tw_stream(w, 100, 100, 1, 2);
+    HITS(st, {TW_E(MAIN), 0}, {TW_E(A), 1}, {TW_X(A), 2}, {TW_E(A), 3}, {TW_X(A), 4},
+         {TW_X(MAIN), 5});
+    tw_stream_free(st);
+    st = tw_stream(w, 100, 101, 1, 2); /* a second thread: the parallel driver can split */
+    HITS(st, {TW_E(A), 6}, {TW_X(A), 7});
+    tw_stream_free(st);
+    tw_process_end(w, 101, 0);
+    end_trace(w);
+    struct ptc_session *s = decode("armed", 0);
+    check_armed(s);
+    ptc_session_free(s);
+    s = ptc_session_new(); /* the parallel driver reads the process-level chunks in every worker */
+    CHECK_EQ(ptc_decode_file_threads(s, path_for("armed"), 0, 2), 0);
+    CHECK_EQ(ptc_session_decode_threads(s), 2);
+    check_armed(s);
+    ptc_session_free(s);
+
+    s = decode("badstub", 0); /* no MODULE_ARMED: every function traced */
+    struct ptc_selection sel;
+    ptc_session_selection(s, &sel);
+    CHECK(!sel.selected && sel.traced == sel.funcs && !strcmp(sel.spec, ""));
+    ptc_session_free(s);
+
+    w = tw_open(path_for("armed-first"), PTC_BACKEND_SOFT, 0);
+    tw_process(w, 100, PTC_PROC_START, 1, 0, "/bin/prog");
+    armed_chunk(w, 100, 1, -1, spec); /* before its MODULE chunk */
+    end_trace(w);
+    s = decode("armed-first", -PTC_E_CORRUPT);
+    CHECK(strstr(ptc_session_errmsg(s), "did not announce") != NULL);
+    ptc_session_free(s);
+    w = begin("armed-count", 0);
+    armed_chunk(w, 100, 3, 1, spec); /* two bits, one said */
+    end_trace(w);
+    s = decode("armed-count", -PTC_E_CORRUPT);
+    CHECK(strstr(ptc_session_errmsg(s), "1 functions said armed, 2 bits set") != NULL);
+    ptc_session_free(s);
+}
+
 static void test_exec_and_lookup(void)
 {
     struct tw *w = begin("exec", 1);
@@ -577,6 +660,7 @@ int main(void)
     test_whole_calls();
     test_bad_stub_and_unknown_required();
     test_exec_and_lookup();
+    test_armed();
     test_direct_feed();
     char cmd[300];
     snprintf(cmd, sizeof(cmd), "%s", getenv("KEEP") ? "true" : "rm -rf"); strcat(cmd, " "); strcat(cmd, tmpdir);

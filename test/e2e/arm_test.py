@@ -12,6 +12,9 @@ every unit's `__ptcall_soft_slot` (found with nm):
                             and the trace holds every call
   untraced + `ptcall arm PID`        every sled armed; then `ptcall arm --off PID`: every sled
                                      the nop again
+  PTCALL_BACKEND=pt + PTCALL_ONLY / PTCALL_SKIP (`ptcall record --backend pt --only/--skip`)
+                            only the chosen functions' sleds call their stubs, the others stay
+                            nops (so under Intel PT they never enter the stub section)
 The program's output must be the same in all states. `ptcall arm` refuses a missing pid, a
 process with no instrumented code and bad arguments with one-line errors.
 """
@@ -53,6 +56,21 @@ def sled_offsets(path):
                      addr + 8 * i + 4 + struct.unpack_from("<i", data, 8 * i + 4)[0])
                     for i in range(size // 8)]
     sys.exit("FAIL: %s has no ptcall_sites section" % path)
+
+
+def funcs_at(path, sites):
+    """The function (symbol table) holding each sled: the pass puts a function's sleds, ret
+    sleds too, inside its body."""
+    syms = []
+    for line in run(["nm", "--defined-only", "-S", path]).splitlines():
+        f = line.split()
+        if len(f) == 4 and f[2] in "tT":
+            syms.append((int(f[0], 16), int(f[1], 16), f[3]))
+    out = []
+    for site, _ in sites:
+        hit = [n for a, sz, n in syms if a <= site < a + sz]
+        out.append(hit[0] if hit else "?")
+    return out
 
 
 def load_base(pid, path):
@@ -155,6 +173,20 @@ def main():
         (vals, sleds), outputs[name] = probe([exe], dict(env, **extra), objs)
         if sleds != CALLS:
             failures.append("%s: sleds %s, want every one calling its stub" % (extra, sleds))
+    # a selection: only the chosen functions' sleds are armed, for Intel PT as for soft
+    sled_funcs = funcs_at(exe, objs[0][2]) + funcs_at(lib, objs[1][2])
+    if "?" in sled_funcs:
+        failures.append("sleds outside any function: %s" % sled_funcs)
+    for sel, chosen in (({"PTCALL_ONLY": "arm_lib\narm_unit*"}, {"arm_lib", "arm_unit2"}),
+                        ({"PTCALL_ONLY": "arm_*", "PTCALL_SKIP": "arm_main*"},
+                         {"arm_lib", "arm_unit2"}),
+                        ({"PTCALL_SKIP": "main"}, {"arm_lib", "arm_unit2", "arm_main_work"})):
+        want = ["call" if f in chosen else "nop" for f in sled_funcs]
+        for base in ({"PTCALL_BACKEND": "pt"}, {"PTCALL_ARM": "1"}):
+            (vals, sleds), outputs["pt-sel"] = probe([exe], dict(env, **base, **sel), objs)
+            if sleds != want:
+                failures.append("%s %s: sleds %s, want %s (functions %s)"
+                                % (base, sel, sleds, want, sled_funcs))
     trace = os.path.join(d, "arm.ptc")
     (vals, sleds), outputs["soft"] = probe(
         [ptcall, "record", "-q", "--backend", "soft", "-o", trace, "--", exe], env, objs)
@@ -185,8 +217,8 @@ def main():
     if failures:
         sys.exit("FAIL arm:\n" + "\n".join(failures))
     print("PASS arm: %d sleds: nops untraced, calls armed (PTCALL_ARM, backend pt, ptcall arm, "
-          "soft), nops again after arm --off; %d unit slots hold the handler when soft"
-          % (nsleds, nslots))
+          "soft), nops again after arm --off, only the chosen functions' with PTCALL_ONLY/SKIP; "
+          "%d unit slots hold the handler when soft" % (nsleds, nslots))
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ LIBS = {
     "decode_pt": ["decode", "common"],
     "pt_recorder": ["common"],
     "outputs": ["decode_pt", "decode", "common"],
+    "bandwidth": ["decode", "common"],
 }
 
 # Floors of the decoder core, bottom up: a file may call files of lower floors only.

@@ -317,8 +317,12 @@ def schemas(b):
         out("report-paths.schema.json", f"{base(t)}.paths.json", "report", t, "--paths", "--format", "json")
         out("report.schema.json", f"{base(t)}.by-thread.json", "report", t, "--by", "thread", "--format", "json")
         out("report.schema.json", f"{base(t)}.filtered.json", "report", t, "--max-depth", "2", "--format", "json")
+    for t in every:
+        out("bandwidth.schema.json", f"{base(t)}.bandwidth.json", "bandwidth", t, "--format", "json")
     for t in timed:
         out("chrome-trace.schema.json", f"{base(t)}.trace.json", "export", t, "--format", "chrome")
+        out("bandwidth.schema.json", f"{base(t)}.budget.json", "bandwidth", t, "--format", "json",
+            "--drain", "1M", "--aux", "4K", "--only", "*")
     # --meta objects, damage (salvaged), filters
     for t in (threads, untimed):
         meta = w(f"{base(t)}.meta.json")
@@ -402,6 +406,10 @@ def schemas(b):
            lambda d: next(e for e in d["traceEvents"] if e["ph"] == "B").pop("name"))
     broken("chrome-trace.schema.json", w("threads.trace.json"), "chrome-calls-as-number.json",
            lambda d: d["otherData"].update(calls=int(d["otherData"]["calls"])))
+    broken("bandwidth.schema.json", w("threads.bandwidth.json"), "bandwidth-mode-unknown.json",
+           lambda d: d["modes"][0].update(timing="pt"))
+    broken("bandwidth.schema.json", w("untimed.bandwidth.json"), "bandwidth-untimed-with-rate.json",
+           lambda d: d["modes"][0]["bytes_per_s"].update(mean=5.0))
     broken("events-jsonl.schema.json", w("threads.jsonl"), "jsonl-self-as-string.jsonl",
            lambda d: d.update(self=str(d["self"])), lines=True)
     broken("events-jsonl.schema.json", w("untimed.jsonl"), "jsonl-untimed-with-start.jsonl",

@@ -74,6 +74,7 @@ struct cpu {
     size_t cap;
     struct pt_encoder *enc;
     int started;
+    int need_mode;         /* hw_exact: the next TIP.PGE needs a MODE.Exec */
     uint64_t last_psb;
     uint64_t hw_ip;        /* hardware last IP */
     int in_region;
@@ -241,9 +242,23 @@ static uint64_t dec_update(uint64_t last, enum pt_ip_compression ipc, uint64_t i
     }
 }
 
+/* the most compact compression of ip against the hardware last IP, as the CPU picks it */
+static enum pt_ip_compression hw_ipc(const struct cpu *c, uint64_t ip)
+{
+    if ((ip >> 16) == (c->hw_ip >> 16))
+        return pt_ipc_update_16;
+    if ((ip >> 32) == (c->hw_ip >> 32))
+        return pt_ipc_update_32;
+    if ((ip >> 48) == (c->hw_ip >> 48))
+        return pt_ipc_update_48;
+    return (uint64_t)((int64_t)(ip << 16) >> 16) == ip ? pt_ipc_sext_48 : pt_ipc_full;
+}
+
 /* a legal compression of ip against the hardware last IP */
 static enum pt_ip_compression pick_ipc(struct gen *g, struct cpu *c, uint64_t ip)
 {
+    if (g->o->hw_exact)
+        return hw_ipc(c, ip);
     enum pt_ip_compression ok[5];
     int n = 0;
     ok[n++] = pt_ipc_full;
@@ -336,6 +351,7 @@ static void psb_plus(struct gen *g, struct cpu *c)
 {
     pkt0(c, ppt_psb);
     c->last_psb = off(c) - 16;
+    c->need_mode = !c->in_region;
     c->hw_ip = 0;
     if (!c->discarding)
         c->skipping = 0; /* the decoder resynchronises here */
@@ -527,9 +543,14 @@ int ptgen_write(const struct ptgen_opts *o, const char *path, struct ptgen_resul
 
     for (int s = 0; s < o->slices; s++) {
         int ci = (int)rr(&g->rs, 0, (uint64_t)o->ncpus - 1);
-        struct cpu *c = &g->cpus[ci];
         int p = (int)rr(&g->rs, 0, (uint64_t)o->nprocs - 1);
         int t = (int)rr(&g->rs, 0, (uint64_t)o->threads - 1);
+        if (o->hw_exact) { /* slice s: thread s on CPU s */
+            ci = s;
+            p = s / o->threads;
+            t = s % o->threads;
+        }
+        struct cpu *c = &g->cpus[ci];
         if (p == 1 && !fork_done)
             p = 0; /* the child does not exist yet */
         int fork_at = !fork_done && p == 0 && t == 0 ? 0 : -1;
@@ -583,7 +604,8 @@ int ptgen_write(const struct ptgen_opts *o, const char *path, struct ptgen_resul
                 c->skipping = 1; /* the rest is discarded; decoder resyncs at a PSB */
                 c->discarding = 1;
             }
-            advance(g, c, rr(&g->rs, 30, 3000));
+            if (!o->hw_exact || h > 0) /* exact: the slice starts at its first hit */
+                advance(g, c, rr(&g->rs, 30, 3000));
             maybe_psb(g, c);
             if (chance(&g->rs, o->p_pad)) {
                 pkt0(c, ppt_pad);
@@ -593,7 +615,7 @@ int ptgen_write(const struct ptgen_opts *o, const char *path, struct ptgen_resul
             if (chance(&g->rs, o->p_ovf)) {
                 /* overflow: some hits are lost, then tracing resumes */
                 r->ovf++;
-                int lost = (int)rr(&g->rs, 0, 3);
+                int lost = o->hw_exact ? 0 : (int)rr(&g->rs, 0, 3);
                 advance(g, NULL, (uint64_t)lost * rr(&g->rs, 100, 1000));
                 if (g->timing >= PTGEN_MTC) /* MTCs of that time were lost too */
                     c->last_cross = g->now / R_TSC_PER_CTC;
@@ -607,7 +629,8 @@ int ptgen_write(const struct ptgen_opts *o, const char *path, struct ptgen_resul
                     c->suspect = 1;
                     c->have_resume = 0;
                 }
-                if (chance(&g->rs, 500)) {
+                c->need_mode = 1;
+                if (!o->hw_exact && chance(&g->rs, 500)) {
                     /* resolves on the stub: OVF, FUP(stub) */
                     uint64_t dip = ip_pkt(g, c, ppt_fup, ip, 0, 0);
                     if (!c->skipping && in_ranges(r, dip)) {
@@ -618,19 +641,23 @@ int ptgen_write(const struct ptgen_opts *o, const char *path, struct ptgen_resul
                     c->in_region = 1;
                     c->region_ip = ip;
                 } else {
-                    advance(g, c, rr(&g->rs, 0, 500));
-                    if (chance(&g->rs, 300))
+                    if (!o->hw_exact)
+                        advance(g, c, rr(&g->rs, 0, 500));
+                    if (o->hw_exact ? c->need_mode : chance(&g->rs, 300))
                         mode_exec(c);
+                    c->need_mode = 0;
                     emit_cyc(g, c);
-                    uint64_t dip = ip_pkt(g, c, ppt_tip_pge, ip, 0, 0);
+                    /* exact: the IP after an overflow is sent in full */
+                    uint64_t dip = ip_pkt(g, c, ppt_tip_pge, ip, 0, o->hw_exact);
                     model_enable(g, c, pid, tid, dip);
                     c->in_region = 1;
                     c->region_ip = ip;
                 }
             } else {
                 emit_cyc(g, c);
-                if (chance(&g->rs, 250))
+                if (o->hw_exact ? c->need_mode : chance(&g->rs, 250))
                     mode_exec(c);
+                c->need_mode = 0;
                 uint64_t dip = ip_pkt(g, c, ppt_tip_pge, ip, 0, 0);
                 model_enable(g, c, pid, tid, dip);
                 c->in_region = 1;
@@ -665,11 +692,13 @@ int ptgen_write(const struct ptgen_opts *o, const char *path, struct ptgen_resul
                 model_enable(g, c, pid, tid, dip);
                 c->in_region = 1;
             }
-            advance(g, c, rr(&g->rs, 5, 40));
+            advance(g, c, o->hw_exact ? 2 : rr(&g->rs, 5, 40));
             emit_cyc(g, c);
             int last = s == o->slices - 1 && h == nh - 1;
-            uint64_t ret = text + rr(&g->rs, 0, 0xffff0);
-            if (last && o->tail_cut)
+            uint64_t ret = o->hw_exact ? ip ^ (1ull << 20) : text + rr(&g->rs, 0, 0xffff0);
+            if (o->hw_exact)
+                ip_pkt(g, c, ppt_tip_pgd, ret, 0, 0);
+            else if (last && o->tail_cut)
                 ip_pkt(g, c, ppt_tip_pgd, ret, 0, 0), (void)0;
             else if (chance(&g->rs, 250))
                 ip_pkt(g, c, ppt_tip_pgd, 0, 1, 0);
@@ -679,7 +708,7 @@ int ptgen_write(const struct ptgen_opts *o, const char *path, struct ptgen_resul
                 c->have_resume = 0;
             c->in_region = 0;
         }
-        advance(g, c, rr(&g->rs, 10, 100));
+        advance(g, o->hw_exact ? NULL : c, rr(&g->rs, 10, 100));
         uint64_t end = off(c);
         uint64_t aux_flags = 0;
         uint64_t lost = 0;

@@ -31,6 +31,11 @@ struct ptgen_opts {
     int forks;           /* process 1 is forked by process 0's first thread (needs nprocs>=2) */
     int no_gap_chunks;   /* truncations only as TRUNCATED flags / offset jumps (perf.data) */
     int rounds;          /* write a PT_ROUND chunk after every `rounds` slices (0 = none) */
+    int hw_exact;        /* the hardware model of `ptcall bandwidth` (docs/bandwidth.md):
+                            most compact IP compression, MODE.Exec only after PSB+ and OVF,
+                            one slice per thread on a CPU of its own starting at its first
+                            hit, TIP.PGD(stub ^ 1 MiB) stub_cycles after TIP.PGE, OVF that
+                            loses no time and resumes with MODE.Exec, TIP.PGE(full IP) */
     uint64_t mod0_start; /* if set: process 0's stubs are here (a real binary's), */
     uint32_t mod0_nstubs;/* mod0_nstubs of them on a 16-byte stride */
 };

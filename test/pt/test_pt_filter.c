@@ -1,12 +1,16 @@
 /* pt-filter: the address filter string computed from real ELF files built by the test suite
  * (a PIE executable and a shared library with a ptcall_stubs section), checked against
- * readelf; more modules than address ranges leaves the extra ones untraced. */
+ * readelf; more modules than address ranges leaves the extra ones untraced. Also what the
+ * recorder makes of `record --only/--skip` from those files: the MODULE_ARMED chunk, and the
+ * check of --only before the command starts. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptc_map_read.h"
 #include "ptc_pt_rec.h"
+#include "ptc_select.h"
 #include "ptcall/trace_format.h"
 
 #include "pt_check.h"
@@ -33,6 +37,55 @@ static int readelf_section(const char *path, const char *name, unsigned long lon
     }
     pclose(p);
     return found;
+}
+
+/* The MODULE_ARMED chunk of stubprog (functions work, leaf, main; a version 1 unit, whose
+ * call sites always call their stubs) for --only 'le*': the Intel PT recorder counts the unit
+ * armed whole (its stubs run whatever was chosen); the software backend's rule (flags 0)
+ * counts only leaf, the stubs of the others staying `ret`. */
+static void check_armed(const struct ptc_pt_module_req *m)
+{
+    struct ptc_select sel = {.only = {"le*"}, .nonly = 1};
+    void *buf = NULL;
+    char why[512];
+    long n = ptc_pt_build_armed(m->path, &m->sec, 0x1000, 7, &sel, "--only 'le*'", &buf, why,
+                                sizeof(why));
+    struct ptc_module_armed h = {0};
+    if (n > 0)
+        memcpy(&h, buf, sizeof(h));
+    CHECK(n == (long)(sizeof(h) + 1 + sizeof("--only 'le*'")) && h.module_id == 7 &&
+              h.num_funcs == 3 && h.num_armed == 3 && ((uint8_t *)buf)[sizeof(h)] == 7 &&
+              !strcmp((char *)buf + sizeof(h) + 1, "--only 'le*'") &&
+              h.spec_size == sizeof("--only 'le*'"),
+          "pt armed chunk: %ld bytes (%s), %u of %u armed", n, n < 0 ? why : "", h.num_armed,
+          h.num_funcs);
+    CHECK(sel.only_hit == 1, "the glob's hit is noted");
+    free(buf);
+    uint8_t *map = ptc_pt_read_map(m->path, &m->sec, why, sizeof(why));
+    struct ptc_map_summary sum;
+    CHECK(map && ptc_map_scan(map, m->sec.map_size, m->sec.map_addr, 0, 0, &sum, NULL) == 0,
+          "map: %s", why);
+    uint8_t out[256];
+    n = map ? ptc_select_build_armed(&sel, map, m->sec.map_size, m->sec.map_addr, &sum, 7, 0, "x",
+                                     out, sizeof(out))
+            : -1;
+    memcpy(&h, out, sizeof(h));
+    CHECK(n > 0 && h.num_armed == 1 && out[sizeof(h)] == 2, "soft armed: %u, bits %x",
+          h.num_armed, out[sizeof(h)]);
+    free(map);
+    printf("armed: pt counts the version 1 unit whole, soft only the chosen function\n");
+}
+
+/* record_check_select(): --only against the files before the command starts */
+static void check_only(const char *exe)
+{
+    const char *only[1] = {"leaf"};
+    struct record_options o = {.only = only, .num_only = 1};
+    CHECK(record_check_select(&o, exe) == 0, "--only leaf matches stubprog");
+    only[0] = "nomatch";
+    fprintf(stderr, "(an error about 'nomatch' is expected here)\n");
+    CHECK(record_check_select(&o, exe) == -1, "--only nomatch is refused");
+    CHECK(record_check_select(&o, "/bin/sh") == 1, "/bin/sh has nothing to check against");
 }
 
 int main(int argc, char **argv)
@@ -109,6 +162,8 @@ int main(int argc, char **argv)
                h.num_funcs, (unsigned long long)h.stubs_start, (unsigned long long)h.stubs_end);
     }
     free(mod);
+    check_armed(&m[0]);
+    check_only(m[0].path);
     printf("%s\n", pt_check_fails ? "FAIL" : "PASS");
     return pt_check_fails ? 1 : 0;
 }

@@ -22,7 +22,9 @@ enum ptc_ev_type {
 struct ptc_ev {
     uint8_t type;     /* enum ptc_ev_type */
     uint8_t has_time; /* tsc is valid */
-    uint16_t reserved;
+    uint16_t size;    /* bytes of the trace this event took, as its front-end measured them
+                         (soft: the record; PT: the stream since the thread's previous event
+                         there), saturated at 65535; 0 when not known */
     uint32_t stub_id;
     uint64_t tsc;
     uint64_t count;
@@ -157,6 +159,19 @@ const struct ptc_func_info *ptc_session_func(const struct ptc_session *s, uint32
 void ptc_session_func_stats(const struct ptc_session *s, uint32_t id,
                             struct ptc_func_stats *out);
 
+/* Record-time selection (`ptcall record --only/--skip`; MODULE_ARMED chunks, trace format
+ * minor 2). Whether function id was traced: 1 unless every module listing it said its call
+ * sites were left disarmed (then its calls, 0 here, say nothing about how often it ran).
+ * Traces without MODULE_ARMED chunks traced every function. */
+int ptc_session_func_traced(const struct ptc_session *s, uint32_t id);
+struct ptc_selection {
+    int selected;             /* the trace has MODULE_ARMED chunks */
+    uint32_t traced, funcs;   /* functions traced, of all functions of the module tables */
+    const char *spec;         /* the selection as given to record ("--only 'a*'"), "" when
+                                 none; valid until the session is freed */
+};
+void ptc_session_selection(const struct ptc_session *s, struct ptc_selection *out);
+
 struct ptc_edge {
     uint32_t caller, callee;  /* function ids */
     uint64_t count;
@@ -270,5 +285,37 @@ int ptc_reader_failed_chunk(const struct ptc_reader *r, struct ptc_chunk_header 
  * totals (events, gaps, losses, ...) and the shadow stacks are kept, and the hook sees the
  * same calls. Saves a few per cent of a hooked decode. */
 void ptc_session_skip_aggregates(struct ptc_session *s);
+
+/* Raw events before the shadow stacks, for models of the trace itself (`ptcall bandwidth`,
+ * per-function bytes in `ptcall stat`): every HIT and GAP event of a thread in that thread's
+ * order, and its FORK events, as the front-ends feed them, in runs of n. Makes the decode
+ * serial and takes the general loops (as a call hook does). */
+typedef void (*ptc_hit_hook)(void *ctx, uint32_t pid, uint32_t tid, const struct ptc_ev *ev,
+                             size_t n);
+void ptc_session_set_hit_hook(struct ptc_session *s, ptc_hit_hook hook, void *ctx);
+/* With a hit hook: the hook is all that is wanted. No shadow stacks, calls, edges or times
+ * are kept (they read as zero); the event totals, gaps and losses are. */
+void ptc_session_hits_only(struct ptc_session *s);
+
+/* A stub of process pid: its run-time address, function id, kind (enum ptcall_stub_kind or
+ * PTC_STUB_CALL), exit/landing number, and the object it belongs to (as its MODULE chunk
+ * said: path, load bias, stub section, identity). */
+struct ptc_stub_desc {
+    uint64_t address;
+    uint32_t func;
+    uint16_t kind;
+    uint16_t site;
+    const char *module;       /* valid until the session is freed */
+    uint64_t load_bias;
+    uint64_t stubs_start, stubs_end;
+    uint64_t identity;
+};
+/* The time base that turns process pid's TSC values into the ns of struct ptc_call_event's
+ * time (time_zero + ticks * time_mult >> time_shift). Returns 0, or -PTC_E_ARG when the
+ * trace has none (times are ticks). */
+int ptc_session_timebase(const struct ptc_session *s, uint32_t pid, struct ptc_timebase *out);
+/* Returns 0, or -PTC_E_BADSTUB when no loaded module of pid defines stub_id. */
+int ptc_session_stub(const struct ptc_session *s, uint32_t pid, uint32_t stub_id,
+                     struct ptc_stub_desc *out);
 
 #endif

@@ -1,0 +1,40 @@
+/* Record-time selection in the analyses' outputs (cli_select.h). */
+#include "cli_select.h"
+
+#include "cli_common.h"
+
+int cli_print_selection(FILE *f, const char *prefix, const struct ptc_session *s)
+{
+    struct ptc_selection sel;
+    ptc_session_selection(s, &sel);
+    if (!sel.selected)
+        return 0;
+    uint32_t off = sel.funcs - sel.traced;
+    fprintf(f, "%straced: %u of %u functions (%s)", prefix, sel.traced, sel.funcs, sel.spec);
+    if (off)
+        fprintf(f, "; the other %u were not armed: how often they ran is not known, and calls "
+                   "through them show as direct calls",
+                off);
+    fprintf(f, "\n");
+    return 1;
+}
+
+void cli_json_selection(FILE *f, const struct ptc_session *s, const char *indent)
+{
+    struct ptc_selection sel;
+    ptc_session_selection(s, &sel);
+    if (!sel.selected)
+        return;
+    fprintf(f, ",\n%s\"selection\": {\"spec\": ", indent);
+    cli_json_str(f, sel.spec);
+    fprintf(f, ", \"traced\": %u, \"functions\": %u},\n%s\"not_traced\": [", sel.traced,
+            sel.funcs, indent);
+    int first = 1;
+    for (uint32_t id = 0; id < sel.funcs; id++)
+        if (!ptc_session_func_traced(s, id)) {
+            fprintf(f, "%s", first ? "" : ", ");
+            cli_json_str(f, ptc_session_func(s, id)->name);
+            first = 0;
+        }
+    fprintf(f, "]");
+}
