@@ -11,13 +11,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <intel-pt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "ptc_pipe.h"
 #include "ptcall/map_format.h"
 #include "sites.h"
 
@@ -86,8 +86,9 @@ struct sthread {
     int has_tb;
     uint64_t bin_lo, bin_hi;   /* TSC range of the rate bin cur_bin was made for */
     uint64_t bin;
-    /* where every configuration stands after each hit (mstate holds only what differs) */
-    uint64_t prev_ip, prev_out;  /* the last IP; the time the last CYC counted to */
+    /* the simulating thread's, a cache line apart from the hook's fields above: where every
+     * configuration stands after each hit (mstate holds only what differs) */
+    _Alignas(64) uint64_t prev_ip, prev_out; /* the last IP; the time the last CYC counted to */
     uint64_t mtc_k, next_mtc;    /* the last MTC crossing, the time of the next */
     uint64_t cum, cyc_cum;       /* BASE and CYCB bytes of this stream */
     uint64_t psb_at[PTC_SIM_MAX_MODES]; /* cum (+ cyc_cum for `cyc`) where PSB+ is due */
@@ -127,26 +128,34 @@ struct ptc_sim {
     const char *enc_dir;
     int encoding;
     int backend_known, is_pt;
-    uint64_t ret_how[3];        /* RET_*: return addresses by where they came from */
+    /* the hook's counters, written at every hit, on cache lines of their own */
+    _Alignas(64) uint64_t ret_how[3]; /* RET_*: return addresses by where they came from */
+    struct ptc_sim_totals tot;
     const uint8_t *charge_mask;  /* per bin: charge hits there to their functions */
     size_t ncharge;
     int have_origin, rates_cut;
     uint32_t max_func_seen;     /* the hook's: function ids below it were looked up */
-    int b_io_error;             /* the simulating thread's io_error */
-    /* records go from the hook to the simulating thread through a queue of batches */
-    struct qbatch *q;
-    unsigned qhead, qcount;
-    int qdone, piped;
-    struct qbatch *fill;        /* the hook's batch being filled (NULL: none yet) */
-    pthread_mutex_t mu;
-    pthread_cond_t cv_get, cv_put;
-    pthread_t worker;
+    /* records go from the hook to the simulating thread in batches */
+    struct ptc_pipe *pipe;
+    struct qbatch *fill;        /* the hook's batch being filled */
+    int finished;
     uint64_t origin, tmin, tmax;
-    struct ptc_sim_totals tot;
-    /* the packet being counted: its class and function slot */
-    uint64_t cur_bin;
+    /* the simulating thread's: the packet being counted, its rate bin and function slot */
+    _Alignas(64) uint64_t cur_bin;
     uint64_t *cur_fslot[PTC_SIM_MAX_MODES];
+    int b_io_error;             /* the simulating thread's io_error */
 };
+
+/* Zeroed memory on cache lines of its own (struct ptc_sim and struct sthread keep the two
+ * threads' fields apart). */
+static void *zalloc64(size_t n)
+{
+    n = (n + 63) & ~(size_t)63;
+    void *p = aligned_alloc(64, n);
+    if (p)
+        memset(p, 0, n);
+    return p;
+}
 
 static const char *const timing_names[] = {"none", "tsc", "mtc", "cyc"};
 
@@ -629,7 +638,7 @@ static struct sthread *thread_of(struct ptc_sim *m, uint32_t pid, uint32_t tid)
     if (!v)
         return NULL;
     m->thr = v;
-    if (!(t = calloc(1, sizeof(*t))))
+    if (!(t = zalloc64(sizeof(*t))))
         return NULL;
     t->pid = pid;
     t->tid = tid;
@@ -1127,74 +1136,31 @@ static void simulate_batch(struct ptc_sim *m, struct qbatch *b)
     run_batch(m, b->t, b->rec, b->n);
 }
 
-static void *worker_main(void *arg)
-{
-    struct ptc_sim *m = arg;
-    for (;;) {
-        pthread_mutex_lock(&m->mu);
-        while (!m->qcount && !m->qdone)
-            pthread_cond_wait(&m->cv_get, &m->mu);
-        if (!m->qcount) {
-            pthread_mutex_unlock(&m->mu);
-            return NULL;
-        }
-        struct qbatch *b = &m->q[m->qhead];
-        pthread_mutex_unlock(&m->mu);
-        simulate_batch(m, b);
-        pthread_mutex_lock(&m->mu);
-        m->qhead = (m->qhead + 1) % SIM_QLEN;
-        m->qcount--;
-        pthread_cond_signal(&m->cv_put);
-        pthread_mutex_unlock(&m->mu);
-    }
-}
+static void consume(void *ctx, void *slot) { simulate_batch(ctx, slot); }
 
 static int queue_start(struct ptc_sim *m)
 {
-    m->q = malloc(SIM_QLEN * sizeof(*m->q));
-    if (!m->q || pthread_mutex_init(&m->mu, NULL))
+    m->pipe = ptc_pipe_new(sizeof(struct qbatch), SIM_QLEN, consume, m);
+    if (!m->pipe)
         return -1;
-    pthread_cond_init(&m->cv_get, NULL);
-    pthread_cond_init(&m->cv_put, NULL);
-    m->piped = pthread_create(&m->worker, NULL, worker_main, m) == 0;
-    if (!m->piped) { /* one thread then: batches are simulated as they fill */
-        pthread_mutex_destroy(&m->mu);
-        pthread_cond_destroy(&m->cv_get);
-        pthread_cond_destroy(&m->cv_put);
-    }
+    m->fill = ptc_pipe_slot(m->pipe);
+    m->fill->n = 0;
     return 0;
 }
 
 /* Hands the filled batch over; the next one to fill is m->fill. */
 static void publish(struct ptc_sim *m)
 {
-    if (!m->fill)
-        return;
     /* a thread's times never go back: its last record has the largest bin */
     m->fill->max_bin = m->fill->n ? m->fill->rec[m->fill->n - 1].bin : 0;
     m->fill->max_slot = m->max_func_seen ? 2 * (m->max_func_seen - 1) + 1 : UINT32_MAX;
-    if (!m->piped) {
-        simulate_batch(m, m->fill);
-        m->fill->n = 0;
-        return;
-    }
-    pthread_mutex_lock(&m->mu);
-    m->qcount++;
-    pthread_cond_signal(&m->cv_get);
-    while (m->qcount == SIM_QLEN)
-        pthread_cond_wait(&m->cv_put, &m->mu);
-    m->fill = &m->q[(m->qhead + m->qcount) % SIM_QLEN];
-    pthread_mutex_unlock(&m->mu);
+    m->fill = ptc_pipe_put(m->pipe);
     m->fill->n = 0;
 }
 
 /* A batch of thread t with room for 2 records. */
 static struct qbatch *batch_for(struct ptc_sim *m, struct sthread *t)
 {
-    if (!m->fill) {
-        m->fill = &m->q[0];
-        m->fill->n = 0;
-    }
     if (m->fill->n && (m->fill->t != t || m->fill->n + 2 > SIM_QBATCH))
         publish(m);
     struct qbatch *b = m->fill;
@@ -1206,20 +1172,12 @@ static struct qbatch *batch_for(struct ptc_sim *m, struct sthread *t)
 /* Everything handed over is simulated (idempotent). */
 static void sim_finish(struct ptc_sim *m)
 {
-    if (m->fill && m->fill->n)
-        publish(m);
-    if (!m->piped)
+    if (m->finished || !m->pipe)
         return;
-    pthread_mutex_lock(&m->mu);
-    m->qdone = 1;
-    pthread_cond_signal(&m->cv_get);
-    pthread_mutex_unlock(&m->mu);
-    pthread_join(m->worker, NULL);
-    pthread_mutex_destroy(&m->mu);
-    pthread_cond_destroy(&m->cv_get);
-    pthread_cond_destroy(&m->cv_put);
-    m->piped = 0;
-    m->fill = NULL;
+    if (m->fill->n)
+        publish(m);
+    ptc_pipe_drain(m->pipe);
+    m->finished = 1;
 }
 
 void ptc_sim_hit_hook(void *ctx, uint32_t pid, uint32_t tid, const struct ptc_ev *ev, size_t n)
@@ -1242,7 +1200,7 @@ void ptc_sim_hit_hook(void *ctx, uint32_t pid, uint32_t tid, const struct ptc_ev
 
 struct ptc_sim *ptc_sim_new(struct ptc_session *s, const struct ptc_sim_cfg *cfg)
 {
-    struct ptc_sim *m = calloc(1, sizeof(*m));
+    struct ptc_sim *m = zalloc64(sizeof(*m));
     if (!m)
         return NULL;
     m->s = s;
@@ -1271,9 +1229,8 @@ void ptc_sim_free(struct ptc_sim *m)
 {
     if (!m)
         return;
-    if (m->q)
-        sim_finish(m);
-    free(m->q);
+    sim_finish(m);
+    ptc_pipe_free(m->pipe);
     for (size_t i = 0; i < m->nthr; i++) {
         for (int k = 0; k < m->cfg.nmodes; k++)
             enc_close(m, m->thr[i]->st[k].enc);

@@ -1,39 +1,88 @@
 /* The call sequence view (`ptcall calls`): one line per call, indented by depth, uftrace
- * replay's layout; a call with no callee shown is one line "f();". */
+ * replay's layout; a call with no callee shown is one line "f();".
+ *
+ * Two threads: the decoder's calls the view's callbacks, which decide the lines (a call is
+ * one line or two, names are looked up) and hand them over as records in batches
+ * (common/ptc_pipe.h); a second thread formats and writes them. Formatting is two thirds of
+ * the work, so the two halves run side by side. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "linemerge.h"
+#include "ptc_pipe.h"
 #include "strcache.h"
 #include "output.h"
 
-/* Per thread: the call entered and not yet known to be a leaf, the thread's "pid/tid"
- * column, and its queue of lines (time order). */
+/* Per thread: the call entered and not yet known to be a leaf (the deciding side's), the
+ * thread's "pid/tid" column (set once, before any line), and its queue of lines in time
+ * order (the formatting side's). */
 struct cthread {
     uint32_t func, depth;
     uint64_t time;
     int valid;
     uint32_t pid, tid;
-    char ptid[48];          /* 16 bytes over its longest: ptc_wb_put_padded() */
+    /* the formatting side's, a cache line apart: the two threads never write one line */
+    _Alignas(64) char ptid[48]; /* 16 bytes over its longest: ptc_wb_put_padded() */
     size_t ptid_len;
     struct ptc_lm_queue *q;
 };
 
 struct calls_view {
-    struct ptc_wbuf *w;     /* where lines are written: out, or scratch in time order */
+    /* set before the lines start, read by both sides */
     struct ptc_wbuf *out;
     const struct ptc_session *s;
     int timed, ns;
-    int started;
-    uint64_t lines;
-    struct ptc_strcache names;      /* short names by function id */
-    /* time order: each line goes to scratch, then to its thread's queue */
     int order;
     size_t window;
+    /* the deciding side's: names, and the batch being filled */
+    struct ptc_strcache names;      /* short names by function id */
+    struct ptc_pipe *pipe;
+    struct lbatch *fill;
+    int drained;
+    /* the formatting side's, a cache line apart (written once per line) */
+    _Alignas(64) struct ptc_wbuf *w; /* where lines are written: out, or scratch in time order */
+    int started;
+    struct timecol {        /* the TIME column of the last line, as text */
+        char s[16];
+        uint64_t last;
+        int valid;
+    } tcol;
+    uint64_t lines;
+    int failed;                     /* out of memory: the end says so */
+    /* time order: each line goes to scratch, then to its thread's queue */
     struct ptc_wbuf scratch;
     struct ptc_linemerge merge;
     struct ptc_lm_queue *line_q;    /* queue of the line in scratch */
     uint64_t key;                   /* and its time */
+};
+
+/* Zeroed memory on a cache line of its own (the structs above are 64-aligned). */
+static void *zalloc64(size_t n)
+{
+    n = (n + 63) & ~(size_t)63;
+    void *p = aligned_alloc(64, n);
+    if (p)
+        memset(p, 0, n);
+    return p;
+}
+
+/* A line, decided; formatted by format_line(). */
+enum line_kind { L_ENTER, L_LEAF, L_RET, L_GAP, L_FORK, L_FORKED, L_UNMATCHED, L_LANDING, L_FREE };
+struct line {
+    uint8_t kind;           /* enum line_kind */
+    uint8_t how;            /* L_LEAF, L_RET: enum ptc_return_how */
+    uint8_t inherited;      /* L_RET of a frame inherited across fork */
+    uint8_t has_dur;
+    uint32_t depth;
+    struct cthread *t;      /* L_FREE: the thread's state to free */
+    const char *name;       /* strcache'd: stable until the view is freed */
+    size_t name_len;
+    uint64_t time, dur, count;
+};
+#define LINES_PER_BATCH 4096
+struct lbatch {
+    size_t n;
+    struct line l[LINES_PER_BATCH];
 };
 
 /* Time order: the line in scratch (if any) joins its thread's queue. Returns 0, or 1 when
@@ -47,24 +96,22 @@ static int commit_line(struct calls_view *c)
     return r ? 1 : 0;
 }
 
-/* Writes the function's name as uftrace shows it: C++ parameter lists dropped ("f() {",
- * not "f(int)() {"). */
-static void put_name(struct calls_view *c, uint32_t id)
+/* The function's name as uftrace shows it: C++ parameter lists dropped ("f() {", not
+ * "f(int)() {"); NULL when out of memory. */
+static const char *name_of(struct calls_view *c, uint32_t id, size_t *len)
 {
-    size_t len;
-    const char *n = ptc_strcache_get(&c->names, id, &len);
+    const char *n = ptc_strcache_get(&c->names, id, len);
     if (!n) {
         char buf[4096];
         const struct ptc_func_info *f = ptc_session_func(c->s, id);
         const char *sh = f ? ptc_out_short_name(f->name, buf, sizeof(buf)) : "?";
-        len = strlen(sh);
-        if (!(n = ptc_strcache_set(&c->names, id, sh, len))) {
-            ptc_wb_put(c->w, sh, len);
-            return;
-        }
+        *len = strlen(sh);
+        n = ptc_strcache_set(&c->names, id, sh, *len);
     }
-    ptc_wb_put_padded(c->w, n, len);
+    return n;
 }
+
+static void format_batch(void *view, void *slot);
 
 static int calls_begin(void *view, const struct ptc_out_info *info)
 {
@@ -83,6 +130,10 @@ static int calls_begin(void *view, const struct ptc_out_info *info)
             c->w = &c->scratch;
         }
     }
+    if (!(c->pipe = ptc_pipe_new(sizeof(struct lbatch), 4, format_batch, c)))
+        return 1;
+    c->fill = ptc_pipe_slot(c->pipe);
+    c->fill->n = 0;
     return 0;
 }
 
@@ -112,7 +163,7 @@ static struct cthread *thread_of(const struct ptc_out_event *e)
 {
     struct cthread *t = (struct cthread *)*e->thread_user;
     if (!t) {
-        t = calloc(1, sizeof(*t));
+        t = zalloc64(sizeof(*t));
         if (!t)
             return NULL;
         t->pid = e->pid;
@@ -121,6 +172,59 @@ static struct cthread *thread_of(const struct ptc_out_event *e)
         *e->thread_user = (uintptr_t)t;
     }
     return t;
+}
+
+/* The TIME column in seconds ("%16.9f") of a new time ns into tc->s; 0, or -1 when it does
+ * not fit 16 characters. */
+static int time_full(struct timecol *tc, uint64_t ns)
+{
+    uint64_t sec = ns / 1000000000u;
+    uint32_t frac = (uint32_t)(ns % 1000000000u);
+    int i = 15;
+    for (int k = 0; k < 9; k++, frac /= 10)
+        tc->s[i--] = (char)('0' + frac % 10);
+    tc->s[i--] = '.';
+    do {
+        if (i < 0)
+            return -1;
+        tc->s[i--] = (char)('0' + sec % 10);
+        sec /= 10;
+    } while (sec);
+    while (i >= 0)
+        tc->s[i--] = ' ';
+    tc->last = ns;
+    return 0;
+}
+
+/* Writes the TIME column. Consecutive lines are close in time: the text of the last one is
+ * advanced by the difference, digit by digit from the right, which changes a few digits
+ * instead of formatting all of them. */
+static void put_time(struct calls_view *c, uint64_t ns)
+{
+    struct timecol *tc = &c->tcol;
+    if (tc->valid && ns >= tc->last && ns - tc->last < 1000000000u) {
+        uint64_t d = ns - tc->last;
+        int i = 15;
+        while (d && i >= 0) {
+            if (tc->s[i] == '.')
+                i--;
+            unsigned v = (tc->s[i] == ' ' ? 0u : (unsigned)(tc->s[i] - '0')) + (unsigned)(d % 10);
+            d /= 10;
+            if (v >= 10) {
+                v -= 10;
+                d++;
+            }
+            tc->s[i--] = (char)('0' + v);
+        }
+        tc->valid = !d; /* a carry out of 16 characters: written in full below */
+        tc->last = ns;
+    } else {
+        tc->valid = time_full(tc, ns) == 0;
+    }
+    if (tc->valid)
+        ptc_wb_put(c->w, tc->s, 16);
+    else
+        ptc_wb_sec9(c->w, ns, 16);
 }
 
 /* Starts a line of thread t at time: the columns before the call tree. */
@@ -145,7 +249,7 @@ static int prefix(struct calls_view *c, struct cthread *t, uint64_t time, const 
     struct ptc_wbuf *w = c->w;
     if (c->timed) {
         if (c->ns)
-            ptc_wb_sec9(w, time, 16);
+            put_time(c, time);
         else
             ptc_wb_u64w(w, time, 16);
         ptc_wb_char(w, ' ');
@@ -181,24 +285,148 @@ static void indent(struct ptc_wbuf *w, uint32_t depth)
     ptc_wb_spaces(w, (size_t)depth * 2 + 1);
 }
 
+/* ---- the formatting side: one line, as text -------------------------------------------- */
+
+static const char *const why[] = {"", "unwound by an exception",
+                                  "exit skipped: longjmp or exception",
+                                  "popped by a landing pad",
+                                  "events lost: ends at the last event before the gap",
+                                  "still open at the end"};
+
+static int format_line(struct calls_view *c, const struct line *l)
+{
+    struct cthread *t = l->t;
+    if (l->kind == L_FREE) {
+        free(t);
+        return 0;
+    }
+    if (prefix(c, t, l->time, l->has_dur ? &l->dur : NULL))
+        return 1;
+    struct ptc_wbuf *w = c->w;
+    const char *wh = l->how < 6 ? why[l->how] : "";
+    switch (l->kind) {
+    case L_ENTER:
+        indent(w, l->depth);
+        ptc_wb_put_padded(w, l->name, l->name_len);
+        ptc_wb_put(w, "() {\n", 5);
+        break;
+    case L_LEAF:
+        indent(w, l->depth);
+        ptc_wb_put_padded(w, l->name, l->name_len);
+        if (*wh) {
+            ptc_wb_put(w, "(); /* ", 7);
+            ptc_wb_str(w, wh);
+            ptc_wb_put(w, " */\n", 4);
+        } else {
+            ptc_wb_put(w, "();\n", 4);
+        }
+        break;
+    case L_RET: {
+        const char *inh = !l->inherited ? ""
+                          : c->timed    ? "inherited across fork: time since the fork"
+                                        : "inherited across fork";
+        indent(w, l->depth);
+        ptc_wb_str(w, "} /* ");
+        ptc_wb_put_padded(w, l->name, l->name_len);
+        if (*wh) {
+            ptc_wb_str(w, ": ");
+            ptc_wb_str(w, wh);
+        }
+        if (*inh) {
+            ptc_wb_str(w, *wh ? ", " : ": ");
+            ptc_wb_str(w, inh);
+        }
+        ptc_wb_str(w, " */\n");
+        break;
+    }
+    case L_GAP:
+        if (l->count) {
+            ptc_wb_str(w, " --- ");
+            ptc_wb_u64(w, l->count);
+            ptc_wb_str(w, " events lost here: the stack restarts empty ---\n");
+        } else {
+            ptc_wb_str(w, " --- events missing here: the stack restarts empty ---\n");
+        }
+        break;
+    case L_FORK:
+        ptc_wb_str(w, " --- fork: child process ");
+        ptc_wb_u64(w, l->count);
+        ptc_wb_str(w, " ---\n");
+        break;
+    case L_FORKED:
+        ptc_wb_str(w, " --- fork child: continues with ");
+        ptc_wb_u64(w, l->count);
+        ptc_wb_str(w, l->count == 1 ? " frame of its parent's stack ---\n"
+                                    : " frames of its parent's stack ---\n");
+        break;
+    case L_UNMATCHED:
+        indent(w, l->depth);
+        ptc_wb_str(w, "(exit of ");
+        ptc_wb_put_padded(w, l->name, l->name_len);
+        ptc_wb_str(w, ", which is not on the stack: ignored)\n");
+        break;
+    default: /* L_LANDING */
+        indent(w, l->depth);
+        ptc_wb_char(w, '(');
+        ptc_wb_put_padded(w, l->name, l->name_len);
+        ptc_wb_str(w, " resumes at a landing pad)\n");
+        break;
+    }
+    return 0;
+}
+
+static void format_batch(void *view, void *slot)
+{
+    struct calls_view *c = view;
+    const struct lbatch *b = slot;
+    for (size_t i = 0; i < b->n; i++)
+        if (format_line(c, &b->l[i]))
+            c->failed = 1; /* out of memory: the end says so */
+}
+
+/* ---- the deciding side: the driver's callbacks ------------------------------------------ */
+
+/* Room for one more line in the batch being filled. */
+static struct line *new_line(struct calls_view *c, enum line_kind kind, struct cthread *t,
+                             uint64_t time)
+{
+    if (c->fill->n == LINES_PER_BATCH) {
+        c->fill = ptc_pipe_put(c->pipe);
+        c->fill->n = 0;
+    }
+    struct line *l = &c->fill->l[c->fill->n++];
+    memset(l, 0, sizeof(*l));
+    l->kind = (uint8_t)kind;
+    l->t = t;
+    l->time = time;
+    return l;
+}
+
+/* A line naming function func; 1 when out of memory. */
+static int named_line(struct calls_view *c, enum line_kind kind, struct cthread *t,
+                      uint64_t time, uint32_t depth, uint32_t func, struct line **out)
+{
+    size_t len;
+    const char *n = name_of(c, func, &len);
+    if (!n)
+        return 1;
+    struct line *l = new_line(c, kind, t, time);
+    l->depth = depth;
+    l->name = n;
+    l->name_len = len;
+    *out = l;
+    return 0;
+}
+
+/* The call pending in the thread (a function entered, not yet known to be a leaf) becomes
+ * an "f() {" line. */
 static int flush_pending(struct calls_view *c, struct cthread *t)
 {
     if (!t->valid)
         return 0;
     t->valid = 0;
-    if (prefix(c, t, t->time, NULL))
-        return 1;
-    indent(c->w, t->depth);
-    put_name(c, t->func);
-    ptc_wb_put(c->w, "() {\n", 5);
-    return 0;
-}
-
-/* Starts the line of an event other than a call: the call pending in the thread (a
- * function entered, not yet known to be a leaf) is shown first. */
-static int event_line(struct calls_view *c, struct cthread *t, uint64_t time)
-{
-    return flush_pending(c, t) || prefix(c, t, time, NULL);
+    struct line *l;
+    return named_line(c, L_ENTER, t, t->time, t->depth, t->func, &l);
 }
 
 static int calls_enter(void *view, const struct ptc_out_event *e)
@@ -218,51 +446,22 @@ static int calls_enter(void *view, const struct ptc_out_event *e)
 
 static int calls_ret(void *view, const struct ptc_out_event *e)
 {
-    static const char *const why[] = {"", "unwound by an exception",
-                                      "exit skipped: longjmp or exception",
-                                      "popped by a landing pad",
-                                      "events lost: ends at the last event before the gap",
-                                      "still open at the end"};
     struct calls_view *c = view;
     struct cthread *t = thread_of(e);
     if (!t)
         return 1;
-    const char *wh = e->how < 6 ? why[e->how] : "";
-    const char *inh = !e->inherited ? ""
-                      : c->timed    ? "inherited across fork: time since the fork"
-                                    : "inherited across fork";
-    const uint64_t *dur = c->timed ? &e->dur : NULL;
+    struct line *l;
     if (t->valid && t->func == e->func && t->depth == e->depth) {
         t->valid = 0;
-        if (prefix(c, t, t->time, dur))
+        if (named_line(c, L_LEAF, t, t->time, e->depth, e->func, &l))
             return 1;
-        struct ptc_wbuf *w = c->w;
-        indent(w, e->depth);
-        put_name(c, e->func);
-        if (*wh) {
-            ptc_wb_put(w, "(); /* ", 7);
-            ptc_wb_str(w, wh);
-            ptc_wb_put(w, " */\n", 4);
-        } else {
-            ptc_wb_put(w, "();\n", 4);
-        }
-        return 0;
-    }
-    if (flush_pending(c, t) || prefix(c, t, e->time, dur))
+    } else if (flush_pending(c, t) || named_line(c, L_RET, t, e->time, e->depth, e->func, &l)) {
         return 1;
-    struct ptc_wbuf *w = c->w;
-    indent(w, e->depth);
-    ptc_wb_str(w, "} /* ");
-    put_name(c, e->func);
-    if (*wh) {
-        ptc_wb_str(w, ": ");
-        ptc_wb_str(w, wh);
     }
-    if (*inh) {
-        ptc_wb_str(w, *wh ? ", " : ": ");
-        ptc_wb_str(w, inh);
-    }
-    ptc_wb_str(w, " */\n");
+    l->how = e->how;
+    l->inherited = e->inherited;
+    l->has_dur = (uint8_t)c->timed;
+    l->dur = e->dur;
     return 0;
 }
 
@@ -270,15 +469,9 @@ static int calls_gap(void *view, const struct ptc_out_event *e)
 {
     struct calls_view *c = view;
     struct cthread *t = thread_of(e);
-    if (!t || event_line(c, t, e->time))
+    if (!t || flush_pending(c, t))
         return 1;
-    if (e->count) {
-        ptc_wb_str(c->w, " --- ");
-        ptc_wb_u64(c->w, e->count);
-        ptc_wb_str(c->w, " events lost here: the stack restarts empty ---\n");
-    } else {
-        ptc_wb_str(c->w, " --- events missing here: the stack restarts empty ---\n");
-    }
+    new_line(c, L_GAP, t, e->time)->count = e->count;
     return 0;
 }
 
@@ -286,18 +479,9 @@ static int calls_fork(void *view, const struct ptc_out_event *e)
 {
     struct calls_view *c = view;
     struct cthread *t = thread_of(e);
-    if (!t || event_line(c, t, e->time))
+    if (!t || flush_pending(c, t))
         return 1;
-    if (e->kind == PTC_CALL_FORK) {
-        ptc_wb_str(c->w, " --- fork: child process ");
-        ptc_wb_u64(c->w, e->count);
-        ptc_wb_str(c->w, " ---\n");
-    } else {
-        ptc_wb_str(c->w, " --- fork child: continues with ");
-        ptc_wb_u64(c->w, e->count);
-        ptc_wb_str(c->w, e->count == 1 ? " frame of its parent's stack ---\n"
-                                       : " frames of its parent's stack ---\n");
-    }
+    new_line(c, e->kind == PTC_CALL_FORK ? L_FORK : L_FORKED, t, e->time)->count = e->count;
     return 0;
 }
 
@@ -305,35 +489,39 @@ static int calls_note(void *view, const struct ptc_out_event *e)
 {
     struct calls_view *c = view;
     struct cthread *t = thread_of(e);
-    if (!t || event_line(c, t, e->time))
-        return 1;
-    indent(c->w, e->depth);
-    if (e->kind == PTC_CALL_UNMATCHED) {
-        ptc_wb_str(c->w, "(exit of ");
-        put_name(c, e->func);
-        ptc_wb_str(c->w, ", which is not on the stack: ignored)\n");
-    } else {
-        ptc_wb_char(c->w, '(');
-        put_name(c, e->func);
-        ptc_wb_str(c->w, " resumes at a landing pad)\n");
-    }
-    return 0;
+    struct line *l;
+    return !t || flush_pending(c, t) ||
+           named_line(c, e->kind == PTC_CALL_UNMATCHED ? L_UNMATCHED : L_LANDING, t, e->time,
+                      e->depth, e->func, &l);
 }
 
 static int calls_thread_end(void *view, uint32_t pid, uint32_t tid, uintptr_t *user)
 {
-    (void)view;
+    struct calls_view *c = view;
     (void)pid;
     (void)tid;
-    free((void *)*user);
+    if (*user) /* freed by the formatting side, after the thread's last line */
+        new_line(c, L_FREE, (struct cthread *)*user, 0);
     *user = 0;
     return 0;
+}
+
+/* Every line decided is formatted (idempotent). */
+static void drain(struct calls_view *c)
+{
+    if (!c->pipe || c->drained)
+        return;
+    if (c->fill->n)
+        c->fill = ptc_pipe_put(c->pipe);
+    ptc_pipe_drain(c->pipe);
+    c->drained = 1;
 }
 
 static int calls_end(void *view, const struct ptc_out_info *info)
 {
     struct calls_view *c = view;
-    if (commit_line(c))
+    drain(c);
+    if (c->failed || commit_line(c))
         return 1;
     if (c->order == PTC_ORDER_TIME)
         ptc_lm_flush(&c->merge);
@@ -347,6 +535,8 @@ static int calls_end(void *view, const struct ptc_out_info *info)
 static void calls_free(void *view)
 {
     struct calls_view *c = view;
+    drain(c); /* what was decided before an error is shown */
+    ptc_pipe_free(c->pipe);
     if (c->order == PTC_ORDER_TIME)
         ptc_lm_free(&c->merge);
     ptc_strcache_free(&c->names);
@@ -369,7 +559,7 @@ static const struct ptc_output_ops calls_ops = {
 
 void *ptc_view_calls(const struct ptc_view_opts *o, const struct ptc_output_ops **ops)
 {
-    struct calls_view *c = calloc(1, sizeof(*c));
+    struct calls_view *c = zalloc64(sizeof(*c));
     if (!c)
         return NULL;
     c->w = c->out = o->out;
