@@ -1005,7 +1005,7 @@ def decode_section(a, decode, pt, lines):
     if decode:
         ev = decode["events_ptcall"]
         lines.append("One recording of `calls %s` (the calls workload; %s) by each tracer, "
-                     "then its analysis commands, each single-threaded, run %d times interleaved with stdout to a file "
+                     "then its analysis commands (each on one thread, except `ptcall calls`: it decides its lines on the decoder's thread and formats them on a second one, so its wall rate is above its CPU rate), run %d times interleaved with stdout to a file "
                      "or `/dev/null` (median). ptcall's trace: %d events, %.1f MB (%.2f bytes/event); uftrace's: %d "
                      "events, %.1f MB (%.2f bytes/event).\n"
                      % (" ".join(decode["args"]), "--quick size" if a.quick else "%.1f M events" % (ev / 1e6),
