@@ -129,7 +129,8 @@ struct ptc_sim {
     int encoding;
     int backend_known, is_pt;
     /* the hook's counters, written at every hit, on cache lines of their own */
-    _Alignas(64) uint64_t ret_how[3]; /* RET_*: return addresses by where they came from */
+    _Alignas(64) uint64_t ret_how[3]; /* RET_*: return addresses not from call sites */
+    uint64_t recs;              /* stub executions simulated (a whole call is two) */
     struct ptc_sim_totals tot;
     const uint8_t *charge_mask;  /* per bin: charge hits there to their functions */
     size_t ncharge;
@@ -707,7 +708,8 @@ static PTC_SIM_NOINLINE void push_frame(struct sthread *t, uint64_t ret)
 
 /* The address stub s's ret goes to (*pgd: its IP bytes after s->addr), keeping the frames
  * whose places stand in for the return addresses of ret sleds. */
-static inline uint64_t return_address(struct ptc_sim *m, struct sthread *t,
+static inline __attribute__((always_inline)) uint64_t return_address(struct ptc_sim *m,
+                                                                      struct sthread *t,
                                       const struct sstub *s, unsigned *pgd)
 {
     uint64_t ret = s->ret;
@@ -725,7 +727,8 @@ static inline uint64_t return_address(struct ptc_sim *m, struct sthread *t,
         }
         *pgd = ip_bytes(ret, s->addr);
     }
-    m->ret_how[how]++;
+    if (unlikely(how != RET_KNOWN)) /* the known ones are the rest of the hits */
+        m->ret_how[how]++;
     if (s->flags & SS_PUSH) {
         if (likely(t->depth < t->cap))
             t->callers[t->depth++] = ret;
@@ -742,6 +745,7 @@ struct hitrec { /* 32 bytes: a hundred million of them cross between the two cor
     uint32_t bin : 23;         /* rate bin (< SIM_MAX_BINS) */
     uint32_t pgd : 4;          /* IP bytes of its TIP.PGD */
     uint32_t ovf : 1;          /* an overflow before it (Intel PT gap) */
+    uint32_t unused : 4;       /* the whole word is written: no read of the slot's old one */
 };
 
 /* hit_mode() for one record, with the figures kept in locals put back first. */
@@ -964,7 +968,8 @@ static void run_batch(struct ptc_sim *m, struct sthread *t, const struct hitrec 
 
 /* One stub execution into a record; exit: its bytes are charged to its function's exits
  * (else its entries). */
-static inline void make_rec(struct ptc_sim *m, struct sthread *t, const struct sstub *s,
+static inline __attribute__((always_inline)) void make_rec(struct ptc_sim *m, struct sthread *t,
+                                                           const struct sstub *s,
                             uint64_t now, uint64_t addr, int exit, struct hitrec *x)
 {
     unsigned pgd;
@@ -1189,11 +1194,15 @@ void ptc_sim_hit_hook(void *ctx, uint32_t pid, uint32_t tid, const struct ptc_ev
         return;
     }
     struct qbatch *b = batch_for(m, t);
+    uint64_t recs = 0;
     for (size_t k = 0; k < n; k++) {
         if (unlikely(b->n + 2 > SIM_QBATCH))
             b = batch_for(m, t);
-        b->n += sim_event(m, t, &ev[k], &b->rec[b->n]);
+        size_t made = sim_event(m, t, &ev[k], &b->rec[b->n]);
+        b->n += made;
+        recs += made;
     }
+    m->recs += recs;
 }
 
 /* ---------------------------------------------------------------- the simulator */
@@ -1344,7 +1353,7 @@ void ptc_sim_totals(const struct ptc_sim *m, struct ptc_sim_totals *t)
     if (!t->io_error)
         t->io_error = m->b_io_error;
     t->rates_cut = m->rates_cut;
-    t->ret_known = m->ret_how[RET_KNOWN];
+    t->ret_known = m->recs - m->ret_how[RET_CALLER] - m->ret_how[RET_ASSUMED];
     t->ret_caller = m->ret_how[RET_CALLER];
     t->ret_assumed = m->ret_how[RET_ASSUMED];
 }
