@@ -22,6 +22,10 @@ void ptc_session_free(struct ptc_session *s)
 {
     if (!s)
         return;
+    if (!s->finished) /* decoding stopped early: the handlers release what they hold */
+        for (int i = 0; i < s->nhandlers; i++)
+            if (s->handlers[i].finish)
+                s->handlers[i].finish(s->handlers[i].ctx, NULL);
     ptc_tables_free(s);
     free(s->edges);
     free(s);

@@ -21,6 +21,8 @@ struct cthread {
     uint64_t time;
     int valid;
     uint32_t pid, tid;
+    struct cthread *all;    /* every thread's state, freed with the view (the formatting
+                               side may still be writing a thread's lines when it ends) */
     /* the formatting side's, a cache line apart: the two threads never write one line */
     _Alignas(64) char ptid[48]; /* 16 bytes over its longest: ptc_wb_put_padded() */
     size_t ptid_len;
@@ -39,6 +41,7 @@ struct calls_view {
     struct ptc_pipe *pipe;
     struct lbatch *fill;
     int drained;
+    struct cthread *threads;        /* every thread's state (cthread.all) */
     /* the formatting side's, a cache line apart (written once per line) */
     _Alignas(64) struct ptc_wbuf *w; /* where lines are written: out, or scratch in time order */
     int started;
@@ -67,14 +70,14 @@ static void *zalloc64(size_t n)
 }
 
 /* A line, decided; formatted by format_line(). */
-enum line_kind { L_ENTER, L_LEAF, L_RET, L_GAP, L_FORK, L_FORKED, L_UNMATCHED, L_LANDING, L_FREE };
+enum line_kind { L_ENTER, L_LEAF, L_RET, L_GAP, L_FORK, L_FORKED, L_UNMATCHED, L_LANDING };
 struct line {
     uint8_t kind;           /* enum line_kind */
     uint8_t how;            /* L_LEAF, L_RET: enum ptc_return_how */
     uint8_t inherited;      /* L_RET of a frame inherited across fork */
     uint8_t has_dur;
     uint32_t depth;
-    struct cthread *t;      /* L_FREE: the thread's state to free */
+    struct cthread *t;
     const char *name;       /* strcache'd: stable until the view is freed */
     size_t name_len;
     uint64_t time, dur, count;
@@ -159,13 +162,15 @@ static void put_dur(struct ptc_wbuf *w, uint64_t v, int ns)
     }
 }
 
-static struct cthread *thread_of(const struct ptc_out_event *e)
+static struct cthread *thread_of(struct calls_view *c, const struct ptc_out_event *e)
 {
     struct cthread *t = (struct cthread *)*e->thread_user;
     if (!t) {
         t = zalloc64(sizeof(*t));
         if (!t)
             return NULL;
+        t->all = c->threads;
+        c->threads = t;
         t->pid = e->pid;
         t->tid = e->tid;
         t->ptid_len = (size_t)snprintf(t->ptid, sizeof(t->ptid), "%u/%u", e->pid, e->tid);
@@ -296,10 +301,6 @@ static const char *const why[] = {"", "unwound by an exception",
 static int format_line(struct calls_view *c, const struct line *l)
 {
     struct cthread *t = l->t;
-    if (l->kind == L_FREE) {
-        free(t);
-        return 0;
-    }
     if (prefix(c, t, l->time, l->has_dur ? &l->dur : NULL))
         return 1;
     struct ptc_wbuf *w = c->w;
@@ -434,7 +435,7 @@ static int calls_enter(void *view, const struct ptc_out_event *e)
     struct calls_view *c = view;
     if (e->inherited) /* the FORKED line said how many */
         return 0;
-    struct cthread *t = thread_of(e);
+    struct cthread *t = thread_of(c, e);
     if (!t || flush_pending(c, t))
         return 1;
     t->valid = 1;
@@ -447,7 +448,7 @@ static int calls_enter(void *view, const struct ptc_out_event *e)
 static int calls_ret(void *view, const struct ptc_out_event *e)
 {
     struct calls_view *c = view;
-    struct cthread *t = thread_of(e);
+    struct cthread *t = thread_of(c, e);
     if (!t)
         return 1;
     struct line *l;
@@ -468,7 +469,7 @@ static int calls_ret(void *view, const struct ptc_out_event *e)
 static int calls_gap(void *view, const struct ptc_out_event *e)
 {
     struct calls_view *c = view;
-    struct cthread *t = thread_of(e);
+    struct cthread *t = thread_of(c, e);
     if (!t || flush_pending(c, t))
         return 1;
     new_line(c, L_GAP, t, e->time)->count = e->count;
@@ -478,7 +479,7 @@ static int calls_gap(void *view, const struct ptc_out_event *e)
 static int calls_fork(void *view, const struct ptc_out_event *e)
 {
     struct calls_view *c = view;
-    struct cthread *t = thread_of(e);
+    struct cthread *t = thread_of(c, e);
     if (!t || flush_pending(c, t))
         return 1;
     new_line(c, e->kind == PTC_CALL_FORK ? L_FORK : L_FORKED, t, e->time)->count = e->count;
@@ -488,7 +489,7 @@ static int calls_fork(void *view, const struct ptc_out_event *e)
 static int calls_note(void *view, const struct ptc_out_event *e)
 {
     struct calls_view *c = view;
-    struct cthread *t = thread_of(e);
+    struct cthread *t = thread_of(c, e);
     struct line *l;
     return !t || flush_pending(c, t) ||
            named_line(c, e->kind == PTC_CALL_UNMATCHED ? L_UNMATCHED : L_LANDING, t, e->time,
@@ -497,12 +498,10 @@ static int calls_note(void *view, const struct ptc_out_event *e)
 
 static int calls_thread_end(void *view, uint32_t pid, uint32_t tid, uintptr_t *user)
 {
-    struct calls_view *c = view;
+    (void)view;
     (void)pid;
     (void)tid;
-    if (*user) /* freed by the formatting side, after the thread's last line */
-        new_line(c, L_FREE, (struct cthread *)*user, 0);
-    *user = 0;
+    *user = 0; /* a new life of the thread gets a new state; this one goes with the view */
     return 0;
 }
 
@@ -541,6 +540,10 @@ static void calls_free(void *view)
         ptc_lm_free(&c->merge);
     ptc_strcache_free(&c->names);
     ptc_wbuf_free(&c->scratch);
+    for (struct cthread *t = c->threads, *n; t; t = n) {
+        n = t->all;
+        free(t);
+    }
     free(c);
 }
 

@@ -217,7 +217,8 @@ static int chrome_end(void *view, const struct ptc_out_info *info)
     struct ptc_wbuf *w = c->w;
     /* by pid: each process named once, without looking back over every thread before it
      * (a program that starts 100,000 threads) */
-    qsort(c->seen, c->nseen, sizeof(*c->seen), cmp_pidtid);
+    if (c->nseen) /* no thread shown: nothing to sort (and qsort wants a non-NULL array) */
+        qsort(c->seen, c->nseen, sizeof(*c->seen), cmp_pidtid);
     for (size_t i = 0; i < c->nseen; i++) {
         const struct pidtid *p = &c->seen[i];
         if (!i || p->pid != c->seen[i - 1].pid) {

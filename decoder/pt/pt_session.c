@@ -80,6 +80,11 @@ static int h_chunk(void *ctx, struct ptc_session *s, const struct ptc_chunk_head
 static int h_finish(void *ctx, struct ptc_session *s)
 {
     struct attach_ctx *a = ctx;
+    if (!s) { /* the session is freed without having finished: release only */
+        ptc_pt_front_free(a->f);
+        free(a);
+        return 0;
+    }
     if (!a->f)
         return 0;
     int r = ptc_pt_front_finish(a->f);

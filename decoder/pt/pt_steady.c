@@ -25,8 +25,9 @@ steady(const struct ptc_pt_dcfg *cfg, struct ptc_pt_ftime *time, struct ptc_stea
     /* an item's stream offset is its end pointer plus this */
     const uint64_t off_adj = s->base - (uint64_t)(uintptr_t)s->buf;
     const uint64_t rs = s->rs, rl = s->rl;
-    struct ptc_pt_item *o = s->q + s->qn;
-    struct ptc_pt_item *const qend = s->q + s->qcap;
+    /* no queue yet (NULL): no room, and no arithmetic on NULL (undefined) */
+    struct ptc_pt_item *o = s->q ? s->q + s->qn : NULL;
+    struct ptc_pt_item *const qend = s->q ? s->q + s->qcap : NULL;
     uint64_t last_ip = s->last_ip;
     /* a hit's time (t_now): from CYC (CBR does not change in here), else the TSC, which
      * only MTC moves in here; only a TSC sets have_tsc: not in here */

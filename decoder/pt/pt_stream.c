@@ -505,7 +505,7 @@ int ptc_pt_sdec_piece_step(struct ptc_pt_sdec *d)
 size_t ptc_pt_sdec_take(struct ptc_pt_sdec *d, const struct ptc_pt_item **items)
 {
     size_t n = d->in.qn - d->qi;
-    *items = d->in.q + d->qi;
+    *items = d->in.q ? d->in.q + d->qi : NULL; /* no queue yet: nothing, and no NULL + 0 */
     d->qi = d->in.qn;
     return n;
 }

@@ -494,6 +494,32 @@ static int resolve_exe(const char *cmd, char *out, size_t n)
     return 0;
 }
 
+/* What a failed record_pt() leaves: nothing. The buffers and tables it made are freed, and
+ * the trace file it created is removed rather than left behind half written (the command
+ * did not run, or its recording could not start). Returns -1. */
+static int rec_abort(struct rec *r)
+{
+    for (int i = 0; r->cpus && i < r->ncpus; i++) {
+        struct rcpu *c = &r->cpus[i];
+        munmap(c->aux, c->ar.size);
+        munmap(c->ring, c->ring_len);
+        close(c->fd_pt);
+        close(c->fd_dummy);
+        free(c->dr);
+        free(c->sb);
+    }
+    free(r->cpus);
+    free(r->mods);
+    r->cpus = NULL;
+    r->mods = NULL;
+    if (r->out > 0) {
+        close(r->out);
+        unlink(r->o->output ? r->o->output : "ptcall.ptc");
+        r->out = -1;
+    }
+    return -1;
+}
+
 int record_pt(const struct record_options *o, int *wait_status)
 {
     char why[512];
@@ -532,7 +558,7 @@ int record_pt(const struct record_options *o, int *wait_status)
     int cap = 1 + o->num_modules;
     r->mods = calloc((size_t)cap, sizeof(*r->mods));
     if (!r->mods)
-        return -1;
+        return rec_abort(r);
     char exe[PATH_MAX];
     int armed_here = 0; /* --pid: we armed the target's call sites (undo at the end) */
     if (o->attach_pid > 0) {
@@ -541,20 +567,20 @@ int record_pt(const struct record_options *o, int *wait_status)
         ssize_t k = readlink(l, exe, sizeof(exe) - 1);
         if (k < 0) {
             fprintf(stderr, "ptcall record: --pid %d: %s\n", o->attach_pid, strerror(errno));
-            return -1;
+            return rec_abort(r);
         }
         exe[k] = 0;
     } else if (!o->argv || !o->argv[0] || resolve_exe(o->argv[0], exe, sizeof(exe))) {
         fprintf(stderr, "ptcall record: cannot find the command '%s'\n",
                 o->argv && o->argv[0] ? o->argv[0] : "");
-        return -1;
+        return rec_abort(r);
     }
     snprintf(r->mods[r->nmods++].path, PATH_MAX, "%s", exe);
     for (int i = 0; i < o->num_modules; i++) {
         char rp[PATH_MAX];
         if (!realpath(o->modules[i], rp)) {
             fprintf(stderr, "ptcall record: --module %s: %s\n", o->modules[i], strerror(errno));
-            return -1;
+            return rec_abort(r);
         }
         snprintf(r->mods[r->nmods++].path, PATH_MAX, "%s", rp);
     }
@@ -562,7 +588,7 @@ int record_pt(const struct record_options *o, int *wait_status)
     for (int i = 0; i < r->nmods; i++) {
         if (ptc_pt_elf_sections(r->mods[i].path, &r->mods[i].sec, why, sizeof(why))) {
             fprintf(stderr, "ptcall record: %s\n", why);
-            return -1;
+            return rec_abort(r);
         }
         with_stubs += r->mods[i].sec.has_stubs;
         if (!r->mods[i].sec.has_stubs && !r->quiet)
@@ -574,14 +600,14 @@ int record_pt(const struct record_options *o, int *wait_status)
         fprintf(stderr, "ptcall record: no instrumented module (none has a ptcall_stubs "
                         "section): build the program with ptcall-cc, or name instrumented "
                         "libraries with --module PATH\n");
-        return -1;
+        return rec_abort(r);
     }
     char *filter = r->filter;
     r->max_ranges = (int)pmu.nr_addr_filters;
     int nf = ptc_pt_filter_string(r->mods, r->nmods, r->max_ranges, filter, sizeof(r->filter));
     if (nf < 0) {
         fprintf(stderr, "ptcall record: the address filter string is too long\n");
-        return -1;
+        return rec_abort(r);
     }
     for (int i = 0; i < r->nmods; i++)
         if (r->mods[i].sec.has_stubs && !r->mods[i].traced)
@@ -606,7 +632,7 @@ int record_pt(const struct record_options *o, int *wait_status)
     if (r->out < 0) {
         fprintf(stderr, "ptcall record: cannot create %s: %s\n",
                 o->output ? o->output : "ptcall.ptc", strerror(errno));
-        return -1;
+        return rec_abort(r);
     }
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
@@ -615,7 +641,7 @@ int record_pt(const struct record_options *o, int *wait_status)
                          (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec);
     if (write(r->out, &fh, sizeof(fh)) != (ssize_t)sizeof(fh)) {
         fprintf(stderr, "ptcall record: writing %s: %s\n", o->output, strerror(errno));
-        return -1;
+        return rec_abort(r);
     }
 
     /* the child, held on a pipe until the events exist */
@@ -624,12 +650,12 @@ int record_pt(const struct record_options *o, int *wait_status)
     if (pid <= 0) {
         if (pipe2(go, O_CLOEXEC)) {
             perror("ptcall record: pipe");
-            return -1;
+            return rec_abort(r);
         }
         pid = fork();
         if (pid < 0) {
             perror("ptcall record: fork");
-            return -1;
+            return rec_abort(r);
         }
         if (pid == 0) {
             char c;
@@ -707,7 +733,7 @@ int record_pt(const struct record_options *o, int *wait_status)
             close(go[1]); /* the child exits without running the command */
             waitpid(pid, NULL, 0);
         }
-        return -1;
+        return rec_abort(r);
     }
 
     /* the config chunk */
@@ -797,7 +823,7 @@ int record_pt(const struct record_options *o, int *wait_status)
     } else {
         if (write(go[1], "g", 1) != 1) {
             perror("ptcall record: starting the command");
-            return -1;
+            return rec_abort(r);
         }
         close(go[1]);
     }

@@ -31,6 +31,15 @@ def run(cmd, **kw):
     return r.stdout
 
 
+def valgrind_reads(binary):
+    """Whether valgrind can read the debug information of binary and what it loads (valgrind
+    3.19 gives up on clang 14's DWARF 5: a build of ptcall made with clang, such as a sanitizer
+    build, has a libptcall.so it cannot read). Returns (ok, valgrind's words)."""
+    p = subprocess.run(["valgrind", "--tool=none", "-q", binary, "--help"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    return "Possibly corrupted debuginfo" not in p.stderr, p.stderr[-600:]
+
+
 def build(cc, src, out, flags):
     objs = []
     for u in UNITS:
@@ -125,6 +134,12 @@ def main():
         want = pgo_counts(os.path.join(work, "pgo.profdata"))
         oracle = "clang PGO function entry counts"
     else:
+        ok, why = valgrind_reads(traced)
+        if not ok:
+            print("SKIP: valgrind cannot read the debug information of the program or of "
+                  "libptcall.so (a clang-built ptcall: valgrind 3.19 does not read clang 14's "
+                  "DWARF 5); the early placement's PGO oracle still runs:\n" + why)
+            return 0
         for f in os.listdir(work):
             if f.startswith("callgrind.out"):
                 os.unlink(os.path.join(work, f))

@@ -104,7 +104,9 @@ unsigned ptc_session_decode_threads(const struct ptc_session *s);
 /* Chunk handlers for chunk types the session does not decode itself (e.g. Intel PT
  * chunks 32..63): fn gets every CRC-checked chunk whose type is in [first, last] and
  * returns 0 or -PTC_E_* (an error stops decoding; use ptc_session_set_error() for the
- * message). finish (may be NULL) runs once from ptc_session_finish(). */
+ * message). finish (may be NULL) runs once from ptc_session_finish(); or, when the
+ * session is freed without having finished (decoding stopped at an error), once with s
+ * == NULL, to release ctx without finishing. */
 typedef int (*ptc_chunk_fn)(void *ctx, struct ptc_session *s,
                             const struct ptc_chunk_header *h, const void *payload);
 typedef int (*ptc_finish_fn)(void *ctx, struct ptc_session *s);
