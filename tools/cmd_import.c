@@ -19,6 +19,7 @@
 #include "perf_data.h"
 #include "ptc_chunk_write.h"
 #include "ptc_pt_rec.h"
+#include "ptc_seqtab.h"
 #include "ptcall/trace_format_pt.h"
 
 struct binary { char path[PATH_MAX]; uint64_t load; int has_load; };
@@ -26,8 +27,7 @@ struct binary { char path[PATH_MAX]; uint64_t load; int has_load; };
 struct imp {
     int fd;
     const char *out;
-    struct { uint32_t pid, tid, next; } seq[1024]; /* per (pid, tid) chunk stream */
-    int nseq;
+    struct ptc_seqtab seq; /* per (pid, tid) chunk stream */
     struct binary bins[32];
     int nbins;
     uint32_t pid, tid;
@@ -50,19 +50,12 @@ static int chunk(struct imp *m, uint16_t type, uint32_t pid, uint32_t tid, const
                  size_t an, const void *b, size_t bn)
 {
     struct iovec iov[2] = {{(void *)a, an}, {(void *)b, bn}};
-    int i = 0;
-    while (i < m->nseq && (m->seq[i].pid != pid || m->seq[i].tid != tid))
-        i++;
-    if (i == m->nseq) {
-        if (m->nseq == 1024)
-            i = 1023;
-        else
-            m->nseq++;
-        m->seq[i].pid = pid;
-        m->seq[i].tid = tid;
-        m->seq[i].next = 0;
+    uint32_t seq;
+    if (ptc_seq_next(&m->seq, pid, tid, &seq)) {
+        fprintf(stderr, "ptcall import: out of memory numbering the chunks of %u/%u\n", pid, tid);
+        return -1;
     }
-    int e = ptc_write_chunk(m->fd, type, 0, pid, tid, m->seq[i].next++, iov, bn ? 2 : 1);
+    int e = ptc_write_chunk(m->fd, type, 0, pid, tid, seq, iov, bn ? 2 : 1);
     if (e < 0) {
         fprintf(stderr, "ptcall import: writing %s: %s\n", m->out, strerror(-e));
         return -1;
@@ -416,6 +409,7 @@ static int run_import(const struct cli_values *v)
     struct ptc_record_end re = {0};
     if (!rc)
         rc = chunk(m, PTC_CHUNK_RECORD_END, 0, 0, &re, sizeof(re), NULL, 0) ? 1 : 0;
+    ptc_seq_free(&m->seq);
     close(m->fd);
     if (rc)
         unlink(out);

@@ -564,10 +564,11 @@ static int parse_cpu(const char *val, void *field, char *err, size_t errn)
 
 static int parse_time_conv(const char *val, void *field, char *err, size_t errn)
 {
-    static const uint64_t max[3] = {UINT16_MAX, UINT32_MAX, UINT64_MAX};
+    static const uint64_t max[3] = {63, UINT32_MAX, UINT64_MAX}; /* SHIFT is a shift count */
     uint64_t v[3];
     if (parse_tuple(val, ':', 3, max, v)) {
-        snprintf(err, errn, "takes SHIFT:MULT:ZERO (perf's time conversion), not '%s'", val);
+        snprintf(err, errn, "takes SHIFT:MULT:ZERO (perf's time conversion, SHIFT 0..63), not "
+                            "'%s'", val);
         return -1;
     }
     struct cli_time_conv *t = field;
@@ -589,8 +590,10 @@ static int check_cpu_stream(const char *val, void *field, char *err, size_t errn
     }
     memcpy(num, val, (size_t)(colon - val));
     num[colon - val] = 0;
-    if (parse_u64(num, &cpu) || cpu > UINT32_MAX) {
-        snprintf(err, errn, "takes N:FILE with N a CPU number, not '%s'", val);
+    /* a CPU number below the stream-per-thread marker (PTC_PT_CPU_THREAD), which a
+     * trace could not tell from it */
+    if (parse_u64(num, &cpu) || cpu >= 65536) {
+        snprintf(err, errn, "takes N:FILE with N a CPU number (0..65535), not '%s'", val);
         return -1;
     }
     return 0;

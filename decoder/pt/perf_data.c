@@ -56,6 +56,20 @@ static int fail(struct reader *x, const char *what)
     return 1;
 }
 
+/* fail() with a record's file offset in the message. */
+static int fail_at(struct reader *x, const char *what, uint64_t off)
+{
+    snprintf(x->err, x->err_size, "%s is corrupt: %s (the record at file offset %llu)", x->path,
+             what, (unsigned long long)off);
+    return 1;
+}
+
+/* The file header's attr_size is that of perf's struct perf_file_attr: the event's
+ * perf_event_attr followed by a perf_file_section (16 bytes) locating its sample ids
+ * (tools/perf/util/header.c: f_header.attr_size = sizeof(f_attr)). */
+#define PERF_FILE_IDS_SIZE 16u
+#define PERF_ATTR_MIN 64u /* PERF_ATTR_SIZE_VER0 */
+
 uint8_t *ptc_read_whole_file(const char *path, size_t *len)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -146,9 +160,9 @@ static int asm_add(struct reader *x, struct asm_buf *a, uint64_t off, const uint
 
 static void read_attr(const struct reader *x, size_t i, struct perf_event_attr *a)
 {
+    size_t n = (size_t)x->h.attr_size - PERF_FILE_IDS_SIZE;
     memset(a, 0, sizeof(*a));
-    memcpy(a, x->f + x->h.attrs.offset + i * (x->h.attr_size + 16),
-           x->h.attr_size < sizeof(*a) ? x->h.attr_size : sizeof(*a));
+    memcpy(a, x->f + x->h.attrs.offset + i * x->h.attr_size, n < sizeof(*a) ? n : sizeof(*a));
 }
 
 /* The sample_id layout every event shares. Returns 0 or 1 (layouts differ). */
@@ -213,6 +227,12 @@ static int on_auxtrace_info(struct reader *x, const uint8_t *r, uint32_t size)
     if (type != 1)
         return fail(x, ": its AUX trace is not Intel PT (type )");
     uint64_t pt_type = priv[0];
+    if (priv[1] > 63) {
+        snprintf(x->err, x->err_size,
+                 "%s is corrupt: its AUXTRACE_INFO time_shift is %llu, not a shift count (0..63)",
+                 x->path, (unsigned long long)priv[1]);
+        return 1;
+    }
     cfg->time_shift = (uint16_t)priv[1];
     cfg->time_mult = (uint32_t)priv[2];
     cfg->time_zero = priv[3];
@@ -228,13 +248,16 @@ static int on_auxtrace_info(struct reader *x, const uint8_t *r, uint32_t size)
             continue;
         cfg->config = a.config;
         cfg->pmu_type = a.type;
-        if (a.config >> priv[5] & 1)
+        /* INTEL_PT_TSC_BIT, _NORETCOMP_BIT, _MTC_BIT, _CYC_BIT hold the config *mask* of the
+         * format term (perf's intel_pt_info_fill: intel_pt_parse_terms(pmu, "tsc", &tsc_bit);
+         * its decoder tests attr.config & tsc_bit); _MTC_FREQ_BITS the mask of mtc_period */
+        if (a.config & priv[5])
             cfg->flags |= PTC_PT_F_TSC;
-        if (a.config >> priv[6] & 1)
+        if (a.config & priv[6])
             cfg->flags |= PTC_PT_F_NORETCOMP;
-        if (a.config >> priv[10] & 1)
+        if (a.config & priv[10])
             cfg->flags |= PTC_PT_F_MTC;
-        if (priv[14] && (a.config >> priv[14] & 1))
+        if (a.config & priv[14])
             cfg->flags |= PTC_PT_F_CYC;
         if (priv[11])
             cfg->mtc_freq = (uint8_t)((a.config & priv[11]) >> __builtin_ctzll(priv[11]));
@@ -327,8 +350,10 @@ static int walk(struct reader *x)
     while (off + 8 <= end && !rc) {
         struct perf_event_header eh;
         memcpy(&eh, x->f + off, sizeof(eh));
-        if (eh.size < 8 || off + eh.size > end)
-            return fail(x, " is corrupt: a record at offset  overruns the data section");
+        if (eh.size < 8)
+            return fail_at(x, "a record is shorter than its 8-byte header", off);
+        if (eh.size > end - off)
+            return fail_at(x, "a record's size runs past the data section", off);
         const uint8_t *r = x->f + off;
         uint64_t next = off + eh.size;
         if (eh.type == PERF_AUXTRACE_INFO && eh.size >= 16 + 8 * 16) {
@@ -336,8 +361,8 @@ static int walk(struct reader *x)
         } else if (eh.type == PERF_AUXTRACE && eh.size >= 48) {
             uint64_t size;
             memcpy(&size, r + 8, 8);
-            if (next + size > end)
-                return fail(x, " is truncated: an AUXTRACE record's data runs past the end");
+            if (size > end - next)
+                return fail_at(x, "an AUXTRACE record's data runs past the data section", off);
             rc = on_auxtrace(x, r, x->f + next, size);
             next += size; /* the data is not counted in header.size */
             x->info->auxtrace++;
@@ -357,13 +382,29 @@ static int walk(struct reader *x)
 static int read_header(struct reader *x)
 {
     struct perf_file_header *h = &x->h;
-    if (x->len < sizeof(*h) || (memcpy(h, x->f, sizeof(*h)), memcmp(&h->magic, "PERFILE2", 8)))
-        return fail(x, " is not a perf.data file (no PERFILE2 magic; pipe-mode files are not "
-                       "supported: record to a file)");
-    if (h->attrs.offset + h->attrs.size > x->len || h->data.offset + h->data.size > x->len ||
-        h->attr_size < 64)
+    if (x->len < 16 || memcmp(x->f, "PERFILE2", 8))
+        return fail(x, " is not a perf.data file (no PERFILE2 magic)");
+    uint64_t hsize;
+    memcpy(&hsize, x->f + 8, 8);
+    if (hsize == 16) /* perf record -o - writes a 16-byte header and no sections */
+        return fail(x, " was written in pipe mode (perf record -o -), which import does not "
+                       "read: record to a file (perf record -o FILE)");
+    if (x->len < sizeof(*h))
+        return fail(x, " is truncated: shorter than a perf.data header");
+    memcpy(h, x->f, sizeof(*h));
+    /* sections inside the file, in a form that cannot overflow */
+    if (h->attrs.offset > x->len || h->attrs.size > x->len - h->attrs.offset ||
+        h->data.offset > x->len || h->data.size > x->len - h->data.offset)
         return fail(x, " is truncated or corrupt (sections past the end of the file)");
-    x->nattr = h->attrs.size / (h->attr_size + 16);
+    if (h->attr_size < PERF_ATTR_MIN + PERF_FILE_IDS_SIZE || h->attr_size > 4096 ||
+        h->attrs.size % h->attr_size) {
+        snprintf(x->err, x->err_size,
+                 "%s is corrupt: its attribute table has %llu-byte entries and %llu bytes (an "
+                 "entry is a perf_event_attr of at least 64 bytes and 16 bytes of ids)",
+                 x->path, (unsigned long long)h->attr_size, (unsigned long long)h->attrs.size);
+        return 1;
+    }
+    x->nattr = h->attrs.size / h->attr_size;
     return 0;
 }
 

@@ -116,6 +116,10 @@ int ptc_pt_front_chunk(struct ptc_pt_front *f, const struct ptc_chunk_header *h,
         uint32_t sz;
         memcpy(&sz, p, 4);
         memcpy(&f->cfg, p, sz < sizeof(f->cfg) ? (sz < n ? sz : n) : sizeof(f->cfg));
+        /* the time conversion's shift is a shift count: more than 63 is damage, not a
+         * configuration (and undefined behaviour if used) */
+        if (f->cfg.time_shift > 63 || f->cfg.mtc_freq > 15)
+            return -PTC_E_CORRUPT;
         f->have_cfg = 1;
         ptc_pt_dcfg_from_config(&f->dc, &f->cfg);
         f->dc.mode = f->mode;

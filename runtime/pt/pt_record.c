@@ -27,6 +27,7 @@
 #include "ptc_map_read.h"
 #include "ptc_pt_rec.h"
 #include "ptc_select.h"
+#include "ptc_seqtab.h"
 #include "ptcall/trace_format_pt.h"
 
 const char *ptc_pt_advice(const char *what, int err)
@@ -107,8 +108,7 @@ struct rec {
     int nmods;
     struct rproc procs[256];
     int nprocs;
-    struct { uint32_t pid, tid, next; } seq[1024]; /* per (pid, tid) chunk stream */
-    int nseq;
+    struct ptc_seqtab seq; /* per (pid, tid) chunk stream */
     uint64_t lost_records;
     int quiet;
     int max_ranges;
@@ -134,19 +134,12 @@ static long sys_perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu, i
 static int chunk_flags(struct rec *r, uint16_t type, uint16_t flags, uint32_t pid,
                        uint32_t tid, const struct iovec *parts, int n)
 {
-    int i = 0;
-    while (i < r->nseq && (r->seq[i].pid != pid || r->seq[i].tid != tid))
-        i++;
-    if (i == r->nseq) {
-        if (r->nseq == 1024)
-            i = 1023; /* more streams than that: seq numbers of the last one may jump */
-        else
-            r->nseq++;
-        r->seq[i].pid = pid;
-        r->seq[i].tid = tid;
-        r->seq[i].next = 0;
+    uint32_t seq;
+    if (ptc_seq_next(&r->seq, pid, tid, &seq)) {
+        fprintf(stderr, "ptcall record: out of memory numbering the chunks of %u/%u\n", pid, tid);
+        return -1;
     }
-    int e = ptc_write_chunk(r->out, type, flags, pid, tid, r->seq[i].next++, parts, n);
+    int e = ptc_write_chunk(r->out, type, flags, pid, tid, seq, parts, n);
     r->since_round++;
     if (e < 0)
         fprintf(stderr, "ptcall record: writing %s: %s\n", r->o->output, strerror(-e));
@@ -512,6 +505,7 @@ static int rec_abort(struct rec *r)
     free(r->mods);
     r->cpus = NULL;
     r->mods = NULL;
+    ptc_seq_free(&r->seq);
     if (r->out > 0) {
         close(r->out);
         unlink(r->o->output ? r->o->output : "ptcall.ptc");
@@ -898,6 +892,7 @@ int record_pt(const struct record_options *o, int *wait_status)
     free(pfd);
     free(r->cpus);
     free(r->mods);
+    ptc_seq_free(&r->seq);
     close(r->out);
     if (wait_status)
         *wait_status = status;

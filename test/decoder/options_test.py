@@ -157,6 +157,11 @@ def main():
     usage_error(["import", "-o", "x.ptc", "--mtc-period", "16", "--thread-stream", "t.pt"],
                 "--mtc-period", "0 to 15")
     usage_error(["import", "-o", "x.ptc", "--cpu-stream", "zero:t.pt"], "--cpu-stream")
+    # a CPU the per-thread marker could be mistaken for; a shift that is no shift count
+    usage_error(["import", "-o", "x.ptc", "--cpu-stream", "4294967295:t.pt"], "--cpu-stream",
+                "0..65535")
+    usage_error(["import", "-o", "x.ptc", "--time-conv", "70:1:0", "--thread-stream", "t.pt"],
+                "--time-conv", "SHIFT 0..63")
     usage_error(["import", "-o", "x.ptc", "--binary", "app@xyz", "--thread-stream", "t.pt"],
                 "--binary", "hex")
     usage_error(["import", "-o", "x.ptc", "--pid", "4242x", "--thread-stream", "t.pt"], "--pid")

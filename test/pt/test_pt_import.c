@@ -240,7 +240,7 @@ int main(int argc, char **argv)
     memset(&ph, 0, sizeof(ph));
     memcpy(&ph.magic, "PERFILE2", 8);
     ph.size = sizeof(ph);
-    ph.attr_size = sizeof(struct perf_event_attr);
+    ph.attr_size = sizeof(struct perf_event_attr) + 16; /* perf_file_attr: attr + ids section */
     struct perf_event_attr at;
     memset(&at, 0, sizeof(at));
     at.size = sizeof(at);
@@ -257,7 +257,9 @@ int main(int argc, char **argv)
     fwrite(&at, sizeof(at), 1, w.f);
     fwrite(ids, 16, 1, w.f);
     /* AUXTRACE_INFO */
-    uint64_t priv[17] = {8, 10, 1365, 5000, 1, 10, 11, 2, 0, 1, 9, 0xfull << 14, 40, 1, 1, 24, 0};
+    /* tools/perf/util/intel-pt.h's order; TSC/NORETCOMP/MTC/CYC_BIT are config masks */
+    uint64_t priv[17] = {8, 10, 1365, 5000, 1, 1ull << 10, 1ull << 11, 2, 0, 1, 1ull << 9,
+                         0xfull << 14, 40, 1, 1ull << 1, 24, 0};
     struct perf_event_header eh = {.type = 70, .size = 16 + sizeof(priv)};
     uint32_t ty[2] = {1, 0};
     put(&w, &eh, 8);
