@@ -82,9 +82,15 @@ void ptc_session_totals(const struct ptc_session *s, struct ptc_totals *t)
 {
     *t = s->tot;
     t->processes = 0;
-    PTC_HTABLE_EACH(&s->procs, struct proc, p)
+    t->unfinished_processes = 0;
+    PTC_HTABLE_EACH(&s->procs, struct proc, p) {
         if (p->pid && (p->have_process || p->threads))
             t->processes++;
+        /* only the soft runtime ends its processes' traces; the Intel PT recorder and import
+         * write no PROCESS_END */
+        if (s->backend == PTC_BACKEND_SOFT && p->have_process && !p->ended)
+            t->unfinished_processes++;
+    }
     t->calls = 0;
     for (uint32_t i = 0; i < s->nfuncs; i++)
         t->calls += s->fstats[i].calls;

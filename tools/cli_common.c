@@ -192,6 +192,15 @@ void cli_print_quality(FILE *f, const struct ptc_session *s, const struct ptc_to
     if (!t->record_end)
         fprintf(f, "warning: the trace has no RECORD_END chunk: the recording was interrupted "
                    "and may miss its last events\n");
+    if (t->unfinished_processes)
+        fprintf(f, "warning: INCOMPLETE: %llu process%s ended without closing %s trace (killed "
+                   "by a signal the runtime cannot catch, such as SIGKILL, or a write error): "
+                   "%s last events are lost, how many is not known, and the figures are lower "
+                   "bounds\n",
+                (unsigned long long)t->unfinished_processes,
+                t->unfinished_processes == 1 ? "" : "es",
+                t->unfinished_processes == 1 ? "its" : "their",
+                t->unfinished_processes == 1 ? "its" : "their");
 }
 
 struct ptc_session *cli_decode(struct cli_args *a, ptc_call_hook hook, void *hook_ctx,

@@ -138,6 +138,8 @@ static uint64_t now_ns(clockid_t c)
 
 struct trace_summary {
     uint64_t events, dropped, waits, modules, processes, loss_chunks, event_bytes, file_bytes;
+    uint64_t written;       /* event records in the file's SOFT_EVENTS chunks */
+    uint64_t process_ends;  /* PROCESS_END chunks: processes that closed their trace */
     int bad;
 };
 
@@ -175,6 +177,7 @@ static void summarize(const char *path, struct trace_summary *s)
         }
         const struct ptc_chunk_header *h = &c.h;
         if (h->type == PTC_CHUNK_PROCESS_END) {
+            s->process_ends++;
             struct ptc_process_end e;
             if (h->payload_size >= sizeof(e)) {
                 memcpy(&e, c.payload, sizeof(e));
@@ -189,12 +192,21 @@ static void summarize(const char *path, struct trace_summary *s)
         } else if (h->type == PTC_CHUNK_LOSS) {
             s->loss_chunks++;
         } else if (h->type == PTC_CHUNK_SOFT_EVENTS) {
-            if (h->payload_size > sizeof(struct ptc_soft_events))
+            if (h->payload_size > sizeof(struct ptc_soft_events)) {
+                struct ptc_soft_events se;
+                memcpy(&se, c.payload, sizeof(se));
+                s->written += se.num_records;
                 s->event_bytes += h->payload_size - sizeof(struct ptc_soft_events);
+            }
         }
     }
     ptc_reader_close(r);
 }
+
+/* `ptcall record`'s status when the command succeeded but its trace is incomplete (a full
+ * disk, a process killed by SIGKILL): distinct from the command's own statuses, as
+ * timeout(1)'s 124 is. */
+#define PTCALL_EXIT_INCOMPLETE 125
 
 static int exit_status_of(int ws)
 {
@@ -315,14 +327,19 @@ static int record_soft(const struct record_options *o, int *wait_status)
     sigaction(SIGQUIT, &old_quit, NULL);
     *wait_status = ws;
 
+    char end_error[PATH_MAX + 128] = "";
     fd = open(out, O_WRONLY | O_APPEND | O_CLOEXEC);
     if (fd >= 0) {
         struct ptc_record_end re = {.wait_status = ws, .wall_ns = now_ns(CLOCK_MONOTONIC) - start_ns,
                                     .child_pid = (uint32_t)pid};
         struct iovec v = {&re, sizeof(re)};
-        if (ptc_write_chunk(fd, PTC_CHUNK_RECORD_END, 0, 0, 0, 1, &v, 1) < 0)
-            fprintf(stderr, "ptcall: cannot finish %s: %s\n", out, strerror(errno));
-        close(fd);
+        int e = ptc_write_chunk(fd, PTC_CHUNK_RECORD_END, 0, 0, 0, 1, &v, 1);
+        if (e < 0 || close(fd))
+            snprintf(end_error, sizeof(end_error), "cannot finish %s: %s", out,
+                     strerror(e < 0 ? -e : errno));
+    } else {
+        snprintf(end_error, sizeof(end_error), "cannot open %s to finish it: %s", out,
+                 strerror(errno));
     }
     struct trace_summary s;
     summarize(out, &s);
@@ -334,16 +351,37 @@ static int record_soft(const struct record_options *o, int *wait_status)
         return 1;
     }
     if (!o->quiet) {
-        /* untimed, a leaf's call is one record: the decoder counts it as two events */
+        /* untimed, a leaf's call is one record: the decoder counts it as two events. What
+         * the file holds, not what the processes said they made (a killed one says nothing) */
         const char *what = o->timed || o->leaf_exits ? "event" : "event record";
         fprintf(stderr,
                 "ptcall: %llu %ss in %llu process%s, %.1f MiB (%.2f bytes/%s in event chunks), "
                 "%llu waits, %llu dropped%s: %s\n",
-                (unsigned long long)s.events, what, (unsigned long long)s.processes,
+                (unsigned long long)s.written, what, (unsigned long long)s.processes,
                 s.processes == 1 ? "" : "es", (double)s.file_bytes / (1 << 20),
-                s.events ? (double)s.event_bytes / (double)s.events : 0.0, what,
+                s.written ? (double)s.event_bytes / (double)s.written : 0.0, what,
                 (unsigned long long)s.waits, (unsigned long long)s.dropped,
                 s.loss_chunks ? " (see LOSS chunks)" : "", o->output);
+    }
+    /* a trace that lacks what it should hold is said to be incomplete, and the status says
+     * so when the command's own does not (docs/usage.md, Exit status) */
+    uint64_t unfinished = s.processes > s.process_ends ? s.processes - s.process_ends : 0;
+    if (end_error[0] || unfinished || s.bad) {
+        fprintf(stderr, "ptcall: the trace is INCOMPLETE: ");
+        if (end_error[0])
+            fprintf(stderr, "%s; ", end_error);
+        if (unfinished)
+            fprintf(stderr, "%llu of %llu process%s did not close %s trace (killed by a signal "
+                            "the runtime cannot catch, such as SIGKILL, or a write error: see "
+                            "the messages above); ",
+                    (unsigned long long)unfinished, (unsigned long long)s.processes,
+                    s.processes == 1 ? "" : "es", unfinished == 1 ? "its" : "their");
+        if (s.bad)
+            fprintf(stderr, "the file ends inside a chunk or has a damaged one; ");
+        fprintf(stderr, "what it holds can be read (ptcall report says what is missing)%s\n",
+                end_error[0] || s.bad ? "; free space or record elsewhere (-o) and run again"
+                                      : "");
+        return PTCALL_EXIT_INCOMPLETE;
     }
     return 0;
 }
@@ -492,6 +530,8 @@ static int record_main(struct cli_values *v)
     if (r < 0)
         return 1;
     int st = exit_status_of(ws);
+    if (r == PTCALL_EXIT_INCOMPLETE) /* the command's failure says more, if it failed */
+        return st ? st : PTCALL_EXIT_INCOMPLETE;
     if (r > 0) /* ran, but nothing was instrumented */
         return st ? st : 1;
     return st;

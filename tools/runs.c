@@ -109,7 +109,10 @@ void runs_paths_free(struct runs_paths *p)
 
 /* ---- runs ------------------------------------------------------------------------------ */
 
-int runs_run_complete(const struct runs_run *r) { return r->t.record_end && !r->damage; }
+int runs_run_complete(const struct runs_run *r)
+{
+    return r->t.record_end && !r->damage && !r->t.unfinished_processes;
+}
 
 int runs_run_lossy(const struct runs_run *r)
 {

@@ -209,6 +209,10 @@ struct ptc_totals {
     int has_timebase;         /* times are ns (else ticks) */
     int record_end;           /* the trace has a RECORD_END chunk */
     int32_t wait_status;      /* from RECORD_END */
+    uint64_t unfinished_processes; /* soft traces: processes whose trace has no PROCESS_END
+                                      (ended by a signal the runtime cannot catch, such as
+                                      SIGKILL, or by a write error): their last events are
+                                      lost, how many is not known */
 };
 void ptc_session_totals(const struct ptc_session *s, struct ptc_totals *t);
 /* When the first traced process started, on the time scale of struct ptc_call_event's
