@@ -35,7 +35,8 @@ void ptc_chunk_header_init(struct ptc_chunk_header *h, uint16_t type, uint16_t f
     h->pid = pid;
     h->tid = tid;
     h->seq = seq;
-    h->crc32 = crc;
+    /* PTC_VERSION_MAJOR 2: the header's first 20 bytes after the payload (ptc_chunk_crc) */
+    h->crc32 = ptc_crc32_update(crc, h, 20);
 }
 
 int ptc_write_chunk(int fd, uint16_t type, uint16_t flags, uint32_t pid, uint32_t tid,

@@ -130,10 +130,11 @@ static int read_header(struct ptc_reader *r)
                     "header (%lld bytes missing)",
                     r->path, got, (long long)sizeof(struct ptc_file_header) - got);
     memcpy(&r->hdr, p, sizeof(r->hdr));
-    if (r->hdr.version_major != PTC_VERSION_MAJOR)
+    if (r->hdr.version_major < PTC_VERSION_MAJOR_MIN || r->hdr.version_major > PTC_VERSION_MAJOR)
         return rerr(r, PTC_E_VERSION, 1,
-                    "%s is a version %u.%u trace; this ptcall reads version %u.x only",
-                    r->path, r->hdr.version_major, r->hdr.version_minor, PTC_VERSION_MAJOR);
+                    "%s is a version %u.%u trace; this ptcall reads versions %u.x to %u.x",
+                    r->path, r->hdr.version_major, r->hdr.version_minor,
+                    PTC_VERSION_MAJOR_MIN, PTC_VERSION_MAJOR);
     uint32_t hs = r->hdr.header_size;
     if (hs < sizeof(struct ptc_file_header) || (hs & 7) || hs > 65536)
         return rerr(r, PTC_E_CORRUPT, 1, "%s: corrupt file header: header_size %u", r->path,
@@ -293,8 +294,9 @@ int ptc_reader_next(struct ptc_reader *r, struct ptc_chunk *c)
                         "%s is corrupt: chunk %llu (type %u) at byte %llu has non-zero padding",
                         r->path, (unsigned long long)idx, h.type, (unsigned long long)at);
         }
-    uint32_t crc = r->crc_skip && r->crc_skip(r->crc_skip_ctx, &h) ? h.crc32
-                                                                 : ptc_crc32(payload, h.payload_size);
+    uint32_t crc = r->crc_skip && r->crc_skip(r->crc_skip_ctx, &h)
+                       ? h.crc32
+                       : ptc_chunk_crc(p, payload, h.payload_size, r->hdr.version_major);
     uint64_t idx = r->index++;
     consume(r, total);
     if (crc != h.crc32)

@@ -29,8 +29,9 @@ static int open_error(struct ptc_reader *r, int rc, const char *path, char *err,
         snprintf(err, err_size, "%s is not a ptcall trace file (bad magic)", path);
         return -PTC_E_FORMAT;
     case PTC_E_VERSION:
-        snprintf(err, err_size, "%s has trace format version %u.%u; this ptcall reads %u.x",
-                 path, hdr->version_major, hdr->version_minor, PTC_VERSION_MAJOR);
+        snprintf(err, err_size, "%s has trace format version %u.%u; this ptcall reads %u.x to %u.x",
+                 path, hdr->version_major, hdr->version_minor, PTC_VERSION_MAJOR_MIN,
+                 PTC_VERSION_MAJOR);
         return rc;
     default: /* cannot open or read it, header_size corrupt, out of memory */
         snprintf(err, err_size, "%s", ptc_reader_errmsg(r));
@@ -89,7 +90,7 @@ int ptc_pt_read_file(const char *path, struct ptc_file_header *hdr,
             rc = chunk_error(r, got, path, err, err_size);
             break;
         }
-        if (ptc_crc32(c.payload, c.h.payload_size) != c.h.crc32) {
+        if (ptc_chunk_crc(&c.h, c.payload, c.h.payload_size, hdr->version_major) != c.h.crc32) {
             snprintf(err, err_size, "%s: bad CRC in chunk (type %u) at offset %llu", path,
                      c.h.type, (unsigned long long)c.offset);
             rc = -PTC_E_CORRUPT;

@@ -15,10 +15,11 @@
 #include <stdint.h>
 
 #define PTC_FILE_MAGIC "PTCALLTR" /* 8 bytes, no NUL */
-#define PTC_VERSION_MAJOR 1u      /* readers reject a different major */
-#define PTC_VERSION_MINOR 2u      /* readers accept any minor: new chunks are optional
-                                     (1: MODULE stub kind PTC_STUB_CALL;
-                                      2: the optional MODULE_ARMED chunk) */
+#define PTC_VERSION_MAJOR 2u      /* what writers write (2: the chunk CRC covers the header) */
+#define PTC_VERSION_MAJOR_MIN 1u  /* readers read majors MIN..MAJOR and reject the others */
+#define PTC_VERSION_MINOR 0u      /* readers accept any minor: new chunks are optional (1.1:
+                                     MODULE stub kind PTC_STUB_CALL; 1.2: the optional
+                                     MODULE_ARMED chunk; both are in 2.0) */
 
 struct ptc_file_header {
     char magic[8];          /* PTC_FILE_MAGIC */
@@ -47,7 +48,8 @@ struct ptc_chunk_header {
     uint32_t pid;           /* process the chunk belongs to; 0 = the recording session */
     uint32_t tid;           /* thread for per-thread chunks, 0 for process-level chunks */
     uint32_t seq;           /* per (pid, tid) stream, from 0 */
-    uint32_t crc32;         /* zlib crc32 of the payload */
+    uint32_t crc32;         /* zlib crc32 of the payload, then (major 2) of the 20 header
+                               bytes before this field (ptc_chunk_crc) */
 };
 
 #define PTC_CHUNK_F_OPTIONAL 0x1u  /* a reader that does not know the type may skip it */

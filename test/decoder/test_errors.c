@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "ptcall/decode.h"
+#include "ptc_crc.h"
 #include "tw.h"
 
 static int failures;
@@ -178,10 +179,56 @@ int main(void)
 
     s = ptc_session_new();
     memcpy(mut, full, n);
-    mut[8] = 2;
+    mut[8] = 3;
     save(path, mut, n);
     CHECK(ptc_decode_file(s, path, 0) == -PTC_E_VERSION);
+    CHECK(strstr(ptc_session_errmsg(s), "reads versions 1.x to 2.x") != NULL);
     ptc_session_free(s);
+
+    /* format 2: a flipped bit in a chunk's header (its type) fails the CRC; before 2.0 it
+     * made a SOFT_EVENTS chunk another known type and its events vanished silently */
+    {
+        memcpy(mut, full, n);
+        size_t at = 64;
+        int flipped = 0;
+        while (at + 24 <= n) {
+            uint16_t ty;
+            uint32_t sz;
+            memcpy(&ty, mut + at, 2);
+            memcpy(&sz, mut + at + 4, 4);
+            if (ty == PTC_CHUNK_SOFT_EVENTS) {
+                mut[at] ^= 0x02; /* 7 -> 5: MODULE_UNLOAD */
+                flipped = 1;
+                break;
+            }
+            at += 24 + sz + ((8 - sz % 8) % 8);
+        }
+        CHECK(flipped);
+        s = ptc_session_new();
+        CHECK(ptc_decode_memory(s, mut, n, 0) == -PTC_E_CORRUPT);
+        CHECK(strstr(ptc_session_errmsg(s), "fails its CRC check") != NULL);
+        ptc_session_free(s);
+    }
+
+    /* a 1.x trace (the CRC of the payload only) is still read */
+    {
+        memcpy(mut, full, n);
+        mut[8] = 1;
+        size_t at = 64;
+        while (at + 24 <= n) {
+            uint32_t sz;
+            memcpy(&sz, mut + at + 4, 4);
+            uint32_t c = ptc_crc32(mut + at + 24, sz);
+            memcpy(mut + at + 20, &c, 4);
+            at += 24 + sz + ((8 - sz % 8) % 8);
+        }
+        s = ptc_session_new();
+        CHECK(ptc_decode_memory(s, mut, n, 0) == 0);
+        ptc_session_free(s);
+        s = ptc_session_new();
+        CHECK(ptc_decode_memory(s, full, n, 0) == 0);
+        ptc_session_free(s);
+    }
 
     s = ptc_session_new();
     memcpy(mut, full, n);

@@ -25,7 +25,11 @@ static uint8_t *fix_crcs(const uint8_t *data, size_t size)
         size_t end = off + 24 + (size_t)h.payload_size;
         if (end > size || h.payload_size > size)
             break;
+        uint16_t major;
+        memcpy(&major, b + 8, 2);
         h.crc32 = (uint32_t)crc32(crc32(0L, Z_NULL, 0), b + off + 24, h.payload_size);
+        if (major >= 2) /* format 2: the header's first 20 bytes too */
+            h.crc32 = (uint32_t)crc32(h.crc32, (const Bytef *)&h, 20);
         memcpy(b + off, &h, sizeof(h));
         size_t pad = (8 - (h.payload_size & 7)) & 7;
         for (size_t i = 0; i < pad && end + i < size; i++)

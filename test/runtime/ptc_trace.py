@@ -105,7 +105,7 @@ class Trace:
         if len(data) < 64 or data[:8] != b"PTCALLTR":
             raise TraceError("bad file header")
         major, minor, hsize, created, backend, flags = struct.unpack_from("<HHIQII", data, 8)
-        if major != 1 or hsize != 64:
+        if major not in (1, 2) or hsize != 64:
             raise TraceError("bad version or header size")
         self.header = dict(backend=backend, flags=flags)
         p = 64
@@ -117,7 +117,11 @@ class Trace:
             payload = data[p + 24:p + 24 + size]
             if len(payload) != size:
                 raise TraceError("truncated payload at %d" % p)
-            if zlib.crc32(payload) != crc:
+            # format 2: the CRC goes on over the header's first 20 bytes
+            want = zlib.crc32(payload)
+            if major >= 2:
+                want = zlib.crc32(data[p:p + 20], want)
+            if want != crc:
                 raise TraceError("CRC mismatch in chunk at %d (type %d)" % (p, typ))
             pad = (8 - size % 8) % 8
             if data[p + 24 + size:p + 24 + size + pad] != b"\0" * pad:
