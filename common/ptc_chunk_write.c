@@ -1,6 +1,8 @@
 #include "ptc_chunk_write.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -89,4 +91,19 @@ uint64_t ptc_fnv1a64(uint64_t h, const void *data, size_t n)
         h *= 0x100000001b3ULL;
     }
     return h;
+}
+
+int ptc_create_trace(const char *path)
+{
+    return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+}
+
+void ptc_create_trace_error(char *buf, size_t n, const char *path, int err)
+{
+    if (err == ELOOP)
+        snprintf(buf, n, "%s is a symbolic link: a trace is not written through one (it could "
+                         "overwrite the file it names); give the file itself with -o", path);
+    else
+        snprintf(buf, n, "cannot create %s: %s; choose another file with -o", path,
+                 strerror(err));
 }

@@ -32,4 +32,12 @@ static inline size_t ptc_chunk_padding(size_t n) { return (8 - (n & 7)) & 7; }
 uint64_t ptc_fnv1a64(uint64_t h, const void *data, size_t n);
 #define PTC_FNV1A64_INIT 0xcbf29ce484222325ULL
 
+/* Creates (or empties) a trace file for writing: mode 0600 (a trace holds the command line
+ * and the program's paths) and never through a symbolic link (which could steer the trace
+ * onto any file the user may write): then -1 with errno ELOOP, as for other failures. */
+int ptc_create_trace(const char *path);
+/* What to say after ptc_create_trace(path) failed with err: "cannot create P: why; what to do"
+ * into buf. */
+void ptc_create_trace_error(char *buf, size_t n, const char *path, int err);
+
 #endif

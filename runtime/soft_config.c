@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ptc_env.h"
 #include "soft_internal.h"
 
 struct runtime_state rt = {
@@ -21,19 +22,50 @@ uint8_t ptc_use_xsave;
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
-static size_t parse_size(const char *s, size_t def)
+/* Reads variable id (common/ptc_env.c: the table docs/runtime.md shows). 0, or -1 after
+ * saying why the value cannot be used: then nothing is traced, since a run configured
+ * otherwise than asked (PTCALL_MODE=DROP as wait) would mislead. *set: whether it was set. */
+static int env(enum ptc_env_id id, uint64_t *num, const char **str, int *set)
 {
-    if (!s || !*s)
-        return def;
-    char *end;
-    unsigned long long v = strtoull(s, &end, 0);
-    switch (*end) {
-    case 'k': case 'K': v <<= 10; break;
-    case 'm': case 'M': v <<= 20; break;
-    case 'g': case 'G': v <<= 30; break;
-    default: break;
+    char err[256];
+    int r = ptc_env_get(id, num, str, err, sizeof(err));
+    if (r < 0) {
+        warn("ptcall: %s: not tracing (docs/runtime.md lists the values)", err);
+        return -1;
     }
-    return v ? (size_t)v : def;
+    if (set)
+        *set = r;
+    return 0;
+}
+
+/* rt.output from PTCALL_OUTPUT. 0, or -1 after a warning. */
+static int output_path(const char *out)
+{
+    if (!out || !out[0]) {
+        warn("ptcall: PTCALL_BACKEND=soft without PTCALL_OUTPUT: not tracing (set "
+             "PTCALL_OUTPUT to the trace file, or run the program with ptcall record)");
+        return -1;
+    }
+    /* a relative name is the starting directory's: the program may change directory */
+    char cwd[PATH_MAX];
+    if (out[0] != '/' && !getcwd(cwd, sizeof(cwd))) {
+        warn("ptcall: PTCALL_OUTPUT=%s is relative and the current directory is unknown: not "
+             "tracing (give an absolute path)", out);
+        return -1;
+    }
+    if ((out[0] == '/' ? strlen(out) : strlen(cwd) + 1 + strlen(out)) >= PATH_MAX) {
+        warn("ptcall: PTCALL_OUTPUT is longer than PATH_MAX: not tracing");
+        return -1;
+    }
+    if (out[0] == '/') {
+        strcpy(rt.output, out);
+    } else {
+        size_t n = strlen(cwd);
+        memcpy(rt.output, cwd, n);
+        rt.output[n] = '/';
+        strcpy(rt.output + n + 1, out);
+    }
+    return 0;
 }
 
 static void xsave_init(void)
@@ -51,46 +83,53 @@ static void xsave_init(void)
 
 static void init(void)
 {
-    const char *be = getenv("PTCALL_BACKEND");
-    const char *out = getenv("PTCALL_OUTPUT");
-    const char *arm = getenv("PTCALL_ARM");
-    int arm_only = (be && !strcmp(be, "pt")) || (arm && !strcmp(arm, "1"));
-    if ((arm_only || (be && !strcmp(be, "soft"))) && select_init() < 0)
+    uint64_t backend, arm, v;
+    const char *out;
+    int be_set;
+    if (env(PTC_ENV_BACKEND, &backend, NULL, &be_set) || env(PTC_ENV_ARM, &arm, NULL, NULL))
+        return;
+    int soft = be_set && backend == 0, arm_only = (be_set && backend == 1) || arm;
+    if ((arm_only || soft) && select_init() < 0)
         return; /* neither arm nor trace: the selection cannot be honoured */
     if (arm_only) {
         rt.arm_only = 1; /* the stubs stay `ret`: the hardware sees them run */
         return;
     }
-    if (!be || strcmp(be, "soft") || !out || out[0] != '/' || strlen(out) >= PATH_MAX)
+    if (!soft || env(PTC_ENV_OUTPUT, NULL, &out, NULL) || output_path(out))
         return;
-    strcpy(rt.output, out);
-    const char *ts = getenv("PTCALL_TIMESTAMPS");
-    rt.timed = !(ts && !strcmp(ts, "0"));
-    const char *le = getenv("PTCALL_LEAF_EXITS");
+    if (env(PTC_ENV_TIMESTAMPS, &v, NULL, NULL))
+        return;
+    rt.timed = (int)v;
     /* untimed, a leaf's exit says nothing its entry does not: record the call once */
-    rt.leaf_calls = !rt.timed && !(le && !strcmp(le, "1"));
-    const char *mode = getenv("PTCALL_MODE");
-    rt.drop = mode && !strcmp(mode, "drop");
+    if (env(PTC_ENV_LEAF_EXITS, &v, NULL, NULL))
+        return;
+    rt.leaf_calls = !rt.timed && !v;
+    if (env(PTC_ENV_MODE, &v, NULL, NULL))
+        return;
+    rt.drop = v == 1;
     rt.rec = rt.timed ? 16 : 8;
-    size_t bs = parse_size(getenv("PTCALL_BUFFER"), 256 << 10);
-    if (bs < 4096)
-        bs = 4096;
-    if (bs > (256ull << 20))
-        bs = 256ull << 20;
-    rt.bufsize = page_round_up(bs);
-    long nb = strtol(getenv("PTCALL_BUFFERS") ? getenv("PTCALL_BUFFERS") : "4", NULL, 10);
-    rt.nbufs = nb < 2 ? 2 : nb > MAX_BUFS ? MAX_BUFS : (int)nb;
+    if (env(PTC_ENV_BUFFER, &v, NULL, NULL))
+        return;
+    rt.bufsize = page_round_up((size_t)v);
+    if (env(PTC_ENV_BUFFERS, &v, NULL, NULL))
+        return;
+    rt.nbufs = (int)v;
+    if (env(PTC_ENV_FLUSH_MS, &v, NULL, NULL))
+        return;
+    rt.flush_ns = v * 1000000u;
+    uint64_t debug, tramps;
+    if (env(PTC_ENV_DEBUG, &debug, NULL, NULL) || env(PTC_ENV_TRAMPOLINES, &tramps, NULL, NULL))
+        return;
     rt.handler = rt.timed ? ptc_soft_handler_timed : ptc_soft_handler;
     rt.handler_id = rt.timed ? ptc_soft_handler_id_timed : ptc_soft_handler_id;
     check_points_init();
     rt.handler_fast = fastpath_build(rt.timed);
-    rt.debug = getenv("PTCALL_DEBUG") && getenv("PTCALL_DEBUG")[0] == '1';
+    rt.debug = (int)debug;
     if (rt.debug)
         warn("ptcall[%d]: %s id handler for %%r10-scratch units", (int)getpid(),
              rt.handler_fast ? "generated" : "shared (the generated one could not be built)");
-    const char *tr = getenv("PTCALL_TRAMPOLINES");
     /* trampolines slow-path into the generated handler's slow entry: only with that handler */
-    rt.tramps = !rt.timed && rt.handler_fast && !(tr && !strcmp(tr, "0"));
+    rt.tramps = !rt.timed && rt.handler_fast && tramps;
     if (!rt.handler_fast)
         rt.handler_fast = (void *)(uintptr_t)rt.handler_id;
     xsave_init();

@@ -119,9 +119,8 @@ static int encode8_small_ids(const uint64_t *r, uint8_t *o)
     return 1;
 }
 
-/* Encodes len bytes of raw records of ts as one SOFT_EVENTS chunk. */
-void encode(struct thread *ts, uint8_t *data, size_t len, uint64_t start_tsc,
-            uint64_t end_tsc, int wait_for_writers)
+size_t encode(struct thread *ts, uint8_t *data, size_t len, uint64_t start_tsc,
+              uint64_t end_tsc, int mode)
 {
     write_thread_start(ts);
     /* locals: the byte stores through `o` would otherwise force reloads of every global */
@@ -150,7 +149,9 @@ void encode(struct thread *ts, uint8_t *data, size_t len, uint64_t start_tsc,
         }
         uint64_t *r = (uint64_t *)(data + i * rec);
         uint64_t v = __atomic_load_n(&r[0], __ATOMIC_ACQUIRE);
-        if (__builtin_expect(!v, 0) && wait_for_writers) {
+        if (__builtin_expect(!v, 0) && mode == ENC_PREFIX)
+            break; /* its writer has not got there yet: the next flush takes it */
+        if (__builtin_expect(!v, 0) && mode == ENC_WAIT) {
             /* reserved but not yet written: its writer was interrupted (by a signal whose
              * handler filled the buffer); give it a moment */
             uint64_t t0 = mono_ns();
@@ -221,7 +222,10 @@ void encode(struct thread *ts, uint8_t *data, size_t len, uint64_t start_tsc,
         }
         nrec++;
     }
-    ts->dropped += lost + (n - nrec); /* n - nrec: cannot happen (enc_size = 2 * bufsize) */
+    if (mode != ENC_PREFIX) /* n - nrec: cannot happen (enc_size = 2 * bufsize) */
+        ts->dropped += lost + (n - nrec);
+    else
+        ts->dropped += lost;
     struct ptc_soft_events h = {
         .start_tsc = start_tsc,
         .end_tsc = end_tsc,
@@ -236,6 +240,53 @@ void encode(struct thread *ts, uint8_t *data, size_t len, uint64_t start_tsc,
         rt.drain_bytes += v.iov_len;
     }
     ts->events += hits;
+    return (size_t)nrec * rec;
+}
+
+/* The records a thread wrote into the buffer it is filling since the last flush. Only the
+ * drain releases buffers, so the buffer stays this thread's meanwhile; the thread may have
+ * moved on to another one (its position is then outside this buffer, and the queued buffer
+ * is written from `flushed` on). x86 keeps stores in order: a nonzero record's TSC, stored
+ * before it, is there, and a buffer retired before b became current is seen queued. */
+void flush_live(struct thread *ts, int mode)
+{
+    struct ptc_tls *t = ts->tls;
+    struct buf *b = __atomic_load_n(&ts->cur, __ATOMIC_ACQUIRE);
+    if (!t || !b || __atomic_load_n(&ts->discarding, __ATOMIC_RELAXED))
+        return;
+    /* an older buffer of the thread still queued must be written first (its chunk precedes
+     * in the stream): the next flush takes this one. Read after cur: a buffer retired before
+     * b became current is seen queued here. (The final flush takes every buffer anyway.) */
+    for (int i = 0; mode == ENC_PREFIX && i < ts->nbufs; i++)
+        if (&ts->bufs[i] != b && atomic_load(&ts->bufs[i].state) == B_QUEUED)
+            return;
+    uintptr_t end = __atomic_load_n(&t->end, __ATOMIC_ACQUIRE);
+    uintptr_t pos = __atomic_load_n(&t->pos, __ATOMIC_ACQUIRE);
+    uintptr_t lo = (uintptr_t)b->data + b->flushed, hi = (uintptr_t)b->data + rt.bufsize;
+    if (end != hi) /* the thread is between buffers, or in another one */
+        return;
+    if (pos > end)
+        pos = end;
+    if (pos < lo + rt.rec)
+        return;
+    uint64_t now = rdtsc_();
+    size_t done = encode(ts, (uint8_t *)lo, pos - lo, b->flushed ? b->flushed_tsc : b->start_tsc,
+                         now, mode);
+    if (done) {
+        b->flushed += done;
+        b->flushed_tsc = now;
+        rt.drain_live_flushes++;
+    }
+}
+
+/* Every PTCALL_FLUSH_MS: what running threads wrote into buffers they are still filling goes
+ * to the file, so a process killed by SIGKILL loses at most about that much. */
+static void flush_all_live(void)
+{
+    pthread_mutex_lock(&rt.thr_mu);
+    for (struct thread *ts = rt.threads; ts; ts = ts->next)
+        flush_live(ts, ENC_PREFIX);
+    pthread_mutex_unlock(&rt.thr_mu);
 }
 
 /* A SOFT_EVENTS chunk holding one LOSS record: drops found at the end of a stream (final
@@ -305,6 +356,7 @@ static void release_buf(struct buf *b)
         memset(b->data, 0, b->len);
     n_given_up = 0;
     b->len = 0;
+    b->flushed = 0;
     atomic_store(&b->state, B_FREE);
     atomic_fetch_add(&ts->free_seq, 1);
     if (atomic_load(&ts->waiting))
@@ -312,7 +364,7 @@ static void release_buf(struct buf *b)
 }
 
 /* Processes every queued item, in order. Caller holds drain_mu. */
-void drain_queue(int wait_for_writers)
+void drain_queue(int mode)
 {
     struct item *list = atomic_exchange_explicit(&rt.qhead, NULL, memory_order_acquire);
     struct item *rev = NULL;
@@ -330,8 +382,10 @@ void drain_queue(int wait_for_writers)
             struct buf *b = (struct buf *)it;
             uint64_t t0 = rdtsc_();
             n_given_up = 0;
-            encode(b->ts, b->data, b->len, b->start_tsc, b->end_tsc, wait_for_writers);
-            rt.drain_records += b->len / rt.rec;
+            if (b->len > b->flushed)
+                encode(b->ts, b->data + b->flushed, b->len - b->flushed,
+                       b->flushed ? b->flushed_tsc : b->start_tsc, b->end_tsc, mode);
+            rt.drain_records += (b->len - b->flushed) / rt.rec;
             release_buf(b);
             rt.drain_tsc += rdtsc_() - t0;
             break;
@@ -386,6 +440,7 @@ static void *drain_main(void *arg)
     ptc_tls.state = TS_IGNORE; /* instrumented code reached from here is not traced */
     atomic_store(&rt.drain_tid, gettid_());
     prctl(PR_SET_NAME, "ptcall-drain");
+    uint64_t last_live = mono_ns();
     for (;;) {
         uint32_t s = atomic_load(&rt.qseq);
         if (!atomic_load(&rt.qhead))
@@ -393,8 +448,13 @@ static void *drain_main(void *arg)
         if (!atomic_load(&rt.qhead)) {
             atomic_store(&rt.drain_sleeping, 1);
             if (!atomic_load(&rt.qhead) && !atomic_load(&rt.finishing)) {
-                struct timespec to = {0, 200 * 1000 * 1000};
-                futex_(&rt.qseq, FUTEX_WAIT, s, &to);
+                uint64_t sleep_ns = 200 * 1000 * 1000, since = mono_ns() - last_live;
+                if (rt.flush_ns)
+                    sleep_ns = since >= rt.flush_ns ? 0 : rt.flush_ns - since;
+                struct timespec to = {(time_t)(sleep_ns / 1000000000u),
+                                      (long)(sleep_ns % 1000000000u)};
+                if (sleep_ns)
+                    futex_(&rt.qseq, FUTEX_WAIT, s, &to);
             }
             atomic_store(&rt.drain_sleeping, 0);
         }
@@ -403,7 +463,11 @@ static void *drain_main(void *arg)
             pthread_mutex_unlock(&rt.drain_mu);
             break;
         }
-        drain_queue(1);
+        drain_queue(ENC_WAIT);
+        if (rt.flush_ns && mono_ns() - last_live >= rt.flush_ns) {
+            flush_all_live();
+            last_live = mono_ns();
+        }
         pthread_mutex_unlock(&rt.drain_mu);
     }
     struct timespec cpu;

@@ -55,7 +55,7 @@ void finish(int how, int status, int crash)
         struct iovec v[2] = {{&l, sizeof(l)}, {(void *)note, sizeof(note)}};
         write_chunk(PTC_CHUNK_LOSS, 0, &rt.proc_seq, v, 2);
     } else {
-        drain_queue(!crash);
+        drain_queue(crash ? ENC_NOWAIT : ENC_WAIT);
         if (self && self->pending_drop) {
             encode_loss(self, self->pending_drop, rdtsc_());
             self->pending_drop = 0;
@@ -65,15 +65,16 @@ void finish(int how, int status, int crash)
         if (lock_with_timeout(&rt.thr_mu, crash ? 500000000ull : 5000000000ull) == 0) {
             for (struct thread *ts = rt.threads; ts; ts = ts->next) {
                 if (ts != self) {
-                    struct ptc_tls *ot = ts->tls;
-                    uintptr_t pos = ot->pos, end = ot->end;
-                    if (pos > end)
-                        pos = end;
-                    if (ts->discarding)
-                        ts->pending_drop += (pos - (uintptr_t)ts->discard) / rt.rec;
-                    else if (ts->cur && end && pos >= (uintptr_t)ts->cur->data && pos <= end)
-                        encode(ts, ts->cur->data, pos - (uintptr_t)ts->cur->data,
-                               ts->cur->start_tsc, rdtsc_(), 0);
+                    struct ptc_tls *ot = ts->tls; /* NULL: the thread is exiting */
+                    if (ot && ts->discarding) {
+                        uintptr_t pos = ot->pos, end = ot->end;
+                        if (pos > end)
+                            pos = end;
+                        if (pos >= (uintptr_t)ts->discard)
+                            ts->pending_drop += (pos - (uintptr_t)ts->discard) / rt.rec;
+                    } else if (ot) {
+                        flush_live(ts, ENC_NOWAIT);
+                    }
                     encode_loss(ts, ts->pending_drop + atomic_exchange(&ts->nested_drop, 0),
                                 rdtsc_());
                     ts->pending_drop = 0;
@@ -135,7 +136,7 @@ void flush_partial(void)
     hand_over_current(traced_thread());
     if (lock_with_timeout(&rt.drain_mu, 1000000000ull) == 0) {
         if (!atomic_load(&rt.finishing))
-            drain_queue(0); /* from a signal handler: its own thread cannot finish a write */
+            drain_queue(ENC_NOWAIT); /* from a signal handler: its own thread cannot finish a write */
         pthread_mutex_unlock(&rt.drain_mu);
     }
 }

@@ -129,6 +129,9 @@ struct buf {
     struct thread *ts;
     uint8_t *data;
     size_t len;             /* bytes of records when queued */
+    size_t flushed;         /* drain-owned: bytes already written from the buffer while its
+                               thread was filling it (flush_live); the rest starts there */
+    uint64_t flushed_tsc;   /* drain-owned: when (the next chunk's start_tsc) */
     _Atomic int state;
     uint64_t start_tsc, end_tsc;
 };
@@ -236,6 +239,9 @@ struct runtime_state {
     _Atomic uint64_t drain_wakes; /* futex wake-ups of the sleeping drain */
     uint64_t drain_spin_ns, drain_cpu_ns; /* the drain's time watching the queue, its CPU time */
     uint64_t drain_given_up; /* records still unwritten after 20 ms (their buffers moved) */
+    uint64_t flush_ns;       /* PTCALL_FLUSH_MS: partly filled buffers are written this often
+                                (0: never; soft_drain.c, flush_live) */
+    uint64_t drain_live_flushes; /* chunks written from buffers still being filled */
 };
 extern struct runtime_state rt;
 
@@ -363,9 +369,18 @@ void threads_after_fork(struct thread *self);
 /* ---- soft_drain.c: the drain thread and the soft-event encoder ----------------------- */
 
 int drain_start(void);
-void drain_queue(int wait_for_writers); /* caller holds drain_mu */
-void encode(struct thread *ts, uint8_t *data, size_t len, uint64_t start_tsc, uint64_t end_tsc,
-            int wait_for_writers);
+void drain_queue(int mode); /* ENC_*; caller holds drain_mu */
+/* How encode treats a record that is reserved but still zero (its writer not done). */
+enum { ENC_NOWAIT = 0, /* count it lost (final flush, from a signal handler) */
+       ENC_WAIT = 1,   /* wait up to 20 ms, then count it lost (the buffer is moved) */
+       ENC_PREFIX = 2  /* stop before it: a buffer its thread is still filling */ };
+/* Encodes raw records of ts from data (at most len bytes) as one SOFT_EVENTS chunk; returns
+ * the bytes of records consumed (len, except ENC_PREFIX). */
+size_t encode(struct thread *ts, uint8_t *data, size_t len, uint64_t start_tsc,
+              uint64_t end_tsc, int mode);
+/* The part of ts's current buffer written since the last flush, as a chunk; tracing goes on.
+ * Caller holds drain_mu and thr_mu and ts is still running (its TLS exists). */
+void flush_live(struct thread *ts, int mode);
 void encode_loss(struct thread *ts, uint64_t n, uint64_t tsc);
 void write_thread_start(struct thread *ts);
 void write_thread_chunk(struct thread *ts, int event, uint64_t tsc);

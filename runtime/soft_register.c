@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ptc_map_read.h"
+#include "ptc_env.h"
 #include "soft_internal.h"
 
 /* Starts tracing in this process: the trace file, PROCESS + TIMEBASE, the drain, the
@@ -22,8 +23,13 @@ static int activate(void)
     rt.pid = (uint32_t)getpid();
     /* PTCALL_EXEC_PID=pid, set by our exec wrappers: this image replaces a traced one. Its
      * streams start again at seq 0 (a new life of the pid, docs/trace-format.md 4.2). */
-    const char *ep = getenv("PTCALL_EXEC_PID");
-    rt.start_how = ep && (uint32_t)strtoul(ep, NULL, 10) == rt.pid ? PTC_PROC_EXEC : PTC_PROC_START;
+    uint64_t ep;
+    char err[160];
+    if (ptc_env_get(PTC_ENV_EXEC_PID, &ep, NULL, err, sizeof(err)) < 0) {
+        warn("ptcall: %s: taken as a start, not an exec", err);
+        ep = 0;
+    }
+    rt.start_how = ep == rt.pid ? PTC_PROC_EXEC : PTC_PROC_START;
     timebase_init();
     write_process_start();
     if (drain_start() < 0)

@@ -319,6 +319,15 @@ void ptc_soft_slow(uintptr_t ret, uint64_t tsc)
     errno = saved_errno;
 }
 
+/* The thread's TLS is freed when it exits: the drain (flush_live) and the final flush, which
+ * read its buffer position under thr_mu, must not look at it any more. */
+static void forget_tls(struct thread *ts)
+{
+    pthread_mutex_lock(&rt.thr_mu);
+    ts->tls = NULL;
+    pthread_mutex_unlock(&rt.thr_mu);
+}
+
 /* Thread exit (TLS destructor): hand everything over, and a THREAD exit item. */
 static void thread_key_destructor(void *p)
 {
@@ -344,10 +353,12 @@ static void thread_key_destructor(void *p)
         t->state = TS_EXITED;
         t->ts = NULL;
         tls_set(t, 0, 0);
+        forget_tls(ts);
         push(&ts->exit_it);
     } else {
         t->state = TS_EXITED;
         tls_set(t, 0, 0);
+        forget_tls(ts);
     }
     /* ts is now the drain's; in_slow stays set */
 }
@@ -395,6 +406,7 @@ void threads_after_fork(struct thread *self)
             mmap(self->bufs[i].data, rt.bufsize, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
             self->bufs[i].len = 0;
+            self->bufs[i].flushed = 0;
             atomic_store(&self->bufs[i].state, B_FREE);
         }
         self->cur = NULL;

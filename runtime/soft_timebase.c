@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptc_env.h"
 #include "soft_internal.h"
 
 /* A (TSC, CLOCK_MONOTONIC) pair: the clock read between two TSC reads, from the tightest of a
@@ -39,8 +40,13 @@ void timebase_init(void)
     attr.exclude_kernel = 1;
     attr.exclude_hv = 1;
     attr.disabled = 1;
-    const char *force = getenv("PTCALL_TIMEBASE"); /* "calibrated": skip perf (tests) */
-    int fd = force && !strcmp(force, "calibrated")
+    uint64_t calibrated; /* PTCALL_TIMEBASE=calibrated: skip perf (tests) */
+    char err[160];
+    if (ptc_env_get(PTC_ENV_TIMEBASE, &calibrated, NULL, err, sizeof(err)) < 0) {
+        warn("ptcall: %s: using perf", err);
+        calibrated = 0;
+    }
+    int fd = calibrated
                  ? -1
                  : (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
     if (fd >= 0) {

@@ -32,9 +32,21 @@ static uint32_t file_flags(void)
     return (rt.timed ? PTC_FILE_F_TIMED : 0) | (rt.drop ? PTC_FILE_F_DROP : 0);
 }
 
+/* An existing PTCALL_OUTPUT is appended to only when it is a trace (ptcall record made it,
+ * or an earlier process of the program): never another file, never through a symbolic link
+ * (the trace could otherwise be steered onto any file the user may write). */
+static int is_trace_file(int fd)
+{
+    char magic[8];
+    return pread(fd, magic, sizeof(magic), 0) == (ssize_t)sizeof(magic) &&
+           !memcmp(magic, PTC_FILE_MAGIC, sizeof(magic));
+}
+
 int open_trace_file(void)
 {
-    int fd = open(rt.output, O_WRONLY | O_APPEND | O_CLOEXEC | O_CREAT | O_EXCL, 0644);
+    /* 0600: a trace holds the command line and the program's paths */
+    int fd = open(rt.output, O_WRONLY | O_APPEND | O_CLOEXEC | O_CREAT | O_EXCL | O_NOFOLLOW,
+                  0600);
     if (fd >= 0) { /* nobody prepared the file (no `ptcall record`): write its header */
         struct ptc_file_header h;
         struct timespec now;
@@ -46,9 +58,20 @@ int open_trace_file(void)
             fd = -1;
         }
     } else if (errno == EEXIST) {
-        fd = open(rt.output, O_WRONLY | O_APPEND | O_CLOEXEC);
+        fd = open(rt.output, O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+        if (fd >= 0 && !is_trace_file(fd)) {
+            close(fd);
+            warn("ptcall: %s exists and is not a ptcall trace: not tracing (PTCALL_OUTPUT "
+                 "must name a new file or a trace; the file was left as it was)", rt.output);
+            return -1;
+        }
     }
     if (fd < 0) {
+        if (errno == ELOOP) {
+            warn("ptcall: %s is a symbolic link: not tracing (a trace is not written through "
+                 "one; give the file itself)", rt.output);
+            return -1;
+        }
         warn("ptcall: cannot open the trace file %s: %s; not tracing", rt.output, strerror(errno));
         return -1;
     }

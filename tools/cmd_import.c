@@ -329,9 +329,12 @@ static int run_import(const struct cli_values *v)
         return cli_usage_error(CMD_IMPORT, "--perf-data brings its own streams; do not add raw "
                                            "ones");
     m->out = out;
-    m->fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (m->fd < 0)
-        return fail("cannot create %s: %s", out, strerror(errno));
+    m->fd = ptc_create_trace(out);
+    if (m->fd < 0) {
+        char why[PATH_MAX + 200];
+        ptc_create_trace_error(why, sizeof(why), out, errno);
+        return fail("%s%s", why, "");
+    }
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     struct ptc_file_header fh;

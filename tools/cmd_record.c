@@ -246,10 +246,11 @@ static int record_soft(const struct record_options *o, int *wait_status)
             return -1;
         }
     }
-    int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = ptc_create_trace(out);
     if (fd < 0) {
-        fprintf(stderr, "ptcall: cannot create %s: %s; choose another file with -o\n", out,
-                strerror(errno));
+        char why[PATH_MAX + 200];
+        ptc_create_trace_error(why, sizeof(why), out, errno);
+        fprintf(stderr, "ptcall: %s\n", why);
         return -1;
     }
     uint32_t flags = (o->timed ? PTC_FILE_F_TIMED : 0) | (o->drop ? PTC_FILE_F_DROP : 0);
@@ -328,7 +329,7 @@ static int record_soft(const struct record_options *o, int *wait_status)
     *wait_status = ws;
 
     char end_error[PATH_MAX + 128] = "";
-    fd = open(out, O_WRONLY | O_APPEND | O_CLOEXEC);
+    fd = open(out, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
     if (fd >= 0) {
         struct ptc_record_end re = {.wait_status = ws, .wall_ns = now_ns(CLOCK_MONOTONIC) - start_ns,
                                     .child_pid = (uint32_t)pid};
@@ -346,8 +347,10 @@ static int record_soft(const struct record_options *o, int *wait_status)
     if (!s.modules) {
         fprintf(stderr,
                 "ptcall: %s ran but no ptcall-instrumented code registered: build it with ptcall-cc "
-                "(see docs/pass.md)\n",
+                "(see docs/pass.md); no trace written\n",
                 o->argv[0]);
+        /* a header and nothing traced: leave no file that looks like a recording */
+        unlink(out);
         return 1;
     }
     if (!o->quiet) {

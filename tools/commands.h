@@ -16,4 +16,8 @@ int cmd_export(int argc, char **argv) PTCALL_WEAK;
 int cmd_arm(int argc, char **argv) PTCALL_WEAK;
 int cmd_bandwidth(int argc, char **argv) PTCALL_WEAK;
 
+#include <stdio.h>
+/* `ptcall help --env` (env_doc.c) */
+void env_print_markdown(FILE *f);
+
 #endif

@@ -68,7 +68,7 @@ const struct cli_command cli_commands[CMD_COUNT] = {
                        "--callgrind, it also estimates what tracing all control flow would "
                        "write. --drain and --aux replay the byte rate against a buffer. See "
                        "docs/bandwidth.md."},
-    [CMD_HELP] = {"help", "[COMMAND]\n--markdown | --readme | --check",
+    [CMD_HELP] = {"help", "[COMMAND]\n--markdown | --readme | --env | --check",
                   "the commands, a command's help, or every command's options as Markdown",
                   "Without arguments, lists the commands. 'ptcall help COMMAND' is 'ptcall "
                   "COMMAND --help'. docs/options.md is the output of --markdown."},
@@ -381,6 +381,8 @@ static const struct cli_opt opts[] = {
      .help = "the per-command option summary of README.md"},
     {.name = "--check", .cmds = H, FLAG(help_cmd.check),
      .help = "check the option table itself (for the tests)"},
+    {.name = "--env", .cmds = H, FLAG(help_cmd.env),
+     .help = "the PTCALL_* environment variables as a Markdown table (docs/runtime.md)"},
 
     /* every command */
     {.name = "--help", .alias = "-h", .cmds = ALL, FLAG(help), .help = "print this help"},

@@ -185,7 +185,7 @@ struct cli_values {
         uint64_t top;
     } bandwidth;
     struct {
-        int markdown, readme, check;
+        int markdown, readme, check, env;
     } help_cmd;
 };
 

@@ -27,21 +27,25 @@ static void usage(FILE *out)
                  "their options.\nSee docs/usage.md and docs/options.md.\n");
 }
 
-/* ptcall help [COMMAND] | --markdown | --readme | --check */
+/* ptcall help [COMMAND] | --markdown | --readme | --env | --check */
 static int run_help(const struct cli_values *v)
 {
     if (v->npos > 1)
         return cli_usage_error(CMD_HELP, "one command at a time ('%s' and '%s')", v->pos[0],
                                v->pos[1]);
-    int modes = v->help_cmd.markdown + v->help_cmd.readme + v->help_cmd.check + (v->npos > 0);
+    int modes = v->help_cmd.markdown + v->help_cmd.readme + v->help_cmd.check +
+                v->help_cmd.env + (v->npos > 0);
     if (modes > 1)
-        return cli_usage_error(CMD_HELP, "give one of COMMAND, --markdown, --readme, --check");
+        return cli_usage_error(CMD_HELP,
+                               "give one of COMMAND, --markdown, --readme, --env, --check");
     if (v->help_cmd.check)
         return cli_check_table(stderr);
     if (v->help_cmd.markdown) {
         cli_print_markdown(stdout);
     } else if (v->help_cmd.readme) {
         cli_print_readme(stdout);
+    } else if (v->help_cmd.env) {
+        env_print_markdown(stdout);
     } else if (v->npos) {
         int c = 0;
         while (c < CMD_COUNT && strcmp(cli_commands[c].name, v->pos[0]))

@@ -621,11 +621,11 @@ int record_pt(const struct record_options *o, int *wait_status)
     size_t data_pages = 16;
     at.pt.aux_watermark = (uint32_t)(aux / 4);
 
-    r->out = open(o->output ? o->output : "ptcall.ptc", O_WRONLY | O_CREAT | O_TRUNC | O_APPEND |
-                                                          O_CLOEXEC, 0644);
-    if (r->out < 0) {
-        fprintf(stderr, "ptcall record: cannot create %s: %s\n",
-                o->output ? o->output : "ptcall.ptc", strerror(errno));
+    r->out = ptc_create_trace(o->output ? o->output : "ptcall.ptc");
+    if (r->out < 0 || fcntl(r->out, F_SETFL, O_APPEND)) {
+        char why[PATH_MAX + 200];
+        ptc_create_trace_error(why, sizeof(why), o->output ? o->output : "ptcall.ptc", errno);
+        fprintf(stderr, "ptcall record: %s\n", why);
         return rec_abort(r);
     }
     struct timespec now;

@@ -9,12 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptc_env.h"
 #include "ptc_pt_rec.h"
 
 const char *ptc_pt_sysfs_root(void)
 {
-    const char *r = getenv("PTCALL_PT_SYSFS");
-    return r && *r ? r : "/sys/bus/event_source/devices/intel_pt";
+    const char *r; /* the default is the table's (common/ptc_env.c) */
+    ptc_env_get(PTC_ENV_PT_SYSFS, NULL, &r, NULL, 0);
+    return r;
 }
 
 static int read_line(const char *root, const char *rel, char *buf, size_t n)

@@ -37,7 +37,7 @@ OPTIONS = {
                "--pid", "--tid", "--timing", "--mtc-period", "--nom-freq", "--tsc-ratio",
                "--cpu", "--time-conv"],
     "arm": ["--off"],
-    "help": ["--markdown", "--readme", "--check"],
+    "help": ["--markdown", "--readme", "--env", "--check"],
 }
 
 failures = []

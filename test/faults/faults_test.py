@@ -15,6 +15,10 @@ guarantees these check.
 - kill (SIGKILL): what the runtime cannot see coming. The status is the program's (137); the
   trace is marked incomplete (a process without its PROCESS_END) by record's message and by
   report (complete false, unfinished_processes 1, a warning).
+- SIGKILL from outside, at random points, while the program calls slowly: the drain writes
+  partly filled buffers every PTCALL_FLUSH_MS, so at most 100 ms of calls are lost (the calls
+  the program counted in shared memory that the trace lacks, converted to time); the figure
+  without the periodic flush is printed beside it.
 - a full disk (a 512 KiB tmpfs the test mounts; SKIP where it cannot mount): record says the
   trace is INCOMPLETE and why, and exits 125 although the program succeeded; its summary counts
   the events the file holds; report refuses the truncated file and --salvage reads what is
@@ -22,10 +26,14 @@ guarantees these check.
 """
 import json
 import os
+import random
 import re
 import shutil
+import signal
+import struct
 import subprocess
 import sys
+import time
 
 fails = 0
 
@@ -52,6 +60,46 @@ def report(ptcall, trace, *extra):
 
 def calls_of(doc, name):
     return sum(f["calls"] for f in doc["functions"] if f["name"] == name)
+
+
+def killed_loss(ptcall, prog, work, flush, secs):
+    """Records `faulty slow`, kills it with SIGKILL after secs, and returns the milliseconds of
+    calls it made that the trace lacks (None if it could not be measured)."""
+    shm = os.path.join(work, "progress.bin")
+    trace = os.path.join(work, "killed.ptc")
+    for f in (shm, trace):
+        if os.path.exists(f):
+            os.unlink(f)
+    env = dict(os.environ)
+    env.pop("PTCALL_FLUSH_MS", None)
+    if flush is not None:
+        env["PTCALL_FLUSH_MS"] = flush
+    rec = subprocess.Popen([ptcall, "record", "-q", "-o", trace, "--", prog, "slow", shm],
+                           env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 10
+    while not (os.path.exists(shm) and os.path.getsize(shm) >= 20):
+        if time.monotonic() > deadline or rec.poll() is not None:
+            rec.kill()
+            rec.wait()
+            return None
+        time.sleep(0.01)
+    time.sleep(secs)
+    with open(shm, "rb") as f:
+        _, t0, pid = struct.unpack("qdi", f.read(20))
+    os.kill(pid, signal.SIGKILL)
+    t1 = time.monotonic()
+    with open(shm, "rb") as f:
+        made = struct.unpack("qdi", f.read(20))[0]
+    rec.communicate()
+    check(rec.returncode == 128 + 9, "SIGKILL from outside: record exits 137: %d"
+          % rec.returncode)
+    doc, err = report(ptcall, trace)
+    if doc is None or made <= 0:
+        return None
+    got = calls_of(doc, "work")
+    check(got <= made, "SIGKILL: the trace holds no more calls than were made (%d of %d)"
+          % (got, made))
+    return (made - got) / (made / (t1 - t0)) * 1000.0
 
 
 def main():
@@ -104,6 +152,26 @@ def main():
         table = run([ptcall, "report", trace])
         check("INCOMPLETE: 1 process ended without closing its trace" in table.stdout,
               "%s: report's table warns" % mode)
+
+    # SIGKILL from outside while the program calls slowly (its buffer takes ~0.2 s to fill):
+    # the drain writes partly filled buffers every PTCALL_FLUSH_MS (50 by default), so the
+    # events lost are at most about that much of the run. Killed at random points of the
+    # flush period; the loss is the calls the program counted that the trace lacks, in time.
+    worst = []
+    for flush, runs in ((None, 6), ("0", 1)):
+        for i in range(runs):
+            loss = killed_loss(ptcall, prog, work, flush, 0.4 + random.uniform(0, 0.2))
+            if loss is None:
+                check(False, "SIGKILL loss: the run could not be measured")
+                break
+            worst.append(loss) if flush is None else None
+            if flush == "0":
+                print("SIGKILL loss without the periodic flush: %.1f ms" % loss)
+    if worst:
+        print("SIGKILL loss with the default flush period, worst of %d: %.1f ms"
+              % (len(worst), max(worst)))
+        check(max(worst) <= 100.0, "SIGKILL loses at most 100 ms of events: %.1f ms"
+              % max(worst))
 
     # a full disk
     mnt = os.path.join(work, "small")

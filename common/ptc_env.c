@@ -1,0 +1,209 @@
+/* The environment variables' table and their one parser (ptc_env.h). */
+#define _GNU_SOURCE
+#include "ptc_env.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define KIB 1024ull
+#define MIB (1024ull * 1024)
+
+const struct ptc_env_var ptc_env_table[PTC_ENV_COUNT] = {
+    [PTC_ENV_BACKEND] = {"PTCALL_BACKEND", PTC_ENV_CHOICE, "soft|pt", 0, 0, "", "runtime",
+                         "soft: trace with the software backend into PTCALL_OUTPUT. pt: arm "
+                         "only (call sites reach the stubs, which stay `ret`) for the Intel PT "
+                         "recorder; no trace file, no thread. Unset: the runtime does nothing"},
+    [PTC_ENV_ARM] = {"PTCALL_ARM", PTC_ENV_BOOL, NULL, 0, 0, "0", "runtime",
+                     "1: arm only, as PTCALL_BACKEND=pt, for recorders other than ptcall "
+                     "(`perf record -e intel_pt//u --filter ...`)"},
+    [PTC_ENV_OUTPUT] = {"PTCALL_OUTPUT", PTC_ENV_PATH, NULL, 0, 0, "", "runtime",
+                        "the trace file (soft backend). A relative name is taken from the "
+                        "starting directory. A new file is created (mode 0600); an existing one "
+                        "is appended to only if it is a ptcall trace; a symbolic link is "
+                        "refused"},
+    [PTC_ENV_TIMESTAMPS] = {"PTCALL_TIMESTAMPS", PTC_ENV_BOOL, NULL, 0, 0, "1", "runtime",
+                            "a TSC per event"},
+    [PTC_ENV_MODE] = {"PTCALL_MODE", PTC_ENV_CHOICE, "wait|drop", 0, 0, "wait", "runtime",
+                      "when a thread has no free buffer: wait for the drain, or drop events "
+                      "and count them"},
+    [PTC_ENV_BUFFER] = {"PTCALL_BUFFER", PTC_ENV_SIZE, NULL, 4 * KIB, 256 * MIB, "256K",
+                        "runtime", "bytes per buffer (K/M/G suffixes), rounded up to pages"},
+    [PTC_ENV_BUFFERS] = {"PTCALL_BUFFERS", PTC_ENV_INT, NULL, 2, 64, "4", "runtime",
+                         "buffers per thread"},
+    [PTC_ENV_FLUSH_MS] = {"PTCALL_FLUSH_MS", PTC_ENV_INT, NULL, 0, 60000, "50", "runtime",
+                          "the drain writes what threads' partly filled buffers hold at least "
+                          "this often (milliseconds), so a SIGKILL loses at most about that "
+                          "much; 0: only full buffers and the final flush"},
+    [PTC_ENV_LEAF_EXITS] = {"PTCALL_LEAF_EXITS", PTC_ENV_BOOL, NULL, 0, 0, "0", "runtime",
+                            "untimed: arm the exit sleds of leaf functions too"},
+    [PTC_ENV_ONLY] = {"PTCALL_ONLY", PTC_ENV_TEXT, NULL, 0, 0, "", "runtime",
+                      "both backends: arm only the call sites of functions matching one of "
+                      "these shell globs, one per line (at most 64, 8 KiB)"},
+    [PTC_ENV_SKIP] = {"PTCALL_SKIP", PTC_ENV_TEXT, NULL, 0, 0, "", "runtime",
+                      "both backends: never arm functions matching one of these globs (wins "
+                      "over PTCALL_ONLY)"},
+    [PTC_ENV_TRAMPOLINES] = {"PTCALL_TRAMPOLINES", PTC_ENV_BOOL, NULL, 0, 0, "1", "runtime",
+                             "untimed: armed sites of units that give up %r10 jump to call-site "
+                             "trampolines; 0: every armed site calls its stub"},
+    [PTC_ENV_DEBUG] = {"PTCALL_DEBUG", PTC_ENV_BOOL, NULL, 0, 0, "0", "runtime",
+                       "statistics on stderr: the id handler built, trampolines, and at the end "
+                       "one line per process with the drain's figures"},
+    [PTC_ENV_TIMEBASE] = {"PTCALL_TIMEBASE", PTC_ENV_CHOICE, "perf|calibrated", 0, 0, "perf",
+                          "runtime",
+                          "where the TSC's frequency comes from: perf (the kernel's perf_event "
+                          "page, else calibration) or calibrated (skip perf; for tests)"},
+    [PTC_ENV_EXEC_PID] = {"PTCALL_EXEC_PID", PTC_ENV_INT, NULL, 1, 4194304, "", "runtime",
+                          "internal: set by the exec wrappers, so the new image says PROCESS "
+                          "`how = EXEC`"},
+    [PTC_ENV_RUNTIME] = {"PTCALL_RUNTIME", PTC_ENV_PATH, NULL, 0, 0, "", "record",
+                         "the libptcall.so to preload (default: next to ptcall)"},
+    [PTC_ENV_PT_SYSFS] = {"PTCALL_PT_SYSFS", PTC_ENV_PATH, NULL, 0, 0,
+                          "/sys/bus/event_source/devices/intel_pt", "record",
+                          "where the Intel PT PMU's sysfs directory is (tests point it at a "
+                          "copy)"},
+    [PTC_ENV_PT_DECODER] = {"PTCALL_PT_DECODER", PTC_ENV_CHOICE, "fast|libipt", 0, 0, "fast",
+                            "decoder",
+                            "the PT decoder: the fast path (libipt where it cannot follow), or "
+                            "libipt alone"},
+    [PTC_ENV_PT_THREADS] = {"PTCALL_PT_THREADS", PTC_ENV_INT, NULL, 1, 8, "1", "decoder",
+                            "threads decoding PT streams side by side (opt-in: it showed no "
+                            "gain yet, docs/pt.md)"},
+    [PTC_ENV_PT_PAR_MIN_BYTES] = {"PTCALL_PT_PAR_MIN_BYTES", PTC_ENV_SIZE, NULL, 1,
+                                  1ull << 62, "512K", "decoder",
+                                  "PT traces smaller than this are decoded on one thread"},
+    [PTC_ENV_PT_DEBUG] = {"PTCALL_PT_DEBUG", PTC_ENV_BOOL, NULL, 0, 0, "0", "decoder",
+                          "the PT interpreter's decisions on stderr"},
+    [PTC_ENV_OBJDUMP] = {"PTCALL_OBJDUMP", PTC_ENV_PATH, NULL, 0, 0, "", "bandwidth",
+                         "the disassembler for full-trace estimates (default: objdump, else "
+                         "llvm-objdump)"},
+};
+
+static int bad(const struct ptc_env_var *v, const char *text, char *err, size_t errsz,
+               const char *what)
+{
+    if (err && errsz)
+        snprintf(err, errsz, "%s=%s: %s", v->name, text, what);
+    return -1;
+}
+
+/* The index of word in "a|b|c", or -1 */
+static int choice_index(const char *choices, const char *word)
+{
+    size_t n = strlen(word);
+    int i = 0;
+    for (const char *p = choices; *p; i++) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        if (len == n && !strncmp(p, word, n))
+            return i;
+        if (!bar)
+            break;
+        p = bar + 1;
+    }
+    return -1;
+}
+
+static int parse_bool(const char *s)
+{
+    static const char *const no[] = {"0", "no", "off", "false"};
+    static const char *const yes[] = {"1", "yes", "on", "true"};
+    for (size_t i = 0; i < 4; i++) {
+        if (!strcasecmp(s, no[i]))
+            return 0;
+        if (!strcasecmp(s, yes[i]))
+            return 1;
+    }
+    return -1;
+}
+
+/* A decimal number with, for sizes, one K/M/G suffix; -1 on anything else or overflow. */
+static int parse_number(const char *s, int size, uint64_t *out)
+{
+    if (*s < '0' || *s > '9')
+        return -1;
+    uint64_t v = 0;
+    for (; *s >= '0' && *s <= '9'; s++) {
+        if (v > (UINT64_MAX - 9) / 10)
+            return -1;
+        v = v * 10 + (uint64_t)(*s - '0');
+    }
+    unsigned shift = 0;
+    if (size && *s) {
+        switch (*s++) {
+        case 'k': case 'K': shift = 10; break;
+        case 'm': case 'M': shift = 20; break;
+        case 'g': case 'G': shift = 30; break;
+        default: return -1;
+        }
+        if (*s == 'i') /* KiB */
+            s++;
+        if (*s == 'B')
+            s++;
+    }
+    if (*s || (shift && v > (UINT64_MAX >> shift)))
+        return -1;
+    *out = v << shift;
+    return 0;
+}
+
+int ptc_env_parse(enum ptc_env_id id, const char *text, uint64_t *num, const char **str,
+                  char *err, size_t errsz)
+{
+    const struct ptc_env_var *v = &ptc_env_table[id];
+    uint64_t dummy_num;
+    const char *dummy_str;
+    if (!num)
+        num = &dummy_num;
+    if (!str)
+        str = &dummy_str;
+    int set = text && *text;
+    const char *t = set ? text : v->def;
+    *str = set ? text : (*v->def ? v->def : NULL);
+    *num = 0;
+    if (!*t)
+        return 0;
+    char what[160];
+    switch (v->kind) {
+    case PTC_ENV_BOOL: {
+        int b = parse_bool(t);
+        if (b < 0)
+            return bad(v, t, err, errsz, "not a yes/no value (use 1 or 0)");
+        *num = (uint64_t)b;
+        break;
+    }
+    case PTC_ENV_CHOICE: {
+        int i = choice_index(v->choices, t);
+        if (i < 0) {
+            snprintf(what, sizeof(what), "not one of %s (the values are case-sensitive)",
+                     v->choices);
+            return bad(v, t, err, errsz, what);
+        }
+        *num = (uint64_t)i;
+        break;
+    }
+    case PTC_ENV_SIZE:
+    case PTC_ENV_INT:
+        if (parse_number(t, v->kind == PTC_ENV_SIZE, num) < 0)
+            return bad(v, t, err, errsz,
+                       v->kind == PTC_ENV_SIZE ? "not a size (a number with an optional K, M "
+                                                 "or G)"
+                                               : "not a decimal number");
+        if (*num < v->min || *num > v->max) {
+            snprintf(what, sizeof(what), "out of range (%llu..%llu)",
+                     (unsigned long long)v->min, (unsigned long long)v->max);
+            return bad(v, t, err, errsz, what);
+        }
+        break;
+    case PTC_ENV_PATH:
+    case PTC_ENV_TEXT:
+        break;
+    }
+    return set ? 1 : 0;
+}
+
+int ptc_env_get(enum ptc_env_id id, uint64_t *num, const char **str, char *err, size_t errsz)
+{
+    return ptc_env_parse(id, getenv(ptc_env_table[id].name), num, str, err, errsz);
+}

@@ -1,0 +1,69 @@
+/* ptcall's environment variables: one table (name, kind, range, default, who reads it, help)
+ * from which the runtime's parsing and validation and docs/runtime.md's table come
+ * (`ptcall help --env`). A value that is set but not valid is an error with a message, never
+ * coerced: `PTCALL_MODE=DROP` used to mean "wait", `PTCALL_TIMESTAMPS=no` "timed".
+ * Nothing here allocates or prints: the runtime reads it in its constructor. */
+#ifndef PTC_ENV_H
+#define PTC_ENV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum ptc_env_id {
+    PTC_ENV_BACKEND,
+    PTC_ENV_ARM,
+    PTC_ENV_OUTPUT,
+    PTC_ENV_TIMESTAMPS,
+    PTC_ENV_MODE,
+    PTC_ENV_BUFFER,
+    PTC_ENV_BUFFERS,
+    PTC_ENV_FLUSH_MS,
+    PTC_ENV_LEAF_EXITS,
+    PTC_ENV_ONLY,
+    PTC_ENV_SKIP,
+    PTC_ENV_TRAMPOLINES,
+    PTC_ENV_DEBUG,
+    PTC_ENV_TIMEBASE,
+    PTC_ENV_EXEC_PID,
+    PTC_ENV_RUNTIME,
+    PTC_ENV_PT_SYSFS,
+    PTC_ENV_PT_DECODER,
+    PTC_ENV_PT_THREADS,
+    PTC_ENV_PT_PAR_MIN_BYTES,
+    PTC_ENV_PT_DEBUG,
+    PTC_ENV_OBJDUMP,
+    PTC_ENV_COUNT
+};
+
+enum ptc_env_kind {
+    PTC_ENV_BOOL,   /* 0/1, no/yes, off/on, false/true */
+    PTC_ENV_CHOICE, /* one of `choices` ("wait|drop"); the value is its index */
+    PTC_ENV_SIZE,   /* bytes, with an optional K/M/G suffix, in [min, max] */
+    PTC_ENV_INT,    /* a decimal integer in [min, max] */
+    PTC_ENV_PATH,   /* a file name */
+    PTC_ENV_TEXT    /* free text (globs, one per line) */
+};
+
+struct ptc_env_var {
+    const char *name;
+    enum ptc_env_kind kind;
+    const char *choices; /* PTC_ENV_CHOICE */
+    uint64_t min, max;   /* PTC_ENV_SIZE, PTC_ENV_INT */
+    const char *def;     /* the value when unset, as text; "" = none */
+    const char *reader;  /* who reads it: "runtime", "record", "decoder", "bandwidth", ... */
+    const char *help;
+};
+
+extern const struct ptc_env_var ptc_env_table[PTC_ENV_COUNT];
+
+/* Parses text as variable id's kind (text may be NULL: unset). Returns 0 when unset or empty
+ * (*num and *str get the default), 1 when set and valid, -1 when set but invalid, with a
+ * message "NAME=VALUE: what is wrong" in err (errsz bytes). *num receives BOOL/CHOICE/SIZE/INT
+ * values, *str the text itself (PATH/TEXT; may be NULL when unset). */
+int ptc_env_parse(enum ptc_env_id id, const char *text, uint64_t *num, const char **str,
+                  char *err, size_t errsz);
+
+/* ptc_env_parse of getenv(name). */
+int ptc_env_get(enum ptc_env_id id, uint64_t *num, const char **str, char *err, size_t errsz);
+
+#endif
