@@ -140,3 +140,15 @@ void flush_partial(void)
         pthread_mutex_unlock(&rt.drain_mu);
     }
 }
+
+int flush_queued(void)
+{
+    if (!rt.enabled || !atomic_load(&rt.active) || atomic_load(&rt.finishing))
+        return 0;
+    if (lock_with_timeout(&rt.drain_mu, 1000000000ull) != 0)
+        return -1;
+    if (!atomic_load(&rt.finishing))
+        drain_queue(ENC_WAIT);
+    pthread_mutex_unlock(&rt.drain_mu);
+    return 0;
+}

@@ -242,6 +242,8 @@ struct runtime_state {
     uint64_t flush_ns;       /* PTCALL_FLUSH_MS: partly filled buffers are written this often
                                 (0: never; soft_drain.c, flush_live) */
     uint64_t drain_live_flushes; /* chunks written from buffers still being filled */
+    int fork_point_known;    /* a fork child: its parent said its FORK record is written
+                                (soft_lifecycle.c, await_fork_point) */
 };
 extern struct runtime_state rt;
 
@@ -390,6 +392,9 @@ void add_thread_totals(const struct thread *ts);
 
 void finish(int how, int status, int crash);
 void flush_partial(void);
+/* Writes everything queued now (not from a signal handler). 0, or -1 if the drain's lock
+ * could not be had within a second. */
+int flush_queued(void);
 
 /* ---- soft_signal.c: fatal signals, sigaction and signal ------------------------------ */
 

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,6 +100,7 @@ static void atfork_child(void)
     rt.parent_pid = rt.pid;
     rt.pid = (uint32_t)getpid();
     rt.start_how = PTC_PROC_FORK;
+    rt.fork_point_known = 0;
     rt.proc_seq = 0;
     rt.tot_events = rt.tot_dropped = rt.tot_waits = 0;
     rt.cache = NULL;
@@ -123,6 +125,57 @@ static void atfork_child(void)
         push(&self->start_it);
 }
 
+/* ---- fork points before exec --------------------------------------------------------- */
+
+/* A fork child that execs starts a new life of its pid (docs/trace-format.md 4.2). Readers
+ * hold a child's events until its parent's FORK record gives them the parent's stack; a
+ * new life that comes first ends the wait, and the child starts without that stack (4 to 8
+ * children in 1,000 fork+exec did). So the parent writes its FORK record at once, then says
+ * so in a slot of a page all processes of this image share; a child waits for that before
+ * it execs (at most a second: a parent that died meanwhile does not hold it up for long).
+ * Slots are per pid modulo their number: two children waiting on one slot at once only
+ * delay each other, and the timeout bounds it. */
+#define FORK_SLOTS 4096u
+static _Atomic uint32_t *fork_slots;
+
+static long shared_futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct timespec *to)
+{
+    return syscall(SYS_futex, (uint32_t *)addr, op, val, to, NULL, 0); /* not private */
+}
+
+static void fork_slots_init(void)
+{
+    void *p = mmap(NULL, FORK_SLOTS * sizeof(uint32_t), PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    fork_slots = p == MAP_FAILED ? NULL : p;
+}
+
+static void publish_fork_point(pid_t pid)
+{
+    flush_queued(); /* the FORK record record_fork queued */
+    if (fork_slots) {
+        _Atomic uint32_t *slot = &fork_slots[(uint32_t)pid % FORK_SLOTS];
+        atomic_store(slot, (uint32_t)pid);
+        shared_futex(slot, FUTEX_WAKE, INT_MAX, NULL);
+    }
+}
+
+static void await_fork_point(void)
+{
+    if (rt.start_how != PTC_PROC_FORK || rt.fork_point_known || !fork_slots)
+        return;
+    rt.fork_point_known = 1;
+    _Atomic uint32_t *slot = &fork_slots[rt.pid % FORK_SLOTS];
+    uint64_t t0 = mono_ns();
+    for (;;) {
+        uint32_t v = atomic_load(slot);
+        if (v == rt.pid || mono_ns() - t0 > 1000000000ull)
+            return;
+        struct timespec to = {0, 10 * 1000 * 1000};
+        shared_futex(slot, FUTEX_WAIT, v, &to);
+    }
+}
+
 /* A vfork child shares the parent's memory, thread buffers included: its events would be
  * mixed into the parent's stream. A vfork child may only exec or _exit, which a fork child
  * does just as well, so vfork is a fork here (as under Valgrind). */
@@ -135,10 +188,57 @@ PTC_API pid_t fork(void)
     /* the fork point's time is taken before the child exists, so that in time order it
      * precedes everything the child records */
     uint64_t tsc = rdtsc_();
+    /* Signals wait until the fork is done: a handler running inside fork(), after the
+     * prepare handler took the runtime's locks, whose events need a buffer would wait for a
+     * drain that needs those locks (a hang), and one in the child before atfork_child would
+     * write into the parent's buffers. A signal sent meanwhile is delivered to the parent
+     * right after (the child starts with none pending, as POSIX has it). */
+    sigset_t old;
+    int hold = rt.enabled;
+    if (hold)
+        block_all_signals(&old);
     pid_t pid = real_fork();
-    if (pid > 0 && rt.enabled && atomic_load(&rt.active) && !atomic_load(&rt.finishing))
+    if (pid > 0 && rt.enabled && atomic_load(&rt.active) && !atomic_load(&rt.finishing)) {
         record_fork(pid, tsc);
+        publish_fork_point(pid);
+    }
+    if (hold) {
+        int e = errno;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        errno = e;
+    }
     return pid;
+}
+
+/* glibc's daemon() forks and leaves through its own internal fork and _exit, which the
+ * wrappers here never see: the parent's last events were lost, its trace unclosed, and the
+ * child's fork point missing. So daemon() is done here, through the wrappers, as glibc does
+ * it (fork, the parent _exits, setsid, "/" and /dev/null unless told not to). */
+PTC_API int daemon(int nochdir, int noclose)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid > 0)
+        _exit(0);
+    if (setsid() < 0)
+        return -1;
+    if (!nochdir && chdir("/") != 0)
+        return -1;
+    if (!noclose) {
+        int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (fd < 0)
+            return -1;
+        if (dup2(fd, 0) < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0) {
+            int e = errno;
+            close(fd);
+            errno = e;
+            return -1;
+        }
+        if (fd > 2)
+            close(fd);
+    }
+    return 0;
 }
 
 /* ---- exec and _exit ------------------------------------------------------------------ */
@@ -206,6 +306,7 @@ static int do_exec(const struct exec_call *c, char *const argv[], char *const en
                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     char var[64];
     char *const *env = envp;
+    await_fork_point();
     finish(PTC_END_EXEC, 0, 0);
     if (store != MAP_FAILED)
         env = exec_env(envp, store, cap, var, sizeof(var));
@@ -299,6 +400,7 @@ PTC_API void _Exit(int status) { do__exit(status); }
 void lifecycle_init(void)
 {
     resolve_real_functions();
+    fork_slots_init();
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
     /* Registered before __libc_start_main registers the dynamic linker's destructor
      * (library constructors run first), on_exit handlers run after all destructors and

@@ -290,32 +290,27 @@ void ptc_soft_slow(uintptr_t ret, uint64_t tsc)
             return;
         }
     }
+    /* Signals wait until the record is stored and the thread has room again: a handler that
+     * reached an instrumented function meanwhile would find no room and no way to get some
+     * (in_slow), and its events would be dropped -- in wait mode, which must never drop (a
+     * switch may wait for the drain for milliseconds, long enough for thousands of signals).
+     * They are delivered when the mask is restored, and their events find a buffer. */
+    sigset_t old;
+    block_all_signals(&old);
     if (atomic_exchange(&ts->in_slow, 1)) {
+        /* only from a handler that interrupted another runtime path (hand_over_current) */
         atomic_fetch_add(&ts->nested_drop, 1);
-        errno = saved_errno;
-        return;
-    }
-    if (atomic_load(&rt.finishing)) {
-        tls_set(t, 0, 0);
-        atomic_fetch_add(&rt.late_events, 1);
-    } else if (t->end && t->pos + rt.rec <= t->end) {
-        put_raw(ts, ret, tsc); /* room after all (a nested slow path switched buffers) */
-        put_nested_loss(ts);
     } else {
-        /* Switching buffers makes system calls, at whose return pending signals would be
-         * delivered, and their handlers' events lost (in_slow): hold signals meanwhile. */
-        sigset_t old;
-        block_all_signals(&old);
-        put_raw(ts, ret, tsc);
-        put_nested_loss(ts);
-        /* done before the mask is restored: a signal that came meanwhile is delivered at the
-         * restore, and its handler's events then find a buffer instead of being dropped */
+        if (atomic_load(&rt.finishing)) {
+            tls_set(t, 0, 0);
+            atomic_fetch_add(&rt.late_events, 1);
+        } else {
+            put_raw(ts, ret, tsc);
+            put_nested_loss(ts);
+        }
         atomic_store(&ts->in_slow, 0);
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
-        errno = saved_errno;
-        return;
     }
-    atomic_store(&ts->in_slow, 0);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     errno = saved_errno;
 }
 
@@ -367,16 +362,23 @@ static void thread_key_destructor(void *p)
  * signal handler interrupted it there); its next event takes a new buffer. */
 void hand_over_current(struct thread *ts)
 {
-    if (ts && !atomic_exchange(&ts->in_slow, 1)) {
+    if (!ts)
+        return;
+    sigset_t old; /* as in ptc_soft_slow: no handler may find the thread in here */
+    block_all_signals(&old);
+    if (!atomic_exchange(&ts->in_slow, 1)) {
         put_nested_loss(ts);
         retire_current(ts, rdtsc_());
         atomic_store(&ts->in_slow, 0);
     }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* The parent's side of fork: a FORK control record, timed at tsc, in the caller's stream. */
 void record_fork(pid_t pid, uint64_t tsc)
 {
+    sigset_t old; /* as in ptc_soft_slow: no handler may find the thread in here */
+    block_all_signals(&old);
     struct thread *ts = self_thread();
     if (ts && !atomic_exchange(&ts->in_slow, 1)) {
         put_raw(ts, control_record(PTC_SOFT_FORK, (uint64_t)pid), tsc);
@@ -386,6 +388,7 @@ void record_fork(pid_t pid, uint64_t tsc)
         retire_current(ts, rdtsc_());
         atomic_store(&ts->in_slow, 0);
     }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 int threads_init(void) { return pthread_key_create(&thread_key, thread_key_destructor); }

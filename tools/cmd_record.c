@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -140,6 +141,8 @@ struct trace_summary {
     uint64_t events, dropped, waits, modules, processes, loss_chunks, event_bytes, file_bytes;
     uint64_t written;       /* event records in the file's SOFT_EVENTS chunks */
     uint64_t process_ends;  /* PROCESS_END chunks: processes that closed their trace */
+    uint64_t execs;         /* PROCESS chunks of exec'd images: a new life of a pid already
+                               counted (report counts processes by pid, so does the summary) */
     int bad;
 };
 
@@ -189,6 +192,11 @@ static void summarize(const char *path, struct trace_summary *s)
             s->modules++;
         } else if (h->type == PTC_CHUNK_PROCESS) {
             s->processes++;
+            struct ptc_process p;
+            if (h->payload_size >= sizeof(p)) {
+                memcpy(&p, c.payload, sizeof(p));
+                s->execs += p.how == PTC_PROC_EXEC;
+            }
         } else if (h->type == PTC_CHUNK_LOSS) {
             s->loss_chunks++;
         } else if (h->type == PTC_CHUNK_SOFT_EVENTS) {
@@ -215,6 +223,33 @@ static int exit_status_of(int ws)
     if (WIFSIGNALED(ws))
         return 128 + WTERMSIG(ws);
     return 1;
+}
+
+/* The command's descendants still running after it ended (they were reparented to us): waits
+ * up to grace_ms for them, reaping those that end, and returns how many still run (at least
+ * 1 when some do and /proc cannot count them). */
+static uint64_t wait_left_behind(unsigned grace_ms)
+{
+    for (unsigned waited = 0;; waited += 10) {
+        pid_t r;
+        while ((r = waitpid(-1, NULL, WNOHANG)) > 0)
+            ;
+        if (r < 0) /* ECHILD: nobody left */
+            return 0;
+        if (waited >= grace_ms)
+            break;
+        usleep(10000);
+    }
+    char path[64], buf[4096];
+    snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    uint64_t count = 0;
+    for (ssize_t i = 0; i < n; i++)
+        count += buf[i] == ' ';
+    return count ? count : 1;
 }
 
 static int record_soft(const struct record_options *o, int *wait_status)
@@ -307,6 +342,9 @@ static int record_soft(const struct record_options *o, int *wait_status)
     }
     unsetenv("PTCALL_EXEC_PID");
 
+    /* processes the command leaves behind (daemon(), a child it did not wait for) become
+     * ours: record can tell whether they still run when the command ends */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "ptcall: cannot fork: %s\n", strerror(errno));
@@ -324,6 +362,7 @@ static int record_soft(const struct record_options *o, int *wait_status)
     int ws = 0;
     while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
         ;
+    uint64_t left_running = wait_left_behind(1000);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGQUIT, &old_quit, NULL);
     *wait_status = ws;
@@ -357,11 +396,15 @@ static int record_soft(const struct record_options *o, int *wait_status)
         /* untimed, a leaf's call is one record: the decoder counts it as two events. What
          * the file holds, not what the processes said they made (a killed one says nothing) */
         const char *what = o->timed || o->leaf_exits ? "event" : "event record";
+        char execs_note[48] = "";
+        if (s.execs)
+            snprintf(execs_note, sizeof(execs_note), " (%llu exec%s)",
+                     (unsigned long long)s.execs, s.execs == 1 ? "" : "s");
         fprintf(stderr,
-                "ptcall: %llu %ss in %llu process%s, %.1f MiB (%.2f bytes/%s in event chunks), "
-                "%llu waits, %llu dropped%s: %s\n",
-                (unsigned long long)s.written, what, (unsigned long long)s.processes,
-                s.processes == 1 ? "" : "es", (double)s.file_bytes / (1 << 20),
+                "ptcall: %llu %ss in %llu process%s%s, %.1f MiB (%.2f bytes/%s in event "
+                "chunks), %llu waits, %llu dropped%s: %s\n",
+                (unsigned long long)s.written, what, (unsigned long long)(s.processes - s.execs),
+                s.processes - s.execs == 1 ? "" : "es", execs_note, (double)s.file_bytes / (1 << 20),
                 s.written ? (double)s.event_bytes / (double)s.written : 0.0, what,
                 (unsigned long long)s.waits, (unsigned long long)s.dropped,
                 s.loss_chunks ? " (see LOSS chunks)" : "", o->output);
@@ -369,11 +412,18 @@ static int record_soft(const struct record_options *o, int *wait_status)
     /* a trace that lacks what it should hold is said to be incomplete, and the status says
      * so when the command's own does not (docs/usage.md, Exit status) */
     uint64_t unfinished = s.processes > s.process_ends ? s.processes - s.process_ends : 0;
-    if (end_error[0] || unfinished || s.bad) {
+    if (end_error[0] || unfinished || left_running || s.bad) {
         fprintf(stderr, "ptcall: the trace is INCOMPLETE: ");
         if (end_error[0])
             fprintf(stderr, "%s; ", end_error);
-        if (unfinished)
+        if (left_running)
+            fprintf(stderr, "%llu process%s the command left behind %s still running (a "
+                            "daemon, or a child it did not wait for): %s part of the trace is "
+                            "not finished until %s; ",
+                    (unsigned long long)left_running, left_running == 1 ? "" : "es",
+                    left_running == 1 ? "is" : "are", left_running == 1 ? "its" : "their",
+                    left_running == 1 ? "it ends" : "they end");
+        else if (unfinished)
             fprintf(stderr, "%llu of %llu process%s did not close %s trace (killed by a signal "
                             "the runtime cannot catch, such as SIGKILL, or a write error: see "
                             "the messages above); ",

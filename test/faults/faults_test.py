@@ -19,6 +19,13 @@ guarantees these check.
   partly filled buffers every PTCALL_FLUSH_MS, so at most 100 ms of calls are lost (the calls
   the program counted in shared memory that the trace lacks, converted to time); the figure
   without the periodic flush is printed beside it.
+- exec of an uninstrumented program, vfork, posix_spawn, daemon() (record waits a second for
+  what the command left behind, then says it still runs and exits 125; once it ended the trace
+  is complete), 1,000 fork+exec (0 children without their parent's stack), threads created and
+  ending while others call: every call, the processes counted alike by record and report.
+- signal storms in wait mode (100 runs, nothing dropped, every handler call) and fork x1000
+  under a 10 kHz SIGALRM with --buffer 4K (it could hang, or lose handler calls silently).
+- a directory the user may not write (as nobody, via setpriv): record and the runtime say so.
 - a full disk (a 512 KiB tmpfs the test mounts; SKIP where it cannot mount): record says the
   trace is INCOMPLETE and why, and exits 125 although the program succeeded; its summary counts
   the events the file holds; report refuses the truncated file and --salvage reads what is
@@ -102,6 +109,148 @@ def killed_loss(ptcall, prog, work, flush, secs):
     return (made - got) / (made / (t1 - t0)) * 1000.0
 
 
+def totals(doc):
+    return doc["totals"] if doc else {}
+
+
+def process_faults(ptcall, prog, work):
+    """exec of an uninstrumented program, vfork, posix_spawn, fork+exec in a loop, daemon(),
+    threads created and ending while others call: every call, each child's parent stack."""
+    n = 2000
+    for mode, procs in (("execsh", 1), ("vfork", 2), ("spawn", 2)):
+        trace = os.path.join(work, mode + ".ptc")
+        p = run([ptcall, "record", "-q", "-o", trace, "--", prog, mode, n])
+        doc, err = report(ptcall, trace)
+        t = totals(doc)
+        check(p.returncode == 0 and doc is not None and t["complete"],
+              "%s: exit 0, the trace complete (%d)" % (mode, p.returncode))
+        if doc:
+            want = n * (1 if mode == "execsh" else 2)
+            check(calls_of(doc, "work") == want and t["processes"] == procs and
+                  t["fork_unknown"] == 0 and t["lost_events"] == 0,
+                  "%s: %d processes, every call of work() (%d of %d), no unknown fork point"
+                  % (mode, t["processes"], calls_of(doc, "work"), want))
+
+    # 1,000 fork+exec: each child's events start from its parent's stack at the fork
+    trace = os.path.join(work, "forkexec.ptc")
+    p = run([ptcall, "record", "-o", trace, "--", prog, "forkexec", 1000])
+    check(p.returncode == 0 and "1001 processes (1000 execs)" in p.stderr,
+          "fork+exec x1000: exit 0, the summary counts 1001 processes (1000 execs): %s"
+          % p.stderr.strip().splitlines()[-1][:120])
+    doc, err = report(ptcall, trace)
+    t = totals(doc)
+    if check(doc is not None, "fork+exec x1000: report reads the trace"):
+        check(t["fork_unknown"] == 0, "fork+exec x1000: 0 lost parent stacks (%d)"
+              % t["fork_unknown"])
+        check(t["processes"] == 1001 and t["complete"] and calls_of(doc, "work") == 2000,
+              "fork+exec x1000: 1001 processes, complete, every call")
+
+    # daemon(): the parent exits at once; record waits a second for what it left behind
+    flag = os.path.join(work, "daemon.done")
+    for calls, ms, status in ((300, 100, 0), (3000, 2500, 125)):
+        if os.path.exists(flag):
+            os.unlink(flag)
+        trace = os.path.join(work, "daemon%d.ptc" % ms)
+        t0 = time.monotonic()
+        # the daemon keeps record's stdout and stderr: a pipe would not end before it does
+        errf = os.path.join(work, "daemon.err")
+        with open(errf, "w") as ef:
+            p = subprocess.run([str(c) for c in (ptcall, "record", "-q", "-o", trace, "--", prog,
+                                                 "daemon", calls, ms, flag)],
+                               stdout=subprocess.DEVNULL, stderr=ef)
+        took = time.monotonic() - t0
+        with open(errf) as ef:
+            p.stderr = ef.read()
+        check(p.returncode == status, "daemon(), %d ms: record exits %d: %d" % (ms, status,
+                                                                                p.returncode))
+        if status:
+            check("left behind is still running" in p.stderr and took < 2.0,
+                  "daemon(), %d ms: record says so after about a second (%.1f s): %s"
+                  % (ms, took, p.stderr.strip()[-140:]))
+        deadline = time.monotonic() + 20
+        while not os.path.exists(flag) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)  # the daemon's final flush after it made the file
+        doc, err = report(ptcall, trace)
+        t = totals(doc)
+        check(doc is not None and t["complete"] and t["processes"] == 2 and
+              t["fork_unknown"] == 0 and calls_of(doc, "work") == calls,
+              "daemon(), %d ms: once it ended the trace is complete, 2 processes, every call "
+              "(%s)" % (ms, calls_of(doc, "work") if doc else err.strip()[-120:]))
+
+    # threads created and ending continuously while two others call
+    trace = os.path.join(work, "churn.ptc")
+    p = run([ptcall, "record", "-q", "-o", trace, "--", prog, "churn", 100000])
+    doc, err = report(ptcall, trace)
+    t = totals(doc)
+    check(p.returncode == 0 and doc is not None and t["complete"] and t["lost_events"] == 0 and
+          t["threads"] == 1003 and calls_of(doc, "work") == 2 * 100000 + 1000 * 100,
+          "thread churn: 1003 threads, every call, nothing lost (%s)"
+          % (calls_of(doc, "work") if doc else err.strip()[-120:]))
+
+
+def signal_faults(ptcall, prog, work):
+    """Signal storms in wait mode (100 runs: nothing dropped), and fork in a loop under a
+    10 kHz SIGALRM whose handler calls instrumented code (it used to hang or lose calls)."""
+    runs, dropped, inexact = 100, 0, 0
+    trace = os.path.join(work, "storm.ptc")
+    for i in range(runs):
+        p = run([ptcall, "record", "-q", "-o", trace, "--", prog, "storm", 100000])
+        m = re.search(r"handled (\d+)", p.stdout)
+        doc, err = report(ptcall, trace)
+        if p.returncode != 0 or not m or doc is None:
+            check(False, "signal storm run %d: record %d, %s" % (i, p.returncode, err[-120:]))
+            return
+        dropped += totals(doc)["lost_events"]
+        inexact += (calls_of(doc, "on_alarm") != int(m.group(1)) or
+                    calls_of(doc, "work") != 100000)
+    check(dropped == 0 and inexact == 0, "signal storms in wait mode: %d runs, %d events "
+          "dropped, %d runs with a count off" % (runs, dropped, inexact))
+    for i in range(3):
+        trace = os.path.join(work, "forkstorm.ptc")
+        try:
+            p = subprocess.run([ptcall, "record", "-q", "--buffer", "4K", "-o", trace, "--",
+                                prog, "forkstorm", "1000"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, timeout=120)
+        except subprocess.TimeoutExpired:
+            check(False, "fork under SIGALRM, --buffer 4K: hangs")
+            subprocess.run(["pkill", "-9", "-f", "faulty forkstorm"])
+            return
+        m = re.search(r"handled (\d+)", p.stdout)
+        doc, err = report(ptcall, trace)
+        t = totals(doc)
+        check(p.returncode == 0 and m and doc is not None and
+              calls_of(doc, "on_alarm") == int(m.group(1)) and calls_of(doc, "work") == 2000 and
+              t["lost_events"] == 0 and t["fork_unknown"] == 0 and t["processes"] == 1001,
+              "fork x1000 under a 10 kHz SIGALRM, --buffer 4K, run %d: every handler call "
+              "(%s of %s), every work(), 1001 processes" % (
+                  i + 1, calls_of(doc, "on_alarm") if doc else "?", m.group(1) if m else "?"))
+
+
+def unwritable(ptcall, prog, work):
+    """A trace file in a directory the user may not write: record and the runtime say so."""
+    if shutil.which("setpriv") is None or os.geteuid() != 0:
+        print("SKIP: unwritable directory: needs root and setpriv to act as another user")
+        return
+    ro = os.path.join(work, "readonly")
+    os.makedirs(ro, exist_ok=True)
+    os.chmod(ro, 0o555)
+    os.chmod(work, 0o755)
+    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    p = run(nobody + [ptcall, "record", "-q", "-o", os.path.join(ro, "t.ptc"), "--", prog,
+                      "ok", 10])
+    check(p.returncode == 1 and "Permission denied" in p.stderr and
+          not os.path.exists(os.path.join(ro, "t.ptc")),
+          "unwritable directory: record exits 1 and says why: %s" % p.stderr.strip()[-140:])
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PTCALL_")}
+    env.update(PTCALL_BACKEND="soft", PTCALL_OUTPUT=os.path.join(ro, "t.ptc"))
+    p = subprocess.run(nobody + [prog, "ok", "10"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, env=env)
+    check(p.returncode == 0 and "Permission denied" in p.stderr and "not tracing" in p.stderr,
+          "unwritable directory: the runtime says it does not trace, the program runs: %s"
+          % p.stderr.strip()[-140:])
+
+
 def main():
     if len(sys.argv) != 4:
         raise SystemExit(__doc__)
@@ -172,6 +321,10 @@ def main():
               % (len(worst), max(worst)))
         check(max(worst) <= 100.0, "SIGKILL loses at most 100 ms of events: %.1f ms"
               % max(worst))
+
+    process_faults(ptcall, prog, work)
+    signal_faults(ptcall, prog, work)
+    unwritable(ptcall, prog, work)
 
     # a full disk
     mnt = os.path.join(work, "small")

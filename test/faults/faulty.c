@@ -5,7 +5,24 @@
  * a second thread while the first still calls)
  *   faulty slow FILE
  * calls work() 10 times every 100 us until killed, keeping in FILE (shared memory) how many
- * calls it made and when it started: for the SIGKILL loss bound (faults_test.py) */
+ * calls it made and when it started: for the SIGKILL loss bound (faults_test.py)
+ *   faulty forkstorm N
+ * forks N times (each child calls work() and exits; the parent waits for it) while a 10 kHz
+ * SIGALRM handler calls on_alarm(); prints how often the handler ran
+ *   faulty forkexec N
+ * N times: fork; the child calls work() and execs this program as `faulty ok 1`; the parent
+ * waits for it. Every child's events must start with its parent's stack at the fork
+ *   faulty execsh N     N calls, then exec /bin/true (an uninstrumented program)
+ *   faulty vfork N      N calls; vfork, the child execs this program as `faulty ok N`
+ *   faulty spawn N      N calls; posix_spawn of this program as `faulty ok N`, waited for
+ *   faulty daemon N MS FILE
+ *                       daemon(): the parent exits 0 at once; the daemon calls work() N
+ *                       times over about MS milliseconds, then creates FILE and exits
+ *   faulty churn N      two threads call work() N times each while main creates and joins
+ *                       1,000 short threads (100 calls each) one after another
+ *   faulty storm N
+ * calls work() N times while a second thread sends SIGUSR1 to the first as fast as it can,
+ * whose handler calls on_alarm(); prints how often the handler ran */
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -13,7 +30,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <spawn.h>
 #include <sys/mman.h>
+#include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -63,15 +83,194 @@ static int slow(const char *file)
     }
 }
 
+static volatile sig_atomic_t handled;
+
+__attribute__((noinline)) void on_alarm(void) { sink++; }
+
+static void alarm_handler(int sig)
+{
+    (void)sig;
+    handled++;
+    on_alarm();
+}
+
+static int forkstorm(long n)
+{
+    struct sigaction sa = {0};
+    sa.sa_handler = alarm_handler;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    struct itimerval it = {{0, 100}, {0, 100}};
+    if (sigaction(SIGALRM, &sa, NULL) != 0 || setitimer(ITIMER_REAL, &it, NULL) != 0)
+        return 2;
+    for (long i = 0; i < n; i++) {
+        pid_t c = fork();
+        if (c == 0) {
+            work(i);
+            _exit(0);
+        }
+        if (c < 0)
+            return 2;
+        while (waitpid(c, NULL, 0) < 0)
+            ;
+        work(i);
+    }
+    struct itimerval off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_REAL, &off, NULL);
+    printf("handled %d\n", (int)handled);
+    return 0;
+}
+
+__attribute__((noinline)) static int spawn_one(const char *self, long i)
+{
+    pid_t c = fork();
+    if (c == 0) {
+        work(i);
+        execl(self, self, "ok", "1", (char *)NULL);
+        _exit(127);
+    }
+    if (c < 0)
+        return -1;
+    int st;
+    while (waitpid(c, &st, 0) < 0)
+        ;
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+static int forkexec(const char *self, long n)
+{
+    for (long i = 0; i < n; i++)
+        if (spawn_one(self, i) < 0)
+            return 2;
+    printf("made %ld children\n", n);
+    return 0;
+}
+
+extern char **environ;
+
+static int run_self(const char *self, long n, int use_vfork)
+{
+    char num[32];
+    snprintf(num, sizeof(num), "%ld", n);
+    char *argv[] = {(char *)self, "ok", num, NULL};
+    pid_t c;
+    if (use_vfork) {
+        c = vfork();
+        if (c == 0) {
+            execv(self, argv);
+            _exit(127);
+        }
+    } else if (posix_spawn(&c, self, NULL, NULL, argv, environ) != 0) {
+        return 2;
+    }
+    if (c < 0)
+        return 2;
+    int st;
+    while (waitpid(c, &st, 0) < 0)
+        ;
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 2;
+}
+
+static int run_daemon(long n, long ms, const char *file)
+{
+    if (daemon(1, 1) != 0)
+        return 2;
+    for (long i = 0; i < n; i++) {
+        work(i);
+        if (n >= ms && i % (n / ms) == 0)
+            usleep(1000);
+    }
+    int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd >= 0)
+        close(fd);
+    return 0;
+}
+
+static void *short_thread(void *arg)
+{
+    (void)arg;
+    calls(100);
+    return NULL;
+}
+
+static void *busy_thread(void *arg)
+{
+    calls((long)arg);
+    return NULL;
+}
+
+static int churn(long n)
+{
+    pthread_t a, b;
+    if (pthread_create(&a, NULL, busy_thread, (void *)n) ||
+        pthread_create(&b, NULL, busy_thread, (void *)n))
+        return 2;
+    for (int i = 0; i < 1000; i++) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, short_thread, NULL) != 0)
+            return 2;
+        pthread_join(t, NULL);
+    }
+    pthread_join(a, NULL);
+    pthread_join(b, NULL);
+    printf("made %ld calls\n", 2 * n + 1000 * 100);
+    return 0;
+}
+
+static volatile int storm_stop;
+static pthread_t storm_target;
+
+static void *pester(void *arg)
+{
+    (void)arg;
+    while (!storm_stop)
+        pthread_kill(storm_target, SIGUSR1);
+    return NULL;
+}
+
+static int storm(long n)
+{
+    struct sigaction sa = {0};
+    sa.sa_handler = alarm_handler;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGUSR1, &sa, NULL) != 0)
+        return 2;
+    storm_target = pthread_self();
+    pthread_t t;
+    if (pthread_create(&t, NULL, pester, NULL) != 0)
+        return 2;
+    calls(n);
+    storm_stop = 1;
+    pthread_join(t, NULL); /* a signal still pending is delivered on the way back */
+    printf("handled %d\n", (int)handled);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "ok";
+    long n = argc > 2 ? atol(argv[2]) : 100000;
     if (!strcmp(mode, "slow"))
         return argc > 2 ? slow(argv[2]) : 2;
-    long n = argc > 2 ? atol(argv[2]) : 100000;
+    if (!strcmp(mode, "forkstorm"))
+        return forkstorm(argc > 2 ? atol(argv[2]) : 1000);
+    if (!strcmp(mode, "daemon"))
+        return argc > 4 ? run_daemon(n, atol(argv[3]), argv[4]) : 2;
+    if (!strcmp(mode, "churn"))
+        return churn(n);
+    if (!strcmp(mode, "forkexec"))
+        return forkexec(argv[0], argc > 2 ? atol(argv[2]) : 1000);
+    if (!strcmp(mode, "storm"))
+        return storm(argc > 2 ? atol(argv[2]) : 300000);
     calls(n);
     printf("made %ld calls\n", n);
     fflush(stdout);
+    if (!strcmp(mode, "execsh")) {
+        execl("/bin/true", "true", (char *)NULL);
+        return 127;
+    }
+    if (!strcmp(mode, "vfork") || !strcmp(mode, "spawn"))
+        return run_self(argv[0], n, mode[0] == 'v');
     if (!strcmp(mode, "fail"))
         return 3;
     if (!strcmp(mode, "kill"))
