@@ -398,6 +398,8 @@ void drain_queue(int mode)
         case IT_THREAD_EXIT: {
             struct thread *ts = (struct thread *)((char *)it - offsetof(struct thread, exit_it));
             write_thread_start(ts);
+            encode_loss(ts, ts->pending_drop, ts->exit_tsc); /* drops no buffer could hold */
+            ts->pending_drop = 0;
             write_thread_chunk(ts, PTC_THREAD_EXIT, ts->exit_tsc);
             add_thread_totals(ts);
             thread_unlink(ts);

@@ -240,6 +240,14 @@ static void switch_buffer(struct thread *ts, int may_drop)
 static void put_raw(struct thread *ts, uintptr_t v, uint64_t tsc)
 {
     struct ptc_tls *t = ts->tls;
+    if (ts->discarding && (v & 15) == 1) {
+        /* a control record (FORK) is not an event to drop: in the discard area it was counted
+         * as a dropped hit and its content lost (every fork of a dropping thread: children
+         * without their parent's stack). It waits for a real buffer, whose first record is
+         * then the LOSS of what the discard area took. (put_nested_loss keeps LOSS out.) */
+        retire(ts, tsc, 1);
+        switch_buffer(ts, 0);
+    }
     for (int tries = 0; tries < 3; tries++) {
         uintptr_t end = t->end;
         if (end) {
@@ -263,7 +271,9 @@ static void put_raw(struct thread *ts, uintptr_t v, uint64_t tsc)
 void put_nested_loss(struct thread *ts)
 {
     uint64_t n = atomic_exchange(&ts->nested_drop, 0);
-    if (n) {
+    if (n && ts->discarding) { /* the next LOSS record, when a buffer is free, says them */
+        ts->pending_drop += n;
+    } else if (n) {
         ts->dropped += n;
         put_raw(ts, control_record(PTC_SOFT_LOSS, n), rdtsc_());
     }
@@ -330,8 +340,12 @@ static void thread_key_destructor(void *p)
     struct ptc_tls *t = &ptc_tls;
     if (!ts || t->ts != ts || t->state != TS_ACTIVE)
         return;
-    if (atomic_exchange(&ts->in_slow, 1))
+    sigset_t old; /* as in ptc_soft_slow: a handler must not find the thread in here */
+    block_all_signals(&old);
+    if (atomic_exchange(&ts->in_slow, 1)) {
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
         return;
+    }
     if (!atomic_load(&rt.finishing)) {
         put_nested_loss(ts);
         if (ts->discarding || ts->pending_drop) {
@@ -341,8 +355,8 @@ static void thread_key_destructor(void *p)
                 switch_buffer(ts, 0);
         }
         retire_current(ts, rdtsc_());
-        ts->dropped += ts->pending_drop; /* only if no buffer could be had */
-        ts->pending_drop = 0;
+        /* a pending_drop left (no buffer could be had) is the drain's to write as a LOSS
+         * before the THREAD exit chunk, so that the two agree */
         thread_name(ts->exit_name);
         ts->exit_tsc = rdtsc_();
         t->state = TS_EXITED;
@@ -355,6 +369,7 @@ static void thread_key_destructor(void *p)
         tls_set(t, 0, 0);
         forget_tls(ts);
     }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     /* ts is now the drain's; in_slow stays set */
 }
 

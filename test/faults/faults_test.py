@@ -23,6 +23,7 @@ guarantees these check.
   what the command left behind, then says it still runs and exits 125; once it ended the trace
   is complete), 1,000 fork+exec (0 children without their parent's stack), threads created and
   ending while others call: every call, the processes counted alike by record and report.
+- --drop while forking: recorded + counted dropped = a run without --drop, FORK records kept.
 - signal storms in wait mode (100 runs, nothing dropped, every handler call) and fork x1000
   under a 10 kHz SIGALRM with --buffer 4K (it could hang, or lose handler calls silently).
 - a directory the user may not write (as nobody, via setpriv): record and the runtime say so.
@@ -177,6 +178,23 @@ def process_faults(ptcall, prog, work):
               t["fork_unknown"] == 0 and calls_of(doc, "work") == calls,
               "daemon(), %d ms: once it ended the trace is complete, 2 processes, every call "
               "(%s)" % (ms, calls_of(doc, "work") if doc else err.strip()[-120:]))
+
+    # --drop with a small buffer while main forks 20 times: what is recorded plus what is
+    # counted dropped is exactly what a run without --drop records; FORK records are kept
+    full = os.path.join(work, "dropfork0.ptc")
+    drop = os.path.join(work, "dropfork.ptc")
+    run([ptcall, "record", "-q", "-o", full, "--", prog, "dropfork", 500000])
+    p = run([ptcall, "record", "-q", "--drop", "--buffer", "4K", "-o", drop, "--", prog,
+             "dropfork", 500000])
+    a, _ = report(ptcall, full)
+    b, err = report(ptcall, drop)
+    if check(a is not None and b is not None and p.returncode == 0, "--drop with forks: recorded"):
+        ta, tb = totals(a), totals(b)
+        check(tb["lost_events"] > 0 and tb["events"] + tb["lost_events"] == ta["events"],
+              "--drop with forks: recorded %d + dropped %d = %d, the events of a run without "
+              "--drop" % (tb["events"], tb["lost_events"], ta["events"]))
+        check(tb["fork_unknown"] == 0 and tb["processes"] == 21,
+              "--drop with forks: no FORK record dropped (fork_unknown %d)" % tb["fork_unknown"])
 
     # threads created and ending continuously while two others call
     trace = os.path.join(work, "churn.ptc")

@@ -20,6 +20,8 @@
  *                       times over about MS milliseconds, then creates FILE and exits
  *   faulty churn N      two threads call work() N times each while main creates and joins
  *                       1,000 short threads (100 calls each) one after another
+ *   faulty dropfork N   two threads call work() N times each while main forks 20 times (each
+ *                       child calls work() 10 times and _exits); prints the calls made
  *   faulty storm N
  * calls work() N times while a second thread sends SIGUSR1 to the first as fast as it can,
  * whose handler calls on_alarm(); prints how often the handler ran */
@@ -217,6 +219,30 @@ static int churn(long n)
     return 0;
 }
 
+static int dropfork(long n)
+{
+    pthread_t a, b;
+    if (pthread_create(&a, NULL, busy_thread, (void *)n) ||
+        pthread_create(&b, NULL, busy_thread, (void *)n))
+        return 2;
+    for (int i = 0; i < 20; i++) {
+        calls(1000);
+        pid_t c = fork();
+        if (c == 0) {
+            calls(10);
+            _exit(0);
+        }
+        if (c < 0)
+            return 2;
+        while (waitpid(c, NULL, 0) < 0)
+            ;
+    }
+    pthread_join(a, NULL);
+    pthread_join(b, NULL);
+    printf("made %ld calls\n", 2 * n + 20 * 1000 + 20 * 10);
+    return 0;
+}
+
 static volatile int storm_stop;
 static pthread_t storm_target;
 
@@ -256,6 +282,8 @@ int main(int argc, char **argv)
         return forkstorm(argc > 2 ? atol(argv[2]) : 1000);
     if (!strcmp(mode, "daemon"))
         return argc > 4 ? run_daemon(n, atol(argv[3]), argv[4]) : 2;
+    if (!strcmp(mode, "dropfork"))
+        return dropfork(n);
     if (!strcmp(mode, "churn"))
         return churn(n);
     if (!strcmp(mode, "forkexec"))
