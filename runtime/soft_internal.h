@@ -400,6 +400,10 @@ int flush_queued(void);
 
 void install_signals(void);
 
+/* ---- soft_fd.c: the trace's descriptor, kept from the program's close and dup2 -------- */
+
+int close_trace_fd(void); /* the runtime's own close of it (a fork child starting over) */
+
 /* ---- soft_lifecycle.c: exit, _exit, exec, fork --------------------------------------- */
 
 void lifecycle_init(void);

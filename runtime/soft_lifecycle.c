@@ -89,9 +89,7 @@ static void atfork_child(void)
         tls_set(&ptc_tls, 0, 0);
         rt.threads = NULL;
         atomic_store(&rt.qhead, NULL);
-        if (rt.fd >= 0)
-            close(rt.fd);
-        rt.fd = -1;
+        close_trace_fd();
         rt.nobjs = 0;
         rt.next_stub_id = 0;
         rt.proc_seq = 0;

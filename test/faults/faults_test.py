@@ -23,6 +23,8 @@ guarantees these check.
   what the command left behind, then says it still runs and exits 125; once it ended the trace
   is complete), 1,000 fork+exec (0 children without their parent's stack), threads created and
   ending while others call: every call, the processes counted alike by record and report.
+- a program that closes every descriptor above 2 (close_range, closefrom, close of each,
+  dup2 over each): the trace goes on, complete.
 - --drop while forking: recorded + counted dropped = a run without --drop, FORK records kept.
 - signal storms in wait mode (100 runs, nothing dropped, every handler call) and fork x1000
   under a 10 kHz SIGALRM with --buffer 4K (it could hang, or lose handler calls silently).
@@ -195,6 +197,17 @@ def process_faults(ptcall, prog, work):
               "--drop" % (tb["events"], tb["lost_events"], ta["events"]))
         check(tb["fork_unknown"] == 0 and tb["processes"] == 21,
               "--drop with forks: no FORK record dropped (fork_unknown %d)" % tb["fork_unknown"])
+
+    # a program that closes every descriptor above 2, or dup2s over them: the trace's goes on
+    for how in ("close_range", "closefrom", "each", "dup2"):
+        trace = os.path.join(work, "close-%s.ptc" % how)
+        p = run([ptcall, "record", "-q", "-o", trace, "--", prog, "closeall", 20000, how])
+        doc, err = report(ptcall, trace)
+        t = totals(doc)
+        check(p.returncode == 0 and doc is not None and t["complete"] and
+              calls_of(doc, "work") == 40000,
+              "closing every descriptor (%s): complete, every call (%s)"
+              % (how, calls_of(doc, "work") if doc else (p.stderr + err).strip()[-120:]))
 
     # threads created and ending continuously while two others call
     trace = os.path.join(work, "churn.ptc")

@@ -22,15 +22,21 @@
  *                       1,000 short threads (100 calls each) one after another
  *   faulty dropfork N   two threads call work() N times each while main forks 20 times (each
  *                       child calls work() 10 times and _exits); prints the calls made
+ *   faulty closeall N HOW
+ *                       N calls; closes every descriptor above 2 (HOW: close_range,
+ *                       closefrom, each (close() of each entry of /proc/self/fd), dup2 (dup2 of
+ *                       /dev/null onto each)); N calls more
  *   faulty storm N
  * calls work() N times while a second thread sends SIGUSR1 to the first as fast as it can,
  * whose handler calls on_alarm(); prints how often the handler ran */
+#define _GNU_SOURCE
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/mman.h>
@@ -243,6 +249,39 @@ static int dropfork(long n)
     return 0;
 }
 
+static int close_all(long n, const char *how)
+{
+    calls(n);
+    if (!strcmp(how, "close_range")) {
+        if (close_range(3, ~0u, 0) != 0)
+            return 2;
+    } else if (!strcmp(how, "closefrom")) {
+        closefrom(3);
+    } else {
+        int null = open("/dev/null", O_RDWR);
+        DIR *d = opendir("/proc/self/fd");
+        if (!d || null < 0)
+            return 2;
+        int fds[4096], nfd = 0;
+        struct dirent *e;
+        while ((e = readdir(d)) && nfd < 4096)
+            if (e->d_name[0] != '.')
+                fds[nfd++] = atoi(e->d_name);
+        closedir(d);
+        for (int i = 0; i < nfd; i++) {
+            if (fds[i] <= 2 || fds[i] == null)
+                continue;
+            if (!strcmp(how, "dup2"))
+                dup2(null, fds[i]);
+            else
+                close(fds[i]);
+        }
+    }
+    calls(n);
+    printf("made %ld calls\n", 2 * n);
+    return 0;
+}
+
 static volatile int storm_stop;
 static pthread_t storm_target;
 
@@ -282,6 +321,8 @@ int main(int argc, char **argv)
         return forkstorm(argc > 2 ? atol(argv[2]) : 1000);
     if (!strcmp(mode, "daemon"))
         return argc > 4 ? run_daemon(n, atol(argv[3]), argv[4]) : 2;
+    if (!strcmp(mode, "closeall"))
+        return argc > 3 ? close_all(n, argv[3]) : 2;
     if (!strcmp(mode, "dropfork"))
         return dropfork(n);
     if (!strcmp(mode, "churn"))
