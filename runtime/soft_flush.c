@@ -112,7 +112,8 @@ void finish(int how, int status, int crash)
         warn("ptcall[%u]: drain: %llu records in %llu chunks, %llu bytes, %.2f ns/record "
              "(encode+write+recycle); %llu events after the end, %llu write errors; "
              "%llu trampoline restarts, %llu reservation checks settled; %llu drain wake-ups, drain CPU %.1f ms (%.1f ms waiting "
-             "for work); %llu unwritten records given up",
+             "for work); %llu unwritten records given up; %llu chunks from buffers still "
+             "being filled",
              rt.pid, (unsigned long long)rt.drain_records, (unsigned long long)rt.drain_chunks,
              (unsigned long long)rt.drain_bytes,
              rt.drain_records ? (double)rt.drain_tsc * 1e9 / (double)rt.tb.tsc_hz / (double)rt.drain_records : 0.0,
@@ -120,7 +121,8 @@ void finish(int how, int status, int crash)
              (unsigned long long)atomic_load(&rt.write_errors),
              (unsigned long long)tramp_restarts(), (unsigned long long)reservations_settled(),
              (unsigned long long)atomic_load(&rt.drain_wakes), (double)rt.drain_cpu_ns / 1e6,
-             (double)rt.drain_spin_ns / 1e6, (unsigned long long)rt.drain_given_up);
+             (double)rt.drain_spin_ns / 1e6, (unsigned long long)rt.drain_given_up,
+             (unsigned long long)rt.drain_live_flushes);
     tls_set(t, 0, 0);
     if (t->state == TS_ACTIVE)
         t->state = TS_EXITED;

@@ -90,6 +90,7 @@ uint64_t tramp_at(const struct tramps *t, uint64_t i);
  * reservation restarts that trampoline when the handler returns. Async-signal-safe. */
 void tramp_restart(void *ucontext);
 uint64_t tramp_restarts(void); /* how many times tramp_restart moved a thread back */
+void tramp_restarts_reset(void); /* a fork child counts its own */
 /* soft_resume.c: from a signal handler, with the interrupted context, before the program's
  * handler runs: restarts an interrupted trampoline (tramp_restart), or settles an xadd
  * handler's reservation check against the buffer the slot came from. Async-signal-safe. */
@@ -97,6 +98,7 @@ void event_path_resume(void *ucontext);
 void check_points_init(void); /* the shared handlers' check points */
 void check_point_add(uint64_t at, uint64_t go, uint64_t slow); /* a generated handler's */
 uint64_t reservations_settled(void); /* how many times event_path_resume settled a check */
+void reservations_settled_reset(void); /* a fork child counts its own */
 /* soft_signal.c: from now on every program signal handler runs behind event_path_resume,
  * those already installed included. Idempotent. */
 void wrap_program_handlers(void);

@@ -101,6 +101,14 @@ static void atfork_child(void)
     rt.fork_point_known = 0;
     rt.proc_seq = 0;
     rt.tot_events = rt.tot_dropped = rt.tot_waits = 0;
+    /* PTCALL_DEBUG's figures are the child's own, not its parent's so far */
+    rt.drain_tsc = rt.drain_records = rt.drain_chunks = rt.drain_bytes = 0;
+    rt.drain_spin_ns = rt.drain_cpu_ns = rt.drain_given_up = rt.drain_live_flushes = 0;
+    atomic_store(&rt.drain_wakes, 0);
+    atomic_store(&rt.late_events, 0);
+    atomic_store(&rt.write_errors, 0);
+    tramp_restarts_reset();
+    reservations_settled_reset();
     rt.cache = NULL;
     atomic_store(&rt.qhead, NULL);
     atomic_store(&rt.drain_running, 0);

@@ -56,6 +56,7 @@ void check_point_add(uint64_t at, uint64_t go, uint64_t slow)
 }
 
 uint64_t reservations_settled(void) { return atomic_load(&settled); }
+void reservations_settled_reset(void) { atomic_store(&settled, 0); }
 
 void event_path_resume(void *ucontext)
 {

@@ -42,6 +42,7 @@ static _Atomic unsigned nregions;
 static _Atomic uint64_t restarts; /* for PTCALL_DEBUG */
 
 uint64_t tramp_restarts(void) { return atomic_load(&restarts); }
+void tramp_restarts_reset(void) { atomic_store(&restarts, 0); }
 
 /* Offset of a label in the template (labels are separate symbols: compare as addresses) */
 static uint64_t tpl_off(const uint8_t *label)

@@ -209,6 +209,15 @@ def process_faults(ptcall, prog, work):
               "closing every descriptor (%s): complete, every call (%s)"
               % (how, calls_of(doc, "work") if doc else (p.stderr + err).strip()[-120:]))
 
+    # PTCALL_DEBUG's figures of a fork child are its own (they included its parent's)
+    env = dict(os.environ, PTCALL_DEBUG="1")
+    p = run([ptcall, "record", "-q", "-o", os.path.join(work, "debugfork.ptc"), "--", prog,
+             "dropfork", 200000], env=env)
+    recs = [int(x) for x in re.findall(r"ptcall\[\d+\]: drain: (\d+) records", p.stderr)]
+    check(len(recs) == 21 and sorted(recs)[19] < 1000 and max(recs) > 400000,
+          "PTCALL_DEBUG in fork children: 20 children's own records (< 1000 each), the "
+          "parent's > 400000: %s" % sorted(recs)[-3:])
+
     # threads created and ending continuously while two others call
     trace = os.path.join(work, "churn.ptc")
     p = run([ptcall, "record", "-q", "-o", trace, "--", prog, "churn", 100000])
