@@ -1,26 +1,12 @@
-/* The runtime's state and its configuration: the PTCALL_* environment (docs/runtime.md) and
- * the CPU's register save area for the handlers' slow path. */
+/* The runtime's configuration: the PTCALL_* environment (common/ptc_env.c's table,
+ * docs/runtime.md) read into the runtime's state, every value checked. */
 #define _GNU_SOURCE
-#include <cpuid.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "ptc_env.h"
 #include "soft_internal.h"
-
-struct runtime_state rt = {
-    .reg_mu = PTHREAD_MUTEX_INITIALIZER,
-    .drain_mu = PTHREAD_MUTEX_INITIALIZER,
-    .thr_mu = PTHREAD_MUTEX_INITIALIZER,
-    .proc_mu = PTHREAD_MUTEX_INITIALIZER,
-    .fd = -1,
-};
-
-uint64_t ptc_xsave_size = 512 + 64; /* fxsave64, unless xsave_init finds XSAVE */
-uint8_t ptc_use_xsave;
-
-static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
 /* Reads variable id (common/ptc_env.c: the table docs/runtime.md shows). 0, or -1 after
  * saying why the value cannot be used: then nothing is traced, since a run configured
@@ -68,77 +54,44 @@ static int output_path(const char *out)
     return 0;
 }
 
-static void xsave_init(void)
-{
-    unsigned a, b, c, d;
-    if (__get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 27)) /* OSXSAVE */ &&
-        __get_cpuid_max(0, NULL) >= 0xd) {
-        __cpuid_count(0xd, 0, a, b, c, d);
-        if (b >= 576) {
-            ptc_xsave_size = ((uint64_t)b + 63) & ~(uint64_t)63;
-            ptc_use_xsave = 1;
-        }
-    }
-}
-
-static void init(void)
+int config_read(void)
 {
     uint64_t backend, arm, v;
     const char *out;
     int be_set;
     if (env(PTC_ENV_BACKEND, &backend, NULL, &be_set) || env(PTC_ENV_ARM, &arm, NULL, NULL))
-        return;
-    int soft = be_set && backend == 0, arm_only = (be_set && backend == 1) || arm;
-    if ((arm_only || soft) && select_init() < 0)
-        return; /* neither arm nor trace: the selection cannot be honoured */
-    if (arm_only) {
-        rt.arm_only = 1; /* the stubs stay `ret`: the hardware sees them run */
-        return;
-    }
-    if (!soft || env(PTC_ENV_OUTPUT, NULL, &out, NULL) || output_path(out))
-        return;
+        return CONFIG_OFF;
+    if ((be_set && backend == 1) || arm)
+        return CONFIG_ARM_ONLY;
+    if (!be_set || backend != 0)
+        return CONFIG_OFF;
+    if (env(PTC_ENV_OUTPUT, NULL, &out, NULL) || output_path(out))
+        return CONFIG_OFF;
     if (env(PTC_ENV_TIMESTAMPS, &v, NULL, NULL))
-        return;
+        return CONFIG_OFF;
     rt.timed = (int)v;
     /* untimed, a leaf's exit says nothing its entry does not: record the call once */
     if (env(PTC_ENV_LEAF_EXITS, &v, NULL, NULL))
-        return;
+        return CONFIG_OFF;
     rt.leaf_calls = !rt.timed && !v;
     if (env(PTC_ENV_MODE, &v, NULL, NULL))
-        return;
+        return CONFIG_OFF;
     rt.drop = v == 1;
     rt.rec = rt.timed ? 16 : 8;
     if (env(PTC_ENV_BUFFER, &v, NULL, NULL))
-        return;
+        return CONFIG_OFF;
     rt.bufsize = page_round_up((size_t)v);
     if (env(PTC_ENV_BUFFERS, &v, NULL, NULL))
-        return;
+        return CONFIG_OFF;
     rt.nbufs = (int)v;
     if (env(PTC_ENV_FLUSH_MS, &v, NULL, NULL))
-        return;
+        return CONFIG_OFF;
     rt.flush_ns = v * 1000000u;
-    uint64_t debug, tramps;
-    if (env(PTC_ENV_DEBUG, &debug, NULL, NULL) || env(PTC_ENV_TRAMPOLINES, &tramps, NULL, NULL))
-        return;
-    rt.handler = rt.timed ? ptc_soft_handler_timed : ptc_soft_handler;
-    rt.handler_id = rt.timed ? ptc_soft_handler_id_timed : ptc_soft_handler_id;
-    check_points_init();
-    rt.handler_fast = fastpath_build(rt.timed);
-    rt.debug = (int)debug;
-    if (rt.debug)
-        warn("ptcall[%d]: %s id handler for %%r10-scratch units", (int)getpid(),
-             rt.handler_fast ? "generated" : "shared (the generated one could not be built)");
-    /* trampolines slow-path into the generated handler's slow entry: only with that handler */
-    rt.tramps = !rt.timed && rt.handler_fast && tramps;
-    if (!rt.handler_fast)
-        rt.handler_fast = (void *)(uintptr_t)rt.handler_id;
-    xsave_init();
-    if (threads_init() != 0)
-        return;
-    lifecycle_init();
-    rt.enabled = 1;
+    if (env(PTC_ENV_DEBUG, &v, NULL, NULL))
+        return CONFIG_OFF;
+    rt.debug = (int)v;
+    if (env(PTC_ENV_TRAMPOLINES, &v, NULL, NULL))
+        return CONFIG_OFF;
+    rt.tramps = (int)v; /* wanted; start-up keeps it only where trampolines can work */
+    return CONFIG_SOFT;
 }
-
-void runtime_init(void) { pthread_once(&init_once, init); }
-
-__attribute__((constructor(101))) static void ptc_ctor(void) { runtime_init(); }

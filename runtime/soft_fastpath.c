@@ -19,21 +19,6 @@ extern const uint8_t ptc_tpl_idt[], ptc_tpl_idt_pos[], ptc_tpl_idt_end[], ptc_tp
 extern const uint64_t ptc_tpl_idt_size;
 void ptc_fast_slow_idt(void);
 
-int tls_offsets(int32_t *pos, int32_t *end)
-{
-    /* %fs:0 holds the thread pointer itself (x86-64 TLS ABI); static TLS sits at a fixed
-     * offset from it, the same in every thread */
-    uintptr_t tp;
-    __asm__("movq %%fs:0, %0" : "=r"(tp));
-    int64_t off = (int64_t)((uintptr_t)&ptc_tls.pos - tp);
-    int64_t off_end = (int64_t)((uintptr_t)&ptc_tls.end - tp);
-    if (off < INT32_MIN || off > INT32_MAX || off_end < INT32_MIN || off_end > INT32_MAX)
-        return -1;
-    *pos = (int32_t)off;
-    *end = (int32_t)off_end;
-    return 0;
-}
-
 void *fastpath_build(int timed)
 {
     const uint8_t *tpl = timed ? ptc_tpl_idt : ptc_tpl_id;

@@ -26,10 +26,6 @@ void finish(int how, int status, int crash)
         return;
     if (atomic_exchange(&rt.finishing, 1))
         return;
-    if (!crash) {
-        audit_program_handlers();
-        select_report_unmatched();
-    }
     struct ptc_tls *t = &ptc_tls;
     struct thread *self = traced_thread();
     uint64_t lost = 0;
@@ -135,7 +131,12 @@ void flush_partial(void)
 {
     if (!rt.enabled || !atomic_load(&rt.active) || atomic_load(&rt.finishing))
         return;
-    hand_over_current(traced_thread());
+    struct thread *self = traced_thread();
+    /* the signal interrupted this thread between reserving a record and writing it: writing
+     * its buffers now would count that record lost; the periodic flush takes them later */
+    if (self && thread_has_unwritten(self))
+        return;
+    hand_over_current(self);
     if (lock_with_timeout(&rt.drain_mu, 1000000000ull) == 0) {
         if (!atomic_load(&rt.finishing))
             drain_queue(ENC_NOWAIT); /* from a signal handler: its own thread cannot finish a write */

@@ -52,8 +52,9 @@ struct ptc_tls {
 enum { TS_NEW = 0, TS_ACTIVE = 1, TS_EXITED = 2, TS_IGNORE = 3, TS_INIT = 4 };
 
 extern __thread struct ptc_tls ptc_tls __attribute__((tls_model("initial-exec")));
-extern uint64_t ptc_xsave_size; /* the slow path's register save area */
+extern uint64_t ptc_xsave_size; /* the slow path's register save area (soft_state.c) */
 extern uint8_t ptc_use_xsave;   /* xsave64 (else fxsave64) */
+void xsave_init(void);          /* sets both from CPUID */
 
 void ptc_soft_handler(void);
 void ptc_soft_handler_timed(void);
@@ -63,7 +64,8 @@ void ptc_soft_slow(uintptr_t ret, uint64_t tsc);
 /* soft_fastpath.c: a fast id handler for PTCALL_MAP_F_SCRATCH_R10 units, or NULL (then the
  * shared id handler serves them) */
 void *fastpath_build(int timed);
-/* The %fs offsets of ptc_tls.pos and ptc_tls.end, for generated code; -1 if out of disp32 */
+/* soft_thread.c: the %fs offsets of ptc_tls.pos and ptc_tls.end, for generated code; -1 if
+ * out of disp32 */
 int tls_offsets(int32_t *pos, int32_t *end);
 void ptc_fast_slow_id(void);
 
@@ -240,7 +242,7 @@ struct runtime_state {
     uint64_t drain_tsc, drain_records, drain_chunks, drain_bytes;
     _Atomic uint64_t drain_wakes; /* futex wake-ups of the sleeping drain */
     uint64_t drain_spin_ns, drain_cpu_ns; /* the drain's time watching the queue, its CPU time */
-    uint64_t drain_given_up; /* records still unwritten after 20 ms (their buffers moved) */
+    uint64_t drain_given_up; /* records the drain could not wait for (their buffers moved) */
     uint64_t flush_ns;       /* PTCALL_FLUSH_MS: partly filled buffers are written this often
                                 (0: never; soft_drain.c, flush_live) */
     uint64_t drain_live_flushes; /* chunks written from buffers still being filled */
@@ -301,7 +303,10 @@ static inline struct thread *traced_thread(void)
 
 /* ---- soft_config.c: configuration from the environment ------------------------------- */
 
-void runtime_init(void); /* once per process; sets rt.enabled when tracing applies */
+/* Reads the environment into rt (output, timed, drop, buffers, flush period, debug, wanted
+ * trampolines). Says on stderr why a value cannot be used. */
+enum { CONFIG_OFF, CONFIG_ARM_ONLY, CONFIG_SOFT };
+int config_read(void);
 
 /* ---- soft_write.c: the trace file and stderr ----------------------------------------- */
 
@@ -334,7 +339,8 @@ void write_chunk(uint16_t type, uint32_t tid, uint32_t *seq, const struct iovec 
 void write_proc_chunk(uint16_t type, const struct iovec *parts, int n); /* tid 0, proc_mu */
 void write_proc_chunk_flags(uint16_t type, uint16_t flags, const struct iovec *parts, int n);
 void write_process_start(void); /* PROCESS + TIMEBASE */
-void write_module(struct object *o);
+/* o's MODULE chunk; 1 when written (the caller then writes its MODULE_ARMED right behind) */
+int write_module(struct object *o);
 
 /* ---- soft_select.c: choosing what to trace (PTCALL_ONLY, PTCALL_SKIP) ----------------- */
 
@@ -367,6 +373,9 @@ void thread_free(struct thread *ts);
 void retire_current(struct thread *ts, uint64_t now);
 void put_nested_loss(struct thread *ts);
 void hand_over_current(struct thread *ts);
+/* Whether the calling thread (ts, from a signal handler) reserved a record it has not written
+ * yet (the signal interrupted it): a flush now would count that record lost. */
+int thread_has_unwritten(struct thread *ts);
 void record_fork(pid_t pid, uint64_t tsc);
 void threads_after_fork(struct thread *self);
 
@@ -376,7 +385,8 @@ int drain_start(void);
 void drain_queue(int mode); /* ENC_*; caller holds drain_mu */
 /* How encode treats a record that is reserved but still zero (its writer not done). */
 enum { ENC_NOWAIT = 0, /* count it lost (final flush, from a signal handler) */
-       ENC_WAIT = 1,   /* wait up to 20 ms, then count it lost (the buffer is moved) */
+       ENC_WAIT = 1,   /* wait for it (up to 500 ms, and not while its thread waits for a
+                          buffer), then count it lost (the buffer is moved) */
        ENC_PREFIX = 2  /* stop before it: a buffer its thread is still filling */ };
 /* Encodes raw records of ts from data (at most len bytes) as one SOFT_EVENTS chunk; returns
  * the bytes of records consumed (len, except ENC_PREFIX). */
@@ -408,7 +418,7 @@ int close_trace_fd(void); /* the runtime's own close of it (a fork child startin
 
 /* ---- soft_lifecycle.c: exit, _exit, exec, fork --------------------------------------- */
 
-void lifecycle_init(void);
+void runtime_init(void); /* once per process; sets rt.enabled when tracing applies */
 
 #pragma GCC visibility pop
 

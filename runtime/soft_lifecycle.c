@@ -1,6 +1,6 @@
-/* The process's life as the record sees it: the final flush at exit (on_exit), _exit and
- * _Exit, and the exec family (interposed); at fork, consistent locks and a fresh record for
- * the child. */
+/* The process's life: start-up (the run-once guard and the order in which each part starts,
+ * below), the final flush at exit (on_exit), _exit and _Exit, the exec family and daemon
+ * (interposed); at fork, consistent locks and a fresh record for the child. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -43,10 +43,12 @@ static void resolve_real_functions(void)
 
 /* ---- exit ---------------------------------------------------------------------------- */
 
+static void end_process(int how, int status);
+
 static void on_exit_handler(int status, void *arg)
 {
     (void)arg;
-    finish(PTC_END_EXIT, status, 0);
+    end_process(PTC_END_EXIT, status);
 }
 
 /* ---- fork ---------------------------------------------------------------------------- */
@@ -120,8 +122,8 @@ static void atfork_child(void)
     uint32_t n = atomic_load(&rt.nobjs);
     for (uint32_t i = 0; i < n; i++) {
         rt.objs[i]->drain_dead = !atomic_load(&rt.objs[i]->live);
-        if (!rt.objs[i]->drain_dead)
-            write_module(rt.objs[i]);
+        if (!rt.objs[i]->drain_dead && write_module(rt.objs[i]))
+            write_module_armed(rt.objs[i]);
     }
     if (drain_start() < 0) {
         atomic_store(&rt.finishing, 1);
@@ -313,7 +315,7 @@ static int do_exec(const struct exec_call *c, char *const argv[], char *const en
     char var[64];
     char *const *env = envp;
     await_fork_point();
-    finish(PTC_END_EXEC, 0, 0);
+    end_process(PTC_END_EXEC, 0);
     if (store != MAP_FAILED)
         env = exec_env(envp, store, cap, var, sizeof(var));
     if (!env)
@@ -392,7 +394,7 @@ static void __attribute__((noreturn)) do__exit(int status)
 {
     runtime_init();
     if (tracing_here())
-        finish(PTC_END__EXIT, status, 0);
+        end_process(PTC_END__EXIT, status);
     resolve_real_functions();
     if (real__exit)
         real__exit(status);
@@ -403,8 +405,58 @@ static void __attribute__((noreturn)) do__exit(int status)
 PTC_API void _exit(int status) { do__exit(status); }
 PTC_API void _Exit(int status) { do__exit(status); }
 
-void lifecycle_init(void)
+/* ---- start-up and exit: the order ------------------------------------------------------ *
+ *
+ * Start-up, once per process (runtime_init: the library's constructor, or the first
+ * registration or wrapper that runs before it):
+ *   1. configuration: the PTCALL_* environment (config_read, soft_config.c);
+ *   2. the selection of functions to arm (select_init, soft_select.c); arm-only stops here;
+ *   3. the handlers: reservation check points (soft_resume.c), the generated id handler
+ *      (soft_fastpath.c), whether trampolines apply;
+ *   4. the CPU's register save area (xsave_init, soft_state.c);
+ *   5. threads: the TLS key whose destructor ends a thread's stream (soft_thread.c);
+ *   6. the process's life: real libc functions, the fork slots, pthread_atfork, on_exit.
+ * The first registered object then activates tracing (soft_register.c): the trace file,
+ * the time base, PROCESS and MODULE chunks, the drain thread, the signal handlers.
+ *
+ * Exit (on_exit after every destructor, _exit/_Exit, exec; a fatal signal in soft_signal.c
+ * goes straight to 3): 1. warnings about program signal handlers that bypassed the wrapping
+ * (soft_signal.c); 2. globs of PTCALL_ONLY/SKIP that matched nothing (soft_select.c); 3. the
+ * final flush (finish, soft_flush.c): the queue, every thread's buffer, THREAD exits, LOSS
+ * chunks, PROCESS_END. */
+
+static void end_process(int how, int status)
 {
+    if (rt.enabled && atomic_load(&rt.active) && !atomic_load(&rt.finishing)) {
+        audit_program_handlers();
+        select_report_unmatched();
+    }
+    finish(how, status, 0);
+}
+
+static void start(void)
+{
+    int mode = config_read();
+    if (mode == CONFIG_OFF || select_init() < 0)
+        return; /* neither arm nor trace (a selection that cannot be honoured included) */
+    if (mode == CONFIG_ARM_ONLY) {
+        rt.arm_only = 1; /* the stubs stay `ret`: the hardware sees them run */
+        return;
+    }
+    rt.handler = rt.timed ? ptc_soft_handler_timed : ptc_soft_handler;
+    rt.handler_id = rt.timed ? ptc_soft_handler_id_timed : ptc_soft_handler_id;
+    check_points_init();
+    rt.handler_fast = fastpath_build(rt.timed);
+    if (rt.debug)
+        warn("ptcall[%d]: %s id handler for %%r10-scratch units", (int)getpid(),
+             rt.handler_fast ? "generated" : "shared (the generated one could not be built)");
+    /* trampolines slow-path into the generated handler's slow entry: only with that handler */
+    rt.tramps = rt.tramps && !rt.timed && rt.handler_fast;
+    if (!rt.handler_fast)
+        rt.handler_fast = (void *)(uintptr_t)rt.handler_id;
+    xsave_init();
+    if (threads_init() != 0)
+        return;
     resolve_real_functions();
     fork_slots_init();
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
@@ -412,4 +464,11 @@ void lifecycle_init(void)
      * (library constructors run first), on_exit handlers run after all destructors and
      * after the program's own atexit handlers: the last point where code can still run. */
     on_exit(on_exit_handler, NULL);
+    rt.enabled = 1;
 }
+
+static pthread_once_t start_once = PTHREAD_ONCE_INIT;
+
+void runtime_init(void) { pthread_once(&start_once, start); }
+
+__attribute__((constructor(101))) static void ptc_ctor(void) { runtime_init(); }

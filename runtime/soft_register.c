@@ -344,7 +344,8 @@ PTC_API void __ptcall_register_object(const void *map_start, const void *map_sto
         }
     }
     ptc_map_walk(map_start, map_size, (uint64_t)(uintptr_t)map_start, s0, s1, fill_ids, &c, NULL);
-    write_module(o);
+    if (write_module(o))
+        write_module_armed(o); /* right behind it: which of its functions are traced */
     /* publish before patching: the drain must know the stubs before the first event */
     rt.objs[n] = o;
     atomic_store_explicit(&rt.nobjs, n + 1, memory_order_release);

@@ -12,6 +12,21 @@ __thread struct ptc_tls ptc_tls __attribute__((tls_model("initial-exec")));
 
 static pthread_key_t thread_key; /* its destructor ends the thread's stream */
 
+int tls_offsets(int32_t *pos, int32_t *end)
+{
+    /* %fs:0 holds the thread pointer itself (x86-64 TLS ABI); static TLS sits at a fixed
+     * offset from it, the same in every thread */
+    uintptr_t tp;
+    __asm__("movq %%fs:0, %0" : "=r"(tp));
+    int64_t off = (int64_t)((uintptr_t)&ptc_tls.pos - tp);
+    int64_t off_end = (int64_t)((uintptr_t)&ptc_tls.end - tp);
+    if (off < INT32_MIN || off > INT32_MAX || off_end < INT32_MIN || off_end > INT32_MAX)
+        return -1;
+    *pos = (int32_t)off;
+    *end = (int32_t)off_end;
+    return 0;
+}
+
 /* ---- the queue to the drain ---------------------------------------------------------- */
 
 /* Queues an item without waking the drain. */
@@ -371,6 +386,32 @@ static void thread_key_destructor(void *p)
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     /* ts is now the drain's; in_slow stays set */
+}
+
+/* Whether ts (the calling thread, from a signal handler) reserved a record it has not
+ * written yet: in a queued buffer, or in the current one below its position. */
+static int has_unwritten(const uint8_t *data, size_t from, size_t to)
+{
+    for (size_t o = from; o + rt.rec <= to; o += rt.rec)
+        if (!__atomic_load_n((const uint64_t *)(data + o), __ATOMIC_ACQUIRE))
+            return 1;
+    return 0;
+}
+
+int thread_has_unwritten(struct thread *ts)
+{
+    for (int i = 0; i < ts->nbufs; i++) {
+        struct buf *b = &ts->bufs[i];
+        if (atomic_load(&b->state) == B_QUEUED && has_unwritten(b->data, b->flushed, b->len))
+            return 1;
+    }
+    struct ptc_tls *t = ts->tls;
+    struct buf *b = ts->cur;
+    if (!t || !b || ts->discarding || t->end != (uintptr_t)b->data + rt.bufsize)
+        return 0;
+    uintptr_t pos = t->pos < t->end ? t->pos : t->end;
+    return pos > (uintptr_t)b->data &&
+           has_unwritten(b->data, b->flushed, pos - (uintptr_t)b->data);
 }
 
 /* The caller's events so far go to the drain now, unless it is inside the slow path (a

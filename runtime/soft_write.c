@@ -134,17 +134,17 @@ void write_process_start(void)
     write_proc_chunk(PTC_CHUNK_TIMEBASE, &t, 1);
 }
 
-void write_module(struct object *o)
+int write_module(struct object *o)
 {
     struct ptc_map_summary s;
     if (ptc_map_scan(o->map_start, o->map_size, (uint64_t)(uintptr_t)o->map_start, o->stubs_start,
                      o->stubs_end, &s, NULL) < 0)
-        return;
+        return 0;
     size_t n = ptc_map_module_size(&s, o->path);
     size_t mapped = page_round_up(n);
     void *buf = map_anon(mapped);
     if (!buf)
-        return;
+        return 0;
     struct ptc_module info;
     memset(&info, 0, sizeof(info));
     info.module_id = o->module_id;
@@ -158,7 +158,7 @@ void write_module(struct object *o)
     if (len > 0) {
         struct iovec v = {buf, (size_t)len};
         write_proc_chunk(PTC_CHUNK_MODULE, &v, 1);
-        write_module_armed(o); /* right behind it: which of its functions are traced */
     }
     munmap(buf, mapped);
+    return len > 0;
 }

@@ -9,7 +9,7 @@ the offending pair and the symbols, on
     or a file that is on no floor (a new file must be given its floor here);
   - a call from one library into another that it may not use.
 
-usage: layers.py [--nm NM] NAME=ARCHIVE ...   (NAME: a key of LIBS)
+usage: layers.py [--nm NM] NAME=ARCHIVE|OBJDIR ...   (NAME: a key of LIBS)
 """
 import argparse
 import os
@@ -25,7 +25,11 @@ LIBS = {
     "pt_recorder": ["common"],
     "outputs": ["decode_pt", "decode", "common"],
     "bandwidth": ["decode", "common"],
+    "runtime": [],  # libptcall.so: its own files (the common ones it compiles in are not checked)
 }
+
+# Libraries whose symbols resolve only their own calls (see main)
+ISOLATED = {"runtime"}
 
 # Floors of the decoder core, bottom up: a file may call files of lower floors only.
 FLOORS = {
@@ -39,6 +43,20 @@ FLOORS = {
         ["file.c"],                                             # the file driver
         ["par.c"],                                              # the parallel driver
     ],
+    # libptcall.so (docs/runtime.md, Files): start-up and exit sit in soft_lifecycle.c, under
+    # registration only; the state at the bottom calls nothing
+    "runtime": [
+        ["soft_state.c"],                                       # the state, CPU save area
+        ["soft_fd.c", "soft_thread.c"],                         # trace descriptor, threads
+        ["soft_handler.S", "soft_write.c"],                     # handlers, the trace file
+        ["soft_config.c", "soft_select.c", "soft_drain.c",      # environment, selection,
+         "soft_timebase.c", "soft_tramp.c"],                    # drain, time, trampolines
+        ["soft_resume.c", "soft_sites.c"],                      # signal resume, call sites
+        ["soft_fastpath.c", "soft_flush.c"],                    # generated handler, flushes
+        ["soft_signal.c"],                                      # signal handlers
+        ["soft_lifecycle.c"],                                   # start-up, fork, exec, exit
+        ["soft_register.c"],                                    # object registration
+    ],
 }
 
 DEFINED = set("TDBRCVGSi")  # text, data, bss, read-only, common, weak object, small data
@@ -46,9 +64,18 @@ UNDEFINED = set("Uw")       # undefined, weak undefined
 
 
 def read_archive(nm, path):
-    """{member: (defined symbols, undefined symbols)} of a static library."""
-    out = subprocess.run([nm, "-A", "-P", path], check=True, capture_output=True,
-                         text=True).stdout
+    """{member: (defined symbols, undefined symbols)} of a static library, or of the object
+    files directly in a directory (a shared library's CMake object directory)."""
+    if os.path.isdir(path):
+        objs = sorted(os.path.join(path, f) for f in os.listdir(path) if f.endswith(".o"))
+        out = ""
+        for o in objs:
+            lines = subprocess.run([nm, "-P", o], check=True, capture_output=True,
+                                   text=True).stdout
+            out += "".join("x[%s]: %s\n" % (os.path.basename(o), l) for l in lines.splitlines())
+    else:
+        out = subprocess.run([nm, "-A", "-P", path], check=True, capture_output=True,
+                             text=True).stdout
     members = {}
     pat = re.compile(r"^.*\[(?P<m>[^\]]+)\]: (?P<sym>\S+) (?P<t>\S)")
     for line in out.splitlines():
@@ -120,19 +147,27 @@ def main():
         if name not in LIBS:
             sys.exit("layers.py: unknown library %r (known: %s)" % (name, ", ".join(LIBS)))
         libs[name] = read_archive(a.nm, path)
-    owner = {}  # symbol -> (library, member) defining it
+    # symbol -> (library, member) defining it. The runtime is a shared library nothing links
+    # against, and it defines libc's names (close, fork, ...) to interpose them: its symbols
+    # resolve only its own calls.
+    owner = {}
     for lib, members in libs.items():
+        if lib in ISOLATED:
+            continue
         for member, (d, _) in members.items():
             for s in d:
                 owner.setdefault(s, (lib, member))
     bad = []
     for lib, members in sorted(libs.items()):
+        resolve = owner
+        if lib in ISOLATED:
+            resolve = {s: (lib, m) for m, (d, _) in members.items() for s in d}
         edges = {}  # member -> {callee member: symbols}
         for member, (_, u) in members.items():
             for s in u:
-                if s not in owner:
+                if s not in resolve:
                     continue  # libc, libipt, ...
-                olib, omember = owner[s]
+                olib, omember = resolve[s]
                 if olib == lib:
                     if omember != member:
                         edges.setdefault(member, {}).setdefault(omember, set()).add(s)

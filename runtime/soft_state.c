@@ -1,0 +1,31 @@
+/* The runtime's state, one per process (struct runtime_state, soft_internal.h), and what the
+ * CPU offers the handlers' slow path for saving registers. The bottom floor of runtime/:
+ * everything reads it, it calls nothing. */
+#define _GNU_SOURCE
+#include <cpuid.h>
+
+#include "soft_internal.h"
+
+struct runtime_state rt = {
+    .reg_mu = PTHREAD_MUTEX_INITIALIZER,
+    .drain_mu = PTHREAD_MUTEX_INITIALIZER,
+    .thr_mu = PTHREAD_MUTEX_INITIALIZER,
+    .proc_mu = PTHREAD_MUTEX_INITIALIZER,
+    .fd = -1,
+};
+
+uint64_t ptc_xsave_size = 512 + 64; /* fxsave64, unless xsave_init finds XSAVE */
+uint8_t ptc_use_xsave;
+
+void xsave_init(void)
+{
+    unsigned a, b, c, d;
+    if (__get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 27)) /* OSXSAVE */ &&
+        __get_cpuid_max(0, NULL) >= 0xd) {
+        __cpuid_count(0xd, 0, a, b, c, d);
+        if (b >= 576) {
+            ptc_xsave_size = ((uint64_t)b + 63) & ~(uint64_t)63;
+            ptc_use_xsave = 1;
+        }
+    }
+}
