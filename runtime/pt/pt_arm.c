@@ -1,21 +1,39 @@
 /* Arming and disarming the call sites of a running process from outside (docs/map-format.md,
- * "Call-site sleds" and "Gated call sites"): `ptcall arm PID`, and `ptcall record --pid` for a
- * process that was not started with PTCALL_ARM=1. For every instrumented module mapped in the
- * process, the units are found through the module's ptcall_map section (read from its file)
- * and the load bias of the mapping that holds its stubs.
+ * "Call-site sleds" and "Gated call sites"; docs/pt.md, "Arming"): `ptcall arm PID`, and
+ * `ptcall record --pid` for a process that was not started with PTCALL_ARM=1. For every
+ * instrumented module mapped in the process, the units are found through the module's
+ * ptcall_map section and the load bias of the mapping that holds its stubs.
+ * - The module is read from the object the process mapped, never from whatever has its name
+ *   now: through /proc/PID/map_files/START-END (the mapped inode, even when the file was
+ *   removed or replaced on disk; the kernel lets only CAP_SYS_ADMIN/CAP_CHECKPOINT_RESTORE
+ *   open it), else through its path once fstat shows the device and inode that
+ *   /proc/PID/maps gives for the mapping. A module that cannot be shown to be the mapped one
+ *   is left alone with a warning. Either way its ptcall_map must equal the copy in the
+ *   process's memory (the section is allocated and holds only relative offsets), so no
+ *   address is ever taken from another layout.
  * - v3 units (sleds): every sled of the module's ptcall_sites table (read from the process)
  *   gets `call stub` (arm) or the nop back (disarm), one aligned 8-byte word per sled written
  *   through /proc/PID/mem, which may write the process's read-only code (as a debugger does).
  * - v2 units (gated by their slot): the slot is written with process_vm_writev, 0 -> 1 to arm,
  *   1 -> 0 to disarm. Slots holding a soft handler's address (a process traced by the
- *   software backend) are left alone. */
+ *   software backend) are left alone.
+ * Every failure says which access failed and why, told apart by errno and by looking at the
+ * process again: no such process, permission denied (whose process, which setting refuses),
+ * the process exited meanwhile. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/magic.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+#include <sys/types.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -29,9 +47,209 @@ struct arm_walk {
     pid_t pid;
     int on;
     uint64_t from, to; /* write `to` into v2 slots that hold `from` */
-    int changed, gated, err;
+    int mem;           /* /proc/PID/mem, read-write */
+    struct arm_result res;
+    arm_warn_fn *warn;
+    void *warn_ctx;
+    dev_t last_skip_dev; /* the object skipped last: one warning for its several mappings */
+    uint64_t last_skip_ino;
+    int err;            /* the first failed access to the process: errno, and what it was */
+    char err_what[160];
     uint64_t sites_start, sites_end; /* the module's sled table (v3), in the process */
 };
+
+/* One mapping of a file, as /proc/PID/maps gives it. */
+struct mapped {
+    uint64_t lo, hi, pgoff, ino;
+    unsigned dmaj, dmin;
+    const char *path; /* without " (deleted)" */
+    int deleted;      /* the kernel says the mapped file has no name any more */
+};
+
+/* ---- the process's state, for the messages ------------------------------------------- */
+
+/* The state letter of /proc/PID/stat ('R', 'S', 'Z', ...), 0 when there is no such entry
+ * (no such process, or /proc hides it), '?' when it cannot be read. */
+static char proc_state(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT || errno == ESRCH ? 0 : '?';
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return '?';
+    buf[n] = 0;
+    /* the command name in parentheses may hold anything, ')' too: the state follows the last */
+    char *p = strrchr(buf, ')');
+    return p && p[1] == ' ' && p[2] ? p[2] : '?';
+}
+
+/* Whether process pid has exited: reaped (kill says ESRCH) or a zombie. kill(pid, 0) alone
+ * cannot tell, as it succeeds on a zombie; EPERM from it means the process exists. */
+static int proc_exited(pid_t pid)
+{
+    if (kill(pid, 0) < 0 && errno == ESRCH)
+        return 1;
+    char s = proc_state(pid);
+    return s == 'Z' || s == 'X';
+}
+
+/* The second field of the "Uid:" line of /proc/PID/status (the effective user id), -1 if
+ * unknown. That file is readable by everyone who may see the process. */
+static long proc_euid(pid_t pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "re");
+    long uid = -1, real;
+    while (f && fgets(line, sizeof(line), f))
+        if (sscanf(line, "Uid: %ld %ld", &real, &uid) == 2)
+            break;
+    if (f)
+        fclose(f);
+    return uid;
+}
+
+/* /proc/sys/kernel/yama/ptrace_scope, or -1 without Yama. */
+static int yama_scope(void)
+{
+    FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
+    int v = -1;
+    if (f) {
+        if (fscanf(f, "%d", &v) != 1)
+            v = -1;
+        fclose(f);
+    }
+    return v;
+}
+
+/* What to do when the kernel refused us process pid (EPERM, EACCES): whose it is, and the
+ * settings that refuse even its owner. Writing into a process takes what attaching a
+ * debugger takes (PTRACE_MODE_ATTACH). */
+static void perm_hint(pid_t pid, char *out, size_t n)
+{
+    long uid = proc_euid(pid);
+    uid_t me = geteuid();
+    struct stat st;
+    int scope = yama_scope();
+    int k;
+    char self[64];
+    snprintf(self, sizeof(self), "/proc/%d/stat", (int)pid);
+    if (me != 0 && uid == 0)
+        k = snprintf(out, n, "process %d runs as root: run ptcall arm as root", (int)pid);
+    else if (me != 0 && uid > 0 && (uid_t)uid != me)
+        k = snprintf(out, n, "process %d runs as uid %ld and you are uid %u: run ptcall arm as "
+                             "uid %ld or as root",
+                     (int)pid, uid, (unsigned)me, uid);
+    else if (me != 0 && uid > 0 && stat(self, &st) == 0 && st.st_uid == 0)
+        /* the kernel makes root the owner of the files (not the directory) in /proc/PID
+         * of a process that is not dumpable */
+        k = snprintf(out, n, "process %d is not dumpable (a set-user-ID or set-group-ID "
+                             "program, or prctl(PR_SET_DUMPABLE, 0)): only root can arm it",
+                     (int)pid);
+    else if (me == 0)
+        k = snprintf(out, n, "even root was refused: by Yama, a security module (SELinux, "
+                             "AppArmor) or because the process lives in another user namespace");
+    else if (scope >= 1)
+        k = snprintf(out, n, "the process is yours, but Yama refuses"); /* said next */
+    else
+        k = snprintf(out, n, "run ptcall arm as the process's user or as root");
+    if (k < 0 || (size_t)k >= n)
+        return;
+    if (scope == 1 && me != 0)
+        snprintf(out + k, n - (size_t)k, "; /proc/sys/kernel/yama/ptrace_scope=1 lets only a "
+                                         "process's ancestors attach to it: run as root "
+                                         "(CAP_SYS_PTRACE) or set it to 0");
+    else if (scope == 2 && me != 0)
+        snprintf(out + k, n - (size_t)k, "; /proc/sys/kernel/yama/ptrace_scope=2 lets only root "
+                                         "(CAP_SYS_PTRACE) attach to a process");
+    else if (scope == 3)
+        snprintf(out + k, n - (size_t)k, "; /proc/sys/kernel/yama/ptrace_scope=3 forbids "
+                                         "attaching to any process, even as root, until reboot");
+}
+
+/* The message for a failed access to process pid (errno e; what: the access) once the
+ * process was found: the process may have exited since, and a refusal says what to do. */
+static void say_failure(pid_t pid, int on, int e, const char *what, char *why, size_t n)
+{
+    char hint[512];
+    if (proc_exited(pid)) {
+        snprintf(why, n, "process %d exited while it was being %s (%s: %s)", (int)pid,
+                 on ? "armed" : "disarmed", what, strerror(e));
+    } else if (e == EPERM || e == EACCES) {
+        perm_hint(pid, hint, sizeof(hint));
+        snprintf(why, n, "permission denied: %s: %s; %s", what, strerror(e), hint);
+    } else if (e == EIO && !strncmp(what, "writing", 7)) {
+        snprintf(why, n, "%s: %s (does the kernel forbid writing code through /proc/PID/mem? "
+                         "proc_mem.force_override=never on its command line does)",
+                 what, strerror(e));
+    } else {
+        snprintf(why, n, "%s: %s", what, strerror(e));
+    }
+}
+
+static void fail_access(struct arm_walk *w, int e, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Notes the first failed access: errno e and what was done. */
+static void fail_access(struct arm_walk *w, int e, const char *fmt, ...)
+{
+    if (w->err)
+        return;
+    w->err = e ? e : EIO;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(w->err_what, sizeof(w->err_what), fmt, ap);
+    va_end(ap);
+}
+
+static void skip_object(struct arm_walk *w, dev_t dev, uint64_t ino, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Leaves an object alone, with one warning (also for an object mapped several times). */
+static void skip_object(struct arm_walk *w, dev_t dev, uint64_t ino, const char *fmt, ...)
+{
+    if (w->res.skipped && w->last_skip_dev == dev && w->last_skip_ino == ino)
+        return;
+    w->res.skipped++;
+    w->last_skip_dev = dev;
+    w->last_skip_ino = ino;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (w->warn)
+        w->warn(w->warn_ctx, msg);
+}
+
+/* ---- reading and writing the process ------------------------------------------------- */
+
+/* Reads n bytes of the process at addr through /proc/PID/mem. 0, or -1 with errno: a short
+ * read means the address is not mapped (EIO), none at all that the process has no memory
+ * any more (it exited: ESRCH). */
+static int mem_read(int fd, void *buf, size_t n, uint64_t addr)
+{
+    ssize_t got = pread(fd, buf, n, (off_t)addr);
+    if (got == (ssize_t)n)
+        return 0;
+    if (got >= 0)
+        errno = got == 0 && n ? ESRCH : EIO;
+    return -1;
+}
+
+static int mem_write(int fd, const void *buf, size_t n, uint64_t addr)
+{
+    ssize_t put = pwrite(fd, buf, n, (off_t)addr);
+    if (put == (ssize_t)n)
+        return 0;
+    if (put >= 0)
+        errno = put == 0 && n ? ESRCH : EIO;
+    return -1;
+}
 
 static int slot_rw(pid_t pid, uint64_t addr, uint64_t *val, int write)
 {
@@ -39,44 +257,67 @@ static int slot_rw(pid_t pid, uint64_t addr, uint64_t *val, int write)
     struct iovec remote = {(void *)(uintptr_t)addr, sizeof(*val)};
     ssize_t n = write ? process_vm_writev(pid, &local, 1, &remote, 1, 0)
                       : process_vm_readv(pid, &local, 1, &remote, 1, 0);
-    return n == (ssize_t)sizeof(*val) ? 0 : -1;
+    if (n == (ssize_t)sizeof(*val))
+        return 0;
+    if (n >= 0)
+        errno = EFAULT; /* a partial transfer: the slot crosses into unmapped memory */
+    return -1;
 }
 
 /* One nop sled: 1 if changed, 0 if already so or not a sled we know (left alone), -1 */
-static int switch_sled(int fd, uint64_t site, uint64_t stub, int on)
+static int switch_sled(struct arm_walk *w, uint64_t site, uint64_t stub)
 {
-    uint64_t word, now;
-    off_t at = (off_t)ptc_sled_word_addr(site);
-    if (pread(fd, &word, 8, at) != 8)
+    uint64_t word, now, at = ptc_sled_word_addr(site);
+    if (mem_read(w->mem, &word, 8, at) < 0) {
+        fail_access(w, errno, "reading the sled at 0x%" PRIx64 " through /proc/%d/mem", site,
+                    (int)w->pid);
         return -1;
-    if (ptc_sled_patch(site, stub, on, word, &now) != PTC_SLED_CHANGED)
+    }
+    if (ptc_sled_patch(site, stub, w->on, word, &now) != PTC_SLED_CHANGED)
         return 0;
-    return pwrite(fd, &now, 8, at) == 8 ? 1 : -1;
+    if (mem_write(w->mem, &now, 8, at) < 0) {
+        fail_access(w, errno, "writing the sled at 0x%" PRIx64 " through /proc/%d/mem", site,
+                    (int)w->pid);
+        return -1;
+    }
+    return 1;
 }
 
 /* One ret sled (map v5), armed as `jmp stub`: one write of its aligned word when it fits in
  * one, else the ordered steps of ptc_ret_sled_steps (the opcode byte last). */
-static int switch_ret_sled(int fd, uint64_t site, uint64_t stub, int on)
+static int switch_ret_sled(struct arm_walk *w, uint64_t site, uint64_t stub)
 {
     uint8_t cur[PTC_RET_SLED_SIZE], out[PTC_RET_SLED_SIZE];
-    if (pread(fd, cur, sizeof(cur), (off_t)site) != (ssize_t)sizeof(cur))
+    if (mem_read(w->mem, cur, sizeof(cur), site) < 0) {
+        fail_access(w, errno, "reading the ret sled at 0x%" PRIx64 " through /proc/%d/mem",
+                    site, (int)w->pid);
         return -1;
-    if (ptc_ret_sled_patch(site, stub, on, cur, out) != PTC_SLED_CHANGED)
+    }
+    if (ptc_ret_sled_patch(site, stub, w->on, cur, out) != PTC_SLED_CHANGED)
         return 0;
     if (ptc_ret_sled_fits(site)) {
-        uint64_t word;
-        off_t at = (off_t)ptc_sled_word_addr(site);
-        if (pread(fd, &word, 8, at) != 8)
+        uint64_t word, at = ptc_sled_word_addr(site);
+        if (mem_read(w->mem, &word, 8, at) < 0) {
+            fail_access(w, errno, "reading the ret sled at 0x%" PRIx64 " through /proc/%d/mem",
+                        site, (int)w->pid);
             return -1;
+        }
         memcpy((uint8_t *)&word + (site & 7), out, sizeof(out));
-        return pwrite(fd, &word, 8, at) == 8 ? 1 : -1;
+        if (mem_write(w->mem, &word, 8, at) < 0) {
+            fail_access(w, errno, "writing the ret sled at 0x%" PRIx64 " through /proc/%d/mem",
+                        site, (int)w->pid);
+            return -1;
+        }
+        return 1;
     }
     struct ptc_ret_step steps[3];
     int n = ptc_ret_sled_steps(cur, out, steps);
     for (int k = 0; k < n; k++)
-        if (pwrite(fd, steps[k].bytes, steps[k].len, (off_t)(site + steps[k].off)) !=
-            (ssize_t)steps[k].len)
+        if (mem_write(w->mem, steps[k].bytes, steps[k].len, site + steps[k].off) < 0) {
+            fail_access(w, errno, "writing the ret sled at 0x%" PRIx64 " through /proc/%d/mem",
+                        site, (int)w->pid);
             return -1;
+        }
     return 1;
 }
 
@@ -86,15 +327,14 @@ static int switch_sleds(struct arm_walk *w, int units)
 {
     uint64_t bytes = w->sites_end - w->sites_start;
     uint8_t *table = malloc(bytes ? bytes : 1);
-    char mem_path[64];
-    snprintf(mem_path, sizeof(mem_path), "/proc/%d/mem", (int)w->pid);
-    int fd = open(mem_path, O_RDWR | O_CLOEXEC);
-    if (!table || fd < 0 ||
-        pread(fd, table, bytes, (off_t)w->sites_start) != (ssize_t)bytes) {
-        w->err = errno ? errno : EIO;
+    if (!table) {
+        fail_access(w, ENOMEM, "reading the sled table (%" PRIu64 " bytes)", bytes);
+        return -1;
+    }
+    if (mem_read(w->mem, table, bytes, w->sites_start) < 0) {
+        fail_access(w, errno, "reading the sled table at 0x%" PRIx64 " through /proc/%d/mem",
+                    w->sites_start, (int)w->pid);
         free(table);
-        if (fd >= 0)
-            close(fd);
         return -1;
     }
     int changed = 0;
@@ -102,20 +342,16 @@ static int switch_sleds(struct arm_walk *w, int units)
         uint64_t site, stub;
         int ret_sled;
         ptc_sled_entry(table, w->sites_start, i, &site, &stub, &ret_sled);
-        int e = ret_sled ? switch_ret_sled(fd, site, stub, w->on)
-                         : switch_sled(fd, site, stub, w->on);
-        if (e < 0)
-            w->err = errno ? errno : EIO;
-        else
-            changed |= e;
+        int e = ret_sled ? switch_ret_sled(w, site, stub) : switch_sled(w, site, stub);
+        if (e > 0)
+            changed = 1;
     }
     free(table);
-    close(fd);
     if (w->err)
         return -1;
-    w->gated += units;
+    w->res.gated += units;
     if (changed)
-        w->changed += units;
+        w->res.changed += units;
     return 0;
 }
 
@@ -129,47 +365,174 @@ static int arm_unit_cb(void *ctx, const struct ptc_map_unit *u)
     }
     if (!(u->hdr.flags & PTCALL_MAP_F_GATED) || u->hdr.soft_slot_rel == 0)
         return 0;
-    w->gated++;
+    w->res.gated++;
     uint64_t v = 0;
     if (slot_rw(w->pid, u->slot_addr, &v, 0) < 0) {
-        w->err = errno;
+        fail_access(w, errno, "reading the unit slot at 0x%" PRIx64 " (process_vm_readv)",
+                    u->slot_addr);
         return -1;
     }
     if (v != w->from)
         return 0;
     v = w->to;
     if (slot_rw(w->pid, u->slot_addr, &v, 1) < 0) {
-        w->err = errno;
+        fail_access(w, errno, "writing the unit slot at 0x%" PRIx64 " (process_vm_writev)",
+                    u->slot_addr);
         return -1;
     }
-    w->changed++;
+    w->res.changed++;
     return 0;
 }
 
-/* One module mapped at [start, start+len) from file offset pgoff. */
-static int arm_module(pid_t pid, const char *path, uint64_t start, uint64_t len, uint64_t pgoff,
-                      struct arm_walk *w, char *why, size_t why_size)
+/* ---- the object behind a mapping ------------------------------------------------------ */
+
+/* Names that /proc/PID/maps marks "(deleted)" without a file ever having been there: memfd
+ * (JIT code), System V shared memory, shared anonymous memory. Not replaced binaries. */
+static int anonymous_file(const char *path)
 {
+    return !strncmp(path, "/memfd:", 7) || !strncmp(path, "/SYSV", 5) ||
+           !strcmp(path, "/dev/zero");
+}
+
+/* Filesystems whose stat() may give another device (btrfs subvolumes) or inode (overlayfs)
+ * than /proc/PID/maps for the same file: there the comparison of the ptcall_map with the
+ * process's memory (always made) decides. */
+static int fs_numbers_differ(int fd)
+{
+    struct statfs sf;
+    if (fstatfs(fd, &sf) < 0)
+        return 0;
+    unsigned long type = (unsigned long)sf.f_type;
+    return type == OVERLAYFS_SUPER_MAGIC || type == BTRFS_SUPER_MAGIC;
+}
+
+/* Opens the object mapped at m for reading. Returns the descriptor; -1 when the object is
+ * left alone (warned, or silently when it is not a regular file); -2 with why when the
+ * process has gone. */
+static int open_mapped(struct arm_walk *w, const struct mapped *m, char *why, size_t why_size)
+{
+    const char *verb = w->on ? "armed" : "disarmed";
+    dev_t dev = makedev(m->dmaj, m->dmin);
+    char mf[96];
+    snprintf(mf, sizeof(mf), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)w->pid, m->lo,
+             m->hi);
+    /* the mapped inode itself, whatever happened to its name since */
+    struct stat st;
+    int fd = open(mf, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd >= 0) {
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+            return fd;
+        close(fd); /* a device or the like: no ELF object to arm */
+        return -1;
+    }
+    int mfe = errno;
+    if (proc_exited(w->pid)) {
+        say_failure(w->pid, w->on, mfe, "opening the mapped object through /proc/PID/map_files",
+                    why, why_size);
+        return -2;
+    }
+    char how[256];
+    if (geteuid() == 0)
+        snprintf(how, sizeof(how), "reading the mapped copy through %s was refused too (%s; "
+                                   "it needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE in the "
+                                   "initial user namespace): restart the process",
+                 mf, strerror(mfe));
+    else
+        snprintf(how, sizeof(how), "run ptcall arm as root, which reads the mapped copy "
+                                   "through /proc/%d/map_files, or restart the process",
+                 (int)w->pid);
+    if (m->deleted) {
+        if (!anonymous_file(m->path))
+            skip_object(w, dev, m->ino,
+                        "%s was replaced on disk or removed since process %d mapped it "
+                        "(/proc/%d/maps says \"(deleted)\"): its call sites, if any, were not "
+                        "%s; %s",
+                        m->path, (int)w->pid, (int)w->pid, verb, how);
+        return -1;
+    }
+    fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) {
+        int e = errno;
+        if (e == ENOENT)
+            skip_object(w, dev, m->ino,
+                        "%s was replaced on disk or removed since process %d mapped it (it is "
+                        "gone): its call sites, if any, were not %s; %s",
+                        m->path, (int)w->pid, verb, how);
+        else
+            skip_object(w, dev, m->ino,
+                        "cannot read %s, which process %d maps (%s): its call sites, if any, "
+                        "were not %s; %s",
+                        m->path, (int)w->pid, strerror(e), verb,
+                        e == EACCES || e == EPERM ? "run ptcall arm as root" : how);
+        return -1;
+    }
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        close(fd); /* not an ELF object, or one we cannot look at: nothing to arm */
+        return -1;
+    }
+    if ((st.st_dev == dev && (uint64_t)st.st_ino == m->ino) || fs_numbers_differ(fd))
+        return fd;
+    skip_object(w, dev, m->ino,
+                "%s is not the file process %d mapped (/proc/%d/maps: device %x:%x inode "
+                "%" PRIu64 "; that path now: device %x:%x inode %" PRIu64 "): it was replaced on "
+                "disk since the process mapped it (renamed or mounted over), or the process "
+                "sees another mount namespace; its call sites, if any, were not %s; %s",
+                m->path, (int)w->pid, (int)w->pid, m->dmaj, m->dmin, m->ino, major(st.st_dev),
+                minor(st.st_dev), (uint64_t)st.st_ino, verb, how);
+    close(fd);
+    return -1;
+}
+
+/* One executable file mapping. 0 (armed, or nothing to arm, or left alone with a warning),
+ * or -1 with why. */
+static int arm_module(struct arm_walk *w, const struct mapped *m, char *why, size_t why_size)
+{
+    int fd = open_mapped(w, m, why, why_size);
+    if (fd < 0)
+        return fd == -2 ? -1 : 0;
+    /* libelf opens by name: /proc/self/fd/N reopens the inode we hold, even a removed one */
+    char fdpath[64];
+    snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
     struct ptc_pt_elf_sections sec;
     char ewhy[256];
-    if (ptc_pt_elf_sections(path, &sec, ewhy, sizeof(ewhy)) < 0 || !sec.has_stubs ||
-        !sec.has_map)
-        return 0; /* not instrumented (or not an ELF file we can read): nothing to arm */
-    if (sec.stubs_offset < pgoff || sec.stubs_offset >= pgoff + len)
-        return 0; /* this mapping does not hold the stubs */
-    uint64_t bias = start + (sec.stubs_offset - pgoff) - sec.stubs_addr;
+    if (ptc_pt_elf_sections(fdpath, &sec, ewhy, sizeof(ewhy)) < 0 || !sec.has_stubs ||
+        !sec.has_map || sec.stubs_offset < m->pgoff ||
+        sec.stubs_offset >= m->pgoff + (m->hi - m->lo)) {
+        close(fd); /* not instrumented, not an ELF file, or this mapping does not hold the stubs */
+        return 0;
+    }
+    uint64_t bias = m->lo + (sec.stubs_offset - m->pgoff) - sec.stubs_addr;
     uint8_t *map = malloc(sec.map_size ? sec.map_size : 1);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (!map || fd < 0 ||
+    uint8_t *live = malloc(sec.map_size ? sec.map_size : 1);
+    if (!map || !live ||
         pread(fd, map, sec.map_size, (off_t)sec.map_offset) != (ssize_t)sec.map_size) {
-        snprintf(why, why_size, "cannot read the ptcall_map section of %s: %s", path,
-                 strerror(errno));
+        snprintf(why, why_size, "cannot read the ptcall_map section of %s: %s", m->path,
+                 !map || !live ? strerror(ENOMEM) : strerror(errno ? errno : EIO));
         free(map);
-        if (fd >= 0)
-            close(fd);
+        free(live);
+        close(fd);
         return -1;
     }
     close(fd);
+    /* The layout read from the file must be the process's: its ptcall_map, at the address
+     * this layout gives, must hold the same bytes. */
+    if (mem_read(w->mem, live, sec.map_size, sec.map_addr + bias) < 0 ||
+        memcmp(map, live, sec.map_size)) {
+        int e = errno;
+        free(map);
+        free(live);
+        if (proc_exited(w->pid)) {
+            say_failure(w->pid, w->on, e, "reading its ptcall_map", why, why_size);
+            return -1;
+        }
+        skip_object(w, makedev(m->dmaj, m->dmin), m->ino,
+                    "the ptcall_map of %s is not the one in process %d's memory at 0x%" PRIx64
+                    ": the file was replaced or changed on disk since the process mapped it; its "
+                    "call sites were not %s; restart the process",
+                    m->path, (int)w->pid, sec.map_addr + bias, w->on ? "armed" : "disarmed");
+        return 0;
+    }
+    free(live);
     size_t bad = 0;
     w->sites_start = w->sites_end = 0;
     int e = ptc_map_walk(map, sec.map_size, sec.map_addr + bias, 0, 0, arm_unit_cb, w, &bad);
@@ -177,44 +540,137 @@ static int arm_module(pid_t pid, const char *path, uint64_t start, uint64_t len,
     if (e > 0 && w->sites_end > w->sites_start)
         switch_sleds(w, e);
     if (w->err) {
-        snprintf(why, why_size, "cannot write to process %d: %s%s", (int)pid, strerror(w->err),
-                 w->err == EPERM ? " (it is not yours, or ptrace is restricted: "
-                                   "/proc/sys/kernel/yama/ptrace_scope; try as root)"
-                                 : "");
+        say_failure(w->pid, w->on, w->err, w->err_what, why, why_size);
         return -1;
     }
     if (e < 0) {
-        snprintf(why, why_size, "%s: ptcall_map is unreadable (%s at offset %zu)", path,
+        snprintf(why, why_size, "%s: ptcall_map is unreadable (%s at offset %zu)", m->path,
                  ptc_map_strerror(e), bad);
         return -1;
     }
     return 0;
 }
 
-int arm_process(int pid, int on, int *changed, int *gated, char *why, size_t why_size)
+/* ---- the process ---------------------------------------------------------------------- */
+
+/* Opens /proc/PID/maps, or says why not: no such process, exited, or permission denied
+ * (also when /proc hides other users' processes, hidepid=, which gives ENOENT). */
+static FILE *open_maps(pid_t pid, int on, char *why, size_t why_size)
 {
+    if (kill(pid, 0) < 0 && errno == ESRCH) {
+        snprintf(why, why_size, "no process %d (no such process)", (int)pid);
+        return NULL;
+    }
+    char s = proc_state(pid);
+    if (s == 'Z' || s == 'X') {
+        snprintf(why, why_size, "process %d has exited (a zombie that its parent has not "
+                                "reaped yet): there is nothing to %s",
+                 (int)pid, on ? "arm" : "disarm");
+        return NULL;
+    }
     char path[64];
-    snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+    snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
     FILE *f = fopen(path, "re");
-    if (!f) {
-        snprintf(why, why_size, "no process %d (%s)", pid, strerror(errno));
+    if (f)
+        return f;
+    int e = errno;
+    char what[96];
+    snprintf(what, sizeof(what), "opening %s", path);
+    if (e == ENOENT && kill(pid, 0) < 0 && errno == EPERM) {
+        char hint[512];
+        perm_hint(pid, hint, sizeof(hint));
+        snprintf(why, why_size, "permission denied: process %d exists but /proc hides it "
+                                "(mounted with hidepid=): %s",
+                 (int)pid, hint);
+    } else if (e == ENOENT && proc_exited(pid)) {
+        snprintf(why, why_size, "no process %d (it has exited)", (int)pid);
+    } else {
+        say_failure(pid, on, e, what, why, why_size);
+    }
+    return NULL;
+}
+
+int arm_process_ex(int pid, int on, struct arm_result *res, arm_warn_fn *warn, void *warn_ctx,
+                   char *why, size_t why_size)
+{
+    memset(res, 0, sizeof(*res));
+    FILE *f = open_maps((pid_t)pid, on, why, why_size);
+    if (!f)
+        return -1;
+    /* Writing into the process takes what attaching a debugger takes: ask once, up front, so
+     * that a refusal is said before anything is read or written. */
+    char mem_path[64];
+    snprintf(mem_path, sizeof(mem_path), "/proc/%d/mem", pid);
+    int mem = open(mem_path, O_RDWR | O_CLOEXEC);
+    if (mem < 0) {
+        char what[96];
+        snprintf(what, sizeof(what), "opening %s for writing", mem_path);
+        say_failure((pid_t)pid, on, errno, what, why, why_size);
+        fclose(f);
         return -1;
     }
-    struct arm_walk w = {.pid = (pid_t)pid, .on = on, .from = on ? 0 : 1, .to = on ? 1 : 0};
-    char line[4352];
-    int rc = 0;
-    while (rc == 0 && fgets(line, sizeof(line), f)) {
-        uint64_t lo, hi, off;
-        char perms[8], file[4096];
-        if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %4095s", &lo, &hi,
-                   perms, &off, file) != 5 || file[0] != '/' || !strchr(perms, 'x'))
+    struct arm_walk w = {.pid = (pid_t)pid, .on = on, .from = on ? 0 : 1, .to = on ? 1 : 0,
+                         .mem = mem, .warn = warn, .warn_ctx = warn_ctx};
+    char *line = NULL;
+    size_t cap = 0;
+    int rc = 0, lines = 0;
+    errno = 0;
+    while (rc == 0 && getline(&line, &cap, f) > 0) {
+        struct mapped m = {0};
+        char perms[8];
+        int at = 0;
+        lines++;
+        /* START-END PERMS OFFSET MAJ:MIN INODE PATH; the path is the rest of the line: it may
+         * hold spaces, and ends in " (deleted)" when the mapped file lost its name */
+        if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64 " %n", &m.lo,
+                   &m.hi, perms, &m.pgoff, &m.dmaj, &m.dmin, &m.ino, &at) != 7 ||
+            at == 0 || line[at] != '/' || strlen(perms) < 3 || perms[2] != 'x')
             continue;
-        rc = arm_module(pid, file, lo, hi - lo, off, &w, why, why_size);
+        char *path = line + at;
+        size_t len = strlen(path);
+        if (len && path[len - 1] == '\n')
+            path[--len] = 0;
+        static const char del[] = " (deleted)";
+        if (len > sizeof(del) - 1 && !strcmp(path + len - (sizeof(del) - 1), del)) {
+            path[len - (sizeof(del) - 1)] = 0;
+            m.deleted = 1;
+        }
+        m.path = path;
+        rc = arm_module(&w, &m, why, why_size);
     }
+    int read_err = rc == 0 && ferror(f) ? errno : 0;
+    free(line);
     fclose(f);
+    close(mem);
+    if (read_err) {
+        char what[96];
+        snprintf(what, sizeof(what), "reading /proc/%d/maps", pid);
+        say_failure((pid_t)pid, on, read_err, what, why, why_size);
+        return -1;
+    }
+    if (rc == 0 && lines == 0 && proc_exited((pid_t)pid)) {
+        /* a process that exits leaves an empty map behind before it is gone */
+        snprintf(why, why_size, "process %d exited while it was being %s", pid,
+                 on ? "armed" : "disarmed");
+        return -1;
+    }
+    *res = w.res;
+    return rc;
+}
+
+static void warn_stderr(void *ctx, const char *msg)
+{
+    (void)ctx;
+    fprintf(stderr, "ptcall: warning: %s\n", msg);
+}
+
+int arm_process(int pid, int on, int *changed, int *gated, char *why, size_t why_size)
+{
+    struct arm_result res;
+    int rc = arm_process_ex(pid, on, &res, warn_stderr, NULL, why, why_size);
     if (changed)
-        *changed = w.changed;
+        *changed = res.changed;
     if (gated)
-        *gated = w.gated;
+        *gated = res.gated;
     return rc;
 }

@@ -50,9 +50,30 @@ int record_check_select(const struct record_options *opts, const char *exe)
     __attribute__((weak));
 
 /* Implemented with the Intel PT recorder (runtime/pt/pt_arm.c): arms (on) or disarms the
- * gated call sites of every instrumented module mapped in process pid by writing its unit
- * slots (0 -> 1, or 1 -> 0; a soft handler's address is left alone). *changed counts the
- * slots written, *gated the gated units found. 0, or -1 with the reason in why. */
+ * gated call sites of every instrumented module mapped in process pid by writing its sleds
+ * and unit slots (0 -> 1, or 1 -> 0; a soft handler's address is left alone). Each module is
+ * read from the object the process mapped: through /proc/PID/map_files when the kernel lets
+ * us, else from its path once the file there is shown to be that object (device and inode of
+ * /proc/PID/maps); its ptcall_map must also be the one in the process's memory. */
+struct arm_result {
+    int changed;  /* units switched */
+    int gated;    /* gated units found */
+    int skipped;  /* objects left alone because their file could not be shown to be the one
+                     mapped (replaced or removed on disk, unreadable): one warning each */
+};
+
+/* Receives one line (no newline) per object left alone. */
+typedef void arm_warn_fn(void *ctx, const char *msg);
+
+/* Returns 0 with *res filled (warn called for each skipped object; it may be NULL), or -1
+ * with one line in why saying what failed and what to do: no such process, permission
+ * denied (whose process it is, the ptrace settings that refuse), the process exited, a
+ * read or write of its memory refused. */
+int arm_process_ex(int pid, int on, struct arm_result *res, arm_warn_fn *warn, void *warn_ctx,
+                   char *why, size_t why_size) __attribute__((weak));
+
+/* arm_process_ex with the warnings printed to stderr ("ptcall: warning: ..."): *changed
+ * counts the units switched, *gated the gated units found (either may be NULL). */
 int arm_process(int pid, int on, int *changed, int *gated, char *why, size_t why_size)
     __attribute__((weak));
 
