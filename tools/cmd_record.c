@@ -567,9 +567,12 @@ static int record_main(struct cli_values *v)
             setenv("PTCALL_BACKEND", "pt", 1);
             unsetenv("PTCALL_OUTPUT");
         }
-        if (record_pt(&o, &ws) < 0)
+        int pr = record_pt(&o, &ws);
+        if (pr < 0)
             return 1;
-        return exit_status_of(ws);
+        int st = exit_status_of(ws);
+        /* incomplete: the command's failure says more, if it failed */
+        return pr > 0 && !st ? PTCALL_EXIT_INCOMPLETE : st;
     }
     if (o.attach_pid) {
         fprintf(stderr, "ptcall record: --pid needs the Intel PT backend; the software backend can only "

@@ -110,6 +110,8 @@ struct rec {
     int nprocs;
     struct ptc_seqtab seq; /* per (pid, tid) chunk stream */
     uint64_t lost_records;
+    uint64_t truncations;  /* AUX buffers that filled up: trace data lost */
+    uint64_t write_errors; /* chunks that could not be written */
     int quiet;
     int max_ranges;
     uint64_t rounds;      /* PT_ROUND chunks written */
@@ -141,7 +143,7 @@ static int chunk_flags(struct rec *r, uint16_t type, uint16_t flags, uint32_t pi
     }
     int e = ptc_write_chunk(r->out, type, flags, pid, tid, seq, parts, n);
     r->since_round++;
-    if (e < 0)
+    if (e < 0 && r->write_errors++ == 0)
         fprintf(stderr, "ptcall record: writing %s: %s\n", r->o->output, strerror(-e));
     return e;
 }
@@ -390,6 +392,7 @@ static void drain_cpu(struct rec *r, struct rcpu *c, int final)
             static const char note[] = "AUX buffer full: raise --buffer";
             struct iovec iov[2] = {{&g, sizeof(g)}, {(void *)note, sizeof(note)}};
             chunk(r, PTC_CHUNK_PT_GAP, 0, 0, iov, 2);
+            r->truncations++;
             c->truncated = 0;
             if (!final)
                 ioctl(c->fd_pt, PERF_EVENT_IOC_ENABLE, 0);
@@ -893,8 +896,25 @@ int record_pt(const struct record_options *o, int *wait_status)
     free(r->cpus);
     free(r->mods);
     ptc_seq_free(&r->seq);
-    close(r->out);
+    if (close(r->out) != 0 && r->write_errors++ == 0)
+        fprintf(stderr, "ptcall record: writing %s: %s\n", o->output, strerror(errno));
     if (wait_status)
         *wait_status = status;
-    return 0;
+    /* what the trace lacks is said here, and by the status (docs/usage.md, Exit status) */
+    if (!r->truncations && !r->lost_records && !r->write_errors)
+        return 0;
+    fprintf(stderr, "ptcall: the trace is INCOMPLETE: ");
+    if (r->truncations)
+        fprintf(stderr, "the AUX buffer filled up %llu time%s and trace data was lost there "
+                        "(raise --buffer, or trace fewer functions with --only); ",
+                (unsigned long long)r->truncations, r->truncations == 1 ? "" : "s");
+    if (r->lost_records)
+        fprintf(stderr, "%llu sideband records were lost (the data ring was full); ",
+                (unsigned long long)r->lost_records);
+    if (r->write_errors)
+        fprintf(stderr, "%llu chunks could not be written (see above; free space or record "
+                        "elsewhere with -o); ",
+                (unsigned long long)r->write_errors);
+    fprintf(stderr, "what it holds can be read (ptcall report shows the gaps)\n");
+    return 1;
 }

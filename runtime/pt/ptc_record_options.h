@@ -32,8 +32,9 @@ struct record_options {
 
 /* Implemented by the Intel PT recorder (runtime/pt). pt_available() returns 1 when this
  * machine can trace with Intel PT, else 0 and a one-line reason in why. record_pt() runs
- * the recording and stores the command's wait status; it returns 0, or -1 after printing
- * an error that says what to do. */
+ * the recording and stores the command's wait status; it returns 0, 1 when the trace is
+ * incomplete (trace data or sideband lost, a write failed: it said so on stderr), or -1
+ * after printing an error that says what to do. */
 int pt_available(char *why, size_t why_size) __attribute__((weak));
 int record_pt(const struct record_options *opts, int *wait_status) __attribute__((weak));
 

@@ -32,8 +32,9 @@ int main(int argc, char **argv)
     o.timing = TIMING_MTC;
     o.argv = args;
     int ws = 0;
-    if (record_pt(&o, &ws)) {
-        printf("FAIL: record_pt failed (see above)\n");
+    int pr = record_pt(&o, &ws);
+    if (pr) {
+        printf("FAIL: record_pt %s (see above)\n", pr < 0 ? "failed" : "says the trace is incomplete");
         return 1;
     }
     struct ptc_pt_sink sink = {0};
