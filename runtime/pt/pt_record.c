@@ -17,7 +17,9 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -190,6 +192,15 @@ static void write_armed(struct rec *r, uint32_t pid, const struct ptc_pt_module_
 
 /* An executable mapping of an instrumented module appeared in process pid: write its
  * MODULE chunk (map read from the file, run-time addresses from the mapping). */
+/* Whether file is one of the instrumented objects the recording looks for */
+static int mapped_file_is_instrumented(const struct rec *r, const char *file)
+{
+    for (int i = 0; i < r->nmods; i++)
+        if (!strcmp(r->mods[i].path, file) && r->mods[i].sec.has_stubs)
+            return 1;
+    return 0;
+}
+
 static void on_mmap2(struct rec *r, uint32_t pid, uint64_t addr, uint64_t len, uint64_t pgoff,
                      const char *file)
 {
@@ -809,11 +820,31 @@ int record_pt(const struct record_options *o, int *wait_status)
         snprintf(maps, sizeof(maps), "/proc/%d/maps", o->attach_pid);
         FILE *mf = fopen(maps, "r");
         while (mf && fgets(line, sizeof(line), mf)) {
-            unsigned long long lo, hi, off;
-            char perm[8], file[4096] = "";
-            if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095s", &lo, &hi, perm, &off, file) >= 4 &&
-                perm[2] == 'x' && file[0] == '/')
-                on_mmap2(r, (uint32_t)o->attach_pid, lo, hi - lo, off, file);
+            unsigned long long lo, hi, off, ino;
+            unsigned dmaj, dmin;
+            char perm[8];
+            int at = 0;
+            if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &lo, &hi, perm, &off, &dmaj,
+                       &dmin, &ino, &at) < 7 || perm[2] != 'x' || line[at] != '/')
+                continue;
+            char *file = line + at;
+            file[strcspn(file, "\n")] = 0;
+            /* module information comes from the file: only from the one the process mapped
+             * (not a file that replaced it since: other addresses, other stubs) */
+            struct stat st;
+            size_t fl = strlen(file);
+            int deleted = fl > 10 && !strcmp(file + fl - 10, " (deleted)");
+            if (deleted || stat(file, &st) != 0 || st.st_ino != ino ||
+                major(st.st_dev) != dmaj || minor(st.st_dev) != dmin) {
+                if (deleted)
+                    file[fl - 10] = 0;
+                if (mapped_file_is_instrumented(r, file))
+                    fprintf(stderr, "ptcall record: %s was replaced on disk since process %d "
+                                    "mapped it: its calls will show as unknown stubs (restart "
+                                    "the process to trace them)\n", file, o->attach_pid);
+                continue;
+            }
+            on_mmap2(r, (uint32_t)o->attach_pid, lo, hi - lo, off, file);
         }
         if (mf)
             fclose(mf);
