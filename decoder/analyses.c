@@ -121,6 +121,24 @@ void ptc_session_lossy_threads(const struct ptc_session *s,
             fn(ctx, x->pid, x->tid, x->lost, x->gaps);
 }
 
+void ptc_session_unfinished_threads(const struct ptc_session *s,
+                                    void (*fn)(void *ctx, uint32_t pid, uint32_t tid,
+                                               uint64_t events, int has_time, uint64_t last),
+                                    void *ctx)
+{
+    if (s->backend != PTC_BACKEND_SOFT) /* as ptc_session_totals counts them */
+        return;
+    PTC_HTABLE_EACH(&s->procs, struct proc, p) {
+        if (!p->have_process || p->ended)
+            continue;
+        for (const struct thread *t = p->threads; t; t = t->pnext) {
+            int has_time = s->timed_events && t->last;
+            fn(ctx, p->pid, t->tid, t->events, has_time,
+               has_time ? ptc_event_time(s, p, t->last) : 0);
+        }
+    }
+}
+
 const char *ptc_session_process_name(const struct ptc_session *s, uint32_t pid)
 {
     const struct proc *p = ptc_proc_find(s, pid);

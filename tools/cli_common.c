@@ -1,8 +1,10 @@
 /* Helpers shared by report/calls/graph. */
+#define _GNU_SOURCE /* sigabbrev_np */
 #include "cli_common.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "ptc_pt_decode.h"
 
@@ -144,6 +146,47 @@ static void print_lossy(void *ctx, uint32_t pid, uint32_t tid, uint64_t lost, ui
     c->n++;
 }
 
+int cli_command_end(int32_t wait_status, char *out, size_t n)
+{
+    int ws = (int)wait_status;
+    if (WIFEXITED(ws))
+        snprintf(out, n, "exited %d", WEXITSTATUS(ws));
+    else if (WIFSIGNALED(ws))
+        snprintf(out, n, "was killed by signal %d (SIG%s)%s", WTERMSIG(ws),
+                 sigabbrev_np(WTERMSIG(ws)) ? sigabbrev_np(WTERMSIG(ws)) : "?",
+                 WCOREDUMP(ws) ? ", core dumped" : "");
+    else
+        return 0;
+    return 1;
+}
+
+#define UNFINISHED_SHOWN 8
+
+struct unfinished_ctx {
+    FILE *f;
+    const struct ptc_totals *t;
+    size_t n;
+    int has_origin;
+    uint64_t origin;
+};
+
+/* One thread of a process that did not close its trace: where its record stops. */
+static void print_unfinished(void *ctx, uint32_t pid, uint32_t tid, uint64_t events,
+                             int has_time, uint64_t last)
+{
+    struct unfinished_ctx *c = ctx;
+    if (c->n++ >= UNFINISHED_SHOWN)
+        return;
+    fprintf(c->f, "warning:   %u/%u: %llu events recorded", pid, tid, (unsigned long long)events);
+    if (has_time && c->has_origin && last >= c->origin) {
+        if (c->t->has_timebase)
+            fprintf(c->f, ", the last at %.3f ms", (double)(last - c->origin) / 1e6);
+        else
+            fprintf(c->f, ", the last at tick %llu", (unsigned long long)(last - c->origin));
+    }
+    fprintf(c->f, "; what it did after is lost\n");
+}
+
 void cli_print_quality(FILE *f, const struct ptc_session *s, const struct ptc_totals *t)
 {
     if (t->lost_events || t->gaps || t->lost_other) {
@@ -192,7 +235,7 @@ void cli_print_quality(FILE *f, const struct ptc_session *s, const struct ptc_to
     if (!t->record_end)
         fprintf(f, "warning: the trace has no RECORD_END chunk: the recording was interrupted "
                    "and may miss its last events\n");
-    if (t->unfinished_processes)
+    if (t->unfinished_processes) {
         fprintf(f, "warning: INCOMPLETE: %llu process%s ended without closing %s trace (killed "
                    "by a signal the runtime cannot catch, such as SIGKILL, or a write error): "
                    "%s last events are lost, how many is not known, and the figures are lower "
@@ -201,6 +244,16 @@ void cli_print_quality(FILE *f, const struct ptc_session *s, const struct ptc_to
                 t->unfinished_processes == 1 ? "" : "es",
                 t->unfinished_processes == 1 ? "its" : "their",
                 t->unfinished_processes == 1 ? "its" : "their");
+        struct unfinished_ctx c = {f, t, 0, 0, 0};
+        c.has_origin = ptc_session_origin(s, &c.origin) == 0;
+        ptc_session_unfinished_threads(s, print_unfinished, &c);
+        if (c.n > UNFINISHED_SHOWN)
+            fprintf(f, "warning:   ... and %zu more threads (--format json lists every one)\n",
+                    c.n - UNFINISHED_SHOWN);
+    }
+    char how[96];
+    if (t->record_end && cli_command_end(t->wait_status, how, sizeof(how)) && strcmp(how, "exited 0"))
+        fprintf(f, "note: the command %s\n", how);
 }
 
 struct ptc_session *cli_decode(struct cli_args *a, ptc_call_hook hook, void *hook_ctx,

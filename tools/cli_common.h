@@ -65,6 +65,9 @@ void cli_json_func(FILE *f, const char *name, const char *linkage, const char *m
                    const char *file, uint32_t line);
 /* Footer lines about losses and repairs (table outputs), to f. */
 void cli_print_quality(FILE *f, const struct ptc_session *s, const struct ptc_totals *t);
+/* How the recorded command ended (RECORD_END's wait status) as "exited N" or "was killed by
+ * signal N (SIGX)[, core dumped]" in out; 0 when the status says neither. */
+int cli_command_end(int32_t wait_status, char *out, size_t n);
 const char *cli_backend_name(uint32_t backend);
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "aggregate.h"
 #include "cli_common.h"
@@ -144,6 +145,43 @@ static void print_csv(const struct ptc_totals *t, struct row *rows, size_t shown
     }
 }
 
+/* "command": how the recorded command ended (RECORD_END), or null when the trace does not
+ * say (no RECORD_END: the recording was interrupted, or another tool wrote the trace) */
+static void json_command(FILE *f, const struct ptc_totals *t)
+{
+    int ws = (int)t->wait_status;
+    fprintf(f, ",\n  \"command\": ");
+    if (!t->record_end || !(WIFEXITED(ws) || WIFSIGNALED(ws)))
+        fprintf(f, "null");
+    else if (WIFEXITED(ws))
+        fprintf(f, "{\"exit_status\": %d, \"signal\": null, \"core_dumped\": false}",
+                WEXITSTATUS(ws));
+    else
+        fprintf(f, "{\"exit_status\": null, \"signal\": %d, \"core_dumped\": %s}",
+                WTERMSIG(ws), WCOREDUMP(ws) ? "true" : "false");
+}
+
+struct unfinished_json {
+    FILE *f;
+    size_t n;
+    int has_origin;
+    uint64_t origin;
+};
+
+/* "unfinished": a thread of a process that did not close its trace, where its record stops
+ * (last_event: time since the trace's origin, in time_unit; null when not known) */
+static void json_unfinished(void *ctx, uint32_t pid, uint32_t tid, uint64_t events,
+                            int has_time, uint64_t last)
+{
+    struct unfinished_json *u = ctx;
+    fprintf(u->f, "%s{\"pid\": %u, \"tid\": %u, \"events\": %llu, \"last_event\": ",
+            u->n++ ? ", " : "", pid, tid, (unsigned long long)events);
+    if (has_time && u->has_origin && last >= u->origin)
+        fprintf(u->f, "%llu}", (unsigned long long)(last - u->origin));
+    else
+        fprintf(u->f, "null}");
+}
+
 /* The JSON report's fields before "functions" (also the single-run --meta object). */
 static void json_head(FILE *f, const char *path, const struct ptc_session *s,
                       const struct ptc_totals *t, int damage, const char *damage_msg)
@@ -179,6 +217,12 @@ static void json_head(FILE *f, const char *path, const struct ptc_session *s,
         cli_json_str(f, damage_msg);
     else
         fprintf(f, "null");
+    json_command(f, t);
+    struct unfinished_json u = {f, 0, 0, 0};
+    u.has_origin = ptc_session_origin(s, &u.origin) == 0;
+    fprintf(f, ",\n  \"unfinished\": [");
+    ptc_session_unfinished_threads(s, json_unfinished, &u);
+    fprintf(f, "]");
     cli_json_selection(f, s, "  ");
 }
 

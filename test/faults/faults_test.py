@@ -318,8 +318,13 @@ def main():
         doc, err = report(ptcall, trace)
         if check(doc is not None, "%s: report reads the trace" % mode):
             t = doc["totals"]
-            check(t["complete"] and t["unfinished_processes"] == 0,
+            check(t["complete"] and t["unfinished_processes"] == 0 and doc["unfinished"] == [],
                   "%s: complete, no unfinished process" % mode)
+            want = ({"exit_status": None, "signal": status - 128, "core_dumped": doc["command"]
+                     and doc["command"]["core_dumped"]} if status > 128 else
+                    {"exit_status": status, "signal": None, "core_dumped": False})
+            check(doc["command"] == want, "%s: report says how the command ended: %s"
+                  % (mode, doc["command"]))
             got = calls_of(doc, "work")
             # thread_exit: the main thread goes on calling until exit() ends it
             check(got == n if mode != "thread_exit" else got >= 2 * n,
@@ -338,9 +343,16 @@ def main():
             t = doc["totals"]
             check(not t["complete"] and t["unfinished_processes"] == 1,
                   "%s: complete false, 1 unfinished process" % mode)
+            check(doc.get("command") == {"exit_status": None, "signal": 9, "core_dumped": False},
+                  "%s: report says the command was killed by signal 9: %s"
+                  % (mode, doc.get("command")))
+            u = doc.get("unfinished", [])
+            check(len(u) == 1 and u[0]["events"] == t["events"],
+                  "%s: the unfinished thread and where its record stops: %s" % (mode, u))
         table = run([ptcall, "report", trace])
-        check("INCOMPLETE: 1 process ended without closing its trace" in table.stdout,
-              "%s: report's table warns" % mode)
+        check("INCOMPLETE: 1 process ended without closing its trace" in table.stdout and
+              "the command was killed by signal 9 (SIGKILL)" in table.stdout,
+              "%s: report's table warns and says how the command ended" % mode)
 
     # SIGKILL from outside while the program calls slowly (its buffer takes ~0.2 s to fill):
     # the drain writes partly filled buffers every PTCALL_FLUSH_MS (50 by default), so the

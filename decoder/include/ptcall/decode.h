@@ -224,6 +224,15 @@ void ptc_session_lossy_threads(const struct ptc_session *s,
                                           uint64_t lost, uint64_t gaps),
                                void *ctx);
 
+/* Threads of processes whose trace has no PROCESS_END (soft traces: killed by a signal the
+ * runtime cannot catch, or a write error): calls fn with each thread's events and the time of
+ * its last one (has_time 0 when the trace does not say; time on the scale of
+ * ptc_session_origin), where its record stops: what came after is lost, how much unknown. */
+void ptc_session_unfinished_threads(const struct ptc_session *s,
+                                    void (*fn)(void *ctx, uint32_t pid, uint32_t tid,
+                                               uint64_t events, int has_time, uint64_t last),
+                                    void *ctx);
+
 /* Streaming call sequence (for `ptcall calls`): a hook that sees every call and return
  * as the shadow stacks process them. Costs time; leave unset for aggregate analyses. */
 enum ptc_call_kind {
