@@ -156,16 +156,23 @@ size_t encode(struct thread *ts, uint8_t *data, size_t len, uint64_t start_tsc,
             break; /* its writer has not got there yet: the next flush takes it */
         if (__builtin_expect(!v, 0) && mode == ENC_WAIT) {
             /* reserved but not yet written: its writer was interrupted by a signal whose
-             * handlers filled the buffer and run on. Wait for it -- unless its thread now
-             * waits for a buffer: the store it owes sits below the handler that waits, so
-             * holding this buffer back would make the thread wait for itself. A storm of
-             * back-to-back handlers on a loaded machine held stores longer than the 20 ms
-             * this used to allow (3 events in 100 storm runs under the sanitizer build). */
+             * handlers filled the buffer and run on. Wait for it; meanwhile the thread adds
+             * buffers instead of waiting for the drain (`stalled`): the store it owes sits
+             * below its handlers, so it would wait for itself. Given up only when it cannot
+             * add any more and waits, or after WRITER_WAIT_NS. A storm of back-to-back
+             * handlers on a loaded machine held stores longer than the 20 ms this used to
+             * allow (3 events in 100 storm runs under the sanitizer build), and then filled
+             * every buffer (1 in 100). */
             uint64_t t0 = mono_ns();
+            atomic_store(&ts->stalled, 1);
+            if (atomic_load(&ts->waiting)) /* let it see `stalled` and add a buffer */
+                futex_(&ts->free_seq, FUTEX_WAKE, 1, NULL);
             while (!(v = __atomic_load_n(&r[0], __ATOMIC_ACQUIRE)) &&
-                   !atomic_load_explicit(&ts->waiting, memory_order_acquire) &&
+                   !(atomic_load_explicit(&ts->waiting, memory_order_acquire) &&
+                     atomic_load(&ts->nbufs) >= MAX_BUFS) &&
                    waited_ns + (mono_ns() - t0) < WRITER_WAIT_NS)
                 sched_yield();
+            atomic_store(&ts->stalled, 0);
             waited_ns += mono_ns() - t0;
         }
         uint64_t tsc = timed ? r[1] : 0;

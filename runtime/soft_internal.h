@@ -149,7 +149,7 @@ struct thread {
     char exit_name[16];     /* the name at exit, set before exit_it is queued: the drain may
                                still be writing the start chunk from name */
     struct ptc_tls *tls;    /* the owner's TLS block */
-    int nbufs;
+    _Atomic int nbufs;      /* grows (never shrinks) while the drain is stalled on it */
     struct buf bufs[MAX_BUFS];
     struct buf *cur;        /* buffer being filled, NULL when none or discarding */
     uint8_t *discard;       /* drop mode: events written here are counted and thrown away */
@@ -159,6 +159,9 @@ struct thread {
     uint64_t pending_drop;  /* dropped, not yet reported by a LOSS record */
     _Atomic uint32_t free_seq;
     _Atomic int waiting;
+    _Atomic int stalled;    /* the drain waits for a record this thread reserved and has not
+                               written (a signal storm holds the store back): rather than wait
+                               for the drain, the thread adds a buffer (up to MAX_BUFS) */
     /* owner-written statistics */
     uint64_t dropped, waits, wait_ns, start_tsc, exit_tsc;
     /* drain-owned */

@@ -194,6 +194,28 @@ void retire_current(struct thread *ts, uint64_t now) { retire(ts, now, 1); }
 
 static void put_raw(struct thread *ts, uintptr_t v, uint64_t tsc);
 
+/* One more buffer for ts, beyond the configured ones, or NULL (MAX_BUFS, or no memory).
+ * Only while the drain waits for a record of this thread: a signal storm can keep the thread
+ * in handlers, with the store it owes below them, until every buffer is queued; waiting for
+ * the drain then would wait for itself, and the drain would give the record up (lost). */
+static struct buf *add_buffer(struct thread *ts)
+{
+    int n = atomic_load(&ts->nbufs);
+    if (n >= MAX_BUFS)
+        return NULL;
+    uint8_t *data = map_anon(rt.bufsize);
+    if (!data)
+        return NULL;
+    struct buf *b = &ts->bufs[n];
+    b->data = data;
+    b->it.type = IT_BUF;
+    b->ts = ts;
+    b->len = b->flushed = 0;
+    atomic_store(&b->state, B_FREE);
+    atomic_store_explicit(&ts->nbufs, n + 1, memory_order_release); /* the drain reads it */
+    return b;
+}
+
 /* Gives the thread a buffer with room: a free one (waiting for the drain unless dropping
  * or told not to) or, in drop mode, the discard area. */
 static void switch_buffer(struct thread *ts, int may_drop)
@@ -220,7 +242,7 @@ static void switch_buffer(struct thread *ts, int may_drop)
             atomic_store(&ts->waiting, 1);
             uint32_t seq = atomic_load(&ts->free_seq);
             b = take_free(ts, &left);
-            if (b)
+            if (b || (atomic_load(&ts->stalled) && (b = add_buffer(ts))))
                 break;
             if (!atomic_load(&rt.drain_running) || atomic_load(&rt.finishing)) {
                 /* nobody will free a buffer: the caller counts its event as dropped */
