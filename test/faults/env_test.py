@@ -16,25 +16,13 @@ or an attacker can steer them (docs/runtime.md, Environment; docs/reliability.md
 """
 import json
 import os
-import shutil
 import stat
 import subprocess
 import sys
 
-fails = 0
+from faultlib import Checks, build_faulty, calls_of, report, run
 
-
-def check(ok, what):
-    global fails
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        fails += 1
-    return ok
-
-
-def run(cmd, env=None, cwd=None):
-    return subprocess.run([str(c) for c in cmd], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          text=True, env=env, cwd=cwd)
+check = Checks()
 
 
 def runtime_env(**kw):
@@ -57,15 +45,8 @@ def main():
     if len(sys.argv) != 4:
         raise SystemExit(__doc__)
     ptcall, cc, work = sys.argv[1:4]
-    if not os.access(cc, os.X_OK):
-        print("SKIP: %s is not built (the LLVM pass component)" % cc)
-        return 0
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
-    prog = os.path.join(work, "faulty")
-    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "faulty.c")
-    if run([cc, "-O1", "-pthread", "-o", prog, src]).returncode:
-        print("SKIP: ptcall-cc cannot build %s" % src)
+    prog = build_faulty(cc, work)
+    if prog is None:
         return 0
     n = 1000
     trace = os.path.join(work, "t.ptc")
@@ -81,7 +62,7 @@ def main():
                              ("PTCALL_BACKEND", "Soft", "not one of soft|pt")):
         if os.path.exists(trace):
             os.unlink(trace)
-        p = run([prog, "ok", n], runtime_env(PTCALL_OUTPUT=trace, **{var: value}))
+        p = run([prog, "ok", n], env=runtime_env(PTCALL_OUTPUT=trace, **{var: value}))
         check(p.returncode == 0, "%s=%s: the program runs and exits 0: %d" % (var, value,
                                                                               p.returncode))
         check("%s=%s: %s" % (var, value, says) in p.stderr and "not tracing" in p.stderr,
@@ -92,7 +73,7 @@ def main():
     for value, timed in (("no", False), ("off", False), ("1", True), ("", True)):
         if os.path.exists(trace):
             os.unlink(trace)
-        p = run([prog, "ok", n], runtime_env(PTCALL_OUTPUT=trace, PTCALL_TIMESTAMPS=value))
+        p = run([prog, "ok", n], env=runtime_env(PTCALL_OUTPUT=trace, PTCALL_TIMESTAMPS=value))
         got, doc = calls_in(ptcall, trace)
         check(p.returncode == 0 and got == n, "PTCALL_TIMESTAMPS=%r: traced, %s calls" % (value, got))
         table = run([ptcall, "report", trace, "--salvage"]).stdout
@@ -102,7 +83,7 @@ def main():
     # a relative PTCALL_OUTPUT is the starting directory's; the trace is 0600
     sub = os.path.join(work, "cwd")
     os.makedirs(sub)
-    p = run([prog, "ok", n], runtime_env(PTCALL_OUTPUT="rel.ptc"), cwd=sub)
+    p = run([prog, "ok", n], env=runtime_env(PTCALL_OUTPUT="rel.ptc"), cwd=sub)
     rel = os.path.join(sub, "rel.ptc")
     got, _ = calls_in(ptcall, rel) if os.path.exists(rel) else (None, None)
     check(got == n, "relative PTCALL_OUTPUT: traced into the starting directory (%s calls)" % got)
@@ -116,34 +97,34 @@ def main():
     with open(victim, "w") as f:
         f.write("precious\n")
     os.symlink(victim, link)
-    p = run([prog, "ok", n], runtime_env(PTCALL_OUTPUT=link))
+    p = run([prog, "ok", n], env=runtime_env(PTCALL_OUTPUT=link))
     check(p.returncode == 0 and "symbolic link" in p.stderr,
           "PTCALL_OUTPUT symlink: refused: %s" % p.stderr.strip()[:160])
     check(open(victim).read() == "precious\n", "PTCALL_OUTPUT symlink: its target unchanged")
-    p = run([prog, "ok", n], runtime_env(PTCALL_OUTPUT=victim))
+    p = run([prog, "ok", n], env=runtime_env(PTCALL_OUTPUT=victim))
     check(p.returncode == 0 and "is not a ptcall trace" in p.stderr,
           "PTCALL_OUTPUT naming a non-trace file: refused: %s" % p.stderr.strip()[:160])
     check(open(victim).read() == "precious\n", "PTCALL_OUTPUT non-trace file: unchanged")
-    p = run([prog, "ok", n], runtime_env())
+    p = run([prog, "ok", n], env=runtime_env())
     check(p.returncode == 0 and "without PTCALL_OUTPUT" in p.stderr,
           "PTCALL_BACKEND=soft without PTCALL_OUTPUT: said")
 
     # ptcall record / import -o
     env = {k: v for k, v in os.environ.items() if not k.startswith("PTCALL_")}
-    p = run([ptcall, "record", "-q", "-o", link, "--", prog, "ok", n], env)
+    p = run([ptcall, "record", "-q", "-o", link, "--", prog, "ok", n], env=env)
     check(p.returncode == 1 and "symbolic link" in p.stderr,
           "record -o symlink: exit 1, said: %d %s" % (p.returncode, p.stderr.strip()[-160:]))
     check(open(victim).read() == "precious\n", "record -o symlink: its target unchanged")
     raw = os.path.join(work, "raw.bin")
     with open(raw, "wb") as f:
         f.write(b"\x02\x82" * 8)
-    p = run([ptcall, "import", "-o", link, "--thread-stream", raw, "--binary", prog], env)
+    p = run([ptcall, "import", "-o", link, "--thread-stream", raw, "--binary", prog], env=env)
     check(p.returncode != 0 and "symbolic link" in p.stderr,
           "import -o symlink: refused: %d %s" % (p.returncode, p.stderr.strip()[-160:]))
     check(open(victim).read() == "precious\n", "import -o symlink: its target unchanged")
     if os.path.exists(trace):
         os.unlink(trace)
-    p = run([ptcall, "record", "-q", "-o", trace, "--", prog, "ok", n], env)
+    p = run([ptcall, "record", "-q", "-o", trace, "--", prog, "ok", n], env=env)
     check(p.returncode == 0 and stat.S_IMODE(os.stat(trace).st_mode) == 0o600,
           "record's trace is mode 0600: %o" % stat.S_IMODE(os.stat(trace).st_mode))
     plain = os.path.join(work, "plain")
@@ -151,14 +132,14 @@ def main():
         f.write("int main(void) { return 0; }\n")
     if run(["cc", "-o", plain, plain + ".c"]).returncode == 0:
         out = os.path.join(work, "plain.ptc")
-        p = run([ptcall, "record", "-q", "--backend", "soft", "-o", out, "--", plain], env)
+        p = run([ptcall, "record", "-q", "--backend", "soft", "-o", out, "--", plain], env=env)
         check(p.returncode == 1 and "no ptcall-instrumented code" in p.stderr,
               "record of an uninstrumented program: exit 1, said")
         check(not os.path.exists(out), "record of an uninstrumented program: no file left")
     else:
         print("SKIP: no C compiler for the uninstrumented program")
-    print("runtime-env: %d failure(s)" % fails)
-    return 1 if fails else 0
+    print("runtime-env: %d failure(s)" % check.fails)
+    return 1 if check.fails else 0
 
 
 if __name__ == "__main__":

@@ -45,31 +45,9 @@ import subprocess
 import sys
 import time
 
-fails = 0
+from faultlib import Checks, build_faulty, calls_of, report, run
 
-
-def check(ok, what):
-    global fails
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        fails += 1
-    return ok
-
-
-def run(cmd, **kw):
-    return subprocess.run([str(c) for c in cmd], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          text=True, **kw)
-
-
-def report(ptcall, trace, *extra):
-    p = run([ptcall, "report", trace, "--format", "json", "--top", "0", *extra])
-    if p.returncode != 0:
-        return None, p.stderr
-    return json.loads(p.stdout), p.stderr
-
-
-def calls_of(doc, name):
-    return sum(f["calls"] for f in doc["functions"] if f["name"] == name)
+check = Checks()
 
 
 def killed_loss(ptcall, prog, work, flush, secs):
@@ -295,15 +273,8 @@ def main():
     if len(sys.argv) != 4:
         raise SystemExit(__doc__)
     ptcall, cc, work = sys.argv[1:4]
-    if not os.access(cc, os.X_OK):
-        print("SKIP: %s is not built (the LLVM pass component)" % cc)
-        return 0
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
-    prog = os.path.join(work, "faulty")
-    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "faulty.c")
-    if run([cc, "-O1", "-pthread", "-o", prog, src]).returncode:
-        print("SKIP: ptcall-cc cannot build %s" % src)
+    prog = build_faulty(cc, work)
+    if prog is None:
         return 0
     n = 50000
 
@@ -402,8 +373,8 @@ def main():
                 check(not doc["totals"]["complete"], "full disk: salvaged, marked incomplete")
         finally:
             run(["umount", mnt])
-    print("faults: %d failure(s)" % fails)
-    return 1 if fails else 0
+    print("faults: %d failure(s)" % check.fails)
+    return 1 if check.fails else 0
 
 
 if __name__ == "__main__":
