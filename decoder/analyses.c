@@ -91,6 +91,14 @@ void ptc_session_totals(const struct ptc_session *s, struct ptc_totals *t)
         if (s->backend == PTC_BACKEND_SOFT && p->have_process && !p->ended)
             t->unfinished_processes++;
     }
+    /* every worker of a parallel decode reads every THREAD chunk: worker 0's tables (these,
+     * after the merge) know each thread's exit */
+    t->unclosed_threads = 0;
+    if (s->backend == PTC_BACKEND_SOFT)
+        PTC_HTABLE_EACH(&s->threads, struct thread, x)
+            if (x->seq_seen && !x->exit_seen && x->proc && x->proc->have_process &&
+                x->proc->ended)
+                t->unclosed_threads++;
     t->calls = 0;
     for (uint32_t i = 0; i < s->nfuncs; i++)
         t->calls += s->fstats[i].calls;

@@ -47,6 +47,7 @@ static void thread_restart(struct ptc_session *s, struct thread *t)
     t->next_seq = 0;
     t->started = 0;
     t->ended = 0;
+    t->exit_seen = 0;
 }
 
 /* A new life of a process (exec, or pid reuse): its old threads end, its tables reset. */
@@ -145,6 +146,41 @@ static int on_unknown(struct ptc_session *s, const struct ptc_chunk *c)
                                  (unsigned long long)c->offset, type);
 }
 
+/* RECORD_INFO's command line, kept for ptc_session_recording(): as many of its argc strings
+ * as the payload holds whole (the figures do not depend on it, so a short list is no error). */
+static int keep_argv(struct ptc_session *s, const struct ptc_chunk *c,
+                     const struct ptc_record_info *ri)
+{
+    size_t at = sizeof(*ri), size = c->h.payload_size;
+    uint32_t n = 0;
+    for (size_t k = at; n < ri->argc && k < size; n++) {
+        const char *p = memchr((const char *)c->payload + k, 0, size - k);
+        if (!p)
+            break;
+        k = (size_t)(p - (const char *)c->payload) + 1;
+    }
+    char **v = calloc((size_t)n + 1, sizeof(*v));
+    if (!v)
+        return ptc_nomem(s);
+    for (uint32_t i = 0; i < n; i++) {
+        v[i] = strdup((const char *)c->payload + at);
+        if (!v[i]) {
+            for (uint32_t j = 0; j < i; j++)
+                free(v[j]);
+            free(v);
+            return ptc_nomem(s);
+        }
+        at += strlen(v[i]) + 1;
+    }
+    for (uint32_t i = 0; i < s->argc; i++)
+        free(s->argv[i]);
+    free(s->argv);
+    s->argv = v;
+    s->argc = n;
+    s->has_info = 1;
+    return 0;
+}
+
 static int on_record_info(struct ptc_session *s, const struct ptc_chunk *c)
 {
     struct ptc_record_info ri;
@@ -153,7 +189,7 @@ static int on_record_info(struct ptc_session *s, const struct ptc_chunk *c)
         return e;
     s->backend = ri.backend;
     s->file_flags |= ri.flags;
-    return 0;
+    return keep_argv(s, c, &ri);
 }
 
 static int on_process(struct ptc_session *s, const struct ptc_chunk *c)
@@ -260,6 +296,7 @@ static int on_thread(struct ptc_session *s, const struct ptc_chunk *c)
         struct thread *t = ptc_thread_get(s, c->h.pid, c->h.tid);
         if (!t)
             return ptc_nomem(s);
+        t->exit_seen = 1;
         if (t->started)
             ptc_thread_end(s, t);
     }
@@ -302,6 +339,7 @@ static int on_record_end(struct ptc_session *s, const struct ptc_chunk *c)
         return e;
     s->record_end = 1;
     s->wait_status = re.wait_status;
+    s->wall_ns = re.wall_ns;
     return 0;
 }
 

@@ -109,6 +109,7 @@ struct thread {
     uint32_t next_seq;
     int seq_seen;
     int started;            /* has been fed */
+    int exit_seen;          /* its THREAD exit chunk was read (this life) */
     int ended;
     int waiting;            /* fork child: events held until the fork point is known */
     int end_pending;        /* it ended while waiting: end it once the events are replayed */
@@ -183,6 +184,14 @@ struct ptc_session {
     uint32_t backend, file_flags;
     int record_end;
     int32_t wait_status;
+    /* the recording as the trace describes it (ptc_session_recording, _modules) */
+    uint64_t created_ns, wall_ns;
+    char **argv;            /* RECORD_INFO's command line (argc strings), NULL: none */
+    uint32_t argc;
+    int has_info;
+    struct ptc_module_desc *modlist; /* distinct (path, identity) of MODULE chunks; paths
+                                        owned */
+    uint32_t nmodlist, capmodlist;
     uint64_t timed_events, untimed_events;
     struct ptc_totals tot;
     uint64_t held_total;

@@ -251,6 +251,14 @@ void cli_print_quality(FILE *f, const struct ptc_session *s, const struct ptc_to
             fprintf(f, "warning:   ... and %zu more threads (--format json lists every one)\n",
                     c.n - UNFINISHED_SHOWN);
     }
+    if (t->unclosed_threads)
+        fprintf(f, "warning: INCOMPLETE: %llu thread%s of processes that closed their trace "
+                   "%s no THREAD exit chunk: the end of %s stream may be missing (the runtime "
+                   "could not finish %s at exit), and the figures are lower bounds\n",
+                (unsigned long long)t->unclosed_threads, t->unclosed_threads == 1 ? "" : "s",
+                t->unclosed_threads == 1 ? "has" : "have",
+                t->unclosed_threads == 1 ? "its" : "their",
+                t->unclosed_threads == 1 ? "it" : "them");
     char how[96];
     if (t->record_end && cli_command_end(t->wait_status, how, sizeof(how)) && strcmp(how, "exited 0"))
         fprintf(f, "note: the command %s\n", how);

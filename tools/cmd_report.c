@@ -196,7 +196,7 @@ static void json_head(FILE *f, const char *path, const struct ptc_session *s,
             "%llu, \"lost_pt_units\": %llu, \"repairs\": %llu, \"unwound\": %llu, \"unmatched\": "
             "%llu, \"broken_frames\": %llu, \"open_at_end\": %llu, \"bad_stubs\": %llu, "
             "\"fork_unknown\": %llu, \"lossy_threads\": %llu, \"unfinished_processes\": %llu, "
-            "\"complete\": %s, ",
+            "\"unclosed_threads\": %llu, \"complete\": %s, ",
             (unsigned long long)t->events, (unsigned long long)t->whole_calls,
             (unsigned long long)t->calls, (unsigned long long)t->threads,
             (unsigned long long)t->processes, (unsigned long long)t->gaps,
@@ -207,7 +207,9 @@ static void json_head(FILE *f, const char *path, const struct ptc_session *s,
             (unsigned long long)t->open_at_end, (unsigned long long)t->bad_stubs,
             (unsigned long long)t->fork_unknown, (unsigned long long)t->lossy_threads,
             (unsigned long long)t->unfinished_processes,
-            t->record_end && !damage && !t->unfinished_processes ? "true" : "false");
+            (unsigned long long)t->unclosed_threads,
+            t->record_end && !damage && !t->unfinished_processes && !t->unclosed_threads
+                ? "true" : "false");
     if (t->timed)
         fprintf(f, "\"total_time\": %llu},\n", (unsigned long long)t->total_time);
     else

@@ -111,7 +111,8 @@ void runs_paths_free(struct runs_paths *p)
 
 int runs_run_complete(const struct runs_run *r)
 {
-    return r->t.record_end && !r->damage && !r->t.unfinished_processes;
+    return r->t.record_end && !r->damage && !r->t.unfinished_processes &&
+           !r->t.unclosed_threads;
 }
 
 int runs_run_lossy(const struct runs_run *r)

@@ -40,6 +40,9 @@ def record_once(ptcall, d, exe, mode, flags, failures):
     rep = json.loads(run([ptcall, "report", trace, "--format", "json", "--top", "0"]).stdout)
     counts = {f["name"]: int(f["calls"]) for f in rep["functions"]}
     want = {"main": 1, "pester": 1, "tiny": 3000000, "on_usr1": handled, "in_handler": 2 * handled}
+    # report lists called functions only: a run whose signals all came too late (a loaded
+    # machine) has no on_usr1 row, rightly
+    want = {k: v for k, v in want.items() if v}
     tot = rep["totals"]
     lost = tot["lost_events"]
     events = 2 * sum(want.values())

@@ -51,3 +51,24 @@ def build_faulty(cc, work):
         print("SKIP: ptcall-cc cannot build %s" % src)
         return None
     return prog
+
+
+def without_thread_exit(src, dst, tid=None):
+    """Copies trace src to dst without thread tid's (None: the first thread's) THREAD exit
+    chunk (chunk type 6, event 2),
+    the last of its stream: what a runtime that could not finish the thread at exit leaves
+    (sequence numbers cannot show it). Returns whether such a chunk was found."""
+    import struct
+    data = open(src, "rb").read()
+    out, off, found = [data[:64]], 64, False
+    while off + 24 <= len(data):
+        ctype, _, size, _, ctid, _, _ = struct.unpack_from("<HHIIIII", data, off)
+        end = off + 24 + size + ((8 - size % 8) % 8)
+        if (ctype == 6 and not found and (tid is None or ctid == tid) and
+                struct.unpack_from("<I", data, off + 24)[0] == 2):
+            found = True
+        else:
+            out.append(data[off:end])
+        off = end
+    open(dst, "wb").write(b"".join(out))
+    return found

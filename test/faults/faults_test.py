@@ -45,7 +45,7 @@ import subprocess
 import sys
 import time
 
-from faultlib import Checks, build_faulty, calls_of, report, run
+from faultlib import Checks, build_faulty, calls_of, report, run, without_thread_exit
 
 check = Checks()
 
@@ -300,6 +300,19 @@ def main():
             # thread_exit: the main thread goes on calling until exit() ends it
             check(got == n if mode != "thread_exit" else got >= 2 * n,
                   "%s: every call of work() is there (%d)" % (mode, got))
+
+    # a thread whose THREAD exit chunk is missing (the end of its stream may be): said
+    whole = os.path.join(work, "ok.ptc")
+    cut = os.path.join(work, "ok-noexit.ptc")
+    if check(without_thread_exit(whole, cut),
+             "a trace without its thread's THREAD exit chunk made"):
+        doc, err = report(ptcall, cut)
+        t = totals(doc)
+        check(doc is not None and t["unclosed_threads"] == 1 and not t["complete"],
+              "no THREAD exit: unclosed_threads 1, complete false (%s)" % (t or err))
+        table = run([ptcall, "report", cut]).stdout
+        check("1 thread of processes that closed their trace has no THREAD exit chunk" in table,
+              "no THREAD exit: report's table warns")
 
     # faults it cannot see: the trace is marked incomplete
     for mode, status in (("kill", 128 + 9),):

@@ -213,6 +213,10 @@ struct ptc_totals {
                                       (ended by a signal the runtime cannot catch, such as
                                       SIGKILL, or by a write error): their last events are
                                       lost, how many is not known */
+    uint64_t unclosed_threads; /* soft traces: threads of processes that did close their trace
+                                  (PROCESS_END) whose own stream has no THREAD exit chunk: the
+                                  chunks at the end of such a stream may be missing, which
+                                  sequence numbers cannot show */
 };
 void ptc_session_totals(const struct ptc_session *s, struct ptc_totals *t);
 /* When the first traced process started, on the time scale of struct ptc_call_event's
@@ -332,5 +336,30 @@ int ptc_session_timebase(const struct ptc_session *s, uint32_t pid, struct ptc_t
 /* Returns 0, or -PTC_E_BADSTUB when no loaded module of pid defines stub_id. */
 int ptc_session_stub(const struct ptc_session *s, uint32_t pid, uint32_t stub_id,
                      struct ptc_stub_desc *out);
+
+/* What the trace says of the recording itself, for catalogues of runs (`ptcall db add`):
+ * the file header's wall-clock start, RECORD_INFO's command line, RECORD_END's duration,
+ * and the executable of the first traced process. Strings are valid until the session is
+ * freed. */
+struct ptc_recording {
+    uint64_t created_ns;      /* CLOCK_REALTIME when recording started; 0 if not known */
+    int has_info;             /* a RECORD_INFO chunk was read */
+    uint32_t argc;
+    const char *const *argv;  /* its command line (argc strings) */
+    int has_end;              /* a RECORD_END chunk was read */
+    uint64_t wall_ns;         /* RECORD_END: how long the recording lasted */
+    const char *first_exe;    /* the first PROCESS chunk's executable; NULL if none */
+};
+void ptc_session_recording(const struct ptc_session *s, struct ptc_recording *out);
+/* Every instrumented object the trace's MODULE chunks announced, once per (path,
+ * identity), in the order first seen. identity is the MODULE chunk's (FNV-1a 64 over the
+ * unit hashes of the object's map: docs/trace-format.md 4.4), not an ELF build id. */
+struct ptc_module_desc {
+    const char *path;
+    uint64_t identity;
+    uint32_t num_funcs;
+};
+/* The modules and their count; *out is valid until the session is freed. */
+size_t ptc_session_modules(const struct ptc_session *s, const struct ptc_module_desc **out);
 
 #endif
