@@ -28,6 +28,9 @@ void ptc_session_free(struct ptc_session *s)
                 s->handlers[i].finish(s->handlers[i].ctx, NULL);
     ptc_tables_free(s);
     free(s->edges);
+    for (uint32_t i = 0; i < s->argc; i++)
+        free(s->argv[i]);
+    free(s->argv);
     free(s);
 }
 

@@ -18,7 +18,7 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ATTEMPTS = 3
+ATTEMPTS = 5
 
 
 def run(cmd, env=None):
@@ -36,10 +36,11 @@ def record_once(ptcall, d, exe, mode, flags, failures):
     env = dict(os.environ, PTCALL_DEBUG="1")
     r = run([ptcall, "record", "--backend", "soft", "-o", trace] + flags + ["--", exe, "3000000"],
             env=env)
-    handled = int(re.search(r"handled (\d+)", r.stdout).group(1))
+    ran = re.search(r"handled (\d+) calls (\d+)", r.stdout)
+    handled, calls = int(ran.group(1)), int(ran.group(2))
     rep = json.loads(run([ptcall, "report", trace, "--format", "json", "--top", "0"]).stdout)
     counts = {f["name"]: int(f["calls"]) for f in rep["functions"]}
-    want = {"main": 1, "pester": 1, "tiny": 3000000, "on_usr1": handled, "in_handler": 2 * handled}
+    want = {"main": 1, "pester": 1, "tiny": calls, "on_usr1": handled, "in_handler": 2 * handled}
     # report lists called functions only: a run whose signals all came too late (a loaded
     # machine) has no on_usr1 row, rightly
     want = {k: v for k, v in want.items() if v}
@@ -71,7 +72,7 @@ def record_once(ptcall, d, exe, mode, flags, failures):
             exercised, why = False, "%d signals but no trampoline restart: %s" % (handled, r.stderr)
     elif handled > 10000 and (not s or int(s.group(1)) == 0):
         exercised, why = False, "%d signals but no reservation check settled: %s" % (handled, r.stderr)
-    if handled < 1000:  # a loaded machine ran the pester thread too late
+    if handled < 1000:  # a loaded machine ran the pester thread too late, even stretched
         exercised, why = False, "only %d signals reached the main thread" % handled
     g = re.search(r"(\d+) unwritten records given up", r.stderr)
     print("%s: %d signals handled, %s trampoline restarts, %s reservation checks settled, "
