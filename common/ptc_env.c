@@ -57,6 +57,19 @@ const struct ptc_env_var ptc_env_table[PTC_ENV_COUNT] = {
     [PTC_ENV_EXEC_PID] = {"PTCALL_EXEC_PID", PTC_ENV_INT, NULL, 1, 4194304, "", "runtime",
                           "internal: set by the exec wrappers, so the new image says PROCESS "
                           "`how = EXEC`"},
+    [PTC_ENV_COUNTS] = {"PTCALL_COUNTS", PTC_ENV_BOOL, NULL, 0, 0, "0", "runtime",
+                        "with PTCALL_BACKEND=soft: counting mode, calls per function instead "
+                        "of a trace of events (no buffers, no drain); COUNTS chunks at exit "
+                        "and at each ptcall_mark (docs/runtime.md, *Counting mode*)"},
+    [PTC_ENV_COUNTS_FD] = {"PTCALL_COUNTS_FD", PTC_ENV_INT, NULL, 0, 1048575, "", "runtime",
+                           "counting mode in a file the caller shares: the counters are laid "
+                           "out (include/ptcall/counts_format.h) in this descriptor, sized and "
+                           "mapped MAP_SHARED before main; PTCALL_OUTPUT is then optional "
+                           "(docs/cov.md)"},
+    [PTC_ENV_FORKSERVER] = {"PTCALL_FORKSERVER", PTC_ENV_TEXT, NULL, 0, 0, "", "runtime",
+                            "CTL,ST: the descriptors of the fork server protocol v1 "
+                            "(include/ptcall/forkserver.h, docs/cov.md): one child per input, "
+                            "forked before main; implies counting mode"},
     [PTC_ENV_RUNTIME] = {"PTCALL_RUNTIME", PTC_ENV_PATH, NULL, 0, 0, "", "record",
                          "the libptcall.so to preload (default: next to ptcall)"},
     [PTC_ENV_PT_SYSFS] = {"PTCALL_PT_SYSFS", PTC_ENV_PATH, NULL, 0, 0,
@@ -78,6 +91,18 @@ const struct ptc_env_var ptc_env_table[PTC_ENV_COUNT] = {
     [PTC_ENV_OBJDUMP] = {"PTCALL_OBJDUMP", PTC_ENV_PATH, NULL, 0, 0, "", "bandwidth",
                          "the disassembler for full-trace estimates (default: objdump, else "
                          "llvm-objdump)"},
+    /* read by db/db_conn.c and db/db_ingest.c (db/ uses no other floor: they call getenv) */
+    [PTC_ENV_DB] = {"PTCALL_DB", PTC_ENV_TEXT, NULL, 0, 0, "ptcall.db", "db",
+                    "the runs database of `ptcall db` when --db is not given: an SQLite file, "
+                    "or postgresql://... (docs/db.md)"},
+    [PTC_ENV_DB_PAUSE] = {"PTCALL_DB_PAUSE", PTC_ENV_PATH, NULL, 0, 0, "", "db",
+                          "tests only: `db add` creates this file when a run's transaction is "
+                          "written and waits a minute before it commits (to be killed there)"},
+    /* read by server/web_static.c (server/ stands on db/ only: it calls getenv) */
+    [PTC_ENV_WEB_DIR] = {"PTCALL_WEB_DIR", PTC_ENV_PATH, NULL, 0, 0, "", "serve",
+                         "the directory of the web page's script, styles and uPlot for `ptcall "
+                         "serve` and `ptcall html` (default: EXEDIR/../share/ptcall/web, "
+                         "docs/web.md)"},
 };
 
 static int bad(const struct ptc_env_var *v, const char *text, char *err, size_t errsz,

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ptc_chunk_write.h"
+#include "ptc_sled.h"
 
 const char *ptc_map_strerror(int err)
 {
@@ -12,7 +13,15 @@ const char *ptc_map_strerror(int err)
     case PTC_MAP_E_TRUNCATED: return "map blob truncated (runs past the end of the section)";
     case PTC_MAP_E_MAGIC: return "bad map blob magic";
     case PTC_MAP_E_VERSION: return "unsupported map version";
-    case PTC_MAP_E_SITES: return "call-site table bounds out of order or misaligned";
+    case PTC_MAP_E_SITES: return "call-site table bounds out of order, misaligned or wrapping";
+    case PTC_MAP_E_SLOT:
+        return "soft-handler slot (soft_slot_rel) misaligned, wrapping, over the map or stub "
+               "section, or outside the object";
+    case PTC_MAP_E_SITES_PLACE:
+        return "call-site table (sites_rel) over the map or stub section, outside the object, "
+               "or not the same in every unit";
+    case PTC_MAP_E_SITE:
+        return "a call site outside the object, or calling a stub outside ptcall_stubs";
     case PTC_MAP_E_HEADER_SIZE: return "bad map header size";
     case PTC_MAP_E_TOTAL_SIZE: return "bad map blob size";
     case PTC_MAP_E_STUBS_BOUNDS: return "stub table out of bounds";
@@ -27,6 +36,9 @@ const char *ptc_map_strerror(int err)
     case PTC_MAP_E_BUFFER: return "output buffer too small";
     case PTC_MAP_E_CALLBACK: return "callback failed";
     case PTC_MAP_E_EMPTY: return "no map blob in the section";
+    case PTC_MAP_E_EXT:
+        return "sizes-and-callees table (v6) out of bounds, inconsistent, or naming a missing "
+               "function or string";
     default: return "unknown map error";
     }
 }
@@ -58,6 +70,76 @@ static int kind_valid(uint16_t version, uint16_t raw)
     return version >= 4 && flags == PTCALL_STUB_F_LEAF &&
            (kind == PTCALL_STUB_ENTRY || kind == PTCALL_STUB_EXIT);
 }
+
+/* The run-time address a relative field at address field names (field + rel); -1 when it
+ * wraps around the address space (damage: no object spans that). */
+static int rel_target(uint64_t field, int64_t rel, uint64_t *out)
+{
+    uint64_t t = field + (uint64_t)rel;
+    if (rel < 0 ? t > field : t < field)
+        return -1;
+    *out = t;
+    return 0;
+}
+
+/* [a, a + n) and [b0, b1) share a byte */
+static int overlaps(uint64_t a, uint64_t n, uint64_t b0, uint64_t b1)
+{
+    return b1 > b0 && a < b1 && a + n > b0;
+}
+
+/* [a, a + n) lies inside the object */
+static int in_object(const struct ptc_map_object *o, uint64_t a, uint64_t n)
+{
+    return a >= o->start && n <= o->size && a - o->start <= o->size - n;
+}
+
+/* The places a unit names outside its blob: its slot (written by the runtime) and the call-
+ * site table (read), against the map section [addr, addr + size), the stubs and the object. */
+static int check_places(const struct ptc_map_unit *u, uint64_t addr, size_t size,
+                        uint64_t stubs_start, uint64_t stubs_end,
+                        const struct ptc_map_object *obj)
+{
+    if (u->hdr.soft_slot_rel != 0) {
+        uint64_t a = u->slot_addr;
+        if (a % 8 || a > UINT64_MAX - 8 || overlaps(a, 8, addr, addr + size) ||
+            overlaps(a, 8, stubs_start, stubs_end) || (obj && !in_object(obj, a, 8)))
+            return PTC_MAP_E_SLOT;
+    }
+    if (u->hdr.flags & PTCALL_MAP_F_SLEDS) {
+        uint64_t a = u->sites_start, n = u->sites_end - u->sites_start;
+        if (n && (overlaps(a, n, addr, addr + size) || overlaps(a, n, stubs_start, stubs_end) ||
+                  (obj && !in_object(obj, a, n))))
+            return PTC_MAP_E_SITES_PLACE;
+    }
+    return 0;
+}
+
+/* Every entry of the call-site table [start, end), read from the object: the sled (the
+ * aligned word the runtime stores, and the 5 bytes of a ret sled) inside the object, the
+ * stub inside [stubs_start, stubs_end) on a stub boundary. Returns 0, or PTC_MAP_E_SITE
+ * with the entry's index in *bad. */
+static int check_sites(uint64_t start, uint64_t end, uint64_t stubs_start, uint64_t stubs_end,
+                       const struct ptc_map_object *obj, uint64_t *bad)
+{
+    const uint8_t *table = (const uint8_t *)obj->bytes + (start - obj->start);
+    uint64_t n = (end - start) / sizeof(struct ptcall_map_site);
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t site, stub;
+        int ret;
+        ptc_sled_entry(table, start, i, &site, &stub, &ret);
+        uint64_t word = ptc_sled_word_addr(site);
+        *bad = i;
+        if (!in_object(obj, word, 8) || !in_object(obj, site, PTCALL_SLED_SIZE))
+            return PTC_MAP_E_SITE;
+        if (stubs_end > stubs_start &&
+            (stub < stubs_start || stub >= stubs_end || (stub - stubs_start) % PTCALL_STUB_STRIDE))
+            return PTC_MAP_E_SITE;
+    }
+    return 0;
+}
+
+static int check_ext(const struct ptc_map_unit *u, size_t off, size_t *bad);
 
 /* Validates the blob at data[off..size); on success fills *u and *next (offset after it). */
 static int check_blob(const uint8_t *data, size_t size, size_t off, uint64_t addr,
@@ -113,15 +195,17 @@ static int check_blob(const uint8_t *data, size_t size, size_t off, uint64_t add
     u->addr = addr + off;
     u->offset = off;
     u->strings = (const char *)data + off + h.strings_offset;
-    u->slot_addr = u->addr + offsetof(struct ptcall_map_header, soft_slot_rel) +
-                   (uint64_t)h.soft_slot_rel;
+    u->slot_addr = 0;
+    if (rel_target(u->addr + offsetof(struct ptcall_map_header, soft_slot_rel),
+                   h.soft_slot_rel, &u->slot_addr))
+        return PTC_MAP_E_SLOT;
     u->sites_start = u->sites_end = 0;
     if (h.flags & PTCALL_MAP_F_SLEDS) {
-        u->sites_start = u->addr + offsetof(struct ptcall_map_header, sites_rel) +
-                         (uint64_t)h.sites_rel;
-        u->sites_end = u->addr + offsetof(struct ptcall_map_header, sites_end_rel) +
-                       (uint64_t)h.sites_end_rel;
-        if (u->sites_end < u->sites_start ||
+        if (rel_target(u->addr + offsetof(struct ptcall_map_header, sites_rel), h.sites_rel,
+                       &u->sites_start) ||
+            rel_target(u->addr + offsetof(struct ptcall_map_header, sites_end_rel),
+                       h.sites_end_rel, &u->sites_end) ||
+            u->sites_end < u->sites_start || u->sites_start % 4 ||
             (u->sites_end - u->sites_start) % sizeof(struct ptcall_map_site))
             return PTC_MAP_E_SITES;
     }
@@ -140,6 +224,9 @@ static int check_blob(const uint8_t *data, size_t size, size_t off, uint64_t add
         uint64_t a;
         ptc_map_get_stub(u, i, &st, &a);
         *bad = off + h.stubs_offset + (size_t)i * sizeof(st);
+        uint64_t field = u->addr + h.stubs_offset + (uint64_t)i * sizeof(st);
+        if (rel_target(field, st.stub_rel, &a))
+            return PTC_MAP_E_STUB_RANGE; /* wraps around: nowhere */
         if (st.func_index >= h.num_funcs)
             return PTC_MAP_E_FUNC_INDEX;
         if (!kind_valid(h.version, st.kind))
@@ -151,7 +238,79 @@ static int check_blob(const uint8_t *data, size_t size, size_t off, uint64_t add
                 return PTC_MAP_E_STUB_ALIGN;
         }
     }
+    int e = check_ext(u, off, bad);
+    if (e)
+        return e;
     *bad = off;
+    return 0;
+}
+
+/* The v6 extension's header, if the unit has one: 1, else 0 */
+static int ext_header(const struct ptc_map_unit *u, struct ptcall_map_ext *e)
+{
+    if (u->hdr.version < 6 || !u->hdr.ext_offset)
+        return 0;
+    memcpy(e, u->blob + u->hdr.ext_offset, sizeof(*e));
+    return 1;
+}
+
+int ptc_map_get_func_ext(const struct ptc_map_unit *u, uint32_t i,
+                         struct ptcall_map_func_ext *out)
+{
+    struct ptcall_map_ext e;
+    memset(out, 0, sizeof(*out));
+    if (!ext_header(u, &e))
+        return 0;
+    memcpy(out, u->blob + u->hdr.ext_offset + sizeof(e) + (size_t)i * sizeof(*out),
+           sizeof(*out));
+    return 1;
+}
+
+void ptc_map_get_callee(const struct ptc_map_unit *u, uint32_t j, struct ptcall_map_callee *out)
+{
+    size_t at = (size_t)u->hdr.ext_offset + sizeof(struct ptcall_map_ext) +
+                (size_t)u->hdr.num_funcs * sizeof(struct ptcall_map_func_ext) +
+                (size_t)j * sizeof(*out);
+    memcpy(out, u->blob + at, sizeof(*out));
+}
+
+/* Version 6: the extension inside the blob, its sizes consistent, every function's callee
+ * range inside the callee table, every callee's function and name present. 0 or
+ * PTC_MAP_E_EXT with *bad at the record. */
+static int check_ext(const struct ptc_map_unit *u, size_t off, size_t *bad)
+{
+    const struct ptcall_map_header *h = &u->hdr;
+    struct ptcall_map_ext e;
+    *bad = off + offsetof(struct ptcall_map_header, ext_offset);
+    if (h->version < 6 || !h->ext_offset)
+        return 0;
+    if (h->ext_offset < h->header_size || h->ext_offset % 8 ||
+        h->ext_offset + (uint64_t)sizeof(e) > h->total_size)
+        return PTC_MAP_E_EXT;
+    ext_header(u, &e);
+    *bad = off + h->ext_offset;
+    if (e.ext_size != sizeof(e) + (uint64_t)h->num_funcs * sizeof(struct ptcall_map_func_ext) +
+                          (uint64_t)e.num_callees * sizeof(struct ptcall_map_callee) ||
+        h->ext_offset + (uint64_t)e.ext_size > h->total_size)
+        return PTC_MAP_E_EXT;
+    for (uint32_t i = 0; i < h->num_funcs; i++) {
+        struct ptcall_map_func_ext f;
+        ptc_map_get_func_ext(u, i, &f);
+        if ((uint64_t)f.first_callee + f.num_callees > e.num_callees) {
+            *bad = off + h->ext_offset + sizeof(e) + (size_t)i * sizeof(f);
+            return PTC_MAP_E_EXT;
+        }
+    }
+    for (uint32_t j = 0; j < e.num_callees; j++) {
+        struct ptcall_map_callee c;
+        ptc_map_get_callee(u, j, &c);
+        if ((c.func != PTCALL_MAP_NO_FUNC && c.func >= h->num_funcs) ||
+            c.name >= h->strings_size) {
+            *bad = off + h->ext_offset + sizeof(e) +
+                   (size_t)h->num_funcs * sizeof(struct ptcall_map_func_ext) + j * sizeof(c);
+            return PTC_MAP_E_EXT;
+        }
+    }
     return 0;
 }
 
@@ -164,8 +323,9 @@ static size_t skip_padding(const uint8_t *data, size_t size, size_t off)
     return off;
 }
 
-int ptc_map_walk(const void *data_, size_t size, uint64_t addr, uint64_t stubs_start,
-                 uint64_t stubs_end, ptc_map_unit_fn fn, void *ctx, size_t *bad_offset)
+int ptc_map_walk_in(const void *data_, size_t size, uint64_t addr, uint64_t stubs_start,
+                    uint64_t stubs_end, const struct ptc_map_object *obj, ptc_map_unit_fn fn,
+                    void *ctx, size_t *bad_offset)
 {
     const uint8_t *data = data_;
     size_t bad = 0;
@@ -173,9 +333,28 @@ int ptc_map_walk(const void *data_, size_t size, uint64_t addr, uint64_t stubs_s
     /* pass 0 validates everything; pass 1 runs the callbacks */
     for (int pass = 0; pass < 2; pass++) {
         n = 0;
+        int have_sites = 0;
+        uint64_t sites[2] = {0, 0};
         for (size_t off = skip_padding(data, size, 0); off < size;) {
             struct ptc_map_unit u;
             int err = check_blob(data, size, off, addr, stubs_start, stubs_end, &u, &bad);
+            if (!err && pass == 0) {
+                err = check_places(&u, addr, size, stubs_start, stubs_end, obj);
+                if (!err && (u.hdr.flags & PTCALL_MAP_F_SLEDS)) {
+                    /* every unit of an object names the object's one table */
+                    if (have_sites && (u.sites_start != sites[0] || u.sites_end != sites[1]))
+                        err = PTC_MAP_E_SITES_PLACE;
+                    if (!err && !have_sites && obj) {
+                        uint64_t i;
+                        err = check_sites(u.sites_start, u.sites_end, stubs_start, stubs_end,
+                                          obj, &i);
+                        (void)i;
+                    }
+                    have_sites = 1;
+                    sites[0] = u.sites_start;
+                    sites[1] = u.sites_end;
+                }
+            }
             if (err) {
                 if (bad_offset)
                     *bad_offset = bad;
@@ -194,6 +373,12 @@ int ptc_map_walk(const void *data_, size_t size, uint64_t addr, uint64_t stubs_s
             break;
     }
     return n;
+}
+
+int ptc_map_walk(const void *data, size_t size, uint64_t addr, uint64_t stubs_start,
+                 uint64_t stubs_end, ptc_map_unit_fn fn, void *ctx, size_t *bad_offset)
+{
+    return ptc_map_walk_in(data, size, addr, stubs_start, stubs_end, NULL, fn, ctx, bad_offset);
 }
 
 static int scan_unit(void *ctx, const struct ptc_map_unit *u)
@@ -228,12 +413,14 @@ static int scan_unit(void *ctx, const struct ptc_map_unit *u)
     return 0;
 }
 
-int ptc_map_scan(const void *data, size_t size, uint64_t addr, uint64_t stubs_start,
-                 uint64_t stubs_end, struct ptc_map_summary *s, size_t *bad_offset)
+int ptc_map_scan_in(const void *data, size_t size, uint64_t addr, uint64_t stubs_start,
+                    uint64_t stubs_end, const struct ptc_map_object *obj,
+                    struct ptc_map_summary *s, size_t *bad_offset)
 {
     memset(s, 0, sizeof(*s));
     s->identity = PTC_FNV1A64_INIT;
-    int n = ptc_map_walk(data, size, addr, stubs_start, stubs_end, scan_unit, s, bad_offset);
+    int n = ptc_map_walk_in(data, size, addr, stubs_start, stubs_end, obj, scan_unit, s,
+                            bad_offset);
     if (n == PTC_MAP_E_CALLBACK)
         return PTC_MAP_E_TOO_BIG;
     if (n < 0)
@@ -246,6 +433,12 @@ int ptc_map_scan(const void *data, size_t size, uint64_t addr, uint64_t stubs_st
     if (s->strings_size + 4096 > UINT32_MAX)
         return PTC_MAP_E_TOO_BIG;
     return 0;
+}
+
+int ptc_map_scan(const void *data, size_t size, uint64_t addr, uint64_t stubs_start,
+                 uint64_t stubs_end, struct ptc_map_summary *s, size_t *bad_offset)
+{
+    return ptc_map_scan_in(data, size, addr, stubs_start, stubs_end, NULL, s, bad_offset);
 }
 
 size_t ptc_map_module_size(const struct ptc_map_summary *s, const char *path)

@@ -42,6 +42,15 @@ enum ptc_map_error {
     PTC_MAP_E_CALLBACK = -16,     /* the walk callback returned non-zero */
     PTC_MAP_E_EMPTY = -17,        /* the section holds no blob */
     PTC_MAP_E_SITES = -18,        /* v3 call-site table bounds reversed or misaligned */
+    PTC_MAP_E_SLOT = -19,         /* the soft-handler slot misaligned, over the map or the
+                                     stubs, or outside the object */
+    PTC_MAP_E_SITES_PLACE = -20,  /* the call-site table over the map or the stubs, outside
+                                     the object, or not the same in every unit */
+    PTC_MAP_E_SITE = -21,         /* a call site outside the object, or naming a stub
+                                     outside [stubs_start, stubs_end) */
+    PTC_MAP_E_EXT = -22,          /* v6: the sizes-and-callees extension out of bounds, its
+                                     sizes inconsistent, or a callee record naming a missing
+                                     function or string */
 };
 
 const char *ptc_map_strerror(int err);
@@ -60,6 +69,15 @@ struct ptc_map_unit {
     uint64_t sites_end;            /* struct ptcall_map_site table; else 0, 0 */
 };
 
+/* Map version 6 (docs/map-format.md, "Sizes and callees"): function i's IR instructions,
+ * basic blocks and direct callees, of a validated unit. 1 when the unit says (version 6
+ * with an extension), else 0 with *out zeroed (older units do not know). */
+int ptc_map_get_func_ext(const struct ptc_map_unit *u, uint32_t i,
+                         struct ptcall_map_func_ext *out);
+/* Callee j of the unit (j < ext.num_callees: records first_callee .. + num_callees of a
+ * function); its name is u->strings + out->name. */
+void ptc_map_get_callee(const struct ptc_map_unit *u, uint32_t j, struct ptcall_map_callee *out);
+
 /* Reads stub i (run-time address in *addr) / function i of a validated unit. */
 void ptc_map_get_stub(const struct ptc_map_unit *u, uint32_t i, struct ptcall_map_stub *out,
                       uint64_t *addr);
@@ -73,6 +91,25 @@ void ptc_map_get_func(const struct ptc_map_unit *u, uint32_t i, struct ptcall_ma
 typedef int (*ptc_map_unit_fn)(void *ctx, const struct ptc_map_unit *u);
 int ptc_map_walk(const void *data, size_t size, uint64_t addr, uint64_t stubs_start,
                  uint64_t stubs_end, ptc_map_unit_fn fn, void *ctx, size_t *bad_offset);
+
+/* The loaded object a section belongs to, for the checks only the object can answer: that
+ * each unit's soft-handler slot (which the runtime writes) and the call-site table and the
+ * sleds it names (which the runtime reads and patches) lie inside it. bytes: the object's
+ * bytes from run-time address start on, readable here (the runtime: (void *)start). */
+struct ptc_map_object {
+    const void *bytes;
+    uint64_t start;
+    size_t size;        /* the object is [start, start + size) */
+};
+
+/* ptc_map_walk, and with obj also those checks (obj NULL: as ptc_map_walk). Without obj the
+ * reader still refuses a slot or call-site table whose address wraps around, is misaligned,
+ * or lies over the map section or the stub range, and call-site tables that differ between
+ * units (every unit of an object names the same one); it cannot tell that they lie inside
+ * the object. */
+int ptc_map_walk_in(const void *data, size_t size, uint64_t addr, uint64_t stubs_start,
+                    uint64_t stubs_end, const struct ptc_map_object *obj, ptc_map_unit_fn fn,
+                    void *ctx, size_t *bad_offset);
 
 /* Totals over a section, from ptc_map_scan. */
 struct ptc_map_summary {
@@ -90,6 +127,10 @@ struct ptc_map_summary {
  * empty section (no blob) is PTC_MAP_E_EMPTY. */
 int ptc_map_scan(const void *data, size_t size, uint64_t addr, uint64_t stubs_start,
                  uint64_t stubs_end, struct ptc_map_summary *s, size_t *bad_offset);
+/* The same with the object's checks (ptc_map_walk_in). */
+int ptc_map_scan_in(const void *data, size_t size, uint64_t addr, uint64_t stubs_start,
+                    uint64_t stubs_end, const struct ptc_map_object *obj,
+                    struct ptc_map_summary *s, size_t *bad_offset);
 
 /* Bytes of the PTC_CHUNK_MODULE payload for this summary and object path. */
 size_t ptc_map_module_size(const struct ptc_map_summary *s, const char *path);

@@ -158,3 +158,21 @@ const char *ptc_session_thread_name(const struct ptc_session *s, uint32_t pid, u
     const struct thread *t = ptc_thread_find(s, pid, tid);
     return t ? t->name : NULL;
 }
+
+void ptc_session_recording(const struct ptc_session *s, struct ptc_recording *out)
+{
+    const struct proc *p = s->have_origin ? ptc_proc_find(s, s->origin_pid) : NULL;
+    *out = (struct ptc_recording){.created_ns = s->created_ns,
+                                  .has_info = s->has_info,
+                                  .argc = s->argc,
+                                  .argv = (const char *const *)s->argv,
+                                  .has_end = s->record_end,
+                                  .wall_ns = s->wall_ns,
+                                  .first_exe = p ? p->exe : NULL};
+}
+
+size_t ptc_session_modules(const struct ptc_session *s, const struct ptc_module_desc **out)
+{
+    *out = s->modlist;
+    return s->nmodlist;
+}

@@ -263,6 +263,59 @@ static int on_module_armed(struct ptc_session *s, const struct ptc_chunk *c)
     return say_where(s, c, ptc_module_armed(s, c->h.pid, c->payload, c->h.payload_size));
 }
 
+const char *ptc_session_mark_label(const struct ptc_session *s, uint64_t id)
+{
+    return s && id < s->nmarks ? s->marks[id] : "";
+}
+
+/* A MARK chunk (ptcall_mark in a trace): the label kept, a PTC_EV_MARK fed to its thread,
+ * which follows the thread's events written before it in the file. */
+static int mark_chunk(struct ptc_session *s, uint32_t pid, const void *payload, size_t size)
+{
+    struct ptc_mark m;
+    if (size < sizeof(m))
+        return ptc_session_set_error(s, PTC_E_CORRUPT, "MARK chunk of pid %u is %zu bytes, shorter than its header", pid,
+                              size);
+    memcpy(&m, payload, sizeof(m));
+    const char *label = (const char *)payload + sizeof(m);
+    if (!m.label_size || sizeof(m) + (uint64_t)m.label_size != size || label[m.label_size - 1])
+        return ptc_session_set_error(s, PTC_E_CORRUPT, "MARK chunk of pid %u: a %u-byte label does not fill its %zu "
+                              "bytes", pid, m.label_size, size);
+    struct thread *t = ptc_thread_find(s, pid, m.tid);
+    if (!t)
+        return 0; /* a thread that recorded nothing before its mark: nowhere to show it */
+    /* parallel decode: the worker that decodes the thread's events places the mark */
+    if (s->par_n > 1) {
+        int own = ptc_par_owns(s, pid, m.tid);
+        if (own <= 0)
+            return own;
+    }
+    if (s->nmarks == s->capmarks) {
+        uint32_t nc = s->capmarks ? s->capmarks * 2 : 16;
+        char **nm = realloc(s->marks, nc * sizeof(*nm));
+        if (!nm)
+            return ptc_nomem(s);
+        s->marks = nm;
+        s->capmarks = nc;
+    }
+    if (!(s->marks[s->nmarks] = strdup(label)))
+        return ptc_nomem(s);
+    /* untimed, the thread's last time stays what its events said */
+    struct ptc_ev ev = {.type = PTC_EV_MARK, .has_time = (s->file_flags & PTC_FILE_F_TIMED) != 0,
+                        .tsc = m.tsc, .count = s->nmarks++};
+    return ptc_thread_feed(s, t, &ev, 1);
+}
+
+static int on_mark(struct ptc_session *s, const struct ptc_chunk *c)
+{
+    return say_where(s, c, mark_chunk(s, c->h.pid, c->payload, c->h.payload_size));
+}
+
+static int on_counts(struct ptc_session *s, const struct ptc_chunk *c)
+{
+    return say_where(s, c, ptc_counts_chunk(s, c->h.pid, c->payload, c->h.payload_size));
+}
+
 static int on_module_unload(struct ptc_session *s, const struct ptc_chunk *c)
 {
     struct ptc_module_unload u;
@@ -343,7 +396,7 @@ static int on_record_end(struct ptc_session *s, const struct ptc_chunk *c)
     return 0;
 }
 
-static int (*const by_type[PTC_CHUNK_MODULE_ARMED + 1])(struct ptc_session *s,
+static int (*const by_type[PTC_CHUNK_MARK + 1])(struct ptc_session *s,
                                                          const struct ptc_chunk *c) = {
     [PTC_CHUNK_RECORD_INFO] = on_record_info,
     [PTC_CHUNK_PROCESS] = on_process,
@@ -356,6 +409,8 @@ static int (*const by_type[PTC_CHUNK_MODULE_ARMED + 1])(struct ptc_session *s,
     [PTC_CHUNK_PROCESS_END] = on_process_end,
     [PTC_CHUNK_RECORD_END] = on_record_end,
     [PTC_CHUNK_MODULE_ARMED] = on_module_armed,
+    [PTC_CHUNK_COUNTS] = on_counts,
+    [PTC_CHUNK_MARK] = on_mark,
 };
 
 int ptc_session_chunk(struct ptc_session *s, const struct ptc_chunk *c)
@@ -377,7 +432,7 @@ int ptc_session_chunk(struct ptc_session *s, const struct ptc_chunk *c)
     for (int i = 0; i < s->nhandlers; i++)
         if (type >= s->handlers[i].first && type <= s->handlers[i].last)
             return s->handlers[i].fn(s->handlers[i].ctx, s, &c->h, c->payload);
-    if (type > PTC_CHUNK_MODULE_ARMED || type == 0)
+    if (type > PTC_CHUNK_MARK || type == 0)
         return on_unknown(s, c);
     return by_type[type](s, c);
 }

@@ -197,6 +197,12 @@ struct ptc_session {
     uint64_t held_total;
     int finished;
     /* hooks */
+    char **marks;           /* MARK chunks' labels, by session mark id (modules.c) */
+    uint32_t nmarks, capmarks;
+    ptc_counts_hook counts_hook; /* COUNTS chunks (modules.c) */
+    void *counts_hook_ctx;
+    void (*read_hook)(void *ctx, const void *data, size_t n); /* file.c: the file's bytes */
+    void *read_hook_ctx;
     ptc_call_hook hook;
     void *hook_ctx;
     void (*end_hook)(void *ctx, uint32_t pid, uint32_t tid, uintptr_t *user);

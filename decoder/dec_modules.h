@@ -10,5 +10,7 @@ int ptc_proc_inherit_modules(struct ptc_session *s, struct proc *c, const struct
 /* A MODULE_ARMED chunk's payload for process pid: which functions of one of its modules were
  * armed. Returns 0 or -PTC_E_* (the message names what is wrong, not where). */
 int ptc_module_armed(struct ptc_session *s, uint32_t pid, const void *payload, size_t size);
+/* A COUNTS chunk (counting mode): its calls added to the functions of the modules it names */
+int ptc_counts_chunk(struct ptc_session *s, uint32_t pid, const void *payload, size_t size);
 
 #endif

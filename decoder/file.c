@@ -24,6 +24,7 @@ int ptc_decode_reader(struct ptc_session *s, struct ptc_reader *r, int rc, unsig
     const struct ptc_file_header *fh = ptc_reader_header(r);
     s->backend = fh->backend;
     s->file_flags = fh->flags;
+    s->created_ns = fh->created_ns;
     int first_err = 0;
     char first_msg[sizeof(s->msg)] = "";
     struct ptc_chunk c;
@@ -79,6 +80,8 @@ int ptc_decode_file(struct ptc_session *s, const char *path, unsigned flags)
     int rc = ptc_reader_open(&r, path);
     if (!r)
         return ptc_session_set_error(s, PTC_E_NOMEM, "out of memory");
+    if (s->read_hook)
+        ptc_reader_set_read_hook(r, s->read_hook, s->read_hook_ctx);
     return ptc_decode_reader(s, r, rc, flags, path);
 }
 

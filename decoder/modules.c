@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "dec_modules.h"
+#include "dec_par.h"
 #include "dec_tables.h"
 #include "ptc_sorted.h"
 
@@ -32,6 +33,29 @@ static int cmp_u64idx(const void *a, const void *b)
 static int str_ok(const char *strings, uint32_t size, uint32_t off)
 {
     return off < size && memchr(strings + off, 0, size - off) != NULL;
+}
+
+/* Adds (path, identity) to the session's list of objects (ptc_session_modules) unless there.
+ * Returns 0 or -PTC_E_NOMEM. */
+static int note_module(struct ptc_session *s, const char *path, uint64_t identity,
+                       uint32_t num_funcs)
+{
+    for (uint32_t i = 0; i < s->nmodlist; i++)
+        if (s->modlist[i].identity == identity && !strcmp(s->modlist[i].path, path))
+            return 0;
+    if (s->nmodlist == s->capmodlist) {
+        uint32_t nc = s->capmodlist ? s->capmodlist * 2 : 8;
+        struct ptc_module_desc *n = realloc(s->modlist, nc * sizeof(*n));
+        if (!n)
+            return -PTC_E_NOMEM;
+        s->modlist = n;
+        s->capmodlist = nc;
+    }
+    char *p = strdup(path);
+    if (!p)
+        return -PTC_E_NOMEM;
+    s->modlist[s->nmodlist++] = (struct ptc_module_desc){p, identity, num_funcs};
+    return 0;
 }
 
 int ptc_session_add_module(struct ptc_session *s, uint32_t pid, const void *payload, size_t size)
@@ -140,6 +164,10 @@ int ptc_session_add_module(struct ptc_session *s, uint32_t pid, const void *payl
     mod.num_funcs = m.num_funcs;
     for (uint32_t i = 0; i < m.num_funcs; i++)
         s->funcs[ids[i]].in_modules++;
+    if (note_module(s, path, m.identity, m.num_funcs)) {
+        ptc_module_free(&mod);
+        return ptc_nomem(s);
+    }
     /* a module re-announced under the same id replaces the old entry */
     for (uint32_t i = 0; i < p->nmods; i++)
         if (p->mods[i].module_id == m.module_id && !p->mods[i].unloaded) {
@@ -206,6 +234,83 @@ int ptc_module_armed(struct ptc_session *s, uint32_t pid, const void *payload, s
         if (!((bits[i / 8] >> (i % 8)) & 1u))
             s->funcs[m->fids[i]].unarmed++;
     return 0;
+}
+
+void ptc_session_set_counts_hook(struct ptc_session *s, ptc_counts_hook fn, void *ctx)
+{
+    s->counts_hook = fn;
+    s->counts_hook_ctx = ctx;
+}
+
+int ptc_counts_chunk(struct ptc_session *s, uint32_t pid, const void *payload, size_t size)
+{
+    struct ptc_counts h;
+    if (size < sizeof(h))
+        return CORRUPT_MODULE("COUNTS chunk of pid %u is %zu bytes, shorter than its header",
+                              pid, size);
+    memcpy(&h, payload, sizeof(h));
+    const uint8_t *p = payload;
+    uint64_t at = sizeof(h) + (uint64_t)h.num_modules * sizeof(struct ptc_counts_module);
+    uint64_t nf = 0;
+    for (uint32_t i = 0; i < h.num_modules && at <= size; i++) {
+        struct ptc_counts_module m;
+        memcpy(&m, p + sizeof(h) + i * sizeof(m), sizeof(m));
+        nf += m.num_funcs;
+    }
+    if (at > size || nf > size || at + nf * 8 + h.label_size != size || !h.label_size ||
+        p[size - 1])
+        return CORRUPT_MODULE("COUNTS chunk of pid %u: %u modules, %llu functions and a "
+                              "%u-byte label do not fill its %zu bytes exactly",
+                              pid, h.num_modules, (unsigned long long)nf, h.label_size, size);
+    /* parallel decode: every worker reads process-level chunks; one adds the calls */
+    int add = ptc_par_primary(s);
+    uint32_t *fids = NULL;
+    uint64_t *calls = NULL;
+    if (add && s->counts_hook && nf) {
+        fids = malloc(nf * sizeof(*fids));
+        calls = malloc(nf * sizeof(*calls));
+        if (!fids || !calls) {
+            free(fids);
+            free(calls);
+            return ptc_nomem(s);
+        }
+    }
+    const struct proc *pr = ptc_proc_find(s, pid);
+    uint64_t k = 0;
+    for (uint32_t i = 0; i < h.num_modules; i++) {
+        struct ptc_counts_module m;
+        memcpy(&m, p + sizeof(h) + i * sizeof(m), sizeof(m));
+        const struct module *mod = module_by_id(pr, m.module_id);
+        if (!mod || mod->num_funcs != m.num_funcs) {
+            free(fids);
+            free(calls);
+            return CORRUPT_MODULE("COUNTS chunk of pid %u names module %u with %u functions, "
+                                  "which that process did not announce before it",
+                                  pid, m.module_id, m.num_funcs);
+        }
+        for (uint32_t f = 0; f < m.num_funcs; f++, k++) {
+            uint64_t c;
+            memcpy(&c, p + at + k * 8, 8);
+            if (!add)
+                continue;
+            s->fstats[mod->fids[f]].calls += c;
+            s->tot.counted_calls += c;
+            if (fids) {
+                fids[k] = mod->fids[f];
+                calls[k] = c;
+            }
+        }
+    }
+    int r = 0;
+    if (add) {
+        s->tot.counts_segments++;
+        if (s->counts_hook)
+            r = s->counts_hook(s->counts_hook_ctx, pid, &h, (const char *)p + at + nf * 8, fids,
+                               calls, (uint32_t)nf);
+    }
+    free(fids);
+    free(calls);
+    return r;
 }
 
 int ptc_session_lookup_stub(const struct ptc_session *s, uint32_t pid, uint64_t ip,

@@ -33,6 +33,8 @@ struct ptc_reader {
     struct ptc_file_header hdr;
     int (*crc_skip)(void *ctx, const struct ptc_chunk_header *h);
     void *crc_skip_ctx;
+    ptc_read_hook read_hook; /* every byte read, in order */
+    void *read_hook_ctx;
     struct ptc_chunk_header fail_h; /* the chunk the last error is about, if fail_have */
     uint64_t fail_at;
     int fail_have;
@@ -44,6 +46,19 @@ void ptc_reader_set_crc_skip(struct ptc_reader *r,
 {
     r->crc_skip = skip;
     r->crc_skip_ctx = ctx;
+}
+
+void ptc_reader_set_read_hook(struct ptc_reader *r, ptc_read_hook fn, void *ctx)
+{
+    r->read_hook = fn;
+    r->read_hook_ctx = ctx;
+    /* what was read before: the whole input in memory, or the file's first read (right after
+     * ptc_reader_open() nothing has been moved out of the buffer yet: buf_off is 0; later, the
+     * bytes before buf_off are not handed over, which a caller counting them sees) */
+    if (fn && r->fd < 0 && r->mem_size)
+        fn(ctx, r->mem, r->mem_size);
+    else if (fn && r->fd >= 0 && r->len && !r->buf_off)
+        fn(ctx, r->buf, r->len);
 }
 
 static int rerr(struct ptc_reader *r, int err, int final, const char *fmt, ...)
@@ -94,6 +109,8 @@ static long long avail(struct ptc_reader *r, size_t n, const uint8_t **p)
             }
             if (got == 0)
                 r->eof = 1;
+            else if (r->read_hook)
+                r->read_hook(r->read_hook_ctx, r->buf + r->len, (size_t)got);
             r->len += (size_t)got;
         }
         have = r->len - r->pos;

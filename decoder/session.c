@@ -31,7 +31,21 @@ void ptc_session_free(struct ptc_session *s)
     for (uint32_t i = 0; i < s->argc; i++)
         free(s->argv[i]);
     free(s->argv);
+    for (uint32_t i = 0; i < s->nmodlist; i++)
+        free((char *)s->modlist[i].path);
+    free(s->modlist);
+    for (uint32_t i = 0; i < s->nmarks; i++) /* MARK chunks' labels (chunk.c) */
+        free(s->marks[i]);
+    free(s->marks);
     free(s);
+}
+
+void ptc_session_set_read_hook(struct ptc_session *s, void (*fn)(void *ctx, const void *data,
+                                                                 size_t n),
+                               void *ctx)
+{
+    s->read_hook = fn;
+    s->read_hook_ctx = ctx;
 }
 
 void ptc_session_set_call_hook(struct ptc_session *s, ptc_call_hook hook, void *ctx)

@@ -449,6 +449,11 @@ int ptc_stack_apply(struct ptc_session *s, struct thread *t, const struct ptc_ev
                 t->last = e->tsc;
         } else if (e->type == PTC_EV_FORK) {
             break;
+        } else if (e->type == PTC_EV_MARK) { /* a place on the timeline; nothing changes */
+            if (e->has_time)
+                t->last = e->tsc;
+            if (s->hook)
+                ptc_emit(s, t, PTC_CALL_MARK, 0, t->depth, UINT32_MAX, 0, e->count, 0);
         } else {
             r = ptc_session_set_error(s, PTC_E_ARG, "event of unknown type %u", e->type);
             break;

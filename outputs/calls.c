@@ -70,7 +70,7 @@ static void *zalloc64(size_t n)
 }
 
 /* A line, decided; formatted by format_line(). */
-enum line_kind { L_ENTER, L_LEAF, L_RET, L_GAP, L_FORK, L_FORKED, L_UNMATCHED, L_LANDING };
+enum line_kind { L_ENTER, L_LEAF, L_RET, L_GAP, L_FORK, L_FORKED, L_UNMATCHED, L_LANDING, L_MARK };
 struct line {
     uint8_t kind;           /* enum line_kind */
     uint8_t how;            /* L_LEAF, L_RET: enum ptc_return_how */
@@ -360,6 +360,12 @@ static int format_line(struct calls_view *c, const struct line *l)
         ptc_wb_str(w, l->count == 1 ? " frame of its parent's stack ---\n"
                                     : " frames of its parent's stack ---\n");
         break;
+    case L_MARK: /* name: the label, owned by the session */
+        indent(w, l->depth);
+        ptc_wb_str(w, "/* mark: ");
+        ptc_wb_put(w, l->name, l->name_len);
+        ptc_wb_str(w, " */\n");
+        break;
     case L_UNMATCHED:
         indent(w, l->depth);
         ptc_wb_str(w, "(exit of ");
@@ -491,6 +497,15 @@ static int calls_note(void *view, const struct ptc_out_event *e)
     struct calls_view *c = view;
     struct cthread *t = thread_of(c, e);
     struct line *l;
+    if (t && e->kind == PTC_CALL_MARK) {
+        if (flush_pending(c, t))
+            return 1;
+        l = new_line(c, L_MARK, t, e->time);
+        l->depth = e->depth;
+        l->name = ptc_session_mark_label(c->s, e->count);
+        l->name_len = strlen(l->name);
+        return 0;
+    }
     return !t || flush_pending(c, t) ||
            named_line(c, e->kind == PTC_CALL_UNMATCHED ? L_UNMATCHED : L_LANDING, t, e->time,
                       e->depth, e->func, &l);
@@ -524,7 +539,13 @@ static int calls_end(void *view, const struct ptc_out_info *info)
         return 1;
     if (c->order == PTC_ORDER_TIME)
         ptc_lm_flush(&c->merge);
-    if (!c->lines) {
+    struct ptc_totals t;
+    ptc_session_totals(c->s, &t);
+    if (!c->lines && t.counts_segments && !t.events) {
+        /* counting mode kept how often, not in what order: say where the counts are */
+        ptc_wb_str(c->out, "# counts only (record --counts): no call sequence; "
+                           "ptcall report shows the calls per function\n");
+    } else if (!c->lines) {
         ptc_wb_str(c->out, "# no calls");
         ptc_wb_str(c->out, info->filtered ? " for the selected threads and functions\n" : "\n");
     }

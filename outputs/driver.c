@@ -207,6 +207,7 @@ HOT int deliver(struct ptc_out_driver *d, const struct ptc_out_event *e, struct 
         return o->fork ? o->fork(v, e) : 0;
     case PTC_CALL_UNMATCHED:
     case PTC_CALL_LANDING:
+    case PTC_CALL_MARK:
         return o->note ? o->note(v, e) : 0;
     case KIND_THREAD_END:
         return o->thread_end ? o->thread_end(v, t->pid, t->tid, &t->view_user) : 0;
@@ -503,7 +504,8 @@ static void hook(void *ctx, const struct ptc_call_event *ce)
     e.count = ce->kind == PTC_CALL_FORKED ? ce->depth : ce->count;
     e.kind = ce->kind;
     e.has_time = ce->has_time;
-    if (ce->kind == PTC_CALL_UNMATCHED || ce->kind == PTC_CALL_LANDING) {
+    if (ce->kind == PTC_CALL_UNMATCHED || ce->kind == PTC_CALL_LANDING ||
+        ce->kind == PTC_CALL_MARK) {
         uint32_t dep = ce->depth;
         if (!shown_here(d, t, dep < t->depth ? dep : t->depth, now))
             return;

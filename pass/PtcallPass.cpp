@@ -284,6 +284,9 @@ struct StubRec {
 
 struct FuncRec {
   uint32_t Name, Linkage, File, Line;
+  // map version 6 (struct ptcall_map_func_ext): size, and direct callees (first-call order)
+  uint32_t Insts = 0, Blocks = 0;
+  std::vector<const Function *> Callees;
 };
 
 // One planned stub call: a stub of Kind/Site, called right before Before.
@@ -304,6 +307,7 @@ class Instrumenter {
   StringTable Strs;
   uint64_t UnitHash = FnvInit;
   GlobalVariable *Slot = nullptr; // the unit's soft-handler slot
+  std::vector<Function *> Work;   // the functions instrumented, in function-table order
 
 public:
   Instrumenter(Module &M, const Options &O) : M(M), O(O), C(M.getContext()) {}
@@ -396,6 +400,35 @@ bool Instrumenter::shouldInstrument(Function &F, bool Cyg,
 // entry for the whole call (PTCALL_STUB_F_LEAF). Intrinsics count as calls only where they
 // can become one that reaches program code: memcpy and friends (a program may define and
 // instrument its own), statepoints and patchpoints. Inline asm may hide a call.
+// The function a call names directly (not through a pointer), or null; intrinsics are not
+// calls, but memcpy/memmove/memset (a program may define its own), as callsNothing counts.
+const Function *directCallee(const CallBase &CB) {
+  const Function *Callee = dyn_cast_or_null<Function>(CB.getCalledOperand()->stripPointerCasts());
+  if (!Callee || CB.isInlineAsm())
+    return nullptr;
+  if (Callee->isIntrinsic() && !isa<MemIntrinsic>(&CB))
+    return nullptr;
+  return Callee;
+}
+
+// Map version 6: F's IR instructions and blocks, and its direct callees, each once, in the
+// order of their first call. Measured before the stub calls exist.
+void measure(const Function &F, FuncRec &FR) {
+  std::set<const Function *> Seen;
+  for (const BasicBlock &BB : F) {
+    FR.Blocks++;
+    for (const Instruction &I : BB) {
+      if (isa<DbgInfoIntrinsic>(I))
+        continue; // debug info is not code: -g must not change the figures
+      FR.Insts++;
+      if (const auto *CB = dyn_cast<CallBase>(&I))
+        if (const Function *Callee = directCallee(*CB))
+          if (Seen.insert(Callee).second)
+            FR.Callees.push_back(Callee);
+    }
+  }
+}
+
 bool callsNothing(const Function &F) {
   for (const BasicBlock &BB : F)
     for (const Instruction &I : BB) {
@@ -644,7 +677,7 @@ bool Instrumenter::run() {
     Exc = loadPatterns(O.Exclude, "exclude");
   std::set<const Function *> NoInstr = annotatedNoInstrument();
 
-  std::vector<Function *> Work;
+  Work.clear();
   for (Function &F : M)
     if (shouldInstrument(F, Cyg, NoInstr, Inc, Exc))
       Work.push_back(&F);
@@ -685,6 +718,9 @@ bool Instrumenter::run() {
       FR.File = Strs.add(Source);
       FR.Line = 0;
     }
+    measure(F, FR);
+    for (const Function *Callee : FR.Callees) // named before the string table is laid out
+      Strs.add(Callee->getName());
     Funcs.push_back(FR);
 
     // decided before the stub calls exist (they are inline asm)
@@ -730,20 +766,36 @@ void Instrumenter::emitMap() {
       "ptcall.map_header");
   StructType *StubTy = StructType::create(C, {I64, I32, I16, I16}, "ptcall.map_stub");
   StructType *FuncTy = StructType::create(C, {I32, I32, I32, I32}, "ptcall.map_func");
+  StructType *ExtTy = StructType::create(C, {I32, I32, I32, I32}, "ptcall.map_ext");
+  StructType *FuncExtTy = StructType::create(C, {I32, I32, I32, I32}, "ptcall.map_func_ext");
+  StructType *CalleeTy = StructType::create(C, {I32, I32}, "ptcall.map_callee");
 
   const uint32_t NS = Stubs.size(), NF = Funcs.size();
+  uint32_t NC = 0;
+  std::map<const Function *, uint32_t> Index; // instrumented functions of this unit
+  for (const FuncRec &F : Funcs)
+    NC += F.Callees.size();
+  for (uint32_t I = 0; I < NF; ++I)
+    Index[Work[I]] = I;
   const uint32_t HdrSize = sizeof(struct ptcall_map_header);
   const uint32_t StubsOff = HdrSize;
   const uint32_t FuncsOff = StubsOff + NS * sizeof(struct ptcall_map_stub);
-  const uint32_t StrOff = FuncsOff + NF * sizeof(struct ptcall_map_func);
+  const uint32_t ExtOff = FuncsOff + NF * sizeof(struct ptcall_map_func); // 8-aligned
+  const uint32_t ExtSize = sizeof(struct ptcall_map_ext) +
+                           NF * sizeof(struct ptcall_map_func_ext) +
+                           NC * sizeof(struct ptcall_map_callee);
+  const uint32_t StrOff = ExtOff + ExtSize;
   const uint32_t StrSize = Strs.data().size();
   const uint32_t Total = (StrOff + StrSize + 7) & ~7u;
 
   ArrayType *StubArrTy = ArrayType::get(StubTy, NS);
   ArrayType *FuncArrTy = ArrayType::get(FuncTy, NF);
   ArrayType *StrArrTy = ArrayType::get(I8, Total - StrOff);
-  StructType *BlobTy = StructType::create(C, {HdrTy, StubArrTy, FuncArrTy, StrArrTy},
-                                          "ptcall.map", /*isPacked=*/true);
+  ArrayType *FuncExtArrTy = ArrayType::get(FuncExtTy, NF);
+  ArrayType *CalleeArrTy = ArrayType::get(CalleeTy, NC);
+  StructType *BlobTy = StructType::create(
+      C, {HdrTy, StubArrTy, FuncArrTy, ExtTy, FuncExtArrTy, CalleeArrTy, StrArrTy}, "ptcall.map",
+      /*isPacked=*/true);
   const DataLayout &DL = M.getDataLayout();
   if (DL.getTypeAllocSize(HdrTy) != HdrSize || DL.getTypeAllocSize(BlobTy) != Total)
     fatal("internal error: map blob layout does not match map_format.h");
@@ -812,7 +864,7 @@ void Instrumenter::emitMap() {
               ConstantInt::get(I32, StubsOff), ConstantInt::get(I32, FuncsOff),
               ConstantInt::get(I32, StrOff), ConstantInt::get(I32, StrSize),
               rel(Slot, fieldAddr({0, 12})), ConstantInt::get(I32, SourceName),
-              ConstantInt::get(I32, 0), SitesRel(15), SitesRel(16)});
+              ConstantInt::get(I32, ExtOff), SitesRel(15), SitesRel(16)});
 
   std::vector<Constant *> StubCs;
   for (uint32_t I = 0; I < NS; ++I) {
@@ -826,13 +878,33 @@ void Instrumenter::emitMap() {
     FuncCs.push_back(ConstantStruct::get(
         FuncTy, {ConstantInt::get(I32, F.Name), ConstantInt::get(I32, F.Linkage),
                  ConstantInt::get(I32, F.File), ConstantInt::get(I32, F.Line)}));
+  // version 6: sizes and direct callees
+  Constant *Ext = ConstantStruct::get(ExtTy, {ConstantInt::get(I32, ExtSize),
+                                              ConstantInt::get(I32, NC), ConstantInt::get(I32, 0),
+                                              ConstantInt::get(I32, 0)});
+  std::vector<Constant *> FuncExtCs, CalleeCs;
+  for (const FuncRec &F : Funcs) {
+    FuncExtCs.push_back(ConstantStruct::get(
+        FuncExtTy, {ConstantInt::get(I32, F.Insts), ConstantInt::get(I32, F.Blocks),
+                    ConstantInt::get(I32, CalleeCs.size()),
+                    ConstantInt::get(I32, F.Callees.size())}));
+    for (const Function *Callee : F.Callees) {
+      auto It = Index.find(Callee);
+      CalleeCs.push_back(ConstantStruct::get(
+          CalleeTy, {ConstantInt::get(I32, It == Index.end() ? PTCALL_MAP_NO_FUNC : It->second),
+                     ConstantInt::get(I32, Strs.add(Callee->getName()))}));
+    }
+  }
+  if (Strs.data().size() != StrSize)
+    fatal("internal error: a callee's name was not in the string table");
   std::string StrBytes = Strs.data();
   StrBytes.resize(Total - StrOff, '\0');
   Constant *StrC = ConstantDataArray::getRaw(StrBytes, StrBytes.size(), I8);
 
-  Map->setInitializer(ConstantStruct::get(BlobTy, {Hdr, ConstantArray::get(StubArrTy, StubCs),
-                                                   ConstantArray::get(FuncArrTy, FuncCs),
-                                                   StrC}));
+  Map->setInitializer(ConstantStruct::get(
+      BlobTy, {Hdr, ConstantArray::get(StubArrTy, StubCs), ConstantArray::get(FuncArrTy, FuncCs),
+               Ext, ConstantArray::get(FuncExtArrTy, FuncExtCs),
+               ConstantArray::get(CalleeArrTy, CalleeCs), StrC}));
 
   // The PC-relative fields are "local relocations": LLVM 14 keeps the explicit section
   // read-only ("a") in PIC code too, and the static linker resolves them (no dynamic

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "ptc_env.h"
@@ -54,19 +55,74 @@ static int output_path(const char *out)
     return 0;
 }
 
+static int fd_ok(int fd) { return fd >= 0 && fcntl(fd, F_GETFD) >= 0; }
+
+/* PTCALL_COUNTS_FD and PTCALL_FORKSERVER (docs/cov.md) into rt: 1 when either is set, 0
+ * when neither, -1 after a warning (then nothing is counted). */
+static int forkserver_config(void)
+{
+    uint64_t v;
+    const char *fs;
+    char err[256];
+    int set = ptc_env_get(PTC_ENV_COUNTS_FD, &v, NULL, err, sizeof(err));
+    if (set < 0 || (set && !fd_ok((int)v))) {
+        warn("ptcall: %s: not counting", set < 0 ? err : "PTCALL_COUNTS_FD is not an open "
+                                                         "descriptor");
+        return -1;
+    }
+    int any = set;
+    if (set)
+        rt.counts_fd = (int)v;
+    set = ptc_env_get(PTC_ENV_FORKSERVER, NULL, &fs, err, sizeof(err));
+    if (set > 0) {
+        char *end;
+        long ctl = strtol(fs, &end, 10), st = -1;
+        if (*end == ',')
+            st = strtol(end + 1, &end, 10);
+        if (*end || ctl < 0 || st < 0 || ctl > INT_MAX || st > INT_MAX || !fd_ok((int)ctl) ||
+            !fd_ok((int)st)) {
+            warn("ptcall: PTCALL_FORKSERVER=%s: not two open descriptors CTL,ST: no fork "
+                 "server", fs);
+            return -1;
+        }
+        rt.fs_ctl = (int)ctl;
+        rt.fs_st = (int)st;
+        any = 1;
+    }
+    return any;
+}
+
 int config_read(void)
 {
-    uint64_t backend, arm, v;
+    uint64_t backend, arm, v, v2;
     const char *out;
     int be_set;
     if (env(PTC_ENV_BACKEND, &backend, NULL, &be_set) || env(PTC_ENV_ARM, &arm, NULL, NULL))
         return CONFIG_OFF;
     if ((be_set && backend == 1) || arm)
         return CONFIG_ARM_ONLY;
-    if (!be_set || backend != 0)
+    /* counting mode: PTCALL_COUNTS=1 with the soft backend, or a counts file / fork server
+     * of a tool (docs/cov.md), where the trace file is optional */
+    int shared = forkserver_config();
+    if (shared < 0 || env(PTC_ENV_COUNTS, &v, NULL, NULL))
         return CONFIG_OFF;
-    if (env(PTC_ENV_OUTPUT, NULL, &out, NULL) || output_path(out))
+    rt.counting = shared || (be_set && backend == 0 && v);
+    if (!rt.counting && (!be_set || backend != 0))
         return CONFIG_OFF;
+    if (env(PTC_ENV_OUTPUT, NULL, &out, NULL))
+        return CONFIG_OFF;
+    if (shared && (!out || !out[0]))
+        out = NULL; /* counts in the shared file only */
+    else if (output_path(out))
+        return CONFIG_OFF;
+    if (rt.counting) {
+        rt.tramps = 1;
+        if (env(PTC_ENV_TRAMPOLINES, &v, NULL, NULL) || env(PTC_ENV_DEBUG, &v2, NULL, NULL))
+            return CONFIG_OFF;
+        rt.tramps = (int)v;
+        rt.debug = (int)v2;
+        return CONFIG_COUNTS;
+    }
     if (env(PTC_ENV_TIMESTAMPS, &v, NULL, NULL))
         return CONFIG_OFF;
     rt.timed = (int)v;

@@ -22,6 +22,10 @@ static int lock_with_timeout(pthread_mutex_t *m, uint64_t ns)
  * handler (bounded waits). */
 void finish(int how, int status, int crash)
 {
+    if (rt.counting) { /* no buffers: the counts (soft_counts.c) */
+        counts_finish(how, status, crash);
+        return;
+    }
     if (!rt.enabled || !atomic_load(&rt.active))
         return;
     if (atomic_exchange(&rt.finishing, 1))
@@ -129,7 +133,7 @@ void finish(int how, int status, int crash)
 /* Writes the calling thread's current buffer and everything queued; tracing goes on. */
 void flush_partial(void)
 {
-    if (!rt.enabled || !atomic_load(&rt.active) || atomic_load(&rt.finishing))
+    if (rt.counting || !rt.enabled || !atomic_load(&rt.active) || atomic_load(&rt.finishing))
         return;
     struct thread *self = traced_thread();
     /* the signal interrupted this thread between reserving a record and writing it: writing
@@ -146,7 +150,7 @@ void flush_partial(void)
 
 int flush_queued(void)
 {
-    if (!rt.enabled || !atomic_load(&rt.active) || atomic_load(&rt.finishing))
+    if (rt.counting || !rt.enabled || !atomic_load(&rt.active) || atomic_load(&rt.finishing))
         return 0;
     if (lock_with_timeout(&rt.drain_mu, 1000000000ull) != 0)
         return -1;

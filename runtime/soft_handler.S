@@ -383,4 +383,27 @@ ptc_fast_slow_idt:
     jmp ptc_slow_common
     .cfi_endproc
     .size ptc_fast_slow_idt, .-ptc_fast_slow_idt
+
+/* Counting mode (soft_counts.c): an entry stub `movl $(index << 4 | 2), %r11d; jmp *slot`
+ * lands here, with the return address into the instrumented function on the stack. One
+ * increment of the function's counter (not locked: concurrent threads may lose an increment,
+ * as clang's -fprofile-instr-generate counters do), no other register or the stack's
+ * alignment touched but %rax, saved, and the flags. */
+    .text
+    .globl ptc_count_handler
+    .hidden ptc_count_handler
+    .p2align 4
+    .type ptc_count_handler,@function
+ptc_count_handler:
+    .cfi_startproc
+    pushq %rax
+    .cfi_def_cfa_offset 16
+    movq ptc_counters(%rip), %rax
+    shrl $4, %r11d
+    incq (%rax,%r11,8)
+    popq %rax
+    .cfi_def_cfa_offset 8
+    ret
+    .cfi_endproc
+    .size ptc_count_handler, .-ptc_count_handler
     .section .note.GNU-stack,"",@progbits

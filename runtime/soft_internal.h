@@ -175,7 +175,12 @@ struct object {
     const void *map_start;
     size_t map_size;
     uint64_t stubs_start, stubs_end;
-    uint32_t *ids;          /* per 16-byte slot of the stub section: stub id or UINT32_MAX */
+    uint32_t *ids;          /* per 16-byte slot of the stub section: stub id or UINT32_MAX
+                               (counting mode: an entry stub's counter index) */
+    uint64_t first_counter; /* counting mode: counters[first_counter + i] counts function i
+                               of its MODULE chunk */
+    uint32_t num_funcs;
+    uint64_t identity;      /* its MODULE chunk's: FNV-1a 64 over its units' hashes */
     uint32_t module_id, first_stub_id;
     uint64_t load_bias;
     char path[PATH_MAX];
@@ -251,7 +256,21 @@ struct runtime_state {
     uint64_t drain_live_flushes; /* chunks written from buffers still being filled */
     int fork_point_known;    /* a fork child: its parent said its FORK record is written
                                 (soft_lifecycle.c, await_fork_point) */
+    /* counting mode (soft_counts.c): calls per function, no events */
+    int counting;            /* PTCALL_COUNTS=1, PTCALL_COUNTS_FD or PTCALL_FORKSERVER */
+    uint64_t ncounters;      /* counters handed out (rt.counters[0..ncounters)) */
+    uint32_t segment;        /* the next COUNTS chunk's segment index */
+    uint32_t marks;          /* tracing: the next MARK chunk's index (under proc_mu) */
+    int counts_fd;           /* PTCALL_COUNTS_FD, or -1 */
+    int counts_shared;       /* the counters live in counts_fd's file (MAP_SHARED) */
+    int fs_ctl, fs_st;       /* PTCALL_FORKSERVER's descriptors, or -1 */
+    int (*real_main)(int, char **, char **); /* main, while the pre-main point runs first */
 };
+/* Counting mode's counters: one uint64_t per instrumented function, a fixed reservation of
+ * COUNTERS_MAX (their addresses are built into trampolines, so the array never moves; the
+ * shared file is mapped over its start). Read by ptc_count_handler (soft_handler.S). */
+#define COUNTERS_MAX (1u << 22)
+extern uint64_t *ptc_counters;
 extern struct runtime_state rt;
 
 /* ---- small helpers ------------------------------------------------------------------- */
@@ -308,7 +327,7 @@ static inline struct thread *traced_thread(void)
 
 /* Reads the environment into rt (output, timed, drop, buffers, flush period, debug, wanted
  * trampolines). Says on stderr why a value cannot be used. */
-enum { CONFIG_OFF, CONFIG_ARM_ONLY, CONFIG_SOFT };
+enum { CONFIG_OFF, CONFIG_ARM_ONLY, CONFIG_SOFT, CONFIG_COUNTS };
 int config_read(void);
 
 /* ---- soft_write.c: the trace file and stderr ----------------------------------------- */
@@ -341,6 +360,9 @@ void exe_path(char path[PATH_MAX]);
 void write_chunk(uint16_t type, uint32_t tid, uint32_t *seq, const struct iovec *parts, int n);
 void write_proc_chunk(uint16_t type, const struct iovec *parts, int n); /* tid 0, proc_mu */
 void write_proc_chunk_flags(uint16_t type, uint16_t flags, const struct iovec *parts, int n);
+/* write_chunk with chunk flags, no lock taken */
+void write_chunk_flags(uint16_t type, uint16_t flags, uint32_t tid, uint32_t *seq,
+                       const struct iovec *parts, int n);
 void write_process_start(void); /* PROCESS + TIMEBASE */
 /* o's MODULE chunk; 1 when written (the caller then writes its MODULE_ARMED right behind) */
 int write_module(struct object *o);
@@ -362,6 +384,29 @@ void select_mark_unit(const struct ptc_map_unit *u, uint64_t stubs_start, uint8_
 void select_report_unmatched(void);
 /* The MODULE_ARMED chunk of object o, after its MODULE chunk (nothing when not active). */
 void write_module_armed(const struct object *o);
+
+/* ---- soft_counts.c: counting mode ---------------------------------------------------- */
+
+void ptc_count_handler(void); /* soft_handler.S: an id stub's counter (%r11 = index << 4 | 2) */
+/* Reserves the counters (start-up). 0, or -1 after a warning (then nothing is counted). */
+int counts_init(void);
+/* Counting trampolines for the entry sites of object o whose stub slot has SLOT_TRAMP: each
+ * `movabs $counter, %r11; incq (%r11); jmp back`, laid out as tramps_build's. 0 or -1. */
+int count_tramps_build(const struct object *o, const uint8_t *slot_use, uint64_t sites_start,
+                       uint64_t sites_end, struct tramps *out);
+/* Writes the counts since the last segment as one COUNTS chunk (flags PTC_COUNTS_F_*,
+ * label) and zeroes them. Caller holds proc_mu (or, crashing, gave up on it). */
+void counts_write_segment(uint32_t flags, const char *label);
+/* The final flush of counting mode: the last segment and PROCESS_END. */
+void counts_finish(int how, int status, int crash);
+/* Lays the counters out in PTCALL_COUNTS_FD's file and maps it over them. 0, or -1 after a
+ * warning (the counters stay private). */
+int counts_share(void);
+/* A fork child (counting mode): its own process record; private counters start at 0. */
+void counts_after_fork(void);
+
+/* soft_tramp.c: a mapping of size bytes within rel32 reach of all of [lo, hi), or NULL */
+uint8_t *map_near(uint64_t lo, uint64_t hi, size_t size);
 
 /* ---- soft_timebase.c: the TSC's time base -------------------------------------------- */
 

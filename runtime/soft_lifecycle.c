@@ -82,6 +82,11 @@ static void atfork_child(void)
     pthread_mutex_init(&rt.drain_mu, NULL);
     pthread_mutex_init(&rt.thr_mu, NULL);
     pthread_mutex_init(&rt.proc_mu, NULL);
+    if (rt.counting) { /* no threads, no drain: a process record of its own */
+        if (atomic_load(&rt.active) && !atomic_load(&rt.finishing))
+            counts_after_fork();
+        return;
+    }
     if (!atomic_load(&rt.active) || atomic_load(&rt.finishing)) {
         /* nothing registered yet (or the parent had finished): start from scratch */
         atomic_store(&rt.active, 0);
@@ -102,6 +107,7 @@ static void atfork_child(void)
     rt.start_how = PTC_PROC_FORK;
     rt.fork_point_known = 0;
     rt.proc_seq = 0;
+    rt.marks = 0;
     rt.tot_events = rt.tot_dropped = rt.tot_waits = 0;
     /* PTCALL_DEBUG's figures are the child's own, not its parent's so far */
     rt.drain_tsc = rt.drain_records = rt.drain_chunks = rt.drain_bytes = 0;
@@ -206,7 +212,8 @@ PTC_API pid_t fork(void)
     if (hold)
         block_all_signals(&old);
     pid_t pid = real_fork();
-    if (pid > 0 && rt.enabled && atomic_load(&rt.active) && !atomic_load(&rt.finishing)) {
+    if (pid > 0 && rt.enabled && !rt.counting && atomic_load(&rt.active) &&
+        !atomic_load(&rt.finishing)) {
         record_fork(pid, tsc);
         publish_fork_point(pid);
     }
@@ -427,6 +434,10 @@ PTC_API void _Exit(int status) { do__exit(status); }
 
 static void end_process(int how, int status)
 {
+    if (rt.counting) {
+        counts_finish(how, status, 0);
+        return;
+    }
     if (rt.enabled && atomic_load(&rt.active) && !atomic_load(&rt.finishing)) {
         audit_program_handlers();
         select_report_unmatched();
@@ -441,6 +452,18 @@ static void start(void)
         return; /* neither arm nor trace (a selection that cannot be honoured included) */
     if (mode == CONFIG_ARM_ONLY) {
         rt.arm_only = 1; /* the stubs stay `ret`: the hardware sees them run */
+        return;
+    }
+    if (mode == CONFIG_COUNTS) {
+        /* entry stubs and trampolines count (soft_counts.c): no buffers, no drain */
+        if (counts_init() != 0)
+            return;
+        rt.handler = NULL; /* address stubs cannot name a counter: such units stay ret */
+        rt.handler_id = rt.handler_fast = (void *)(uintptr_t)ptc_count_handler;
+        resolve_real_functions();
+        pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+        on_exit(on_exit_handler, NULL);
+        rt.enabled = 1;
         return;
     }
     rt.handler = rt.timed ? ptc_soft_handler_timed : ptc_soft_handler;

@@ -14,22 +14,41 @@
 #include "ptc_env.h"
 #include "soft_internal.h"
 
-/* Starts tracing in this process: the trace file, PROCESS + TIMEBASE, the drain, the
- * signal handlers. Caller holds reg_mu. */
-static int activate(void)
+/* How this process starts its record: PTCALL_EXEC_PID=pid, set by our exec wrappers, says
+ * this image replaces a traced one. Its streams start again at seq 0 (a new life of the pid,
+ * docs/trace-format.md 4.2). */
+static uint32_t start_how(void)
 {
-    if (open_trace_file() < 0)
-        return -1;
-    rt.pid = (uint32_t)getpid();
-    /* PTCALL_EXEC_PID=pid, set by our exec wrappers: this image replaces a traced one. Its
-     * streams start again at seq 0 (a new life of the pid, docs/trace-format.md 4.2). */
     uint64_t ep;
     char err[160];
     if (ptc_env_get(PTC_ENV_EXEC_PID, &ep, NULL, err, sizeof(err)) < 0) {
         warn("ptcall: %s: taken as a start, not an exec", err);
         ep = 0;
     }
-    rt.start_how = ep == rt.pid ? PTC_PROC_EXEC : PTC_PROC_START;
+    return ep == rt.pid ? PTC_PROC_EXEC : PTC_PROC_START;
+}
+
+/* Starts tracing in this process: the trace file, PROCESS + TIMEBASE, the drain, the
+ * signal handlers. Caller holds reg_mu. */
+static int activate(void)
+{
+    if (rt.counting) { /* no drain, no buffers; the trace file only when one was named */
+        if (rt.output[0] && open_trace_file() < 0)
+            return -1;
+        rt.pid = (uint32_t)getpid();
+        rt.start_how = start_how();
+        if (rt.fd >= 0) {
+            timebase_init();
+            write_process_start();
+            install_signals(); /* a crash writes its segment */
+        }
+        atomic_store(&rt.active, 1);
+        return 0;
+    }
+    if (open_trace_file() < 0)
+        return -1;
+    rt.pid = (uint32_t)getpid();
+    rt.start_how = start_how();
     timebase_init();
     write_process_start();
     if (drain_start() < 0)
@@ -95,6 +114,8 @@ struct reg_ctx {
     uint64_t stubs_start, stubs_end; /* the object's stub section */
     uint64_t sites_start, sites_end; /* the object's sled table (every v3 unit names it) */
     uint8_t *slot_use; /* per stub slot, SLOT_*: what its sites become (NULL: plain calls) */
+    uint32_t func_base;  /* counting: the object-wide index of the unit's function 0 */
+    int uncounted;       /* counting: stubs of units whose stubs cannot name a counter */
 };
 
 static void note_sites(struct reg_ctx *c, const struct ptc_map_unit *u)
@@ -112,7 +133,9 @@ static void arm_sites(const struct reg_ctx *c, const char *path)
     if (c->sites_end <= c->sites_start)
         return;
     struct tramps tr = {0};
-    if (c->slot_use && rt.tramps) /* on failure tr stays empty: every site calls its stub */
+    if (c->slot_use && rt.tramps && rt.counting)
+        (void)count_tramps_build(c->o, c->slot_use, c->sites_start, c->sites_end, &tr);
+    else if (c->slot_use && rt.tramps) /* on failure tr stays empty: sites call their stubs */
         (void)tramps_build(c->o, c->slot_use, c->sites_start, c->sites_end, &tr);
     struct arm_plan plan = {.tramps = &tr, .stubs_start = c->stubs_start,
                             .stubs_end = c->stubs_end, .slot_use = c->slot_use};
@@ -120,11 +143,13 @@ static void arm_sites(const struct reg_ctx *c, const char *path)
     int e = sites_switch(c->sites_start, c->sites_end, 1, &plan, &r);
     if (rt.debug)
         warn("ptcall[%d]: %s: %llu call sites: %llu use trampolines, %d leaf exits left "
-             "unarmed, %d sites of functions not chosen left unarmed",
+             "unarmed, %d sites %s left unarmed",
              (int)getpid(), path,
              (unsigned long long)((c->sites_end - c->sites_start) /
                                   sizeof(struct ptcall_map_site)),
-             (unsigned long long)tr.made, r.quiet, r.off);
+             (unsigned long long)tr.made, r.quiet, r.off,
+             rt.counting ? "not counted (exits, functions not chosen)"
+                         : "of functions not chosen");
     if (e < 0)
         warn("ptcall: %s: cannot make code writable to arm %d call sites (%s); those are not "
              "traced", path, r.unpatched, strerror(r.prot_errno));
@@ -148,9 +173,41 @@ static int fill_ids(void *ctx, const struct ptc_map_unit *u)
     return 0;
 }
 
+/* Counting mode: marks which stubs of unit u count. Entry stubs count (their slot gets the
+ * function's counter index in o->ids); every other stub, and every stub of a unit whose
+ * stubs cannot pass an index (no %r11 to give up), stays `ret` behind disarmed sites. 1
+ * when the unit has nothing to patch. */
+static int count_unit(struct reg_ctx *c, const struct ptc_map_unit *u)
+{
+    int by_id = (u->hdr.flags & PTCALL_MAP_F_SCRATCH_R11) && u->hdr.soft_slot_rel != 0;
+    int counted = c->o->num_funcs != 0; /* else out of counters (said at registration) */
+    by_id = by_id && counted;
+    for (uint32_t i = 0; i < u->hdr.num_stubs; i++) {
+        struct ptcall_map_stub st;
+        uint64_t a;
+        ptc_map_get_stub(u, i, &st, &a);
+        uint64_t k = stub_slot(c->o, a);
+        uint64_t idx = c->o->first_counter + c->func_base + st.func_index;
+        if (by_id && (st.kind & PTCALL_STUB_KIND_MASK) == PTCALL_STUB_ENTRY &&
+            idx < COUNTERS_MAX) {
+            c->o->ids[k] = (uint32_t)idx;
+        } else {
+            c->o->ids[k] = UINT32_MAX;
+            c->slot_use[k] |= SLOT_OFF;
+            if (counted && (st.kind & PTCALL_STUB_KIND_MASK) == PTCALL_STUB_ENTRY)
+                c->uncounted++;
+        }
+    }
+    c->func_base += u->hdr.num_funcs;
+    return !by_id;
+}
+
 static int patch_unit(void *ctx, const struct ptc_map_unit *u)
 {
     struct reg_ctx *c = ctx;
+    /* first: the unit's functions take their counter indices even when it has no stubs */
+    if (rt.counting && count_unit(c, u))
+        return 0;
     if (!u->hdr.num_stubs)
         return 0;
     if (u->hdr.soft_slot_rel == 0) { /* no slot: leave this unit's stubs alone */
@@ -162,7 +219,8 @@ static int patch_unit(void *ctx, const struct ptc_map_unit *u)
         struct ptcall_map_stub st;
         uint64_t a;
         ptc_map_get_stub(u, i, &st, &a);
-        if (c->o->ids[stub_slot(c->o, a)] > RECORD_ID_MAX)
+        uint32_t id = c->o->ids[stub_slot(c->o, a)];
+        if (id > RECORD_ID_MAX && !(rt.counting && id == UINT32_MAX)) /* counting: unused */
             by_id = 0; /* more stubs than a 32-bit immediate can tag: address records */
     }
     /* a gated unit's call sites start calling its stubs here; they are still `ret` */
@@ -328,10 +386,19 @@ PTC_API void __ptcall_register_object(const void *map_start, const void *map_sto
     o->unload.it.type = IT_UNLOAD;
     atomic_store(&o->live, 1);
     rt.next_stub_id += sum.num_stubs;
+    o->identity = sum.identity;
+    if (rt.counting && rt.ncounters + sum.num_funcs <= COUNTERS_MAX) {
+        o->first_counter = rt.ncounters;
+        o->num_funcs = sum.num_funcs;
+        rt.ncounters += sum.num_funcs;
+    } else if (rt.counting) {
+        warn("ptcall: %s: more than %u functions in all: its calls are not counted", path,
+             COUNTERS_MAX);
+    }
     struct reg_ctx c = {.o = o, .next_id = o->first_stub_id, .stubs_start = o->stubs_start,
                         .stubs_end = o->stubs_end};
     size_t nslots = (size_t)((o->stubs_end - s0) / 16);
-    int need_use = rt.leaf_calls || ptc_select_active(&rt.sel);
+    int need_use = rt.leaf_calls || rt.counting || ptc_select_active(&rt.sel);
     if (rt.tramps || need_use) {
         c.slot_use = map_anon(nslots);
         if (!c.slot_use && need_use) {
@@ -344,7 +411,7 @@ PTC_API void __ptcall_register_object(const void *map_start, const void *map_sto
         }
     }
     ptc_map_walk(map_start, map_size, (uint64_t)(uintptr_t)map_start, s0, s1, fill_ids, &c, NULL);
-    if (write_module(o))
+    if ((!rt.counting || rt.fd >= 0) && write_module(o))
         write_module_armed(o); /* right behind it: which of its functions are traced */
     /* publish before patching: the drain must know the stubs before the first event */
     rt.objs[n] = o;
@@ -365,6 +432,9 @@ PTC_API void __ptcall_register_object(const void *map_start, const void *map_sto
         warn("ptcall: %s: %d stubs do not hold `ret`; left alone", path, c.bad_code);
     if (c.far)
         warn("ptcall: %s: %d stubs have no soft-handler slot in reach; left alone", path, c.far);
+    if (c.uncounted)
+        warn("ptcall: %s: %d functions are in units built before map version 2 (or by hand "
+             "without %%r11 to give up): their calls are not counted", path, c.uncounted);
 out:
     pthread_mutex_unlock(&rt.reg_mu);
 }
@@ -379,6 +449,8 @@ PTC_API void __ptcall_unregister_object(const void *map_start)
         struct object *o = rt.objs[i];
         if (o->map_start == map_start && atomic_load(&o->live)) {
             atomic_store(&o->live, 0);
+            if (rt.counting) /* no drain: its counts stay until the next COUNTS chunk */
+                break;
             /* the caller's own events so far belong before the unload */
             hand_over_current(traced_thread());
             o->unload.tsc = rdtsc_();

@@ -12,7 +12,12 @@ struct runtime_state rt = {
     .thr_mu = PTHREAD_MUTEX_INITIALIZER,
     .proc_mu = PTHREAD_MUTEX_INITIALIZER,
     .fd = -1,
+    .counts_fd = -1,
+    .fs_ctl = -1,
+    .fs_st = -1,
 };
+
+uint64_t *ptc_counters; /* counting mode (soft_counts.c): COUNTERS_MAX counters */
 
 uint64_t ptc_xsave_size = 512 + 64; /* fxsave64, unless xsave_init finds XSAVE */
 uint8_t ptc_use_xsave;

@@ -79,7 +79,7 @@ uint64_t tramp_at(const struct tramps *t, uint64_t i)
 
 /* A mapping of `size` bytes whose every byte is within rel32 reach of every address in
  * [lo, hi): tried at growing distances below, then above, the range. */
-static uint8_t *map_near(uint64_t lo, uint64_t hi, size_t size)
+uint8_t *map_near(uint64_t lo, uint64_t hi, size_t size)
 {
     const uint64_t reach = (1ull << 31) - (1ull << 24); /* keep clear of the rel32 limit */
     const uint64_t step = 1ull << 24;

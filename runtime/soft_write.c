@@ -91,8 +91,8 @@ void exe_path(char path[PATH_MAX])
     path[n > 0 ? n : 0] = 0;
 }
 
-static void write_chunk_flags(uint16_t type, uint16_t flags, uint32_t tid, uint32_t *seq,
-                              const struct iovec *parts, int n)
+void write_chunk_flags(uint16_t type, uint16_t flags, uint32_t tid, uint32_t *seq,
+                       const struct iovec *parts, int n)
 {
     int r = ptc_write_chunk(rt.fd, type, flags, rt.pid, tid, (*seq)++, parts, n);
     if (r < 0 && atomic_fetch_add(&rt.write_errors, 1) == 0)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job: build ptcall, compile examples/demo.c with ptcall-cc, record it with the best
-# backend this machine has (Intel PT if present, else the software backend), show the report.
+# backend this machine has (Intel PT if present, else the software backend), show the report,
+# keep the run in the runs database and write its HTML report (ptcall db add, ptcall html).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -19,5 +20,13 @@ set -o pipefail
 echo
 "$build/tools/ptcall" export out/demo.ptc --format chrome -o out/demo.trace.json
 "$build/tools/ptcall" export out/demo.ptc --format svg --weight self -o out/demo.svg
+# keep the run in the runs database (SQLite; $PTCALL_DB, here out/ptcall.db unless set) and
+# write the web page's views of it as one self-contained HTML file
+export PTCALL_DB=${PTCALL_DB:-out/ptcall.db}
+"$build/tools/ptcall" db add --tag example=demo --tag input=24 out/demo.ptc
+"$build/tools/ptcall" html out/demo.ptc -o out/demo.html >/dev/null
+echo
 echo "timeline: out/demo.trace.json (open in Perfetto UI, chrome://tracing or speedscope)"
 echo "flame graph: out/demo.svg (open in a browser)"
+echo "report: $PWD/out/demo.html (open it in a browser: runs, hot functions, call graph, flame graph; no server)"
+echo "runs database: $PTCALL_DB; its web page: $build/tools/ptcall serve --db $PTCALL_DB, then open http://127.0.0.1:8080/"

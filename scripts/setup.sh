@@ -3,7 +3,11 @@
 # Idempotent; run as root (or with sudo available). Also enables Debian's source packages
 # (deb-src), which the real-program test and bench/run.py use to fetch bzip2, lua5.4 and sqlite3 sources.
 # The viewer tests (test/outputs/viewer_test.py) need Debian's Chromium, chromedriver, selenium and
-# jsonschema, and speedscope from the npm registry, pinned in web/package-lock.json (npm ci)
+# jsonschema, and speedscope from the npm registry, pinned in web/package-lock.json (npm ci).
+# The runs database (ptcall db) builds on libsqlite3, libpq and libxxhash; its tests start a
+# PostgreSQL server of their own (Debian's postgresql: initdb, pg_ctl) and use xxhsum.
+# ptcall serve is built on libmicrohttpd; its page's charts are uPlot (npm, web/package.json),
+# served from ptcall's data directory; the browser tests (test/web) use the Chromium above
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 SUDO=""
@@ -15,6 +19,8 @@ pkgs=(
   python3 valgrind uftrace binutils dpkg-dev time cppcheck
   llvm-14 tcl
   chromium chromium-driver python3-selenium python3-jsonschema nodejs
+  libsqlite3-dev libpq-dev postgresql libxxhash-dev xxhash
+  libmicrohttpd-dev
 )
 # npm: Debian's package, unless npm is already there (NodeSource's nodejs ships its own npm and
 # conflicts with Debian's)
@@ -45,7 +51,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
-if [ ! -d "$root/web/node_modules/speedscope" ]; then
-  echo "setup: npm ci --prefix web (speedscope, as pinned in web/package-lock.json)"
+if [ ! -d "$root/web/node_modules/speedscope" ] || [ ! -d "$root/web/node_modules/uplot" ]; then
+  echo "setup: npm ci --prefix web (speedscope, uPlot, as pinned in web/package-lock.json)"
   npm ci --prefix "$root/web" --ignore-scripts --no-audit --no-fund --loglevel=error
 fi

@@ -143,6 +143,7 @@ struct trace_summary {
     uint64_t process_ends;  /* PROCESS_END chunks: processes that closed their trace */
     uint64_t execs;         /* PROCESS chunks of exec'd images: a new life of a pid already
                                counted (report counts processes by pid, so does the summary) */
+    uint64_t counts_chunks, counted; /* counting mode: COUNTS chunks, calls they hold */
     int bad;
 };
 
@@ -196,6 +197,19 @@ static void summarize(const char *path, struct trace_summary *s)
             if (h->payload_size >= sizeof(p)) {
                 memcpy(&p, c.payload, sizeof(p));
                 s->execs += p.how == PTC_PROC_EXEC;
+            }
+        } else if (h->type == PTC_CHUNK_COUNTS) {
+            s->counts_chunks++;
+            struct ptc_counts k;
+            if (h->payload_size >= sizeof(k)) {
+                memcpy(&k, c.payload, sizeof(k));
+                /* the calls: every uint64 between the module table and the label */
+                uint64_t at = sizeof(k) + (uint64_t)k.num_modules * sizeof(struct ptc_counts_module);
+                for (; at + 8 + k.label_size <= h->payload_size; at += 8) {
+                    uint64_t n;
+                    memcpy(&n, (const uint8_t *)c.payload + at, 8);
+                    s->counted += n;
+                }
             }
         } else if (h->type == PTC_CHUNK_LOSS) {
             s->loss_chunks++;
@@ -335,6 +349,7 @@ static int record_soft(const struct record_options *o, int *wait_status)
     setenv("PTCALL_OUTPUT", out, 1);
     setenv("PTCALL_TIMESTAMPS", o->timed ? "1" : "0", 1);
     setenv("PTCALL_LEAF_EXITS", o->leaf_exits ? "1" : "0", 1);
+    setenv("PTCALL_COUNTS", o->counts ? "1" : "0", 1);
     setenv("PTCALL_MODE", o->drop ? "drop" : "wait", 1);
     if (o->buffer_size) {
         snprintf(buf, sizeof(buf), "%llu", (unsigned long long)o->buffer_size);
@@ -392,7 +407,13 @@ static int record_soft(const struct record_options *o, int *wait_status)
         unlink(out);
         return 1;
     }
-    if (!o->quiet) {
+    if (!o->quiet && o->counts) {
+        fprintf(stderr, "ptcall: %llu calls counted in %llu process%s, %llu segment%s "
+                "(COUNTS chunks), %.1f KiB: %s\n",
+                (unsigned long long)s.counted, (unsigned long long)(s.processes - s.execs),
+                s.processes - s.execs == 1 ? "" : "es", (unsigned long long)s.counts_chunks,
+                s.counts_chunks == 1 ? "" : "s", (double)s.file_bytes / 1024, o->output);
+    } else if (!o->quiet) {
         /* untimed, a leaf's call is one record: the decoder counts it as two events. What
          * the file holds, not what the processes said they made (a killed one says nothing) */
         const char *what = o->timed || o->leaf_exits ? "event" : "event record";
@@ -522,6 +543,7 @@ static int record_main(struct cli_values *v)
     o.skip = v->record.skip.v;
     o.num_skip = v->record.skip.n;
     o.quiet = v->quiet;
+    o.counts = v->record.counts;
     o.argv = v->rest;
     if (!o.argv[0] && !o.attach_pid)
         return cli_usage_error(CMD_RECORD, "missing command");
@@ -538,6 +560,11 @@ static int record_main(struct cli_values *v)
     }
 
     enum record_backend be = o.backend;
+    if (o.counts && be == RECORD_PT)
+        return cli_usage_error(CMD_RECORD, "--counts is the software backend's counting mode; "
+                                           "leave out --backend pt");
+    if (o.counts) /* counting is the runtime's: Intel PT has nothing to add */
+        be = RECORD_SOFT;
     if (be == RECORD_AUTO || be == RECORD_PT) {
         char why[256] = "Intel PT support is not built into this ptcall";
         if (pt_available && record_pt && pt_available(why, sizeof(why)) == 1) {

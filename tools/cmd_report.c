@@ -66,7 +66,13 @@ static void print_head(const char *path, const struct ptc_session *s, const stru
            t->threads == 1 ? "" : "s", (unsigned long long)t->events,
            (unsigned long long)t->calls);
     cli_print_selection(stdout, "# ", s);
-    if (!timed)
+    if (t->counts_segments)
+        printf("# counts only (record --counts): %llu calls from %llu COUNTS segment%s; no "
+               "times, no call graph\n", (unsigned long long)t->counted_calls,
+               (unsigned long long)t->counts_segments, t->counts_segments == 1 ? "" : "s");
+    if (t->counts_segments && !t->events)
+        ; /* the line above says why there are no time columns */
+    else if (!timed)
         printf("# untimed trace (recorded without per-event timestamps): no time columns\n");
     else if (!ns)
         printf("# no time base in the trace: times are in TSC ticks\n");
@@ -196,7 +202,7 @@ static void json_head(FILE *f, const char *path, const struct ptc_session *s,
             "%llu, \"lost_pt_units\": %llu, \"repairs\": %llu, \"unwound\": %llu, \"unmatched\": "
             "%llu, \"broken_frames\": %llu, \"open_at_end\": %llu, \"bad_stubs\": %llu, "
             "\"fork_unknown\": %llu, \"lossy_threads\": %llu, \"unfinished_processes\": %llu, "
-            "\"unclosed_threads\": %llu, \"complete\": %s, ",
+            "\"unclosed_threads\": %llu, ",
             (unsigned long long)t->events, (unsigned long long)t->whole_calls,
             (unsigned long long)t->calls, (unsigned long long)t->threads,
             (unsigned long long)t->processes, (unsigned long long)t->gaps,
@@ -207,7 +213,11 @@ static void json_head(FILE *f, const char *path, const struct ptc_session *s,
             (unsigned long long)t->open_at_end, (unsigned long long)t->bad_stubs,
             (unsigned long long)t->fork_unknown, (unsigned long long)t->lossy_threads,
             (unsigned long long)t->unfinished_processes,
-            (unsigned long long)t->unclosed_threads,
+            (unsigned long long)t->unclosed_threads);
+    if (t->counts_segments) /* counting mode only: traces of events keep their totals */
+        fprintf(f, "\"counted_calls\": %llu, \"counts_segments\": %llu, ",
+                (unsigned long long)t->counted_calls, (unsigned long long)t->counts_segments);
+    fprintf(f, "\"complete\": %s, ",
             t->record_end && !damage && !t->unfinished_processes && !t->unclosed_threads
                 ? "true" : "false");
     if (t->timed)

@@ -164,7 +164,7 @@ static const char *chunk_name(unsigned t)
 {
     static const char *const n[] = {"?", "RECORD_INFO", "PROCESS", "TIMEBASE", "MODULE",
                                     "MODULE_UNLOAD", "THREAD", "SOFT_EVENTS", "LOSS",
-                                    "PROCESS_END", "RECORD_END", "MODULE_ARMED"};
+                                    "PROCESS_END", "RECORD_END", "MODULE_ARMED", "COUNTS", "MARK"};
     if (t < sizeof(n) / sizeof(n[0]))
         return n[t];
     switch (t) {

@@ -15,6 +15,16 @@ int cmd_import(int argc, char **argv) PTCALL_WEAK;
 int cmd_export(int argc, char **argv) PTCALL_WEAK;
 int cmd_arm(int argc, char **argv) PTCALL_WEAK;
 int cmd_bandwidth(int argc, char **argv) PTCALL_WEAK;
+int cmd_db_add(int argc, char **argv) PTCALL_WEAK;   /* cmd_db.c: `ptcall db SUB` */
+int cmd_db_list(int argc, char **argv) PTCALL_WEAK;
+int cmd_db_show(int argc, char **argv) PTCALL_WEAK;
+int cmd_db_rm(int argc, char **argv) PTCALL_WEAK;
+int cmd_db_query(int argc, char **argv) PTCALL_WEAK;
+int cmd_serve(int argc, char **argv) PTCALL_WEAK;   /* cmd_serve.c */
+int cmd_html(int argc, char **argv) PTCALL_WEAK;    /* cmd_html.c */
+int cmd_cov_run(int argc, char **argv) PTCALL_WEAK;    /* cmd_cov.c: `ptcall cov SUB` */
+int cmd_cov_report(int argc, char **argv) PTCALL_WEAK;
+int cmd_cov_diff(int argc, char **argv) PTCALL_WEAK;
 
 #include <stdio.h>
 /* `ptcall help --env` (env_doc.c) */

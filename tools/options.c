@@ -68,6 +68,73 @@ const struct cli_command cli_commands[CMD_COUNT] = {
                        "--callgrind, it also estimates what tracing all control flow would "
                        "write. --drain and --aux replay the byte rate against a buffer. See "
                        "docs/bandwidth.md."},
+    [CMD_DB_ADD] = {"db add", "[--db URL] [--tag NAME=VALUE]... FILE.ptc...",
+                    "store runs in a runs database (SQLite, or PostgreSQL for many machines)",
+                    "Stores one run per trace, in one transaction each: its program and "
+                    "modules, command line, host, start, duration, exit status, backend, trace "
+                    "quality, and per function calls, total and self time, per caller->callee "
+                    "edge its calls. A trace stored already (the same XXH3-128 content hash) is "
+                    "refused, naming its run; one that cannot be read stores nothing. The exit "
+                    "status is 1 when some trace was not stored. See docs/db.md."},
+    [CMD_DB_LIST] = {"db list", "[--db URL] [--tag NAME[=VALUE]]... [--program GLOB] [--since "
+                                "TIME] [--until TIME] [--runs SPEC] [--format F]",
+                     "the runs of a runs database, with their tags and trace quality",
+                     "See docs/db.md (ptcall db list)."},
+    [CMD_DB_SHOW] = {"db show", "RUN [--db URL] [--top N] [--sort calls|self|total] [--format F]",
+                     "one stored run: what was recorded, its trace quality, its hot functions",
+                     "--format json lists the run's edges among the functions shown. See "
+                     "docs/db.md (ptcall db show)."},
+    [CMD_DB_RM] = {"db rm", "RUN... [--db URL]", "remove runs from a runs database",
+                   "All the runs given are removed, or none when one of them is not there."},
+    [CMD_DB_QUERY] = {"db query", "[--db URL] [--top N] [--stat S] [--sort calls|self|total] "
+                                  "[--runs SPEC] [--tag NAME[=VALUE]]... [--program GLOB] "
+                                  "[--since TIME] [--until TIME] [--format F]",
+                      "hot functions over the chosen runs: sum, mean, median, max",
+                      "Per function: the runs it was called in and, for each --stat, that "
+                      "statistic of its calls, total and self time over the chosen runs (a run "
+                      "without the function counts as 0), ranked by the first --stat of --sort. "
+                      "See docs/db.md (ptcall db query)."},
+    [CMD_SERVE] = {"serve", "[--db URL] [--listen ADDR:PORT]",
+                   "a web page of the runs database: runs, hot functions, a function, a run",
+                   "Serves the runs database read-only over HTTP: the runs with their tags "
+                   "and trace quality, the hot functions over chosen runs (sum, mean, median, "
+                   "spread), one function across runs with its callers and callees, a run's "
+                   "call graph and flame graph, two runs compared, and the JSON API behind "
+                   "every page (/api/v1/...). Stops on SIGINT or SIGTERM. See docs/web.md."},
+    [CMD_HTML] = {"html", "FILE.ptc... [-o report.html]",
+                  "the web page's views of a few runs as one self-contained HTML file",
+                  "Writes one HTML file that opens from disk with no server (the chart "
+                  "library inlined): the runs, the hot functions over them, each function "
+                  "called, each run's call graph and flame graph, and the runs compared. "
+                  "See docs/web.md."},
+    [CMD_COV_RUN] = {"cov run",
+                     "-o OUT.ptcov [--timeout MS] [--jobs N] (--corpus DIR...|--afl OUTDIR) "
+                     "-- TARGET [ARGS with @@]",
+                     "run a fuzzing corpus through a ptcall build: functions reached per input",
+                     "Runs TARGET (built with ptcall-cc) once per input, through the runtime's "
+                     "fork server (one fork per input, no trace; exec per input for targets "
+                     "whose runtime does not answer), and writes per input the functions it "
+                     "reached and their calls to OUT.ptcov. An argument @@ is replaced by the "
+                     "input's path; without one the input is the target's stdin. A crash is "
+                     "recorded with its signal, a hang is killed at --timeout: neither stops the "
+                     "run. Unreadable, empty or directory entries are reported and skipped. A "
+                     "libFuzzer-style harness (LLVMFuzzerTestOneInput, linked with ptcall-cc "
+                     "-fptcall-fuzz-driver) runs its inputs in batches, one process each. "
+                     "See docs/cov.md."},
+    [CMD_COV_REPORT] = {"cov report",
+                        "FILE.ptcov [--format table|csv|json|html] [--blockers] [--top N] "
+                        "[--binary PATH]",
+                        "coverage of a campaign: union, per input, per function, over time",
+                        "The union (functions reached of those instrumented, per module and per "
+                        "source file), per input the functions it reached and those it reached "
+                        "first, per function the first input that reached it and how many did, "
+                        "the functions reached over campaign time and those never reached. "
+                        "--blockers: reached functions whose direct callees were never reached. "
+                        "See docs/cov.md."},
+    [CMD_COV_DIFF] = {"cov diff", "A.ptcov B.ptcov [--format table|csv|json]",
+                      "functions only one of two campaigns reached",
+                      "Functions are matched by linkage name and source file. "
+                      "See docs/cov.md."},
     [CMD_HELP] = {"help", "[COMMAND]\n--markdown | --readme | --env | --check",
                   "the commands, a command's help, or every command's options as Markdown",
                   "Without arguments, lists the commands. 'ptcall help COMMAND' is 'ptcall "
@@ -87,6 +154,16 @@ const struct cli_command cli_commands[CMD_COUNT] = {
 #define A CLI_CM(CMD_ARM)
 #define B CLI_CM(CMD_BANDWIDTH)
 #define H CLI_CM(CMD_HELP)
+#define CVR CLI_CM(CMD_COV_RUN)
+#define CVP CLI_CM(CMD_COV_REPORT)
+#define CVD CLI_CM(CMD_COV_DIFF)
+#define DBA CLI_CM(CMD_DB_ADD)
+#define DBL CLI_CM(CMD_DB_LIST)
+#define DBS CLI_CM(CMD_DB_SHOW)
+#define DBR CLI_CM(CMD_DB_RM)
+#define DBQ CLI_CM(CMD_DB_QUERY)
+#define SRV CLI_CM(CMD_SERVE)
+#define HTM CLI_CM(CMD_HTML)
 #define ALL ((1u << CMD_COUNT) - 1)
 #define FILTERED (C | P | G | E)
 
@@ -136,6 +213,8 @@ static const struct cli_choice sort_keys[] = {{"calls", NULL}, {"self", NULL}, {
                                               {NULL, NULL}};
 static const struct cli_choice table_formats[] = {{"table", NULL}, {"csv", NULL}, {"json", NULL},
                                                   {NULL, NULL}};
+static const struct cli_choice cov_formats[] = {{"table", NULL}, {"csv", NULL}, {"json", NULL},
+                                                {"html", NULL}, {NULL, NULL}};
 static const struct cli_choice on_off[] = {{"off", NULL}, {"on", NULL}, {NULL, NULL}};
 static const struct cli_choice bys[] = {{"thread", NULL}, {"process", NULL}, {NULL, NULL}};
 static const struct cli_choice orders[] = {
@@ -166,6 +245,10 @@ static const struct cli_group g_raw = {"Raw streams (Intel PT bytes as the hardw
                                        NULL};
 static const struct cli_group g_perf = {"perf.data (perf record -e intel_pt//u, without -z)",
                                         NULL};
+static const struct cli_group g_db_runs = {
+    "Choosing runs (all must hold; TIME: 2024-05-01, 2024-05-01T13:30:00, Z for UTC, "
+    "@SECONDS, or an age: 90m, 36h, 7d)",
+    NULL};
 
 static const struct cli_opt opts[] = {
     /* ptcall record */
@@ -178,6 +261,10 @@ static const struct cli_opt opts[] = {
              "that calls nothing is one record"},
     {.name = "--leaf-exits", .cmds = R, FLAG(record.leaf_exits),
      .help = "soft, with --no-timestamps: record those returns as well"},
+    {.name = "--counts", .cmds = R, FLAG(record.counts),
+     .help = "soft: count calls per function instead of tracing events (no times, no call "
+             "graph; about the cost of the untraced build plus one increment per call). "
+             "ptcall_mark() in the program closes a segment (docs/runtime.md, Counting mode)"},
     {.name = "--drop", .cmds = R, FLAG(record.drop),
      .help = "soft: drop events when buffers are full instead of waiting (every drop is "
              "counted and marked in the trace)"},
@@ -374,6 +461,84 @@ static const struct cli_opt opts[] = {
     {.name = "--format", .cmds = B, CHOICE(format, table_formats), .def = "table",
      .help = "table, csv or json (versioned, docs/bandwidth.md)"},
 
+    /* ptcall db add, list, show, rm, query */
+    {.name = "--db", .metavar = "URL", .cmds = DBA | DBL | DBS | DBR | DBQ | SRV, STRING(db.url),
+     .flags = CLI_O_NONEMPTY,
+     .help = "the runs database: an SQLite file (default $PTCALL_DB, else ptcall.db) or "
+             "postgresql://[USER@]HOST[:PORT]/DBNAME (libpq's URLs and parameters)"},
+    {.name = "--tag", .metavar = "NAME=VALUE", .cmds = DBA, LIST(db.tags, 0),
+     .parse = db_cli_check_tag,
+     .help = "store this tag with each run (repeatable, one value per NAME)"},
+    {.name = "--threads", .metavar = "N", .cmds = DBA, UINT(threads, 0, 1024), .def = "1",
+     .help = "decode each trace with N threads, as report does (0 = one per CPU)"},
+    {.name = "--top", .metavar = "N", .cmds = DBS, UINT(top, 0, UINT64_MAX), .def = "10",
+     .help = "the N hottest functions (0 = all)"},
+    {.name = "--top", .metavar = "N", .cmds = DBQ, UINT(top, 0, UINT64_MAX),
+     .help = "the N hottest functions (default 20 for table, all for csv/json; 0 = all)"},
+    {.name = "--stat", .metavar = "S", .cmds = DBQ, CUSTOM(db.stats, db_cli_parse_stats),
+     .help = "sum (default), mean, median, max over the chosen runs, comma-separated or "
+             "repeated; the first ranks"},
+    {.name = "--sort", .cmds = DBS | DBQ, CHOICE(sort, sort_keys),
+     .help = "rank by calls, self or total time (default self, or calls when untimed)"},
+    {.name = "--format", .cmds = DBL | DBS | DBQ, CHOICE(format, table_formats), .def = "table",
+     .help = "table (for people), csv or json (versioned, see docs/db.md)"},
+    {.name = "--tag", .metavar = "NAME[=VALUE]", .cmds = DBL | DBQ, LIST(db.tags, 0),
+     .parse = db_cli_check_tag_filter, .group = &g_db_runs,
+     .help = "runs with this tag (and value) (repeatable)"},
+    {.name = "--program", .metavar = "GLOB", .cmds = DBL | DBQ, LIST(db.programs, 0),
+     .flags = CLI_O_NONEMPTY, .group = &g_db_runs,
+     .help = "runs whose program's name or path matches (repeatable: any)"},
+    {.name = "--since", .metavar = "TIME", .cmds = DBL | DBQ,
+     CUSTOM(db.since, db_cli_parse_time), GIVEN(db.has_since), .group = &g_db_runs,
+     .help = "runs recorded at TIME or later"},
+    {.name = "--until", .metavar = "TIME", .cmds = DBL | DBQ,
+     CUSTOM(db.until, db_cli_parse_time), GIVEN(db.has_until), .group = &g_db_runs,
+     .help = "runs recorded before TIME"},
+    {.name = "--runs", .metavar = "SPEC", .cmds = DBL | DBQ, CUSTOM(db.runs, db_cli_parse_runs),
+     .group = &g_db_runs,
+     .help = "all, run ids and ranges (3,5-9) and last:N (the N newest), comma-separated"},
+
+    /* ptcall serve, html */
+    {.name = "--listen", .metavar = "ADDR:PORT", .cmds = SRV, STRING(serve.listen),
+     .def = "127.0.0.1:8080", .flags = CLI_O_NONEMPTY,
+     .help = "the IPv4 address and port to serve on (port 0: any free one; the URL is "
+             "printed). Other hosts can reach the page only when ADDR is not 127.0.0.1"},
+    {.name = "--output", .alias = "-o", .metavar = "FILE", .cmds = HTM, STRING(output),
+     .def = "report.html", .flags = CLI_O_NONEMPTY, .help = "the HTML file to write"},
+
+    /* ptcall cov run, report, diff */
+    {.name = "--output", .alias = "-o", .metavar = "OUT.ptcov", .cmds = CVR, STRING(output),
+     .flags = CLI_O_NONEMPTY, .help = "the coverage file to write (required)"},
+    {.name = "--corpus", .metavar = "DIR", .cmds = CVR, LIST(cov.corpora, 0),
+     .flags = CLI_O_NONEMPTY,
+     .help = "a directory of inputs, the files directly inside it (repeatable); campaign "
+             "time: file times"},
+    {.name = "--afl", .metavar = "OUTDIR", .cmds = CVR, LIST(cov.afl, 0), .flags = CLI_O_NONEMPTY,
+     .help = "an AFL++ output directory (afl-fuzz -o OUTDIR): every instance's queue/, and "
+             "crashes/ and hangs/ marked as such (repeatable); campaign time: the time: of the "
+             "entries' names"},
+    {.name = "--timeout", .metavar = "MS", .cmds = CVR, UINT(cov.timeout_ms, 1, 86400000),
+     .def = "1000", .help = "an input still running after MS milliseconds is killed and "
+                           "recorded as a hang"},
+    {.name = "--jobs", .metavar = "N", .cmds = CVR, UINT(cov.jobs, 1, 256), .def = "1",
+     .help = "run N copies of the target side by side (N fork servers)"},
+    {.name = "--exec", .cmds = CVR, FLAG(cov.exec),
+     .help = "no fork server: one exec per input (slower; for cross-checks)"},
+    {.name = "--format", .cmds = CVP, CHOICE(cov.format, cov_formats), .def = "table",
+     .help = "table (for people), csv (one row per function), json (everything, versioned: "
+             "docs/schema/cov-report.schema.json) or html (one page with the curve)"},
+    {.name = "--blockers", .cmds = CVP, FLAG(cov.blockers),
+     .help = "list the reached functions whose direct callees were never reached, the most "
+             "unreached code first (csv: only them)"},
+    {.name = "--top", .metavar = "N", .cmds = CVP, UINT(top, 0, UINT64_MAX), .def = "20",
+     .help = "table: rows per list (0 = all)"},
+    {.name = "--binary", .metavar = "PATH", .cmds = CVP, STRING(cov.binary),
+     .flags = CLI_O_NONEMPTY,
+     .help = "check that the coverage file was made with this build of the target (its build "
+             "id and map)"},
+    {.name = "--format", .cmds = CVD, CHOICE(format, table_formats), .def = "table",
+     .help = "table, csv or json (docs/cov.md)"},
+
     /* ptcall help */
     {.name = "--markdown", .cmds = H, FLAG(help_cmd.markdown),
      .help = "every command's options as Markdown (docs/options.md)"},
@@ -427,6 +592,16 @@ _Static_assert(NOPTS <= CLI_MAX_ROWS, "raise CLI_MAX_ROWS: cli_values.given has 
 #undef I
 #undef A
 #undef H
+#undef DBA
+#undef DBL
+#undef DBS
+#undef DBR
+#undef DBQ
+#undef CVR
+#undef CVP
+#undef CVD
+#undef SRV
+#undef HTM
 
 /* ---- values ------------------------------------------------------------------------ */
 
@@ -1356,9 +1531,15 @@ void cli_print_markdown(FILE *f)
                "`ptcall CMD: what is wrong: see 'ptcall CMD --help'`, then the synopsis, and "
                "exit status 2.\n\n");
     fprintf(f, "Commands:");
-    for (int c = 0; c < CMD_COUNT; c++)
-        fprintf(f, "%s [%s](#ptcall-%s)", c ? "," : "", cli_commands[c].name,
-                cli_commands[c].name);
+    for (int c = 0; c < CMD_COUNT; c++) {
+        /* the heading's anchor: "db add" -> ptcall-db-add */
+        char anchor[64];
+        snprintf(anchor, sizeof(anchor), "%s", cli_commands[c].name);
+        for (char *p = anchor; *p; p++)
+            if (*p == ' ')
+                *p = '-';
+        fprintf(f, "%s [%s](#ptcall-%s)", c ? "," : "", cli_commands[c].name, anchor);
+    }
     fprintf(f, "; [filters](#filters).\n");
     for (int c = 0; c < CMD_COUNT; c++) {
         const struct cli_command *cc = &cli_commands[c];

@@ -18,6 +18,7 @@
 
 #include "cli_common.h"
 #include "cli_filter.h"
+#include "db_cli.h"
 #include "runs.h"
 
 enum cli_cmd {
@@ -31,6 +32,16 @@ enum cli_cmd {
     CMD_IMPORT,
     CMD_ARM,
     CMD_BANDWIDTH,
+    CMD_DB_ADD, /* `ptcall db SUB`: one command per subcommand, named "db SUB" */
+    CMD_DB_LIST,
+    CMD_DB_SHOW,
+    CMD_DB_RM,
+    CMD_DB_QUERY,
+    CMD_SERVE,
+    CMD_HTML,
+    CMD_COV_RUN, /* `ptcall cov SUB` (cmd_cov.c) */
+    CMD_COV_REPORT,
+    CMD_COV_DIFF,
     CMD_HELP,
     CMD_COUNT
 };
@@ -130,6 +141,7 @@ struct cli_values {
     struct {
         int backend;        /* auto, soft, pt */
         int no_timestamps, leaf_exits, drop, snapshot;
+        int counts;         /* --counts: counting mode (calls per function, no events) */
         uint64_t buffer;    /* 0: the backend's default */
         uint32_t pid;       /* 0: launch COMMAND */
         struct cli_list modules;
@@ -184,6 +196,28 @@ struct cli_values {
         const char *emit, *callgrind;
         uint64_t top;
     } bandwidth;
+    struct {
+        const char *url;            /* --db; NULL: $PTCALL_DB, else ptcall.db */
+        struct cli_list tags;       /* add: NAME=VALUE to store; list, query: filters */
+        struct cli_list programs;   /* --program GLOB */
+        struct cli_db_time since, until;
+        int has_since, has_until;
+        const char *runs;           /* --runs SPEC */
+        struct cli_db_stats stats;  /* query --stat */
+    } db;
+    struct {
+        const char *listen;         /* serve --listen ADDR:PORT */
+    } serve;
+    struct {
+        uint32_t timeout_ms;        /* run --timeout */
+        uint32_t jobs;              /* run --jobs */
+        struct cli_list corpora;    /* run --corpus DIR */
+        struct cli_list afl;        /* run --afl OUTDIR */
+        int exec;                   /* run --exec: no fork server */
+        int format;                 /* report: table, csv, json, html */
+        int blockers;               /* report --blockers */
+        const char *binary;         /* report --binary */
+    } cov;
     struct {
         int markdown, readme, check, env;
     } help_cmd;

@@ -135,6 +135,8 @@ static int asm_flush(struct reader *x, struct asm_buf *a)
 /* Returns 0, the aux callback's value, or 1 when out of memory. */
 static int asm_add(struct reader *x, struct asm_buf *a, uint64_t off, const uint8_t *p, size_t n)
 {
+    if (!n)
+        return 0; /* an AUXTRACE record without data (fuzz_perf_data: NULL + 0 below) */
     if (off < a->base + a->n && off + 8 > a->base + a->n && off >= a->base) {
         a->n = (size_t)(off - a->base); /* drop the previous record's padding */
     } else if (off != a->base + a->n) {
@@ -200,7 +202,9 @@ static void read_cpuid(struct reader *x)
         return;
     struct perf_file_section s;
     memcpy(&s, x->f + fo + (size_t)idx * 16, 16);
-    if (s.offset + s.size > x->len || s.size <= 4)
+    /* in a form that cannot overflow (fuzz_perf_data: an offset near 2^64 wrapped past the
+     * check and was read) */
+    if (s.offset > x->len || s.size > x->len - s.offset || s.size <= 4)
         return;
     char buf[128] = "";
     size_t sl = s.size - 4 < 127 ? s.size - 4 : 127;
@@ -259,8 +263,19 @@ static int on_auxtrace_info(struct reader *x, const uint8_t *r, uint32_t size)
             cfg->flags |= PTC_PT_F_MTC;
         if (a.config & priv[14])
             cfg->flags |= PTC_PT_F_CYC;
-        if (priv[11])
-            cfg->mtc_freq = (uint8_t)((a.config & priv[11]) >> __builtin_ctzll(priv[11]));
+        if (priv[11]) {
+            uint64_t f = (a.config & priv[11]) >> __builtin_ctzll(priv[11]);
+            /* IA32_RTIT_CTL.MTCFreq is 4 bits: more is damage, which the decoder would
+             * refuse in the trace written from it (fuzz_perf_data) */
+            if (f > 15) {
+                snprintf(x->err, x->err_size,
+                         "%s is corrupt: its MTC period (AUXTRACE_INFO mask %#llx of the "
+                         "event's config) is %llu, not 0..15",
+                         x->path, (unsigned long long)priv[11], (unsigned long long)f);
+                return 1;
+            }
+            cfg->mtc_freq = (uint8_t)f;
+        }
     }
     if (priv[8])
         cfg->flags |= PTC_PT_F_SNAPSHOT;
@@ -408,8 +423,9 @@ static int read_header(struct reader *x)
     return 0;
 }
 
-int ptc_perf_data_read(const char *path, const struct ptc_perf_data_ops *ops,
-                       struct ptc_perf_data_info *info, char *err, size_t err_size)
+int ptc_perf_data_parse(const uint8_t *buf, size_t len, const char *name,
+                        const struct ptc_perf_data_ops *ops, struct ptc_perf_data_info *info,
+                        char *err, size_t err_size)
 {
     memset(info, 0, sizeof(*info));
     info->cfg.size = sizeof(info->cfg);
@@ -420,17 +436,12 @@ int ptc_perf_data_read(const char *path, const struct ptc_perf_data_ops *ops,
         return 1;
     }
     x->ops = ops;
-    x->path = path;
+    x->path = name;
     x->info = info;
     x->err = err;
     x->err_size = err_size;
-    uint8_t *f = ptc_read_whole_file(path, &x->len);
-    if (!f) {
-        snprintf(err, err_size, "cannot read %s: %s", path, strerror(errno));
-        free(x);
-        return 1;
-    }
-    x->f = f;
+    x->f = buf;
+    x->len = len;
     int rc = read_header(x);
     if (!rc)
         rc = read_sample_type(x);
@@ -446,7 +457,21 @@ int ptc_perf_data_read(const char *path, const struct ptc_perf_data_ops *ops,
     if (!rc && !x->have_info)
         rc = fail(x, " holds no PERF_RECORD_AUXTRACE_INFO: it was not recorded with an "
                      "intel_pt event");
-    free(f);
     free(x);
+    return rc;
+}
+
+int ptc_perf_data_read(const char *path, const struct ptc_perf_data_ops *ops,
+                       struct ptc_perf_data_info *info, char *err, size_t err_size)
+{
+    size_t len;
+    uint8_t *f = ptc_read_whole_file(path, &len);
+    if (!f) {
+        memset(info, 0, sizeof(*info));
+        snprintf(err, err_size, "cannot read %s: %s", path, strerror(errno));
+        return 1;
+    }
+    int rc = ptc_perf_data_parse(f, len, path, ops, info, err, err_size);
+    free(f);
     return rc;
 }

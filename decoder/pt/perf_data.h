@@ -49,5 +49,10 @@ uint8_t *ptc_read_whole_file(const char *path, size_t *len);
 
 int ptc_perf_data_read(const char *path, const struct ptc_perf_data_ops *ops,
                        struct ptc_perf_data_info *info, char *err, size_t err_size);
+/* The same over the file's bytes buf[0..len) already in memory (name: what the messages
+ * call it). */
+int ptc_perf_data_parse(const uint8_t *buf, size_t len, const char *name,
+                        const struct ptc_perf_data_ops *ops, struct ptc_perf_data_info *info,
+                        char *err, size_t err_size);
 
 #endif

@@ -252,6 +252,7 @@ static int feed_piece(struct ptc_pt_front *f, struct auxrec *a, int final)
                                     .off = start};
             if ((r = emit(f, a->pid, a->tid, 1, &g)))
                 return r;
+            s->skip_gaps++;
         }
         a->phase = 2;
     }
@@ -289,6 +290,7 @@ static int feed_thread_stream(struct ptc_pt_front *f, struct stream *s, int fina
             struct ptc_pt_item g = {.kind = PTC_PT_ITEM_GAP, .why = PTC_PT_WHY_TRUNCATED};
             if ((r = emit(f, s->pid, s->tid, 1, &g)))
                 return r;
+            s->skip_gaps++;
         }
         s->skip_checked = 1;
     }

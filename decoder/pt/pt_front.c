@@ -198,6 +198,11 @@ int ptc_pt_front_finish(struct ptc_pt_front *f)
                                       .sideband_records = s->sb_records};
         if (s->dec)
             cs.s = *ptc_pt_sdec_stats(s->dec);
+        /* the gaps the feeding adds where a thread's bytes begin before any PSB (its
+         * start is missing: a truncation) are this stream's too, so that the stream, the
+         * thread and the total tables count the same gaps */
+        cs.s.gaps += s->skip_gaps;
+        cs.s.truncations += s->skip_gaps;
         if (VPUSH(f->cpu_stats, cs) && !rc)
             rc = -PTC_E_NOMEM;
     }

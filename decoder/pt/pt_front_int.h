@@ -72,6 +72,7 @@ struct stream {
     int have_peek;
     uint64_t last_item_off;     /* stream position of the last item fed (event sizes) */
     uint64_t aux_chunks, sb_bytes, sb_records;
+    uint64_t skip_gaps;         /* gaps fed for pieces that begin in bytes before a PSB */
     struct ptc_pt_pktstat pk;
 };
 

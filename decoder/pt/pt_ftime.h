@@ -155,6 +155,7 @@ struct ptc_steady {
     uint64_t mtc_mul;           /* t_mtc's mul */
     struct ptc_pt_item *q;      /* hits go to q[qn..qcap) */
     size_t qn, qcap;
+    int skd007;                 /* the CPU has erratum SKD007 (PTC_PT_ERRATUM_SKD007) */
 };
 /* Parses from s->pos while the packets are the steady state of a stub trace (TIP.PGE into
  * the stub range, TIP.PGD, MTC, one- or two-byte CYC, PAD) and stops before anything else,

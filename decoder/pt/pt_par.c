@@ -47,9 +47,11 @@ static struct ptc_pt_sdec *decode_piece(struct par *x, const struct piece *pc)
     pthread_mutex_unlock(&x->mu);
     const struct ptc_pt_par_stream *st = &x->s[pc->stream];
     if (d)
-        ptc_pt_sdec_reuse_at(d, st->buf + pc->a, (size_t)(pc->b - pc->a), pc->a);
+        ptc_pt_sdec_reuse_at(d, st->buf + pc->a, (size_t)(pc->b - pc->a), pc->a,
+                             pc->b < st->len);
     else
-        d = ptc_pt_sdec_new_at(x->cfg, st->buf + pc->a, (size_t)(pc->b - pc->a), pc->a);
+        d = ptc_pt_sdec_new_at(x->cfg, st->buf + pc->a, (size_t)(pc->b - pc->a), pc->a,
+                               pc->b < st->len);
     if (d && ptc_pt_sdec_run_piece(d, pc->a > 0)) {
         ptc_pt_sdec_free(d);
         d = NULL;
@@ -122,7 +124,7 @@ static int plan(struct par *x, size_t ns, size_t piece_bytes)
         uint64_t a = 0;
         while (a < s->len) {
             size_t t = (size_t)a + piece_bytes;
-            uint64_t b = t >= s->len ? s->len : ptc_pt_find_psb(s->buf, s->len, t);
+            uint64_t b = t >= s->len ? s->len : ptc_pt_find_span_psb(s->buf, s->len, t);
             if (x->np == cap) {
                 cap *= 2;
                 void *v = realloc(x->p, cap * sizeof(*x->p));

@@ -51,7 +51,7 @@ static int claim(struct relay *r, uint64_t *k, uint64_t *a, uint64_t *b)
         *k = r->claimed++;
         *a = r->next_start;
         size_t t = (size_t)*a + r->piece_bytes;
-        *b = t >= s->len ? s->len : ptc_pt_find_psb(s->buf, s->len, t);
+        *b = t >= s->len ? s->len : ptc_pt_find_span_psb(s->buf, s->len, t);
         r->next_start = *b;
     }
     pthread_mutex_unlock(&r->mu);
@@ -248,9 +248,9 @@ static void *run(void *arg)
             const uint8_t *p = r->s->buf + a;
             struct ptc_pt_sdec *d = t.nspare ? t.spare[--t.nspare] : NULL;
             if (d)
-                ptc_pt_sdec_reuse_at(d, p, (size_t)(b - a), a);
+                ptc_pt_sdec_reuse_at(d, p, (size_t)(b - a), a, b < r->s->len);
             else
-                d = ptc_pt_sdec_new_at(r->cfg, p, (size_t)(b - a), a);
+                d = ptc_pt_sdec_new_at(r->cfg, p, (size_t)(b - a), a, b < r->s->len);
             int got = d ? decode_claimed(r, &t, d, k, a > 0) : -1;
             if (got == 1) {
                 t.spare[t.nspare++] = d;

@@ -33,6 +33,7 @@ steady(const struct ptc_pt_dcfg *cfg, struct ptc_pt_ftime *time, struct ptc_stea
      * only MTC moves in here; only a TSC sets have_tsc: not in here */
     const int timed = time->have_tsc;
     const int use_mtc = !cyc && !((cfg->flags & PTC_PT_F_CYC) && cfg->nom_freq);
+    const unsigned no_cyc = !(cfg->flags & PTC_PT_F_CYC), skd007 = s->skd007;
     const uint64_t cyc_base = time->cyc_base_tsc, nom = cfg->nom_freq;
     const struct ptc_recip cbr = recip_init(cyc ? time->cbr : 1);
     uint64_t cyc_sum = time->cyc_sum, tsc_now = timed ? time->tsc : 0;
@@ -48,8 +49,10 @@ steady(const struct ptc_pt_dcfg *cfg, struct ptc_pt_ftime *time, struct ptc_stea
         }
         if ((b & 3) == 3) { /* CYC: one or two bytes, without a branch on which */
             const unsigned ext = (b >> 2) & 1, b1 = p[1];
-            if (ext & b1)
-                break; /* three bytes or more: the general parser */
+            if ((ext & b1) | no_cyc)
+                break; /* three bytes or more, or not configured: the general parser */
+            if (skd007 && ext && b1 == 0x02 && p[2] == 0xf3)
+                break; /* SKD007: the general parser leaves it to libipt */
             cyc_sum += (uint64_t)(b >> 3) | ((uint64_t)(b1 >> 1) << 5 & -(uint64_t)ext);
             p += 1 + ext;
             continue;

@@ -41,10 +41,14 @@ struct ptc_pt_sdec {
     int seg_started;        /* the current segment found its first PSB */
     uint64_t seg_start, pos;
     uint64_t span_start;
+    uint64_t span_end;      /* the PSB that ends the current span, once found */
+    int span_end_known;
+    uint64_t scanned;       /* the search for span_end has looked below here */
+    int psb_after;          /* the bytes end where a PSB begins (a parallel piece) */
     int fallback;           /* the current span needs libipt */
     uint64_t committed_ev;  /* events of the span the fast path handed out before failing */
     int blocked;            /* waits for more bytes (libipt needs the whole span) */
-    struct ptc_pt_fstate fs, span_fs;
+    struct ptc_pt_fstate fs;
     struct ptc_pt_interp in;
     size_t qi;
     int accumulate;         /* parallel pieces: keep every item in the queue */
@@ -67,7 +71,7 @@ static struct ptc_pt_sdec *sdec_alloc(const struct ptc_pt_dcfg *cfg)
 }
 
 struct ptc_pt_sdec *ptc_pt_sdec_new_at(const struct ptc_pt_dcfg *cfg, const uint8_t *buf,
-                                       size_t len, uint64_t base)
+                                       size_t len, uint64_t base, int psb_after)
 {
     struct ptc_pt_sdec *d = sdec_alloc(cfg);
     if (!d)
@@ -76,6 +80,7 @@ struct ptc_pt_sdec *ptc_pt_sdec_new_at(const struct ptc_pt_dcfg *cfg, const uint
     d->base = d->seg_start = d->pos = base;
     d->end = base + len;
     d->final = 1;
+    d->psb_after = psb_after;
     d->st.bytes = len;
     return d;
 }
@@ -84,7 +89,7 @@ struct ptc_pt_sdec *ptc_pt_sdec_new(const struct ptc_pt_dcfg *cfg, const uint8_t
                                     size_t len, const struct ptc_pt_break *breaks,
                                     size_t num_breaks)
 {
-    struct ptc_pt_sdec *d = ptc_pt_sdec_new_at(cfg, buf, len, 0);
+    struct ptc_pt_sdec *d = ptc_pt_sdec_new_at(cfg, buf, len, 0, 0);
     if (!d)
         return NULL;
     for (size_t i = 0; i < num_breaks; i++)
@@ -218,10 +223,11 @@ static uint64_t psb_in(const struct ptc_pt_sdec *d, uint64_t from, uint64_t to)
     return d->base + ptc_pt_find_psb(d->buf, (size_t)(to - d->base), (size_t)(from - d->base));
 }
 
-static void count_packets(struct ptc_pt_sdec *d, uint64_t a, uint64_t b)
+static void count_packets(struct ptc_pt_sdec *d, uint64_t a, uint64_t b, int psb_at_b)
 {
     if (d->pk && b > a)
-        (void)ptc_pt_count_packets(d->buf + (a - d->base), (size_t)(b - a), d->pk);
+        (void)ptc_pt_count_packets(&d->cfg, d->buf + (a - d->base), (size_t)(b - a), psb_at_b,
+                                   d->pk);
 }
 
 static int add_skip(struct ptc_pt_sdec *d, uint64_t a, uint64_t b)
@@ -261,25 +267,70 @@ int ptc_pt_sdec_in_skip(const struct ptc_pt_sdec *d, uint64_t pos)
     return !d->seg_started && pos >= d->seg_start && d->end > d->seg_start;
 }
 
+/* A span begins at the PSB at stream position at. Nothing of the fast path's state crosses
+ * it, time included ("the decoder should never need to retain any information across a
+ * PSB": Intel SDM Vol. 3C, "Decoder Synchronization (PSB+)"; the PSB+ restates the time):
+ * libipt decodes a span from its PSB with a fresh decoder, and so do the parallel decode's
+ * pieces, so a span decodes the same whoever decodes it and wherever the bytes before it
+ * were cut. */
 static void start_span(struct ptc_pt_sdec *d, uint64_t at)
 {
     d->span_start = d->pos = at;
+    d->span_end_known = 0;
+    d->scanned = at + 16;
     d->fallback = 0;
-    d->fs.psb_seen = 0;
-    d->fs.in_psb = d->fs.fup_pending = d->fs.ovf_pending = 0;
-    d->fs.last_ip = 0;
-    d->fs.nev = 0;
+    memset(&d->fs, 0, sizeof(d->fs));
     d->committed_ev = 0;
-    d->span_fs = d->fs;
     d->st.spans++;
 }
 
-/* libipt over [span_start, to), after the events the fast path already handed out */
-static int libipt_spans(struct ptc_pt_sdec *d, uint64_t to, uint64_t skip_events)
+/* The PSB at or after stream position from, before to (ptc_pt_find_span_psb: the PSBs of
+ * a run of PSB patterns are at its end); to when there is none. *unknown: there is a pattern,
+ * but its run reaches to and more bytes may come (!final), so which of its patterns is a PSB
+ * is not known yet; *pattern is then where it begins. */
+static uint64_t span_psb_in(const struct ptc_pt_sdec *d, uint64_t from, uint64_t to, int final,
+                            int *unknown, uint64_t *pattern)
+{
+    *unknown = 0;
+    uint64_t q = psb_in(d, from, to);
+    if (q >= to)
+        return to;
+    size_t len = (size_t)(to - d->base), k = (size_t)(q - d->base);
+    if (!final && k + ptc_pt_psb_tail(d->buf + k, len - k) == len) {
+        *unknown = 1;
+        *pattern = q;
+        return to;
+    }
+    return d->base + ptc_pt_run_psb(d->buf, len, k);
+}
+
+/* Looks for the PSB that ends the current span (the next after its own), up to se. */
+static void find_span_end(struct ptc_pt_sdec *d, uint64_t se, int sf)
+{
+    if (d->span_end_known)
+        return;
+    uint64_t from = d->scanned >= d->span_start + 31 ? d->scanned - 15 : d->span_start + 16;
+    int unknown;
+    uint64_t pattern;
+    uint64_t psb = span_psb_in(d, from, se, sf, &unknown, &pattern);
+    if (psb < se) {
+        d->span_end = psb;
+        d->span_end_known = 1;
+    } else if (unknown) {
+        if (pattern > d->scanned)
+            d->scanned = pattern; /* look there again when the run has ended */
+    } else if (se > d->scanned) {
+        d->scanned = se;
+    }
+}
+
+/* libipt over [span_start, to), after the events the fast path already handed out;
+ * psb_at_to: a PSB begins at to (a packet cut there is an error, not the end) */
+static int libipt_span(struct ptc_pt_sdec *d, uint64_t to, int psb_at_to, uint64_t skip_events)
 {
     d->aevs.n = 0;
     if (ptc_pt_ipt_decode(&d->cfg, d->buf + (d->span_start - d->base),
-                          (size_t)(to - d->span_start), d->span_start, &d->aevs) < 0)
+                          (size_t)(to - d->span_start), d->span_start, psb_at_to, &d->aevs) < 0)
         return -1;
     if (ptc_pt_interp_aevs(&d->cfg, &d->in, &d->aevs, skip_events))
         return -1;
@@ -293,13 +344,11 @@ static int step(struct ptc_pt_sdec *d)
 {
     uint64_t se = seg_end(d);
     int sf = seg_final(d);
-    if (d->pos >= se) {
+    if (d->pos >= se && !(sf && d->seg_started && d->span_start < se)) {
+        /* (a span still open at the segment's end is finished below: an OVF or FUP may
+         * wait for the packet after it) */
         if (!sf)
             return 0;
-        if (d->seg_started && d->span_start < se) {
-            count_packets(d, d->span_start, se);
-            d->span_start = se;
-        }
         if (d->bi >= d->nb)
             return 0; /* the end */
         /* pass the break: the bytes after it do not continue the ones before */
@@ -320,7 +369,18 @@ static int step(struct ptc_pt_sdec *d)
     if (!d->seg_started) {
         /* bytes before the segment's first PSB cannot be decoded (last IP and time are
          * unknown): skip them */
-        uint64_t psb = psb_in(d, d->pos, se);
+        int unknown;
+        uint64_t pattern;
+        uint64_t psb = span_psb_in(d, d->pos, se, sf, &unknown, &pattern);
+        if (unknown) { /* the PSB is in a run of patterns still growing: not before it */
+            if (pattern == d->pos)
+                return 0;
+            d->st.skipped_bytes += pattern - d->pos;
+            if (add_skip(d, d->pos, pattern))
+                return -1;
+            d->pos = pattern;
+            return 1;
+        }
         if (psb < se) {
             d->st.skipped_bytes += psb - d->pos;
             if (psb > d->pos && add_skip(d, d->pos, psb))
@@ -343,20 +403,39 @@ static int step(struct ptc_pt_sdec *d)
     if (d->blocked)
         return 0;
     if (d->cfg.mode != PTC_PT_MODE_LIBIPT && !d->fallback) {
+        /* bytes that may belong to a run of PSB patterns whose rest has not arrived must
+         * wait: which of them is a PSB, and so whether a packet decoded there now is one a
+         * PSB cuts, is known only once the run has ended (ptc_pt_fast_run) */
+        uint64_t lim = sf ? se : se - ptc_pt_psb_tail(d->buf + (d->pos - d->base),
+                                                      (size_t)(se - d->pos));
         size_t qn0 = d->in.qn, consumed = 0;
         struct ptc_pt_interp saved = d->in;
         struct ptc_pt_stream_stats saved_st = d->st; /* hits the fast path counts */
         uint64_t ev0 = d->fs.nev;
         int r = ptc_pt_fast_run(&d->cfg, &d->fs, &d->in, d->buf + (d->pos - d->base),
-                                (size_t)(se - d->pos), d->pos, sf, &consumed);
+                                (size_t)(lim - d->pos), d->pos, sf, &consumed);
+        uint64_t at = d->pos + consumed;
+        /* a packet before at ran into the PSB that ends the span: the fast path stopped at
+         * a pattern that is not that PSB, or went on past it (and must not hand out what it
+         * made of those bytes: libipt has an error there) */
+        size_t held = (size_t)(lim - d->base), s0 = (size_t)(d->span_start - d->base),
+               a0 = (size_t)(at - d->base);
+        if ((r == PTC_FAST_PSB && !ptc_pt_psb_ends_span(d->buf, held, s0, a0)) ||
+            (r == PTC_FAST_MORE && !sf && ptc_pt_psb_ran_into(d->buf, held, s0, a0)))
+            r = PTC_FAST_FAIL;
         if (r == PTC_FAST_PSB) {
-            count_packets(d, d->span_start, d->pos + consumed);
-            start_span(d, d->pos + consumed);
+            count_packets(d, d->span_start, at, 1);
+            start_span(d, at);
             return 1;
         }
         if (r == PTC_FAST_MORE) {
-            d->pos += consumed;
-            return consumed > 0 || d->pos >= se;
+            d->pos = at;
+            if (!sf)
+                return consumed > 0;
+            /* the segment's end ends the span */
+            count_packets(d, d->span_start, se, d->psb_after && d->bi >= d->nb);
+            d->span_start = se;
+            return 1;
         }
         if (r == PTC_FAST_NOMEM)
             return -1;
@@ -366,43 +445,39 @@ static int step(struct ptc_pt_sdec *d)
         d->in = saved;
         d->in.qn = qn0;
         d->st = saved_st; /* libipt counts this span's hits again */
-        d->fs = d->span_fs;
         d->fallback = 1;
         d->committed_ev = ev0;
     }
-    /* libipt: whole spans only */
-    uint64_t next = psb_in(d, d->span_start + 16, se);
-    if (next >= se && !sf) {
+    /* libipt: whole spans, to the next PSB pattern (the first at least 16 bytes after the
+     * span's own), found before it decodes them, so that a packet running into that PSB is
+     * one cut packet - an error - as for the fast path and the parallel decode's pieces */
+    find_span_end(d, se, sf);
+    uint64_t to;
+    int psb_at; /* a PSB begins at to */
+    if (d->span_end_known) {
+        to = d->span_end;
+        psb_at = 1;
+    } else if (sf) {
+        to = se;
+        psb_at = d->psb_after && d->bi >= d->nb;
+    } else {
         d->blocked = 1;
         return 0;
     }
-    uint64_t to = next;
-    if (d->cfg.mode == PTC_PT_MODE_LIBIPT) {
-        /* libipt-only: every complete span available in one decoder run */
-        to = sf ? se : next;
-        for (uint64_t k = next; !sf && k < se; k = psb_in(d, k + 16, se))
-            to = k;
-    } else if (d->cfg.mode == PTC_PT_MODE_FAST_ONLY) {
+    if (d->cfg.mode == PTC_PT_MODE_FAST_ONLY) {
         ptc_interp_error(&d->in, d->span_start, 0, 0);
-        count_packets(d, d->span_start, to);
-        if (to < se)
-            start_span(d, to);
-        else
-            d->pos = d->span_start = to;
-        return 1;
     } else {
-        d->st.spans_libipt++;
+        if (d->cfg.mode != PTC_PT_MODE_LIBIPT)
+            d->st.spans_libipt++;
+        if (libipt_span(d, to, psb_at, d->committed_ev))
+            return -1;
     }
-    if (libipt_spans(d, to, d->committed_ev))
-        return -1;
-    count_packets(d, d->span_start, to);
-    if (to < se) {
-        d->fs = d->span_fs; /* as before the span: the next PSB+ sets the time again */
+    count_packets(d, d->span_start, to, psb_at);
+    if (psb_at && to < se)
         start_span(d, to);
-    } else {
+    else
         d->pos = d->span_start = to;
-        d->fallback = 0;
-    }
+    d->fallback = 0;
     return 1;
 }
 
@@ -458,7 +533,7 @@ long ptc_pt_sdec_batch(struct ptc_pt_sdec *d, const struct ptc_pt_item **items)
 /* pt_par.c: reuse a decoder (and its queue's memory: fresh memory for every piece costs
  * page faults, which serialise threads) for another piece of a complete stream */
 void ptc_pt_sdec_reuse_at(struct ptc_pt_sdec *d, const uint8_t *buf, size_t len,
-                          uint64_t base)
+                          uint64_t base, int psb_after)
 {
     struct ptc_pt_item *q = d->in.q;
     size_t qcap = d->in.qcap;
@@ -479,6 +554,7 @@ void ptc_pt_sdec_reuse_at(struct ptc_pt_sdec *d, const uint8_t *buf, size_t len,
     d->base = d->seg_start = d->pos = base;
     d->end = base + len;
     d->final = 1;
+    d->psb_after = psb_after;
     d->st.bytes = len;
 }
 

@@ -92,7 +92,19 @@ struct ptc_pt_fstate {
     uint64_t last_ip, fup_ip, ovf_off;
     uint64_t nev;            /* enables, async disables and overflows since the span's PSB */
     uint8_t in_psb, fup_pending, ovf_pending, psb_seen;
+    uint8_t mode_pending;    /* a MODE.Exec outside PSB+ waits for its TIP.PGE */
 };
+
+/* libipt's errata workarounds the fast path must leave to libipt (pt_ipt.c): which apply
+ * to the configured CPU (pt_cpu_errata), as PTC_PT_ERRATUM_* bits. */
+enum {
+    PTC_PT_ERRATUM_BDM70 = 1u << 0,  /* a FUP in PSB+ when tracing is disabled */
+    PTC_PT_ERRATUM_SKD007 = 1u << 1, /* a CYC that overlaps an OVF */
+    PTC_PT_ERRATUM_SKD010 = 1u << 2, /* a FUP lost after OVF */
+    PTC_PT_ERRATUM_APL11 = 1u << 3,  /* an extra TIP.PGD after OVF */
+    PTC_PT_ERRATUM_APL12 = 1u << 4,  /* an extra FUP after OVF */
+};
+unsigned ptc_pt_errata(const struct ptc_pt_dcfg *cfg);
 
 /* Items (layer 2) are declared below; the interpretation state is shared by the fast path
  * (which interprets while it parses, to avoid a second pass) and the libipt path. */
@@ -115,16 +127,24 @@ struct ptc_pt_interp {
 
 enum { PTC_FAST_PSB = 0, PTC_FAST_MORE = 1, PTC_FAST_FAIL = -1, PTC_FAST_NOMEM = -2 };
 
-/* Fast path over buf[0..len) (stream offset base of buf[0]). At a span start buf begins
- * with a PSB and *fs is freshly reset (fs->psb_seen = 0); otherwise fs is the state where
- * the previous call stopped. Interprets what it parses straight into in's queue.
- * Returns PTC_FAST_PSB: stopped right before the PSB that starts the next span
- *                      (*consumed = its offset in buf);
+/* Fast path over buf[0..len) (stream offset base of buf[0]): at a span start buf begins with
+ * its PSB and *fs is freshly reset (all zero); otherwise fs is the state where the previous
+ * call stopped. final: buf ends where the segment ends. Interprets what it parses straight
+ * into in's queue.
+ * Returns PTC_FAST_PSB: stopped right before a PSB pattern that begins where a packet ends
+ *                      (*consumed = its offset in buf): the next span's PSB if
+ *                      ptc_pt_psb_ends_span says so;
  *         PTC_FAST_MORE: parsed every whole packet (*consumed = bytes used; a packet cut by
  *                      the end of buf is left for the next call unless final);
- *         PTC_FAST_FAIL: a packet or sequence it does not handle (or, when final, a cut
- *                      packet): items appended by this call must be discarded by the caller
- *                      and the span given to libipt. */
+ *         PTC_FAST_FAIL: a packet or sequence it does not handle, or one libipt would read
+ *                      otherwise (or, when final, a cut packet): items appended by this
+ *                      call must be discarded by the caller and the span given to libipt.
+ * Spans end at the next PSB (ptc_pt_find_span_psb: a run of PSB patterns holds PSBs at its
+ * end only), so that a packet a PSB cuts, or that runs into one, is one cut packet whoever
+ * decodes the span. The fast path needs no search for it: no packet is long enough to swallow
+ * a whole PSB, and what is left of one after a packet that runs into it is a TNT byte (a
+ * failure) or a PSB pattern that is not a PSB - cut short (a failure), or not at the end of
+ * its run, which the caller checks after PTC_FAST_PSB (ptc_pt_psb_ends_span). */
 int ptc_pt_fast_run(const struct ptc_pt_dcfg *cfg, struct ptc_pt_fstate *fs,
                     struct ptc_pt_interp *in, const uint8_t *buf, size_t len, uint64_t base,
                     int final, size_t *consumed);
@@ -136,13 +156,36 @@ int ptc_pt_fast_run(const struct ptc_pt_dcfg *cfg, struct ptc_pt_fstate *fs,
 int ptc_pt_interp_aevs(const struct ptc_pt_dcfg *cfg, struct ptc_pt_interp *in,
                        const struct ptc_pt_aevs *a, uint64_t skip_events);
 
-/* libipt's query decoder over buf[0..len): syncs to the first PSB, decodes to the end,
- * resynchronising after errors. Returns 0 or a negative libipt error for setup failures. */
+/* libipt's query decoder over buf[0..len), one span: syncs to the first PSB, decodes to the
+ * end, resynchronising after errors. psb_at_end: a PSB begins right after buf, so a packet
+ * cut by the end is an error (PTC_AEV_ERROR), not the end of the trace. Returns 0 or a
+ * negative libipt error for setup failures (no memory). */
 int ptc_pt_ipt_decode(const struct ptc_pt_dcfg *cfg, const uint8_t *buf, size_t len,
-                      uint64_t base, struct ptc_pt_aevs *out);
+                      uint64_t base, int psb_at_end, struct ptc_pt_aevs *out);
 
-/* Offset of the first PSB at or after pos, or len. */
+/* Offset of the first PSB pattern at or after pos, or len. */
 size_t ptc_pt_find_psb(const uint8_t *buf, size_t len, size_t pos);
+/* PSB patterns come in runs of 02 82 pairs: consecutive PSBs, and a packet whose last bytes
+ * happen to be 02 82 right before a PSB (a TIP.PGD whose 16-bit IP is 0x8202), which makes
+ * the pattern begin 2 bytes before the PSB. The PSBs of a run are the 16-byte pieces that end
+ * where the run ends (as libipt's pt_sync_forward takes them); less than 16 bytes of the run
+ * before the first are the tail of the packet before. The first PSB of the run of the pattern
+ * at q, at or after q; the run ends at len at the latest, so a caller that may get more bytes
+ * holds the trailing run back (ptc_pt_psb_tail). */
+size_t ptc_pt_run_psb(const uint8_t *buf, size_t len, size_t q);
+/* The first PSB at or after pos by that rule, or len: where spans begin, and where the
+ * parallel decode may cut a stream. */
+size_t ptc_pt_find_span_psb(const uint8_t *buf, size_t len, size_t pos);
+/* Whether the PSB pattern at at ends the span that began with the PSB at span_start: a PSB
+ * by that rule, and no PSB of its run after span_start before it (one a packet ran over). */
+int ptc_pt_psb_ends_span(const uint8_t *buf, size_t len, size_t span_start, size_t at);
+/* Whether a PSB (by that rule, within buf[0..len)) begins after span_start and less than
+ * 16 bytes before at, where the fast path stopped: a packet before at ran into it. */
+int ptc_pt_psb_ran_into(const uint8_t *buf, size_t len, size_t span_start, size_t at);
+/* How many of the last bytes of buf[0..len) are a run of 02 82 pairs (and a lone 02 after
+ * them) that more bytes could extend: which of its patterns are PSBs is known only once the
+ * run has ended. */
+size_t ptc_pt_psb_tail(const uint8_t *buf, size_t len);
 
 /* ---- items (layer 2) ----------------------------------------------------------------- */
 
@@ -186,8 +229,9 @@ struct ptc_pt_sdec; /* per-stream decoder */
 struct ptc_pt_sdec *ptc_pt_sdec_new(const struct ptc_pt_dcfg *cfg, const uint8_t *buf,
                                     size_t len, const struct ptc_pt_break *breaks,
                                     size_t num_breaks);
+/* psb_after: a PSB begins right after the bytes (a parallel piece cut before one). */
 struct ptc_pt_sdec *ptc_pt_sdec_new_at(const struct ptc_pt_dcfg *cfg, const uint8_t *buf,
-                                       size_t len, uint64_t base);
+                                       size_t len, uint64_t base, int psb_after);
 /* A streaming decoder: bytes are appended as they arrive and dropped once decoded (it keeps
  * only the current span, for libipt). */
 struct ptc_pt_sdec *ptc_pt_sdec_new_stream(const struct ptc_pt_dcfg *cfg);
@@ -242,7 +286,7 @@ void ptc_pt_sdec_begin_piece(struct ptc_pt_sdec *d, int first_open);
 int ptc_pt_sdec_piece_step(struct ptc_pt_sdec *d);
 size_t ptc_pt_sdec_take(struct ptc_pt_sdec *d, const struct ptc_pt_item **items);
 void ptc_pt_sdec_reuse_at(struct ptc_pt_sdec *d, const uint8_t *buf, size_t len,
-                          uint64_t base);
+                          uint64_t base, int psb_after);
 struct ptc_pt_par_stream {
     const uint8_t *buf;
     size_t len;
@@ -270,7 +314,12 @@ struct ptc_pt_pktstat {
     uint64_t count[PTC_PT_NPKT], bytes[PTC_PT_NPKT];
     uint64_t errors, unsynced_bytes;
 };
-int ptc_pt_count_packets(const uint8_t *buf, size_t len, struct ptc_pt_pktstat *st);
+/* Adds the packets of buf[0..len) to *st (libipt's packet decoder, configured for the
+ * trace's CPU so that its errata workarounds apply). psb_after: a PSB follows the bytes, so
+ * a packet cut by their end is an error. Bytes outside PSB synchronisation (before the
+ * first PSB, from an undecodable packet to the next PSB or the end) are unsynced_bytes. */
+int ptc_pt_count_packets(const struct ptc_pt_dcfg *cfg, const uint8_t *buf, size_t len,
+                         int psb_after, struct ptc_pt_pktstat *st);
 const char *ptc_pt_packet_name(int type);
 
 /* ---- front-end (layer 3) ------------------------------------------------------------- */

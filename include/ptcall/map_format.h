@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #define PTCALL_MAP_MAGIC 0x4d435450u /* "PTCM" read as little-endian u32 */
-#define PTCALL_MAP_VERSION 5u
+#define PTCALL_MAP_VERSION 6u
 /* Oldest map version readers still accept (v1: every call site always calls its stub). */
 #define PTCALL_MAP_VERSION_MIN 1u
 /* header_size of versions 1 and 2 (no sled table fields) */
@@ -95,7 +95,8 @@ struct ptcall_map_header {
                                 PTCALL_MAP_F_GATED it is also the unit's arm gate: 0 =
                                 disarmed (the initial value), else armed */
     uint32_t source_name;    /* string offset: the unit's main source file */
-    uint32_t reserved;       /* 0 */
+    uint32_t ext_offset;     /* version 6: from blob start, struct ptcall_map_ext (the
+                                functions' sizes and direct callees); before: 0 */
     /* version 3 (header_size >= 80): */
     int64_t sites_rel;       /* with PTCALL_MAP_F_SLEDS: address of the object's first
                                 struct ptcall_map_site (__start_ptcall_sites) minus the
@@ -124,6 +125,36 @@ struct ptcall_map_func {
     uint32_t file;           /* string offset: source file ("" if unknown) */
     uint32_t line;           /* 0 if unknown */
 };
+
+/* Version 6: what each function is and calls, for coverage reports (docs/map-format.md,
+ * "Sizes and callees"). At ext_offset (8-aligned): this header, then
+ * struct ptcall_map_func_ext[num_funcs] (same order as the function table), then
+ * struct ptcall_map_callee[num_callees]. */
+struct ptcall_map_ext {
+    uint32_t ext_size;       /* bytes of the whole extension: 16 + 16 * num_funcs +
+                                8 * num_callees */
+    uint32_t num_callees;
+    uint32_t reserved[2];    /* 0 */
+};
+
+struct ptcall_map_func_ext {
+    uint32_t num_insts;      /* IR instructions of the function when the pass ran (before its
+                                stub calls; after inlining with the late placement) */
+    uint32_t num_blocks;     /* its basic blocks */
+    uint32_t first_callee;   /* its direct callees: callee records [first_callee,
+                                first_callee + num_callees) */
+    uint32_t num_callees;
+};
+
+/* A direct callee: a call or invoke of a named function (not through a pointer, not an
+ * intrinsic but memcpy/memmove/memset), each callee once per caller, in first-call order. */
+struct ptcall_map_callee {
+    uint32_t func;           /* index into this blob's function table when the callee is
+                                instrumented in this unit, else PTCALL_MAP_NO_FUNC */
+    uint32_t name;           /* string offset: the callee's linkage name (always set: a callee
+                                of another unit or object is found by it) */
+};
+#define PTCALL_MAP_NO_FUNC 0xffffffffu
 
 /* Registration ABI between instrumented objects and the runtime (decision 4).
  * Each unit's constructor calls, if the runtime is present (weak reference):

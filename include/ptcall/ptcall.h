@@ -5,4 +5,29 @@
 /* Keeps the ptcall pass away from a function (as no_instrument_function does). */
 #define PTCALL_NO_INSTRUMENT __attribute__((annotate("ptcall_no_instrument")))
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Provided by libptcall.so (the runtime); a weak reference, so that a program that is not
+ * linked with it, nor run with it preloaded, still links and runs: the reference is then
+ * null and ptcall_mark does nothing. */
+void __ptcall_mark(const char *label) __attribute__((weak));
+
+/* Marks a boundary, e.g. between two inputs of a fuzzing harness (docs/cov.md, "Marks"). In
+ * counting mode (`ptcall record --counts`) the calls counted since the previous mark (or the
+ * start) are written at once as one COUNTS chunk carrying `label` and its index, then
+ * counting starts again from 0. In a trace of events it is a mark on the calling thread's
+ * timeline (`ptcall calls` shows it). Without the runtime it does nothing. Thread-safe;
+ * label may be NULL (""). Cost: a few system calls per mark. */
+static inline void ptcall_mark(const char *label)
+{
+    if (__ptcall_mark)
+        __ptcall_mark(label);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
 #endif

@@ -17,9 +17,10 @@
 #define PTC_FILE_MAGIC "PTCALLTR" /* 8 bytes, no NUL */
 #define PTC_VERSION_MAJOR 2u      /* what writers write (2: the chunk CRC covers the header) */
 #define PTC_VERSION_MAJOR_MIN 1u  /* readers read majors MIN..MAJOR and reject the others */
-#define PTC_VERSION_MINOR 0u      /* readers accept any minor: new chunks are optional (1.1:
+#define PTC_VERSION_MINOR 1u      /* readers accept any minor: new chunks are optional (1.1:
                                      MODULE stub kind PTC_STUB_CALL; 1.2: the optional
-                                     MODULE_ARMED chunk; both are in 2.0) */
+                                     MODULE_ARMED chunk; both are in 2.0; 2.1: the optional
+                                     COUNTS chunk) */
 
 struct ptc_file_header {
     char magic[8];          /* PTC_FILE_MAGIC */
@@ -66,6 +67,8 @@ enum ptc_chunk_type {
     PTC_CHUNK_PROCESS_END = 9,   /* struct ptc_process_end */
     PTC_CHUNK_RECORD_END = 10,   /* pid 0: struct ptc_record_end */
     PTC_CHUNK_MODULE_ARMED = 11, /* OPTIONAL (minor 2): struct ptc_module_armed */
+    PTC_CHUNK_COUNTS = 12,       /* OPTIONAL (2.1): struct ptc_counts, counting mode */
+    PTC_CHUNK_MARK = 13,         /* OPTIONAL (2.1): struct ptc_mark, ptcall_mark in a trace */
     /* 32..63 are Intel PT chunks (docs/trace-format.md, "Intel PT chunks") */
     PTC_CHUNK_PT_FIRST = 32,
     PTC_CHUNK_PT_LAST = 63,
@@ -152,6 +155,42 @@ struct ptc_module_armed {
     /* then uint8_t armed[(num_funcs + 7) / 8]: bit (i % 8) of byte i / 8 set = function i
      * (of the MODULE chunk's function table) was armed; then the selection as given,
      * NUL-terminated, e.g. "--only 'a*' --skip 'ab*'" */
+};
+
+/* Calls per function counted by the runtime's counting mode (2.1; process-level, written with
+ * PTC_CHUNK_F_OPTIONAL): one chunk per segment, a segment being the calls since the previous
+ * mark (ptcall_mark) or the start, up to this mark or the end. Function entries only: no
+ * times, no order, no call graph. */
+struct ptc_counts {
+    uint32_t segment;       /* 0, 1, ...: the segment's index in its process */
+    uint32_t flags;         /* PTC_COUNTS_F_* */
+    uint32_t num_modules;   /* module entries that follow */
+    uint32_t label_size;    /* bytes of the label at the end, its NUL included (at least 1) */
+    uint64_t tsc;           /* when the segment closed */
+    uint64_t reserved;      /* 0 */
+    /* then num_modules struct ptc_counts_module; then, for each of them in order, num_funcs
+     * uint64_t calls (function i of that MODULE chunk's function table); then the label,
+     * NUL-terminated ("" for the segment that ends at exit) */
+};
+#define PTC_COUNTS_F_MARK 0x1u  /* closed by ptcall_mark(label) */
+#define PTC_COUNTS_F_END 0x2u   /* closed by the end of the process (exit, _exit, exec) */
+#define PTC_COUNTS_F_CRASH 0x4u /* closed by a fatal signal: the segment's input crashed */
+/* ptcall_mark(label) in a trace of events (2.1; process-level, PTC_CHUNK_F_OPTIONAL): thread
+ * tid passed a mark here. The runtime writes the thread's events before the mark first, so
+ * in file order the chunk follows them and precedes the events after it. */
+struct ptc_mark {
+    uint32_t tid;           /* the thread that called ptcall_mark */
+    uint32_t index;         /* 0, 1, ...: the mark's index in its process */
+    uint64_t tsc;           /* when */
+    uint32_t label_size;    /* bytes of the label, its NUL included (at least 1, at most 4096) */
+    uint32_t reserved;      /* 0 */
+    /* then the label, NUL-terminated */
+};
+
+struct ptc_counts_module {
+    uint32_t module_id;     /* the process's MODULE chunk of this id, announced before */
+    uint32_t num_funcs;     /* that MODULE chunk's num_funcs */
+    uint64_t identity;      /* that MODULE chunk's identity */
 };
 
 struct ptc_module_unload {

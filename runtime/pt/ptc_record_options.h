@@ -28,6 +28,7 @@ struct record_options {
     int num_skip;
     char **argv;                /* the command, NULL-terminated */
     int quiet;                  /* -q: no notices on stderr */
+    int counts;                 /* soft: --counts, counting mode (docs/runtime.md) */
 };
 
 /* Implemented by the Intel PT recorder (runtime/pt). pt_available() returns 1 when this

@@ -21,7 +21,7 @@ import sys
 FILTERS = ["--pid", "--tid", "--function", "--exclude", "--max-depth", "--time",
            "--min-duration"]
 OPTIONS = {
-    "record": ["-o", "--output", "--backend", "--no-timestamps", "--leaf-exits", "--drop",
+    "record": ["-o", "--output", "--backend", "--no-timestamps", "--leaf-exits", "--counts", "--drop",
                "--buffer", "--timing", "--snapshot", "--pid", "--module", "--only", "--skip",
                "-q", "--quiet"],
     "report": ["--top", "--sort", "--format", "--meta", "--stat", "--allow-different",

@@ -26,6 +26,9 @@ LIBS = {
     "outputs": ["decode_pt", "decode", "common"],
     "bandwidth": ["decode", "common"],
     "runtime": [],  # libptcall.so: its own files (the common ones it compiles in are not checked)
+    "db": [],       # the runs database's storage layer: SQLite, libpq, libxxhash only
+    "web": ["db"],  # the web views (server/, docs/web.md): the database and libmicrohttpd
+    "cov": ["common"],  # fuzzing-campaign coverage (docs/cov.md): the map reader, libelf
 }
 
 # Libraries whose symbols resolve only their own calls (see main)
@@ -51,11 +54,41 @@ FLOORS = {
         ["soft_handler.S", "soft_write.c"],                     # handlers, the trace file
         ["soft_config.c", "soft_select.c", "soft_drain.c",      # environment, selection,
          "soft_timebase.c", "soft_tramp.c"],                    # drain, time, trampolines
-        ["soft_resume.c", "soft_sites.c"],                      # signal resume, call sites
+        ["soft_resume.c", "soft_sites.c", "soft_counts.c"],     # signal resume, call sites,
+                                                                # counting mode
         ["soft_fastpath.c", "soft_flush.c"],                    # generated handler, flushes
-        ["soft_signal.c"],                                      # signal handlers
+        ["soft_signal.c", "soft_mark.c"],                       # signal handlers, marks
         ["soft_lifecycle.c"],                                   # start-up, fork, exec, exit
-        ["soft_register.c"],                                    # object registration
+        ["soft_register.c", "soft_forkserver.c"],               # object registration,
+                                                                # pre-main point, fork server
+    ],
+    # coverage of fuzzing corpora (cov/cov.h): data and maps under inputs and files, the
+    # counters under the runner, analyses over all of it, views on top
+    "cov": [
+        ["cov_data.c"],                                         # the data set
+        ["cov_map.c", "cov_corpus.c", "cov_file.c",             # ELF maps, corpora, .ptcov,
+         "cov_counts.c", "cov_uplot.c"],                        # counters, embedded uPlot
+        ["cov_afl.c", "cov_fsrv.c"],                            # AFL++ dirs, running
+        ["cov_analysis.c"],                                     # union, firsts, curve, diff
+        ["cov_view_table.c", "cov_view_csv.c", "cov_view_json.c",   # views
+         "cov_view_html.c", "cov_view_diff.c"],
+    ],
+    # the runs database (docs/db.md): backends under the connection, the schema over it,
+    # ingest and queries on top
+    "db": [
+        ["db_sqlite.c", "db_pg.c", "db_hash.c"],                # backends, content hash
+        ["db_conn.c"],                                          # URLs, transactions
+        ["db_schema.c"],                                        # versions, migrations, open
+        ["db_ingest.c", "db_query.c"],                          # storing and reading runs
+    ],
+    # the web views (docs/web.md): buffers, queries and files under the API's shared parts,
+    # one file per API view over them, the router, and the HTTP server on top
+    "web": [
+        ["sbuf.c", "db_query_web.c", "web_cache.c", "web_static.c"],  # escaping, queries
+        ["web_common.c", "web_json.c", "web_page.c"],           # arguments, JSON, HTML shells
+        ["api_runs.c", "api_run.c", "api_hot.c", "api_function.c", "api_diff.c"],  # views
+        ["web_api.c"],                                          # the router, pages' objects
+        ["web_http.c"],                                         # libmicrohttpd
     ],
 }
 

@@ -28,7 +28,7 @@ import subprocess
 import sys
 
 MAGIC = 0x4D435450
-VERSION = 5
+VERSION = 6
 HDR = struct.Struct("<IHHIIQIIIIIIqIIqq")  # struct ptcall_map_header
 STUB = struct.Struct("<qIHH")              # struct ptcall_map_stub
 FUNC = struct.Struct("<IIII")              # struct ptcall_map_func
@@ -164,7 +164,7 @@ def check_map(cfg, elf, expect, absent, flags_want, nslots, nblobs=None):
             fail(cfg, f"blob at {pos} not 8-aligned")
             return set(), {}, {}, set(), set()
         (magic, version, hsize, total, flags, uhash, ns, nf, soff, foff, stroff, strsize,
-         slot_rel, srcname, reserved, sites_rel, sites_end_rel) = HDR.unpack_from(data, pos)
+         slot_rel, srcname, ext, sites_rel, sites_end_rel) = HDR.unpack_from(data, pos)
         where = f"blob@{pos}"
         if magic != MAGIC or version != VERSION or hsize != 80:
             fail(cfg, f"{where}: magic {magic:#x} version {version} header_size {hsize}")
@@ -177,9 +177,16 @@ def check_map(cfg, elf, expect, absent, flags_want, nslots, nblobs=None):
                               sec["addr"] + pos + 72 + sites_end_rel))
         elif sites_rel or sites_end_rel:
             fail(cfg, f"{where}: sled table fields {sites_rel} {sites_end_rel} without F_SLEDS")
-        if soff != 80 or foff != soff + 16 * ns or stroff != foff + 16 * nf or \
-                stroff + strsize > total or total - (stroff + strsize) >= 8 or reserved:
-            fail(cfg, f"{where}: offsets {soff} {foff} {stroff} {strsize} {total}")
+        # version 6: the sizes-and-callees extension right after the function table
+        ext_size, ncallees = struct.unpack_from("<II", data, pos + ext) if ext else (0, 0)
+        if soff != 80 or foff != soff + 16 * ns or ext != foff + 16 * nf or \
+                ext_size != 16 + 16 * nf + 8 * ncallees or stroff != ext + ext_size or \
+                stroff + strsize > total or total - (stroff + strsize) >= 8:
+            fail(cfg, f"{where}: offsets {soff} {foff} {ext} {ext_size} {stroff} {strsize} {total}")
+        for i in range(ncallees):
+            cfunc, cname = struct.unpack_from("<II", data, pos + ext + 16 + 16 * nf + 8 * i)
+            if (cfunc != 0xffffffff and cfunc >= nf) or cname >= strsize:
+                fail(cfg, f"{where}: callee {i} ({cfunc}, {cname})")
         if flags != flags_want:
             fail(cfg, f"{where}: flags {flags:#x}, want {flags_want:#x}")
         if uhash == 0:

@@ -95,11 +95,26 @@ def main():
          "past the end"),
         ("a record of size 0", lambda b: struct.pack_into("<IHH", b, data_off, 9, 0, 0),
          "shorter than its 8-byte header (the record at file offset %d)" % data_off),
+        # fuzz_perf_data: an AUXTRACE record without data (the reader added 0 bytes to no
+        # buffer: NULL + 0, undefined behaviour the sanitizer build reports)
+        ("an AUXTRACE record without data",
+         lambda b: (struct.pack_into("<IHH", b, data_off, 71, 0, 48),
+                    struct.pack_into("<Q", b, data_off + 8, 0)),
+         "is corrupt"),
         ("an AUXTRACE record of 2^63 bytes",
          lambda b: (struct.pack_into("<IHH", b, data_off, 71, 0, 48),
                     struct.pack_into("<Q", b, data_off + 8, 1 << 63)),
          "runs past the data section"),
     ]
+    feat0 = struct.unpack_from("<Q", open(base, "rb").read(), 72)[0]
+    if feat0 >> 9 & 1:
+        # fuzz_perf_data: a HEADER_CPUID section whose offset + size wraps around 2^64 passed
+        # the bounds check and was read from far outside the file
+        def cpuid_wraps(b):
+            pos = data_off + data_size + 16 * bin(feat0 & 0x1ff).count("1")
+            struct.pack_into("<QQ", b, pos, 1 << 63, (1 << 63) + 8)
+        hostile.append(("a HEADER_CPUID section that wraps around", cpuid_wraps,
+                        "holds no PERF_RECORD_AUXTRACE_INFO"))
     if data_size >= 16 + 8 * 17:
         def info(b):
             struct.pack_into("<IHH", b, data_off, 70, 0, 16 + 8 * 17)
@@ -107,6 +122,17 @@ def main():
             struct.pack_into("<17Q", b, data_off + 16, 8, 70, 1, 0, 1, 1 << 10, 1 << 11, 0, 0, 1,
                              1 << 9, 0xf << 14, 40, 1, 1 << 1, 24, 0)
         hostile.append(("an AUXTRACE_INFO time_shift of 70", info, "time_shift is 70"))
+
+        # fuzz_perf_data: an MTC period mask wider than MTCFreq's 4 bits read a period of
+        # 64, which the trace written from it then could not be decoded with
+        def wide_mtc(b):
+            info(b)
+            struct.pack_into("<Q", b, data_off + 16 + 8 * 1, 10)          # time_shift 10
+            struct.pack_into("<Q", b, data_off + 16 + 8 * 11, 0xff << 14)  # MTC_FREQ_BITS
+            attrs = struct.unpack_from("<Q", b, 24)[0]  # the first event: intel_pt's type
+            struct.pack_into("<I", b, attrs, 8)
+            struct.pack_into("<Q", b, attrs + 8, 0x40 << 14)
+        hostile.append(("an MTC period mask of 8 bits", wide_mtc, "MTC period"))
     for name, edit, want in hostile:
         f = edited(base, os.path.join(work, "hostile.data"), edit)
         rc, err = imp(ptcall, work, f)

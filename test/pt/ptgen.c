@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "ptc_chunk_write.h"
+#include "ptc_pt_decode.h"
 #include "ptcall/map_format.h"
 #include "ptcall/trace_format_pt.h"
 
@@ -790,6 +791,53 @@ void ptgen_free(struct ptgen_result *r)
 {
     free(r->ev);
     r->ev = NULL;
+}
+
+struct raw_ctx { uint8_t *v; size_t n, cap; int bad; };
+static int raw_chunk(void *ctx, const struct ptc_chunk_header *h, const void *p)
+{
+    struct raw_ctx *x = ctx;
+    struct ptc_pt_aux a;
+    if (h->type != PTC_CHUNK_PT_AUX || h->payload_size < sizeof(a))
+        return 0;
+    memcpy(&a, p, sizeof(a));
+    if (a.cpu != 0)
+        return 0;
+    size_t n = h->payload_size - sizeof(a);
+    if (x->n + n > x->cap) {
+        size_t c = x->cap ? x->cap * 2 : 65536;
+        while (c < x->n + n)
+            c *= 2;
+        void *v = realloc(x->v, c);
+        if (!v) {
+            x->bad = 1;
+            return -1;
+        }
+        x->v = v;
+        x->cap = c;
+    }
+    memcpy(x->v + x->n, (const uint8_t *)p + sizeof(a), n);
+    x->n += n;
+    return 0;
+}
+
+uint8_t *ptgen_raw_stream(const struct ptgen_opts *o, const char *tmp_path, size_t *len,
+                          struct ptgen_result *r)
+{
+    if (ptgen_write(o, tmp_path, r))
+        return NULL;
+    struct raw_ctx x = {0};
+    struct ptc_file_header fh;
+    char err[256];
+    int e = ptc_pt_read_file(tmp_path, &fh, raw_chunk, &x, err, sizeof(err));
+    unlink(tmp_path);
+    if (e || x.bad) {
+        free(x.v);
+        ptgen_free(r);
+        return NULL;
+    }
+    *len = x.n;
+    return x.v ? x.v : calloc(1, 1);
 }
 
 uint8_t *ptgen_bench_stream(int timing, uint64_t nhits, int suppressed_pgd, size_t *len,

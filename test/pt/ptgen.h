@@ -69,6 +69,22 @@ void ptgen_free(struct ptgen_result *r);
 /* stub id of ip in process pid, or -1 */
 int ptgen_lookup(const struct ptgen_result *r, uint32_t pid, uint64_t ip, uint32_t *id);
 
+/* One raw stream: the AUX bytes of CPU 0 of the trace ptgen_write makes for o (written to
+ * tmp_path, which is removed), concatenated as `ptcall import --cpu-stream` would take them;
+ * malloc'ed, NULL on failure. With o->mod0_start the stubs are where the caller says. */
+uint8_t *ptgen_raw_stream(const struct ptgen_opts *o, const char *tmp_path, size_t *len,
+                          struct ptgen_result *r);
+
+/* The test writer's perf.data (ptgen_perf.c): the ptgen trace at trace rewritten as perf
+ * record -e intel_pt//u writes one, with an MMAP2 record of mm when it is not NULL.
+ * Returns 0 or -1. */
+struct ptgen_perf_mmap {
+    uint32_t pid;
+    uint64_t addr, len, pgoff;
+    const char *path;
+};
+int ptgen_perf_data(const char *trace, const char *out, const struct ptgen_perf_mmap *mm);
+
 /* The bench helper: one CPU, one thread, n hits, no sideband; returns malloc'ed bytes. */
 uint8_t *ptgen_bench_stream(int timing, uint64_t nhits, int suppressed_pgd, size_t *len,
                             uint64_t *stub_start, uint32_t *nstubs);

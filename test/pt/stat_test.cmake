@@ -36,6 +36,30 @@ endforeach()
 if(NOT sum EQUAL gaps)
   message(FATAL_ERROR "per-thread gaps add up to ${sum}, expected ${gaps}")
 endif()
+# bytes that never reach a PSB (a raw stream of random bytes): the thread's gap is in the
+# per-stream table and the total too, and `ptcall report` counts the same gaps
+execute_process(COMMAND tail -c 4096 ${PTCALL} OUTPUT_FILE ${DIR}/pt-stat-random.bin)
+file(REMOVE ${DIR}/pt-stat-random.ptc)
+execute_process(COMMAND ${PTCALL} import -o ${DIR}/pt-stat-random.ptc --binary ${STUBPROG}
+                        --thread-stream ${DIR}/pt-stat-random.bin
+                ERROR_VARIABLE err RESULT_VARIABLE rc)
+if(rc)
+  message(FATAL_ERROR "import of random bytes failed (${rc}): ${err}")
+endif()
+execute_process(COMMAND ${PTCALL} stat ${DIR}/pt-stat-random.ptc OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+execute_process(COMMAND ${PTCALL} report ${DIR}/pt-stat-random.ptc OUTPUT_VARIABLE rep
+                ERROR_VARIABLE rep_err RESULT_VARIABLE rc2)
+string(REGEX MATCH "\n  thread +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +([0-9]+)" _ "${out}")
+set(stream_gaps "${CMAKE_MATCH_1}")
+string(REGEX MATCH "[0-9]+ stub hits, [-0-9.]+ bytes/hit, ([0-9]+) gaps" _ "${out}")
+set(total_gaps "${CMAKE_MATCH_1}")
+string(REGEX MATCH "gaps ([0-9]+), repairs" _ "${rep}${rep_err}")
+set(report_gaps "${CMAKE_MATCH_1}")
+if(rc OR rc2 OR NOT stream_gaps OR NOT stream_gaps EQUAL total_gaps OR
+   NOT total_gaps EQUAL report_gaps)
+  message(FATAL_ERROR "random bytes: stat per stream ${stream_gaps} gaps, total ${total_gaps}, "
+                      "report ${report_gaps} (must be the same, at least 1)\n${out}\n${rep}")
+endif()
 # bad input: one line, exit 1
 file(WRITE ${DIR}/pt-stat-bad.ptc "this is not a trace file at all, not even close....................")
 execute_process(COMMAND ${PTCALL} stat ${DIR}/pt-stat-bad.ptc OUTPUT_VARIABLE out

@@ -157,6 +157,11 @@ static void test_leaf_calls(void)
     }
     struct ptc_map_summary s;
     size_t bad;
+    /* an empty call-site table of the object's (0x700000): with sites_rel 0 the table
+     * would be the header's own bytes, which the reader refuses */
+    h->sites_rel = (int64_t)(0x700000 - (SEC_ADDR + offsetof(struct ptcall_map_header, sites_rel)));
+    h->sites_end_rel =
+        (int64_t)(0x700000 - (SEC_ADDR + offsetof(struct ptcall_map_header, sites_end_rel)));
     for (int sleds = 0; sleds < 2; sleds++) {
         h->flags = PTCALL_MAP_F_EXITS | (sleds ? PTCALL_MAP_F_SLEDS : 0);
         CHECK(ptc_map_scan(sec, size, SEC_ADDR, STUBS_ADDR, STUBS_ADDR + STUBS_SIZE, &s, &bad) == 0);
@@ -497,6 +502,246 @@ static void test_fuzz(void)
     }
 }
 
+/* Where a unit's slot and call-site table lie: a map can pass every check of its own bytes
+ * and still send the runtime to write its slot, or read and patch sleds, anywhere. Without
+ * the object the reader refuses what cannot be right anywhere (misaligned, over the map or
+ * the stubs, wrapping, units that disagree); with it (ptc_map_walk_in), whatever is not
+ * inside it. An object is laid out in obj[]: stubs, code with sleds, the map, the call-site
+ * table and the slot, at their real addresses (as the runtime reads them). */
+static uint8_t obj[0x2000] __attribute__((aligned(4096)));
+enum { O_STUBS = 0x0, O_TEXT = 0x400, O_MAP = 0x800, O_SITES = 0x1000, O_SLOT = 0x1100 };
+#define OBJ ((uint64_t)(uintptr_t)obj)
+
+/* one v5 blob with sleds at O_MAP (4 stubs), 3 call sites; returns its size */
+static size_t put_object(void)
+{
+    memset(obj, 0, sizeof(obj));
+    struct ptcall_map_header h;
+    memset(&h, 0, sizeof(h));
+    h.magic = PTCALL_MAP_MAGIC;
+    h.version = PTCALL_MAP_VERSION;
+    h.header_size = sizeof(h);
+    h.flags = PTCALL_MAP_F_EXITS | PTCALL_MAP_F_SLEDS;
+    h.num_stubs = 4;
+    h.num_funcs = 2;
+    h.stubs_offset = sizeof(h);
+    h.funcs_offset = h.stubs_offset + 4 * sizeof(struct ptcall_map_stub);
+    h.strings_offset = h.funcs_offset + 2 * sizeof(struct ptcall_map_func);
+    h.strings_size = sizeof(strings1);
+    h.total_size = (h.strings_offset + h.strings_size + 7) & ~7u;
+    h.source_name = 1;
+    uint64_t blob = OBJ + O_MAP;
+    h.soft_slot_rel = (int64_t)(OBJ + O_SLOT - (blob + offsetof(struct ptcall_map_header, soft_slot_rel)));
+    h.sites_rel = (int64_t)(OBJ + O_SITES - (blob + offsetof(struct ptcall_map_header, sites_rel)));
+    h.sites_end_rel = (int64_t)(OBJ + O_SITES + 3 * sizeof(struct ptcall_map_site) -
+                                (blob + offsetof(struct ptcall_map_header, sites_end_rel)));
+    memcpy(obj + O_MAP, &h, sizeof(h));
+    for (uint32_t k = 0; k < 4; k++) {
+        struct ptcall_map_stub st = {.func_index = k / 2,
+                                     .kind = k % 2 ? PTCALL_STUB_EXIT : PTCALL_STUB_ENTRY};
+        uint64_t field = blob + h.stubs_offset + k * sizeof(st);
+        st.stub_rel = (int64_t)(OBJ + O_STUBS + 16 * k - field);
+        memcpy(obj + O_MAP + h.stubs_offset + k * sizeof(st), &st, sizeof(st));
+        obj[O_STUBS + 16 * k] = 0xc3;
+    }
+    struct ptcall_map_func f[2] = {{9, 14, 1, 10}, {23, 23, 1, 20}};
+    memcpy(obj + O_MAP + h.funcs_offset, f, sizeof(f));
+    memcpy(obj + O_MAP + h.strings_offset, strings1, sizeof(strings1));
+    /* sites: two nop sleds calling stubs 0 and 2, a ret sled jumping to stub 3 */
+    static const uint64_t site[3] = {O_TEXT + 0x10, O_TEXT + 0x40, O_TEXT + 0x83};
+    static const uint64_t stub[3] = {0, 2, 3};
+    for (int i = 0; i < 3; i++) {
+        uint64_t e = OBJ + O_SITES + (uint64_t)i * sizeof(struct ptcall_map_site);
+        struct ptcall_map_site ms;
+        ms.site_rel = (int32_t)(int64_t)(OBJ + site[i] - (e + offsetof(struct ptcall_map_site, site_rel)));
+        ms.stub_rel = (int32_t)(int64_t)(OBJ + O_STUBS + 16 * stub[i] -
+                                          (e + offsetof(struct ptcall_map_site, stub_rel))) +
+                      (i == 2 ? (int32_t)PTCALL_SITE_RET : 0);
+        memcpy(obj + O_SITES + (size_t)i * sizeof(ms), &ms, sizeof(ms));
+    }
+    return h.total_size;
+}
+
+static int walk_obj(size_t size, int with_object)
+{
+    struct ptc_map_object o = {.bytes = obj, .start = OBJ, .size = sizeof(obj)};
+    return ptc_map_walk_in(obj + O_MAP, size, OBJ + O_MAP, OBJ + O_STUBS, OBJ + O_STUBS + 0x400,
+                           with_object ? &o : NULL, NULL, NULL, NULL);
+}
+
+static struct ptcall_map_header *obj_hdr(void) { return (struct ptcall_map_header *)(obj + O_MAP); }
+
+/* moves a relative field of the header so that it names target */
+static void point(int64_t *field, uint64_t target)
+{
+    *field = (int64_t)(target - (uint64_t)(uintptr_t)field);
+}
+
+/* sets call-site entry i to name site and stub (run-time addresses) */
+static void set_site(int i, uint64_t site, uint64_t stub)
+{
+    uint64_t e = OBJ + O_SITES + (uint64_t)i * sizeof(struct ptcall_map_site);
+    struct ptcall_map_site ms;
+    ms.site_rel = (int32_t)(int64_t)(site - (e + offsetof(struct ptcall_map_site, site_rel)));
+    ms.stub_rel = (int32_t)(int64_t)(stub - (e + offsetof(struct ptcall_map_site, stub_rel)));
+    memcpy(obj + O_SITES + (size_t)i * sizeof(ms), &ms, sizeof(ms));
+}
+
+static void test_places(void)
+{
+    size_t size = put_object();
+    CHECK(walk_obj(size, 0) == 1 && walk_obj(size, 1) == 1);
+    struct ptc_map_summary sum;
+    struct ptc_map_object o = {.bytes = obj, .start = OBJ, .size = sizeof(obj)};
+    CHECK(ptc_map_scan_in(obj + O_MAP, size, OBJ + O_MAP, OBJ, OBJ + 0x400, &o, &sum, NULL) == 0 &&
+          sum.num_stubs == 4);
+
+    /* the slot: outside the object (the reader alone cannot tell), misaligned, over the
+     * map, over the stubs, wrapping around */
+    point(&obj_hdr()->soft_slot_rel, OBJ + sizeof(obj) + 4096);
+    CHECK(walk_obj(size, 0) == 1 && walk_obj(size, 1) == PTC_MAP_E_SLOT);
+    point(&obj_hdr()->soft_slot_rel, OBJ + sizeof(obj) - 4); /* its last 4 bytes outside */
+    CHECK(walk_obj(size, 1) == PTC_MAP_E_SLOT);
+    point(&obj_hdr()->soft_slot_rel, OBJ + O_SLOT + 4);
+    CHECK(walk_obj(size, 0) == PTC_MAP_E_SLOT);
+    point(&obj_hdr()->soft_slot_rel, OBJ + O_MAP + 8);
+    CHECK(walk_obj(size, 0) == PTC_MAP_E_SLOT);
+    point(&obj_hdr()->soft_slot_rel, OBJ + O_STUBS + 16);
+    CHECK(walk_obj(size, 0) == PTC_MAP_E_SLOT);
+    obj_hdr()->soft_slot_rel = INT64_MAX;
+    CHECK(walk_obj(size, 0) == PTC_MAP_E_SLOT);
+    obj_hdr()->soft_slot_rel = 0; /* no slot at all: nothing to check */
+    CHECK(walk_obj(size, 1) == 1);
+    CHECK(!strstr(ptc_map_strerror(PTC_MAP_E_SLOT), "unknown") &&
+          strstr(ptc_map_strerror(PTC_MAP_E_SLOT), "soft_slot_rel"));
+
+    /* the call-site table: outside the object, over the map, wrapping, misaligned */
+    size = put_object();
+    point(&obj_hdr()->sites_rel, OBJ + sizeof(obj) + 64);
+    point(&obj_hdr()->sites_end_rel, OBJ + sizeof(obj) + 64 + 3 * sizeof(struct ptcall_map_site));
+    CHECK(walk_obj(size, 0) == 1 && walk_obj(size, 1) == PTC_MAP_E_SITES_PLACE);
+    point(&obj_hdr()->sites_rel, OBJ + O_MAP);
+    point(&obj_hdr()->sites_end_rel, OBJ + O_MAP + 16);
+    CHECK(walk_obj(size, 0) == PTC_MAP_E_SITES_PLACE);
+    obj_hdr()->sites_rel = INT64_MAX;
+    obj_hdr()->sites_end_rel = INT64_MAX;
+    CHECK(walk_obj(size, 0) == PTC_MAP_E_SITES);
+    point(&obj_hdr()->sites_rel, OBJ + O_SITES + 2);
+    point(&obj_hdr()->sites_end_rel, OBJ + O_SITES + 2 + sizeof(struct ptcall_map_site));
+    CHECK(walk_obj(size, 0) == PTC_MAP_E_SITES);
+    CHECK(strstr(ptc_map_strerror(PTC_MAP_E_SITES_PLACE), "sites_rel") != NULL);
+
+    /* an entry of the table: a sled outside the object, half outside, a stub outside the
+     * stub section, a stub between two stubs */
+    size = put_object();
+    set_site(1, OBJ + sizeof(obj) + 0x100, OBJ + O_STUBS + 32);
+    CHECK(walk_obj(size, 0) == 1 && walk_obj(size, 1) == PTC_MAP_E_SITE);
+    set_site(1, OBJ + sizeof(obj) - 2, OBJ + O_STUBS + 32);
+    CHECK(walk_obj(size, 1) == PTC_MAP_E_SITE);
+    set_site(1, OBJ + O_TEXT + 0x40, OBJ + O_STUBS + 0x1000);
+    CHECK(walk_obj(size, 1) == PTC_MAP_E_SITE);
+    set_site(1, OBJ + O_TEXT + 0x40, OBJ + O_STUBS + 24);
+    CHECK(walk_obj(size, 1) == PTC_MAP_E_SITE);
+    set_site(1, OBJ + O_TEXT + 0x40, OBJ + O_STUBS + 32);
+    CHECK(walk_obj(size, 1) == 1);
+
+    /* two units that name different tables: every unit names the object's one */
+    size = put_object();
+    memcpy(obj + O_MAP + size, obj + O_MAP, size); /* a second unit, same table: fine */
+    struct ptcall_map_header *h2 = (struct ptcall_map_header *)(obj + O_MAP + size);
+    point(&h2->soft_slot_rel, OBJ + O_SLOT + 8);
+    point(&h2->sites_rel, OBJ + O_SITES);
+    point(&h2->sites_end_rel, OBJ + O_SITES + 3 * sizeof(struct ptcall_map_site));
+    for (uint32_t k = 0; k < 4; k++) { /* its stubs: the same stubs, seen from its fields */
+        struct ptcall_map_stub st;
+        size_t at = O_MAP + size + h2->stubs_offset + k * sizeof(st);
+        memcpy(&st, obj + at, sizeof(st));
+        st.stub_rel = (int64_t)(OBJ + O_STUBS + 16 * k - (OBJ + at));
+        memcpy(obj + at, &st, sizeof(st));
+    }
+    CHECK(walk_obj(2 * size, 1) == 2);
+    point(&h2->sites_end_rel, OBJ + O_SITES + 2 * sizeof(struct ptcall_map_site));
+    CHECK(walk_obj(2 * size, 0) == PTC_MAP_E_SITES_PLACE);
+}
+
+/* Map version 6: the sizes-and-callees extension after put_blob's blob (main calls helper
+ * and an external "main"-named function, helper calls nothing); its reading, and each
+ * inconsistency refused as PTC_MAP_E_EXT. */
+static size_t put_ext(void)
+{
+    memset(sec, 0, sizeof(sec));
+    size_t n = put_blob(0, 0x1111, 0);
+    struct ptcall_map_header *h = hdr_at(0);
+    struct ptcall_map_ext e = {.ext_size = sizeof(e) + 2 * sizeof(struct ptcall_map_func_ext) +
+                                           2 * sizeof(struct ptcall_map_callee),
+                               .num_callees = 2};
+    struct ptcall_map_func_ext f[2] = {{12, 3, 0, 2}, {1, 1, 2, 0}};
+    struct ptcall_map_callee c[2] = {{1, 23}, {PTCALL_MAP_NO_FUNC, 9}};
+    h->ext_offset = (uint32_t)n;
+    memcpy(sec + n, &e, sizeof(e));
+    memcpy(sec + n + sizeof(e), f, sizeof(f));
+    memcpy(sec + n + sizeof(e) + sizeof(f), c, sizeof(c));
+    h->total_size = (uint32_t)(n + e.ext_size);
+    return h->total_size;
+}
+
+static int ext_cb(void *ctx, const struct ptc_map_unit *u)
+{
+    (void)ctx;
+    struct ptcall_map_func_ext f;
+    struct ptcall_map_callee c;
+    CHECK(ptc_map_get_func_ext(u, 0, &f) == 1);
+    CHECK(f.num_insts == 12 && f.num_blocks == 3 && f.first_callee == 0 && f.num_callees == 2);
+    ptc_map_get_callee(u, 0, &c);
+    CHECK(c.func == 1 && !strcmp(u->strings + c.name, "helper"));
+    ptc_map_get_callee(u, 1, &c);
+    CHECK(c.func == PTCALL_MAP_NO_FUNC && !strcmp(u->strings + c.name, "main"));
+    CHECK(ptc_map_get_func_ext(u, 1, &f) == 1 && f.num_insts == 1 && f.num_callees == 0);
+    return 0;
+}
+
+static int noop_cb(void *ctx, const struct ptc_map_unit *u)
+{
+    (void)ctx;
+    (void)u;
+    return 0;
+}
+
+static void test_ext(void)
+{
+    size_t n = put_ext(), bad;
+    CHECK(ptc_map_walk(sec, n, SEC_ADDR, STUBS_ADDR, STUBS_ADDR + STUBS_SIZE, ext_cb, NULL, &bad) == 1);
+    /* older versions: the field was reserved, readers ignore it */
+    struct ptcall_map_func_ext f;
+    struct ptc_map_unit u = {.hdr = *hdr_at(0), .blob = sec};
+    u.hdr.version = 5;
+    CHECK(ptc_map_get_func_ext(&u, 0, &f) == 0 && f.num_insts == 0);
+    /* each inconsistency */
+    size_t e = hdr_at(0)->ext_offset;
+    const size_t callees = e + 16 + 2 * sizeof(struct ptcall_map_func_ext);
+    static const struct {
+        size_t at;
+        uint32_t value;
+    } bads[] = {
+        {offsetof(struct ptcall_map_header, ext_offset), 4},      /* misaligned */
+        {offsetof(struct ptcall_map_header, ext_offset), 0x10000}, /* past the blob */
+        {0, 1},                                                    /* ext_size */
+        {4, 3},                                                    /* num_callees */
+        {16 + 8, 1},                                               /* first_callee + n > 2 */
+        {16 + 12, 3},
+        {0, 0},                                                    /* callee 0's function */
+        {4, 1000},                                                 /* callee 0's name */
+    };
+    for (size_t i = 0; i < sizeof(bads) / sizeof(bads[0]); i++) {
+        put_ext();
+        size_t at = i < 2 ? bads[i].at : i < 6 ? e + bads[i].at : callees + bads[i].at;
+        uint32_t v = i == 6 ? 5 : bads[i].value;
+        memcpy(sec + at, &v, 4);
+        CHECK(ptc_map_walk(sec, n, SEC_ADDR, STUBS_ADDR, STUBS_ADDR + STUBS_SIZE, noop_cb, NULL,
+                           &bad) == PTC_MAP_E_EXT);
+    }
+}
+
 int main(void)
 {
     test_valid();
@@ -504,8 +749,10 @@ int main(void)
     test_corrupt();
     test_fuzz();
     test_sites();
+    test_places();
     test_sled_patch();
     test_ret_sled_patch();
+    test_ext();
     if (failures) {
         fprintf(stderr, "%d failures\n", failures);
         return 1;

@@ -17,6 +17,8 @@ enum ptc_ev_type {
                         the shadow stack is marked broken rather than guessed */
     PTC_EV_FORK = 3, /* this thread forked: count = child pid; the child's first thread
                         starts from a copy of this thread's shadow stack */
+    PTC_EV_MARK = 4, /* ptcall_mark ran here (MARK chunk): count = the session's mark id
+                        (ptc_session_mark_label); the stack is unchanged */
 };
 
 struct ptc_ev {
@@ -217,6 +219,10 @@ struct ptc_totals {
                                   (PROCESS_END) whose own stream has no THREAD exit chunk: the
                                   chunks at the end of such a stream may be missing, which
                                   sequence numbers cannot show */
+    uint64_t counted_calls;   /* calls read from COUNTS chunks (counting mode, `record
+                                 --counts`): included in `calls` and the functions' calls,
+                                 with no times and no call graph behind them */
+    uint64_t counts_segments; /* COUNTS chunks read (segments: ptcall_mark, exits) */
 };
 void ptc_session_totals(const struct ptc_session *s, struct ptc_totals *t);
 /* When the first traced process started, on the time scale of struct ptc_call_event's
@@ -247,7 +253,12 @@ enum ptc_call_kind {
     PTC_CALL_FORK = 5,      /* this thread forked child pid = count */
     PTC_CALL_FORKED = 6,    /* this thread starts as a fork child, depth = inherited frames */
     PTC_CALL_LANDING = 7,   /* func resumed at a landing pad (after popping frames) */
+    PTC_CALL_MARK = 8,      /* ptcall_mark(label) here: count = the session's mark id
+                               (ptc_session_mark_label), depth = the stack's depth */
 };
+/* The label of mark id (PTC_EV_MARK, PTC_CALL_MARK), or "" for an unknown id. Stable until
+ * the session is freed. */
+const char *ptc_session_mark_label(const struct ptc_session *s, uint64_t id);
 enum ptc_return_how {
     PTC_RET_EXIT = 0,     /* its exit stub ran */
     PTC_RET_UNWIND = 1,   /* its unwind stub ran (exception passing through) */
@@ -269,8 +280,23 @@ struct ptc_call_event {
     uint64_t count;
     uintptr_t *thread_user; /* a per-thread word for the hook's own use, starts 0 */
 };
+/* Called (if set) for each COUNTS chunk (counting mode: one segment of one process, closed
+ * by ptcall_mark or the process's end; docs/trace-format.md 4.13) after its calls were added
+ * to the functions' figures: hdr as in the file, label its text, and n functions with their
+ * session function ids (ptc_session_func) and calls. Its return value: 0 to go on, or a
+ * negative -PTC_E_* that stops the decode. Not called by parallel workers but the first. */
+typedef int (*ptc_counts_hook)(void *ctx, uint32_t pid, const struct ptc_counts *hdr,
+                               const char *label, const uint32_t *fids, const uint64_t *calls,
+                               uint32_t n);
+void ptc_session_set_counts_hook(struct ptc_session *s, ptc_counts_hook fn, void *ctx);
 typedef void (*ptc_call_hook)(void *ctx, const struct ptc_call_event *e);
 void ptc_session_set_call_hook(struct ptc_session *s, ptc_call_hook hook, void *ctx);
+/* ptc_reader_set_read_hook() on the reader of ptc_decode_file() (set before it): fn sees every
+ * byte of the file it decodes, in order. ptc_decode_file_threads() with more than one thread
+ * does not call it. */
+void ptc_session_set_read_hook(struct ptc_session *s, void (*fn)(void *ctx, const void *data,
+                                                                 size_t n),
+                               void *ctx);
 /* Called (if set) whenever a thread is finished and its per-thread word may be freed. */
 void ptc_session_set_thread_end_hook(struct ptc_session *s,
                                      void (*fn)(void *ctx, uint32_t pid, uint32_t tid,
@@ -289,6 +315,12 @@ const char *ptc_session_thread_name(const struct ptc_session *s, uint32_t pid, u
  * or needs only headers, saves the time). */
 void ptc_reader_set_crc_skip(struct ptc_reader *r,
                              int (*skip)(void *ctx, const struct ptc_chunk_header *h), void *ctx);
+/* Every byte of the input, in order, as the reader reads it: fn(ctx, data, n) right after
+ * each read, while the bytes are still in the cache (`ptcall db add` hashes the file so,
+ * instead of reading it a second time). What was read already (the file header, at open) is
+ * handed over at once. */
+typedef void (*ptc_read_hook)(void *ctx, const void *data, size_t n);
+void ptc_reader_set_read_hook(struct ptc_reader *r, ptc_read_hook fn, void *ctx);
 /* After an error of ptc_reader_next(): whether it may be called again (1: the damaged chunk
  * was skipped), or the error is final (0). */
 int ptc_reader_can_continue(const struct ptc_reader *r);

@@ -1,0 +1,294 @@
+/* The coverage component (`ptcall cov`, docs/cov.md): which functions each input of a
+ * fuzzing corpus reached. Floors, bottom up (test/lint/layers.py checks them):
+ *
+ *   0  cov_data.c     the in-memory coverage data set (modules, functions, inputs)
+ *   1  cov_map.c      an instrumented ELF file's function table and build id (ptcall_map);
+ *                     cov_corpus.c: plain corpus directories; cov_file.c: the .ptcov file;
+ *                     cov_counts.c: the counters memfd the runtime fills
+ *                     (PTCALL_COUNTS_FD); cov_uplot.c (generated): uPlot for the HTML view
+ *   2  cov_afl.c      AFL++ output directories; cov_fsrv.c: running the target (the fork
+ *                     server client, exec per input)
+ *   3  cov_analysis.c union, first reachers, the curve, blockers, diff
+ *   4  views, one file each: cov_view_table.c, cov_view_csv.c, cov_view_json.c,
+ *                     cov_view_html.c, cov_view_diff.c
+ *
+ * Functions return 0 or a negative error and fill a caller's `why` buffer with what went
+ * wrong; nothing here prints but the views (and warnings to the FILE a caller hands in). */
+#ifndef PTC_COV_H
+#define PTC_COV_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ---- the data set (cov_data.c) ------------------------------------------------------ */
+
+enum cov_kind { COV_KIND_QUEUE = 0, COV_KIND_CRASH = 1, COV_KIND_HANG = 2 };
+/* How a run of one input ended. */
+enum cov_outcome {
+    COV_EXITED = 0,    /* value: exit status */
+    COV_SIGNALED = 1,  /* value: the signal (a crash) */
+    COV_TIMEOUT = 2,   /* killed at --timeout: a hang */
+    COV_ERROR = 3      /* could not be run (value: errno); no counts */
+};
+
+struct cov_func {
+    char *name, *linkage, *file;
+    uint32_t line;
+    uint32_t module;      /* index into cov_data.modules */
+    uint32_t insns;       /* map v6 (blockers): instructions, basic blocks; 0 = unknown */
+    uint32_t blocks;
+    uint32_t ncallees;    /* map v6: direct callees, as global function indices */
+    uint32_t *callees;
+};
+
+struct cov_module {
+    char *path;
+    char build_id[80];    /* hex of the NT_GNU_BUILD_ID note, "" if the file has none */
+    uint64_t identity;    /* FNV-1a 64 over the map's unit hashes (ptc_map_summary) */
+    uint32_t first;       /* its functions are funcs[first .. first + nfuncs) */
+    uint32_t nfuncs;
+    uint32_t has_callees; /* the map holds callees and sizes (version 6) */
+};
+
+struct cov_hit {
+    uint32_t func;        /* global function index */
+    uint64_t count;       /* entries of the function during the input's run */
+};
+
+struct cov_input {
+    char *name;           /* as shown: relative to the corpus or AFL++ directory */
+    uint8_t kind;         /* enum cov_kind */
+    uint8_t outcome;      /* enum cov_outcome */
+    int32_t value;        /* exit status, signal or errno */
+    int64_t time_ms;      /* campaign time (AFL++ time:, else file times); -1 unknown */
+    uint64_t exec_us;     /* wall time of the run */
+    uint32_t nhits;       /* hits sorted by func, counts > 0 */
+    struct cov_hit *hits;
+};
+
+struct cov_data {
+    char *target;         /* the command line, words joined by spaces (for people) */
+    uint32_t timeout_ms;
+    uint64_t created;     /* Unix seconds */
+    uint32_t nmodules, nfuncs, ninputs;
+    struct cov_module *modules;
+    struct cov_func *funcs;
+    struct cov_input *inputs;
+    uint32_t cap_modules, cap_funcs, cap_inputs;
+};
+
+void cov_data_init(struct cov_data *d);
+void cov_data_free(struct cov_data *d);
+/* Appends a module / function / input (copied shallowly: the data set owns the pointers
+ * afterwards). Returns a pointer to the new element, or NULL when out of memory. */
+struct cov_module *cov_data_add_module(struct cov_data *d);
+struct cov_func *cov_data_add_func(struct cov_data *d);
+struct cov_input *cov_data_add_input(struct cov_data *d);
+/* Frees one input's owned memory. */
+void cov_input_free(struct cov_input *in);
+/* "queue", "crash", "hang"; "exited", "signal", "timeout", "error". */
+const char *cov_kind_name(unsigned kind);
+const char *cov_outcome_name(unsigned outcome);
+/* Orders the inputs by campaign time (unknown last), then name: the order in which "first
+ * reached" is decided. */
+void cov_data_sort_inputs(struct cov_data *d);
+
+/* ---- instrumented ELF files (cov_map.c) --------------------------------------------- */
+
+/* Appends the module at path (an instrumented ELF file) and its function table to d, in
+ * the order the runtime numbers counters (unit by unit in section order, each unit's
+ * function table in order). Returns 0, -ENOENT/-EACCES (cannot open), -ENOEXEC (not an ELF
+ * file) or -ENODATA (no ptcall_map section: not built with ptcall), -EINVAL (a damaged
+ * map), -ENOMEM; why says which. */
+int cov_map_load(struct cov_data *d, const char *path, char *why, size_t n);
+/* Build id and map identity of path without keeping its functions: for `report --binary`.
+ * Returns 0 or an error as cov_map_load. */
+int cov_map_ids(const char *path, char *build_id, size_t bn, uint64_t *identity, char *why,
+                size_t n);
+
+/* Whether the ELF file at path defines symbol (a libFuzzer-style harness defines
+ * LLVMFuzzerTestOneInput). */
+int cov_map_defines(const char *path, const char *symbol);
+
+/* ---- inputs to run (cov_corpus.c, cov_afl.c) --------------------------------------- */
+
+struct cov_entry {
+    char *path;           /* to open */
+    char *name;           /* to show and store */
+    uint8_t kind;
+    int64_t time_ms;      /* campaign time, -1 unknown */
+    uint64_t size;
+    int64_t mtime_ms;     /* file time (ms since the epoch), for corpora without time: */
+};
+
+struct cov_entries {
+    struct cov_entry *v;
+    size_t n, cap;
+    size_t skipped;       /* reported to the warning stream and left out */
+};
+
+void cov_entries_free(struct cov_entries *e);
+/* The regular, readable, non-empty files directly inside dir (names starting with '.'
+ * are AFL++'s and editors' bookkeeping and left out silently). Subdirectories, empty and
+ * unreadable files are each reported on warn and skipped. Campaign time: the file's
+ * modification time minus the earliest one of all plain-corpus files (cov_corpus_times).
+ * Returns 0, or an error when dir itself cannot be read. */
+int cov_corpus_add_dir(struct cov_entries *e, const char *dir, FILE *warn, char *why,
+                       size_t n);
+/* Sets the campaign time of entries without one: modification time minus the earliest
+ * modification time among them. */
+void cov_corpus_times(struct cov_entries *e);
+/* An AFL++ output directory (afl-fuzz -o OUTDIR): OUTDIR/queue (one instance) or
+ * OUTDIR/NAME/queue for each instance (-M/-S NAME, or 'default'), each with crashes/ and
+ * hangs/ beside it. Entries named `id:...,time:MS,...` take their campaign time from the
+ * name. Returns 0, -ENOENT when OUTDIR has neither layout (why says what was expected), or
+ * another error. */
+int cov_afl_add(struct cov_entries *e, const char *outdir, FILE *warn, char *why, size_t n);
+/* The value of `key:` in an AFL++ entry name ("id:000003,src:000001,time:1234,..."), or -1.
+ * Exposed for the tests. */
+int64_t cov_afl_field(const char *name, const char *key);
+
+/* ---- the .ptcov file (cov_file.c, docs/cov.md) -------------------------------------- */
+
+#define COV_FILE_MAGIC "PTCOV\r\n\032"   /* 8 bytes, PNG-style: catches text-mode damage */
+#define COV_FILE_VERSION 1u
+
+/* Writes d to path (through a temporary file renamed over it: whole or not at all).
+ * Returns 0 or -errno. */
+int cov_file_write(const struct cov_data *d, const char *path, char *why, size_t n);
+/* Reads path into d (initialised by the caller). Returns 0, -ENOENT/-EACCES, -EINVAL (not
+ * a .ptcov, damaged or truncated: why says where), -EPROTO (a newer version), -ENOMEM. */
+int cov_file_read(struct cov_data *d, const char *path, char *why, size_t n);
+
+/* ---- the counters (cov_counts.c) --------------------------------------------------- */
+
+/* One module of the counters area as the runtime laid it out. */
+struct cov_counts_module {
+    uint64_t identity;
+    const char *path;
+    uint32_t first, nfuncs;
+};
+struct cov_counts {
+    const void *base;             /* the mapping */
+    size_t size;
+    uint32_t nmodules;
+    uint64_t ncounters;
+    const volatile uint64_t *counters;
+    struct cov_counts_module *modules;  /* malloc'ed */
+};
+/* Parses the area the runtime wrote into a memfd of size bytes at base. Returns 0, or
+ * -EINVAL/-EPROTO with why. */
+int cov_counts_parse(const void *base, size_t size, struct cov_counts *c, char *why, size_t n);
+void cov_counts_free(struct cov_counts *c);
+/* The area's counter index for each of d's functions (map[i] for global function i;
+ * UINT64_MAX: the area has no counter for it). Matches modules by identity, then by path.
+ * Returns 0 or -ENOENT when a module of the area is in no module of d (why names it). */
+int cov_counts_match(const struct cov_counts *c, const struct cov_data *d, uint64_t *map,
+                     char *why, size_t n);
+
+/* ---- running the target (cov_fsrv.c) ---------------------------------------------- */
+
+struct cov_target {
+    char **argv;          /* NULL-terminated; an "@@" word is replaced by the input's path */
+    const char *runtime;  /* libptcall.so to preload (NULL: the target links it) */
+    uint32_t timeout_ms;
+    int force_exec;       /* never the fork server: one exec per input */
+};
+
+struct cov_result {
+    uint8_t outcome;
+    int32_t value;
+    uint64_t exec_us;
+    uint32_t nhits;
+    struct cov_hit *hits; /* malloc'ed, sorted by function; the caller owns it */
+};
+
+struct cov_runner;
+/* Starts a runner (its own work files in workdir, named by index): the fork server when the
+ * target answers, else one exec per input. fn_map/nfuncs: counter index per function of d
+ * (made by cov_counts_match on the first run; d supplies the function table). Returns 0 or
+ * an error with why (the target could not start at all). */
+int cov_runner_start(const struct cov_target *t, struct cov_data *d, const char *workdir,
+                     int index, struct cov_runner **out, char *why, size_t n);
+/* Runs one input (its bytes). Returns 0 (r filled, also for crashes and hangs) or an error
+ * that ends the runner (the fork server died and could not be restarted). */
+int cov_runner_run(struct cov_runner *r, const void *data, size_t len, struct cov_result *res,
+                   char *why, size_t n);
+/* Whether the runner uses the fork server. */
+int cov_runner_forkserver(const struct cov_runner *r);
+void cov_runner_stop(struct cov_runner *r);
+
+/* ---- analyses (cov_analysis.c) ----------------------------------------------------- */
+
+struct cov_blocker {
+    uint32_t func;            /* a reached function */
+    uint32_t nunreached;      /* its direct callees never reached */
+    uint64_t insns, blocks;   /* the unreached callees' instructions and blocks */
+};
+struct cov_point {
+    int64_t time_ms;
+    uint32_t input;
+    uint32_t reached;         /* functions reached by this input and all before it */
+};
+struct cov_group {
+    const char *name;         /* module path or source file */
+    uint32_t funcs, reached;
+};
+
+struct cov_analysis {
+    const struct cov_data *d;
+    uint32_t reached;                 /* functions reached by any input */
+    uint32_t *inputs_reaching;        /* per function: how many inputs reached it */
+    uint32_t *first_input;            /* per function: the first input (UINT32_MAX: none) */
+    uint64_t *calls;                  /* per function: entries over all inputs */
+    uint32_t *new_count;              /* per input: functions it reached first */
+    struct cov_point *curve;          /* one point per input that added functions */
+    uint32_t ncurve;
+    struct cov_group *modules, *files;
+    uint32_t nmodules_g, nfiles;
+    struct cov_blocker *blockers;     /* ranked, most unreached code first */
+    uint32_t nblockers;
+    int have_sizes;                   /* every module has callee and size data */
+    uint32_t counted[4];              /* inputs by outcome */
+};
+
+/* Computes everything over d (whose inputs must be sorted: cov_data_sort_inputs). Returns 0
+ * or -ENOMEM. */
+int cov_analyse(const struct cov_data *d, struct cov_analysis *a);
+void cov_analysis_free(struct cov_analysis *a);
+
+struct cov_diff_row {
+    uint32_t func;            /* in the set that reached it */
+    int side;                 /* 0: only A reached it, 1: only B */
+    uint32_t inputs;          /* how many of that side's inputs reached it */
+};
+/* The functions only one of a and b reached, A's first. Functions are matched by linkage
+ * name and source file (not module: the two binaries are often named apart). *common gets how many both reached. Returns 0 or
+ * -ENOMEM. */
+int cov_diff(const struct cov_analysis *a, const struct cov_analysis *b,
+             struct cov_diff_row **rows, uint32_t *nrows, uint32_t *common);
+
+/* ---- views (cov_view_*.c) ---------------------------------------------------------- */
+
+struct cov_view_opts {
+    const char *ptcov;        /* the file's name, for the header */
+    int blockers;             /* --blockers */
+    uint64_t top;             /* table: rows per list (0 = all) */
+};
+/* Each returns 0, or -EIO when f could not be written. */
+int cov_view_table(FILE *f, const struct cov_analysis *a, const struct cov_view_opts *o);
+int cov_view_csv(FILE *f, const struct cov_analysis *a, const struct cov_view_opts *o);
+int cov_view_json(FILE *f, const struct cov_analysis *a, const struct cov_view_opts *o);
+int cov_view_html(FILE *f, const struct cov_analysis *a, const struct cov_view_opts *o);
+/* cov diff, table / csv / json. */
+int cov_view_diff(FILE *f, int format, const struct cov_analysis *a, const char *pa,
+                  const struct cov_analysis *b, const char *pb, const struct cov_diff_row *rows,
+                  uint32_t nrows, uint32_t common);
+
+/* Shared by the views: a function's display name ("" never: falls back to the linkage). */
+const char *cov_func_name(const struct cov_data *d, uint32_t f);
+void cov_json_str(FILE *f, const char *s);
+void cov_csv_str(FILE *f, const char *s);
+
+#endif

@@ -1,0 +1,177 @@
+/* Plain corpus directories (`cov run --corpus DIR`): the files directly inside, each checked
+ * before the run starts, so a bad entry is reported once, by name, and never reaches the
+ * target. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cov.h"
+#include "cov_int.h"
+
+void cov_entries_free(struct cov_entries *e)
+{
+    for (size_t i = 0; i < e->n; i++) {
+        free(e->v[i].path);
+        free(e->v[i].name);
+    }
+    free(e->v);
+    memset(e, 0, sizeof(*e));
+}
+
+int cov_entries_push(struct cov_entries *e, const char *path, const char *name, unsigned kind,
+                     int64_t time_ms, const struct stat *st)
+{
+    if (e->n == e->cap) {
+        size_t nc = e->cap ? e->cap * 2 : 256;
+        struct cov_entry *v = realloc(e->v, nc * sizeof(*v));
+        if (!v)
+            return -ENOMEM;
+        e->v = v;
+        e->cap = nc;
+    }
+    struct cov_entry *x = &e->v[e->n];
+    x->path = strdup(path);
+    x->name = strdup(name);
+    if (!x->path || !x->name) {
+        free(x->path);
+        free(x->name);
+        return -ENOMEM;
+    }
+    x->kind = (uint8_t)kind;
+    x->time_ms = time_ms;
+    x->size = (uint64_t)st->st_size;
+    x->mtime_ms = (int64_t)st->st_mtim.tv_sec * 1000 + st->st_mtim.tv_nsec / 1000000;
+    e->n++;
+    return 0;
+}
+
+/* Whether dir/name is an input: a regular, readable, non-empty file. Says why not on warn. */
+int cov_entry_check(const char *path, const char *shown, struct stat *st, FILE *warn)
+{
+    if (stat(path, st)) {
+        fprintf(warn, "ptcall cov: skipping %s: %s\n", shown, strerror(errno));
+        return 0;
+    }
+    if (S_ISDIR(st->st_mode)) {
+        fprintf(warn, "ptcall cov: skipping %s: a directory (corpora are read one level deep)\n",
+                shown);
+        return 0;
+    }
+    if (!S_ISREG(st->st_mode)) {
+        fprintf(warn, "ptcall cov: skipping %s: not a regular file\n", shown);
+        return 0;
+    }
+    if (st->st_size == 0) {
+        fprintf(warn, "ptcall cov: skipping %s: empty\n", shown);
+        return 0;
+    }
+    /* open, not access(): the effective rights of this process, as the run will need them */
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        fprintf(warn, "ptcall cov: skipping %s: %s\n", shown, strerror(errno));
+        return 0;
+    }
+    close(fd);
+    return 1;
+}
+
+/* Sorted names of dir's entries (not . and ..): the order the user sees in `ls`. */
+int cov_list_dir(const char *dir, char ***names, size_t *count)
+{
+    DIR *dp = opendir(dir);
+    if (!dp)
+        return -errno;
+    char **v = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *de;
+    int rc = 0;
+    while ((de = readdir(dp))) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
+        if (n == cap) {
+            size_t nc = cap ? cap * 2 : 256;
+            char **nv = realloc(v, nc * sizeof(*nv));
+            if (!nv) {
+                rc = -ENOMEM;
+                break;
+            }
+            v = nv;
+            cap = nc;
+        }
+        if (!(v[n] = strdup(de->d_name))) {
+            rc = -ENOMEM;
+            break;
+        }
+        n++;
+    }
+    closedir(dp);
+    if (rc) {
+        cov_free_names(v, n);
+        return rc;
+    }
+    qsort(v, n, sizeof(*v), cov_cmp_str);
+    *names = v;
+    *count = n;
+    return 0;
+}
+
+int cov_cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void cov_free_names(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+int cov_corpus_add_dir(struct cov_entries *e, const char *dir, FILE *warn, char *why, size_t n)
+{
+    char **names;
+    size_t count;
+    int rc = cov_list_dir(dir, &names, &count);
+    if (rc) {
+        snprintf(why, n, "cannot read the corpus directory %s: %s", dir, strerror(-rc));
+        return rc;
+    }
+    /* the name shown keeps the directory as given, so two corpora's inputs stay apart */
+    size_t dl = strlen(dir);
+    while (dl > 1 && dir[dl - 1] == '/')
+        dl--;
+    for (size_t i = 0; i < count && !rc; i++) {
+        if (names[i][0] == '.')
+            continue;
+        char *path = NULL;
+        if (asprintf(&path, "%.*s/%s", (int)dl, dir, names[i]) < 0) {
+            rc = -ENOMEM;
+            break;
+        }
+        struct stat st;
+        if (cov_entry_check(path, path, &st, warn))
+            rc = cov_entries_push(e, path, path, COV_KIND_QUEUE, -1, &st);
+        else
+            e->skipped++;
+        free(path);
+    }
+    cov_free_names(names, count);
+    if (rc)
+        snprintf(why, n, "out of memory");
+    return rc;
+}
+
+void cov_corpus_times(struct cov_entries *e)
+{
+    int64_t t0 = INT64_MAX;
+    for (size_t i = 0; i < e->n; i++)
+        if (e->v[i].time_ms < 0 && e->v[i].mtime_ms < t0)
+            t0 = e->v[i].mtime_ms;
+    for (size_t i = 0; i < e->n; i++)
+        if (e->v[i].time_ms < 0)
+            e->v[i].time_ms = e->v[i].mtime_ms - t0;
+}

@@ -1,0 +1,169 @@
+/* The coverage data set in memory: what a .ptcov file holds and `cov run` builds. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cov.h"
+
+void cov_data_init(struct cov_data *d)
+{
+    memset(d, 0, sizeof(*d));
+}
+
+void cov_input_free(struct cov_input *in)
+{
+    free(in->name);
+    free(in->hits);
+    in->name = NULL;
+    in->hits = NULL;
+    in->nhits = 0;
+}
+
+void cov_data_free(struct cov_data *d)
+{
+    for (uint32_t i = 0; i < d->nmodules; i++)
+        free(d->modules[i].path);
+    for (uint32_t i = 0; i < d->nfuncs; i++) {
+        free(d->funcs[i].name);
+        free(d->funcs[i].linkage);
+        free(d->funcs[i].file);
+        free(d->funcs[i].callees);
+    }
+    for (uint32_t i = 0; i < d->ninputs; i++)
+        cov_input_free(&d->inputs[i]);
+    free(d->modules);
+    free(d->funcs);
+    free(d->inputs);
+    free(d->target);
+    memset(d, 0, sizeof(*d));
+}
+
+/* Grows an array of elem-byte elements to hold one more; doubling keeps appends amortised
+ * constant over a queue of tens of thousands of inputs. */
+static void *grow(void **arr, uint32_t *n, uint32_t *cap, size_t elem)
+{
+    if (*n == *cap) {
+        uint32_t nc = *cap ? *cap * 2 : 16;
+        if (nc < *cap)
+            return NULL;
+        void *p = realloc(*arr, (size_t)nc * elem);
+        if (!p)
+            return NULL;
+        *arr = p;
+        *cap = nc;
+    }
+    char *e = (char *)*arr + (size_t)(*n)++ * elem;
+    memset(e, 0, elem);
+    return e;
+}
+
+struct cov_module *cov_data_add_module(struct cov_data *d)
+{
+    return grow((void **)&d->modules, &d->nmodules, &d->cap_modules, sizeof(*d->modules));
+}
+
+struct cov_func *cov_data_add_func(struct cov_data *d)
+{
+    return grow((void **)&d->funcs, &d->nfuncs, &d->cap_funcs, sizeof(*d->funcs));
+}
+
+struct cov_input *cov_data_add_input(struct cov_data *d)
+{
+    struct cov_input *in =
+        grow((void **)&d->inputs, &d->ninputs, &d->cap_inputs, sizeof(*d->inputs));
+    if (in)
+        in->time_ms = -1;
+    return in;
+}
+
+const char *cov_kind_name(unsigned kind)
+{
+    static const char *const k[] = {"queue", "crash", "hang"};
+    return kind < 3 ? k[kind] : "?";
+}
+
+const char *cov_outcome_name(unsigned outcome)
+{
+    static const char *const o[] = {"exited", "signal", "timeout", "error"};
+    return outcome < 4 ? o[outcome] : "?";
+}
+
+static int by_time_name(const void *pa, const void *pb)
+{
+    const struct cov_input *a = pa, *b = pb;
+    /* unknown times last: such inputs cannot have come first */
+    if ((a->time_ms < 0) != (b->time_ms < 0))
+        return a->time_ms < 0 ? 1 : -1;
+    if (a->time_ms != b->time_ms)
+        return a->time_ms < b->time_ms ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+void cov_data_sort_inputs(struct cov_data *d)
+{
+    if (d->ninputs > 1)
+        qsort(d->inputs, d->ninputs, sizeof(*d->inputs), by_time_name);
+}
+
+const char *cov_func_name(const struct cov_data *d, uint32_t f)
+{
+    const struct cov_func *fn = &d->funcs[f];
+    if (fn->name && *fn->name)
+        return fn->name;
+    return fn->linkage && *fn->linkage ? fn->linkage : "?";
+}
+
+/* Bytes of the well-formed UTF-8 sequence at p (1 to 4), or 0 when it is not one. */
+static int utf8_len(const unsigned char *p)
+{
+    int n = p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc2 ? 2 : 0;
+    if (!n || p[0] >= 0xf5)
+        return 0;
+    for (int i = 1; i < n; i++)
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+    if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0) ||
+        (p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))
+        return 0;   /* overlong, surrogate, beyond U+10FFFF */
+    return n;
+}
+
+/* Names come from binaries and files: bytes that are not UTF-8 become U+FFFD, so the output
+ * stays valid JSON whatever a map or a damaged .ptcov holds. */
+void cov_json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        if (*p == '"' || *p == '\\') {
+            fprintf(f, "\\%c", *p);
+        } else if (*p < 0x20 || *p == 0x7f) {
+            fprintf(f, "\\u%04x", *p);
+        } else if (*p < 0x80) {
+            fputc(*p, f);
+        } else {
+            int n = utf8_len(p);
+            if (n) {
+                fwrite(p, 1, (size_t)n, f);
+                p += n - 1;
+            } else {
+                fputs("\\ufffd", f);
+            }
+        }
+    }
+    fputc('"', f);
+}
+
+void cov_csv_str(FILE *f, const char *s)
+{
+    s = s ? s : "";
+    if (!strpbrk(s, ",\"\r\n")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}

@@ -1,0 +1,418 @@
+/* The .ptcov file (docs/cov.md): a header, then records (type byte, LEB128 payload length,
+ * payload), the END record last. Length-prefixed records let a reader skip types a later
+ * minor revision adds; END (with the number of inputs) tells a whole file from one cut
+ * short by a killed `cov run`. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cov.h"
+#include "ptc_varint.h"
+
+enum { REC_END = 0, REC_RUN = 1, REC_MODULE = 2, REC_INPUT = 3 };
+#define HEADER_SIZE 16u
+
+/* ---- writing ------------------------------------------------------------------------ */
+
+struct buf {
+    uint8_t *p;
+    size_t n, cap;
+    int oom;
+};
+
+static void put(struct buf *b, const void *src, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->n + n > b->cap) {
+        size_t nc = b->cap ? b->cap : 4096;
+        while (nc < b->n + n)
+            nc *= 2;
+        uint8_t *p = realloc(b->p, nc);
+        if (!p) {
+            b->oom = 1;
+            return;
+        }
+        b->p = p;
+        b->cap = nc;
+    }
+    memcpy(b->p + b->n, src, n);
+    b->n += n;
+}
+
+static void put_v(struct buf *b, uint64_t v)
+{
+    uint8_t t[PTC_VARINT_MAX];
+    put(b, t, ptc_varint_put(t, v));
+}
+
+static void put_s(struct buf *b, const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    put_v(b, n);
+    put(b, s, n);
+}
+
+static void put_u64(struct buf *b, uint64_t v)
+{
+    uint8_t t[8];
+    for (int i = 0; i < 8; i++)
+        t[i] = (uint8_t)(v >> (8 * i));
+    put(b, t, 8);
+}
+
+/* Appends record type with payload rec to out. */
+static void put_rec(struct buf *out, unsigned type, const struct buf *rec)
+{
+    uint8_t t = (uint8_t)type;
+    put(out, &t, 1);
+    put_v(out, rec->n);
+    put(out, rec->p, rec->n);
+    if (rec->oom)
+        out->oom = 1;
+}
+
+static int write_all(FILE *f, struct buf *b)
+{
+    if (b->oom)
+        return -ENOMEM;
+    if (b->n && fwrite(b->p, 1, b->n, f) != b->n)
+        return -EIO;
+    b->n = 0;
+    return 0;
+}
+
+int cov_file_write(const struct cov_data *d, const char *path, char *why, size_t n)
+{
+    char tmp[4096];
+    if (snprintf(tmp, sizeof(tmp), "%s.tmp%ld", path, (long)getpid()) >= (int)sizeof(tmp)) {
+        snprintf(why, n, "%s: name too long", path);
+        return -ENAMETOOLONG;
+    }
+    FILE *f = fopen(tmp, "wbe");
+    if (!f) {
+        int e = errno;
+        snprintf(why, n, "cannot create %s: %s", tmp, strerror(e));
+        return -e;
+    }
+    struct buf out = {0}, rec = {0};
+    int rc = 0;
+    uint8_t hdr[HEADER_SIZE] = {0};
+    memcpy(hdr, COV_FILE_MAGIC, 8);
+    hdr[8] = COV_FILE_VERSION;
+    hdr[12] = HEADER_SIZE;
+    put(&out, hdr, sizeof(hdr));
+
+    put_s(&rec, d->target);
+    put_v(&rec, d->timeout_ms);
+    put_v(&rec, d->created);
+    put_rec(&out, REC_RUN, &rec);
+    for (uint32_t m = 0; m < d->nmodules && !rc; m++) {
+        const struct cov_module *mod = &d->modules[m];
+        rec.n = 0;
+        put_s(&rec, mod->path);
+        put_s(&rec, mod->build_id);
+        put_u64(&rec, mod->identity);
+        put_v(&rec, mod->nfuncs);
+        put_v(&rec, mod->has_callees);
+        for (uint32_t i = 0; i < mod->nfuncs; i++) {
+            const struct cov_func *fn = &d->funcs[mod->first + i];
+            put_s(&rec, fn->name);
+            put_s(&rec, fn->linkage);
+            put_s(&rec, fn->file);
+            put_v(&rec, fn->line);
+            put_v(&rec, fn->insns);
+            put_v(&rec, fn->blocks);
+            put_v(&rec, fn->ncallees);
+            for (uint32_t k = 0; k < fn->ncallees; k++)
+                put_v(&rec, fn->callees[k]);
+        }
+        put_rec(&out, REC_MODULE, &rec);
+        rc = write_all(f, &out);
+    }
+    for (uint32_t i = 0; i < d->ninputs && !rc; i++) {
+        const struct cov_input *in = &d->inputs[i];
+        rec.n = 0;
+        put_s(&rec, in->name);
+        put_v(&rec, in->kind);
+        put_v(&rec, in->outcome);
+        put_v(&rec, ptc_zigzag(in->value));
+        put_v(&rec, ptc_zigzag(in->time_ms));
+        put_v(&rec, in->exec_us);
+        put_v(&rec, in->nhits);
+        uint32_t prev = 0;
+        for (uint32_t k = 0; k < in->nhits; k++) {
+            /* sorted: deltas keep most indices to one byte */
+            put_v(&rec, in->hits[k].func - prev);
+            put_v(&rec, in->hits[k].count);
+            prev = in->hits[k].func;
+        }
+        put_rec(&out, REC_INPUT, &rec);
+        if (out.n > (1u << 20))
+            rc = write_all(f, &out);
+    }
+    if (!rc) {
+        rec.n = 0;
+        put_v(&rec, d->ninputs);
+        put_rec(&out, REC_END, &rec);
+        rc = write_all(f, &out);
+    }
+    free(out.p);
+    free(rec.p);
+    if (fflush(f) || fsync(fileno(f)))
+        rc = rc ? rc : -errno;
+    if (fclose(f))
+        rc = rc ? rc : -errno;
+    if (!rc && rename(tmp, path))
+        rc = -errno;
+    if (rc) {
+        unlink(tmp);
+        snprintf(why, n, "cannot write %s: %s", path,
+                 rc == -ENOMEM ? "out of memory" : strerror(-rc));
+    }
+    return rc;
+}
+
+/* ---- reading ------------------------------------------------------------------------ */
+
+struct rd {
+    const uint8_t *p, *end;
+    int bad;
+};
+
+static uint64_t get_v(struct rd *r)
+{
+    uint64_t v = 0;
+    if (!r->bad && ptc_varint_get(&r->p, r->end, &v))
+        r->bad = 1;
+    return r->bad ? 0 : v;
+}
+
+/* A count that bounds an allocation: each element takes at least min_bytes of the record,
+ * so a damaged count cannot ask for more memory than the file could describe. */
+static uint64_t get_count(struct rd *r, size_t min_bytes)
+{
+    uint64_t v = get_v(r);
+    if (!r->bad && v > (uint64_t)(r->end - r->p) / min_bytes)
+        r->bad = 1;
+    return r->bad ? 0 : v;
+}
+
+static char *get_s(struct rd *r)
+{
+    uint64_t n = get_v(r);
+    if (r->bad || n > (uint64_t)(r->end - r->p)) {
+        r->bad = 1;
+        return NULL;
+    }
+    char *s = malloc(n + 1);
+    if (!s) {
+        r->bad = 2;
+        return NULL;
+    }
+    memcpy(s, r->p, n);
+    s[n] = 0;
+    r->p += n;
+    return s;
+}
+
+static uint64_t get_u64(struct rd *r)
+{
+    if (r->bad || r->end - r->p < 8) {
+        r->bad = 1;
+        return 0;
+    }
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v |= (uint64_t)r->p[i] << (8 * i);
+    r->p += 8;
+    return v;
+}
+
+static int read_module(struct cov_data *d, struct rd *r)
+{
+    struct cov_module *m = cov_data_add_module(d);
+    if (!m)
+        return 2;
+    m->path = get_s(r);
+    char *bid = get_s(r);
+    if (bid) {
+        snprintf(m->build_id, sizeof(m->build_id), "%s", bid);
+        free(bid);
+    }
+    m->identity = get_u64(r);
+    uint32_t nf = (uint32_t)get_count(r, 7);
+    m->has_callees = (uint32_t)get_v(r);
+    m->first = d->nfuncs;
+    uint32_t mi = d->nmodules - 1;
+    for (uint32_t i = 0; i < nf && !r->bad; i++) {
+        struct cov_func *f = cov_data_add_func(d);
+        if (!f)
+            return 2;
+        f->module = mi;
+        f->name = get_s(r);
+        f->linkage = get_s(r);
+        f->file = get_s(r);
+        f->line = (uint32_t)get_v(r);
+        f->insns = (uint32_t)get_v(r);
+        f->blocks = (uint32_t)get_v(r);
+        f->ncallees = (uint32_t)get_count(r, 1);
+        if (f->ncallees && !r->bad) {
+            if (!(f->callees = malloc(f->ncallees * sizeof(*f->callees))))
+                return 2;
+            for (uint32_t k = 0; k < f->ncallees; k++)
+                f->callees[k] = (uint32_t)get_v(r);
+        }
+        d->modules[mi].nfuncs++;
+    }
+    return r->bad;
+}
+
+static int read_input(struct cov_data *d, struct rd *r)
+{
+    struct cov_input *in = cov_data_add_input(d);
+    if (!in)
+        return 2;
+    in->name = get_s(r);
+    in->kind = (uint8_t)get_v(r);
+    in->outcome = (uint8_t)get_v(r);
+    in->value = (int32_t)ptc_unzigzag(get_v(r));
+    in->time_ms = ptc_unzigzag(get_v(r));
+    in->exec_us = get_v(r);
+    uint32_t nh = (uint32_t)get_count(r, 2);
+    if (nh && !r->bad) {
+        if (!(in->hits = malloc(nh * sizeof(*in->hits))))
+            return 2;
+        uint64_t f = 0;
+        for (uint32_t k = 0; k < nh && !r->bad; k++) {
+            f += get_v(r);
+            in->hits[k].func = (uint32_t)f;
+            in->hits[k].count = get_v(r);
+            in->nhits = k + 1;
+        }
+    }
+    return r->bad;
+}
+
+int cov_file_read(struct cov_data *d, const char *path, char *why, size_t n)
+{
+    FILE *f = fopen(path, "rbe");
+    if (!f) {
+        int e = errno;
+        snprintf(why, n, "cannot open %s: %s", path, strerror(e));
+        return -e;
+    }
+    uint8_t *data = NULL;
+    size_t size = 0, cap = 0;
+    for (;;) {
+        if (size == cap) {
+            cap = cap ? cap * 2 : 1u << 16;
+            uint8_t *p = realloc(data, cap);
+            if (!p) {
+                free(data);
+                fclose(f);
+                snprintf(why, n, "out of memory");
+                return -ENOMEM;
+            }
+            data = p;
+        }
+        size_t got = fread(data + size, 1, cap - size, f);
+        size += got;
+        if (got == 0)
+            break;
+    }
+    int ioerr = ferror(f);
+    fclose(f);
+    int rc = 0;
+    if (ioerr) {
+        snprintf(why, n, "cannot read %s", path);
+        rc = -EIO;
+    } else if (size < HEADER_SIZE || memcmp(data, COV_FILE_MAGIC, 8)) {
+        snprintf(why, n, "%s is not a .ptcov file (made by 'ptcall cov run')", path);
+        rc = -EINVAL;
+    } else if (data[8] != COV_FILE_VERSION || data[9] || data[10] || data[11]) {
+        snprintf(why, n, "%s is a .ptcov of version %u; this ptcall reads version %u", path,
+                 (unsigned)(data[8] | data[9] << 8), COV_FILE_VERSION);
+        rc = -EPROTO;
+    }
+    size_t hs = size >= HEADER_SIZE ? data[12] | (size_t)data[13] << 8 : 0;
+    if (!rc && (hs < HEADER_SIZE || hs > size)) {
+        snprintf(why, n, "%s: damaged header", path);
+        rc = -EINVAL;
+    }
+    const uint8_t *p = data + hs, *end = data + size;
+    int ended = 0;
+    while (!rc && p < end) {
+        unsigned type = *p++;
+        struct rd hdr = {p, end, 0};
+        uint64_t len = get_v(&hdr);
+        if (hdr.bad || len > (uint64_t)(end - hdr.p)) {
+            snprintf(why, n, "%s is truncated or damaged at byte %zu", path,
+                     (size_t)(p - 1 - data));
+            rc = -EINVAL;
+            break;
+        }
+        struct rd r = {hdr.p, hdr.p + len, 0};
+        int bad = 0;
+        if (type == REC_RUN) {
+            free(d->target);
+            d->target = get_s(&r);
+            d->timeout_ms = (uint32_t)get_v(&r);
+            d->created = get_v(&r);
+            bad = r.bad;
+        } else if (type == REC_MODULE) {
+            bad = read_module(d, &r);
+        } else if (type == REC_INPUT) {
+            bad = read_input(d, &r);
+        } else if (type == REC_END) {
+            uint64_t ni = get_v(&r);
+            if (r.bad || ni != d->ninputs) {
+                snprintf(why, n, "%s: its end record counts %llu inputs, the file holds %u",
+                         path, (unsigned long long)ni, d->ninputs);
+                rc = -EINVAL;
+                break;
+            }
+            ended = 1;
+            p = r.end;
+            break;
+        }
+        /* other types: a later revision's records, skipped whole */
+        if (bad) {
+            snprintf(why, n, bad == 2 ? "out of memory" : "%s: damaged record at byte %zu",
+                     path, (size_t)(p - 1 - data));
+            rc = bad == 2 ? -ENOMEM : -EINVAL;
+            break;
+        }
+        p = r.end;
+    }
+    if (!rc && !ended) {
+        snprintf(why, n,
+                 "%s is truncated (no end record after %u inputs: was 'ptcall cov run' "
+                 "killed?)",
+                 path, d->ninputs);
+        rc = -EINVAL;
+    }
+    if (!rc) {
+        /* indices in the file must name functions of the file */
+        for (uint32_t i = 0; i < d->ninputs && !rc; i++)
+            for (uint32_t k = 0; k < d->inputs[i].nhits; k++)
+                if (d->inputs[i].hits[k].func >= d->nfuncs ||
+                    (k && d->inputs[i].hits[k].func <= d->inputs[i].hits[k - 1].func)) {
+                    snprintf(why, n, "%s: input %u names function %u of %u", path, i,
+                             d->inputs[i].hits[k].func, d->nfuncs);
+                    rc = -EINVAL;
+                    break;
+                }
+        for (uint32_t i = 0; i < d->nfuncs && !rc; i++)
+            for (uint32_t k = 0; k < d->funcs[i].ncallees; k++)
+                if (d->funcs[i].callees[k] >= d->nfuncs) {
+                    snprintf(why, n, "%s: function %u has callee %u of %u", path, i,
+                             d->funcs[i].callees[k], d->nfuncs);
+                    rc = -EINVAL;
+                    break;
+                }
+    }
+    free(data);
+    return rc;
+}

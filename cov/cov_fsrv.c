@@ -1,0 +1,627 @@
+/* Running the target over inputs: the client of the runtime's fork server (protocol v1,
+ * include/ptcall/forkserver.h, docs/cov.md), and one exec per input for targets whose
+ * runtime does not answer. Either way the counters come back through a memfd the runtime
+ * lays out (counts_format.h) and this side maps: no trace, no file per input.
+ *
+ * Inputs reach the target through one work file per runner: its path replaces "@@" in the
+ * command line, or it is the target's fd 0. The file is rewritten in place before each run
+ * (ftruncate, pwrite, lseek to 0): the fork server's children share the description the
+ * server inherited, so resetting the offset here resets it for the next child. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cov.h"
+#include "ptcall/forkserver.h"
+
+extern char **environ;
+
+#define COUNTS_FD 197               /* the target's descriptor for the counts memfd */
+#define HELLO_MS 20000u             /* start-up (dynamic linking, constructors) of a big target */
+
+struct cov_runner {
+    const struct cov_target *t;
+    struct cov_data *d;
+    int fs;                         /* the fork server answers */
+    pid_t server;
+    int ctl, st;                    /* our ends: write commands, read pids and statuses */
+    int counts_fd;
+    void *map;
+    size_t map_size;
+    struct cov_counts counts;
+    uint64_t *fmap;                 /* per function of d: its counter, UINT64_MAX: none */
+    int input_fd, log_fd, stdin_mode;
+    char input_path[4096], log_path[4096];
+    char **argv, **envp;
+    size_t env_own;
+    int restarts;
+    unsigned runs;
+};
+
+static uint64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* ---- environment and argv, made before any fork (the child only dup2s and execs) ----- */
+
+static int starts(const char *s, const char *prefix)
+{
+    return !strncmp(s, prefix, strlen(prefix));
+}
+
+static char **make_envp(const struct cov_target *t, int forkserver, size_t *own_out)
+{
+    size_t n = 0;
+    while (environ[n])
+        n++;
+    char **e = calloc(n + 4, sizeof(*e));
+    if (!e)
+        return NULL;
+    size_t k = 0;
+    const char *pre = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (starts(environ[i], "LD_PRELOAD="))
+            pre = environ[i] + 11;
+        else if (!starts(environ[i], PTCFS_ENV "=") && !starts(environ[i], PTCFS_COUNTS_ENV "="))
+            e[k++] = environ[i];
+    }
+    /* the allocated strings are the last ones (free_envp) */
+    size_t own = k;
+    int bad = 0;
+    if (t->runtime && asprintf(&e[k++], "LD_PRELOAD=%s%s%s", t->runtime, pre && *pre ? ":" : "",
+                               pre && *pre ? pre : "") < 0)
+        bad = 1;
+    else if (!t->runtime && pre && asprintf(&e[k++], "LD_PRELOAD=%s", pre) < 0)
+        bad = 1;
+    if (!bad && asprintf(&e[k++], PTCFS_COUNTS_ENV "=%d", COUNTS_FD) < 0)
+        bad = 1;
+    if (!bad && forkserver &&
+        asprintf(&e[k++], PTCFS_ENV "=%d,%d", PTCFS_CTL_FD, PTCFS_ST_FD) < 0)
+        bad = 1;
+    e[k] = NULL;
+    if (bad) {
+        e[k - 1] = NULL;
+        for (size_t i = own; e[i]; i++)
+            free(e[i]);
+        free(e);
+        return NULL;
+    }
+    *own_out = own;   /* the strings from here on are ours to free */
+    return e;
+}
+
+static void free_envp(char **e, size_t own)
+{
+    if (!e)
+        return;
+    for (size_t i = own; e[i]; i++)
+        free(e[i]);
+    free(e);
+}
+
+/* ---- processes -------------------------------------------------------------------- */
+
+/* Forks the target: stdin the input file (or /dev/null with @@), stdout to /dev/null,
+ * stderr to the runner's log, the counts memfd and the protocol pipes on their numbers. */
+static pid_t spawn(struct cov_runner *r, int ctl_rd, int st_wr)
+{
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    /* child: async-signal-safe calls only (the tool may run several runner threads) */
+    int devnull = open("/dev/null", O_RDWR);
+    if (devnull < 0)
+        _exit(126);
+    if (dup2(r->stdin_mode ? r->input_fd : devnull, 0) < 0 || dup2(devnull, 1) < 0 ||
+        dup2(r->log_fd >= 0 ? r->log_fd : devnull, 2) < 0 || dup2(r->counts_fd, COUNTS_FD) < 0)
+        _exit(126);
+    if (ctl_rd >= 0 && (dup2(ctl_rd, PTCFS_CTL_FD) < 0 || dup2(st_wr, PTCFS_ST_FD) < 0))
+        _exit(126);
+    /* a new process group: a timeout kills whatever the target started too */
+    setpgid(0, 0);
+    signal(SIGPIPE, SIG_DFL);
+    execve(r->argv[0], r->argv, r->envp);
+    _exit(127);
+}
+
+/* Reads a u32 from fd within ms (UINT32_MAX: no limit). 1 read, 0 EOF, -ETIMEDOUT, or -errno. */
+static int read_u32(int fd, uint32_t *v, uint32_t ms)
+{
+    size_t got = 0;
+    uint64_t deadline = ms == UINT32_MAX ? 0 : now_us() + (uint64_t)ms * 1000u;
+    while (got < 4) {
+        if (deadline) {
+            uint64_t now = now_us();
+            if (now >= deadline)
+                return -ETIMEDOUT;
+            struct pollfd p = {fd, POLLIN, 0};
+            int pr = poll(&p, 1, (int)((deadline - now + 999) / 1000));
+            if (pr < 0 && errno != EINTR)
+                return -errno;
+            if (pr <= 0)
+                continue;
+        }
+        ssize_t n = read(fd, (char *)v + got, 4 - got);
+        if (n == 0)
+            return got ? -EPIPE : 0;
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        got += (size_t)n;
+    }
+    return 1;
+}
+
+static int write_u32(int fd, uint32_t v)
+{
+    for (;;) {
+        ssize_t n = write(fd, &v, 4);
+        if (n == 4)
+            return 0;
+        if (n < 0 && errno == EINTR)
+            continue;
+        return n < 0 ? -errno : -EPIPE;
+    }
+}
+
+static void reap(pid_t pid)
+{
+    if (pid <= 0)
+        return;
+    kill(pid, SIGKILL);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+    }
+}
+
+/* The last line the target wrote on stderr, for messages. */
+static void log_tail(struct cov_runner *r, char *out, size_t n)
+{
+    out[0] = 0;
+    if (r->log_fd < 0)
+        return;
+    char buf[512];
+    off_t end = lseek(r->log_fd, 0, SEEK_END);
+    off_t from = end > (off_t)sizeof(buf) - 1 ? end - (off_t)sizeof(buf) + 1 : 0;
+    ssize_t k = pread(r->log_fd, buf, sizeof(buf) - 1, from);
+    if (k <= 0)
+        return;
+    buf[k] = 0;
+    while (k > 0 && (buf[k - 1] == '\n' || buf[k - 1] == '\r'))
+        buf[--k] = 0;
+    char *nl = strrchr(buf, '\n');
+    snprintf(out, n, ": it said '%s'", nl ? nl + 1 : buf);
+}
+
+/* ---- the counts mapping ---------------------------------------------------------- */
+
+static void unmap(struct cov_runner *r)
+{
+    cov_counts_free(&r->counts);
+    if (r->map)
+        munmap(r->map, r->map_size);
+    r->map = NULL;
+    r->map_size = 0;
+}
+
+/* Maps the counts file as the runtime laid it out and matches its modules to d's
+ * functions (loading, the first time, instrumented libraries d does not list yet). */
+static int map_counts(struct cov_runner *r, int load_modules, char *why, size_t n)
+{
+    unmap(r);
+    struct stat st;
+    if (fstat(r->counts_fd, &st))
+        return -errno;
+    if (st.st_size == 0) {
+        snprintf(why, n, "the target did not lay out the counts file: libptcall.so was not "
+                         "loaded, or it stopped before main");
+        return -ENODATA;
+    }
+    r->map_size = (size_t)st.st_size;
+    r->map = mmap(NULL, r->map_size, PROT_READ, MAP_SHARED, r->counts_fd, 0);
+    if (r->map == MAP_FAILED) {
+        r->map = NULL;
+        int e = errno;
+        snprintf(why, n, "cannot map the counts file: %s", strerror(e));
+        return -e;
+    }
+    int rc = cov_counts_parse(r->map, r->map_size, &r->counts, why, n);
+    if (rc)
+        return rc;
+    if (load_modules) {
+        for (uint32_t k = 0; k < r->counts.nmodules; k++) {
+            const struct cov_counts_module *cm = &r->counts.modules[k];
+            uint32_t m = 0;
+            while (m < r->d->nmodules && r->d->modules[m].identity != cm->identity)
+                m++;
+            char w[512];
+            if (m == r->d->nmodules && cm->path[0] &&
+                cov_map_load(r->d, cm->path, w, sizeof(w)) == -ENOMEM) {
+                snprintf(why, n, "out of memory");
+                return -ENOMEM;
+            }
+        }
+    }
+    if (!r->fmap) {
+        if (!(r->fmap = malloc(((size_t)r->d->nfuncs + 1) * sizeof(*r->fmap)))) {
+            snprintf(why, n, "out of memory");
+            return -ENOMEM;
+        }
+    }
+    return cov_counts_match(&r->counts, r->d, r->fmap, why, n);
+}
+
+static int collect(struct cov_runner *r, struct cov_result *res)
+{
+    uint32_t cap = 0;
+    res->hits = NULL;
+    res->nhits = 0;
+    for (uint32_t i = 0; i < r->d->nfuncs; i++) {
+        if (r->fmap[i] == UINT64_MAX)
+            continue;
+        uint64_t c = r->counts.counters[r->fmap[i]];
+        if (!c)
+            continue;
+        if (res->nhits == cap) {
+            cap = cap ? cap * 2 : 64;
+            struct cov_hit *h = realloc(res->hits, cap * sizeof(*h));
+            if (!h) {
+                free(res->hits);
+                res->hits = NULL;
+                res->nhits = 0;
+                return -ENOMEM;
+            }
+            res->hits = h;
+        }
+        res->hits[res->nhits].func = i;
+        res->hits[res->nhits++].count = c;
+    }
+    return 0;
+}
+
+/* ---- the fork server ------------------------------------------------------------- */
+
+static void stop_server(struct cov_runner *r)
+{
+    if (r->ctl >= 0)
+        close(r->ctl);   /* EOF on ctl: the server exits */
+    if (r->st >= 0)
+        close(r->st);
+    r->ctl = r->st = -1;
+    if (r->server > 0) {
+        /* it exits at once on EOF; a server stuck elsewhere is killed */
+        for (int i = 0; i < 100; i++) {
+            pid_t w = waitpid(r->server, NULL, WNOHANG);
+            if (w == r->server || (w < 0 && errno != EINTR)) {
+                r->server = 0;
+                break;
+            }
+            struct timespec ts = {0, 1000000};
+            nanosleep(&ts, NULL);
+        }
+        reap(r->server);
+        r->server = 0;
+    }
+}
+
+/* 1: the server said hello; 0: the target does not serve (runs exec per input); <0: error. */
+static int start_server(struct cov_runner *r, int first, char *why, size_t n)
+{
+    int ctl[2], st[2];
+    if (pipe2(ctl, O_CLOEXEC))
+        return -errno;
+    if (pipe2(st, O_CLOEXEC)) {
+        close(ctl[0]);
+        close(ctl[1]);
+        return -errno;
+    }
+    if (ftruncate(r->counts_fd, 0) == 0 && r->log_fd >= 0)
+        (void)ftruncate(r->log_fd, 0);
+    unmap(r);
+    pid_t pid = spawn(r, ctl[0], st[1]);
+    close(ctl[0]);
+    close(st[1]);
+    if (pid < 0) {
+        int e = errno;
+        close(ctl[1]);
+        close(st[0]);
+        snprintf(why, n, "cannot fork: %s", strerror(e));
+        return -e;
+    }
+    r->server = pid;
+    r->ctl = ctl[1];
+    r->st = st[0];
+    uint32_t hello = 0;
+    int rc = read_u32(r->st, &hello, HELLO_MS);
+    if (rc == 1 && hello == PTCFS_HELLO) {
+        rc = map_counts(r, first, why, n);
+        if (rc) {
+            stop_server(r);
+            return rc;
+        }
+        return 1;
+    }
+    /* no hello: a runtime without the fork server, or a target that ran main at once */
+    int status = 0;
+    if (rc == -ETIMEDOUT) {
+        kill(pid, SIGKILL);
+    }
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    r->server = 0;
+    stop_server(r);
+    char said[600];
+    log_tail(r, said, sizeof(said));
+    if (rc == 1 && hello == PTCFS_ERROR) {
+        snprintf(why, n, "the target's fork server could not start%s", said);
+        return -EPROTO;
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+        snprintf(why, n, "cannot run %s%s", r->argv[0], said);
+        return -ENOEXEC;
+    }
+    if (rc == 1) {
+        snprintf(why, n, "the target answered 0x%08x, not the fork server's hello", hello);
+        return -EPROTO;
+    }
+    return 0;
+}
+
+static int run_fs(struct cov_runner *r, struct cov_result *res, char *why, size_t n)
+{
+    uint64_t t0 = now_us();
+    uint32_t pid = 0, status = 0;
+    int rc = write_u32(r->ctl, PTCFS_CMD_RUN);
+    if (rc == 0)
+        rc = read_u32(r->st, &pid, HELLO_MS);
+    if (rc != 1 || pid == PTCFS_ERROR || pid == 0) {
+        snprintf(why, n, "the fork server stopped answering");
+        return -EPIPE;
+    }
+    int timed_out = 0;
+    rc = read_u32(r->st, &status, r->t->timeout_ms ? r->t->timeout_ms : UINT32_MAX);
+    if (rc == -ETIMEDOUT) {
+        timed_out = 1;
+        kill(-(pid_t)pid, SIGKILL);   /* the child's group, if it made one */
+        kill((pid_t)pid, SIGKILL);
+        rc = read_u32(r->st, &status, UINT32_MAX);
+    }
+    if (rc != 1) {
+        snprintf(why, n, "the fork server stopped answering");
+        return -EPIPE;
+    }
+    res->exec_us = now_us() - t0;
+    if (timed_out) {
+        res->outcome = COV_TIMEOUT;
+        res->value = (int32_t)r->t->timeout_ms;
+    } else if (WIFSIGNALED(status)) {
+        res->outcome = COV_SIGNALED;
+        res->value = WTERMSIG(status);
+    } else {
+        res->outcome = COV_EXITED;
+        res->value = WEXITSTATUS(status);
+    }
+    return collect(r, res);
+}
+
+/* ---- exec per input -------------------------------------------------------------- */
+
+/* Waits for pid at most ms (0: no limit); 1 when it ended (status set), 0 on timeout. */
+static int wait_for(pid_t pid, uint32_t ms, int *status)
+{
+#ifdef SYS_pidfd_open
+    int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (pfd >= 0) {
+        struct pollfd p = {pfd, POLLIN, 0};
+        int pr;
+        uint64_t deadline = now_us() + (uint64_t)ms * 1000u;
+        do {
+            uint64_t now = now_us();
+            int left = ms ? (now >= deadline ? 0 : (int)((deadline - now + 999) / 1000)) : -1;
+            pr = poll(&p, 1, left);
+        } while (pr < 0 && errno == EINTR);
+        close(pfd);
+        if (pr == 0)
+            return 0;
+        while (waitpid(pid, status, 0) < 0 && errno == EINTR) {
+        }
+        return 1;
+    }
+#endif
+    /* kernels before 5.3: poll the child */
+    uint64_t deadline = now_us() + (uint64_t)ms * 1000u;
+    for (;;) {
+        pid_t w = waitpid(pid, status, WNOHANG);
+        if (w == pid || (w < 0 && errno != EINTR))
+            return 1;
+        if (ms && now_us() >= deadline)
+            return 0;
+        struct timespec ts = {0, 200000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static int run_exec(struct cov_runner *r, struct cov_result *res, char *why, size_t n)
+{
+    unmap(r);
+    if (ftruncate(r->counts_fd, 0))
+        return -errno;
+    if (r->log_fd >= 0)
+        (void)ftruncate(r->log_fd, 0);
+    uint64_t t0 = now_us();
+    pid_t pid = spawn(r, -1, -1);
+    if (pid < 0) {
+        int e = errno;
+        snprintf(why, n, "cannot fork: %s", strerror(e));
+        return -e;
+    }
+    int status = 0;
+    if (!wait_for(pid, r->t->timeout_ms, &status)) {
+        kill(-pid, SIGKILL);
+        reap(pid);
+        res->outcome = COV_TIMEOUT;
+        res->value = (int32_t)r->t->timeout_ms;
+    } else if (WIFSIGNALED(status)) {
+        res->outcome = COV_SIGNALED;
+        res->value = WTERMSIG(status);
+    } else {
+        res->outcome = COV_EXITED;
+        res->value = WEXITSTATUS(status);
+    }
+    res->exec_us = now_us() - t0;
+    if (res->outcome == COV_EXITED && res->value == 127) {
+        struct stat st;
+        if (fstat(r->counts_fd, &st) == 0 && st.st_size == 0) {
+            snprintf(why, n, "cannot run %s", r->argv[0]);
+            return -ENOEXEC;
+        }
+    }
+    int rc = map_counts(r, 0, why, n);
+    if (rc == -ENODATA) {
+        /* died before main (or before the runtime started): nothing counted */
+        res->nhits = 0;
+        res->hits = NULL;
+        return 0;
+    }
+    return rc ? rc : collect(r, res);
+}
+
+/* ---- the runner ------------------------------------------------------------------- */
+
+int cov_runner_forkserver(const struct cov_runner *r)
+{
+    return r->fs;
+}
+
+void cov_runner_stop(struct cov_runner *r)
+{
+    if (!r)
+        return;
+    stop_server(r);
+    unmap(r);
+    if (r->counts_fd >= 0)
+        close(r->counts_fd);
+    if (r->input_fd >= 0) {
+        close(r->input_fd);
+        unlink(r->input_path);
+    }
+    if (r->log_fd >= 0) {
+        close(r->log_fd);
+        unlink(r->log_path);
+    }
+    if (r->argv) {
+        for (size_t i = 0; r->argv[i]; i++)
+            free(r->argv[i]);
+        free(r->argv);
+    }
+    free_envp(r->envp, r->env_own);
+    free(r->fmap);
+    free(r);
+}
+
+int cov_runner_start(const struct cov_target *t, struct cov_data *d, const char *workdir,
+                     int index, struct cov_runner **out, char *why, size_t n)
+{
+    struct cov_runner *r = calloc(1, sizeof(*r));
+    if (!r) {
+        snprintf(why, n, "out of memory");
+        return -ENOMEM;
+    }
+    r->t = t;
+    r->d = d;
+    r->ctl = r->st = r->counts_fd = r->input_fd = r->log_fd = -1;
+    snprintf(r->input_path, sizeof(r->input_path), "%s/input-%d", workdir, index);
+    snprintf(r->log_path, sizeof(r->log_path), "%s/stderr-%d", workdir, index);
+    int rc = 0;
+    size_t argc = 0;
+    while (t->argv[argc])
+        argc++;
+    r->argv = calloc(argc + 1, sizeof(*r->argv));
+    r->stdin_mode = 1;
+    for (size_t i = 0; r->argv && i < argc; i++) {
+        int at = !strcmp(t->argv[i], "@@");
+        r->stdin_mode &= !at;
+        if (!(r->argv[i] = strdup(at ? r->input_path : t->argv[i])))
+            rc = -ENOMEM;
+    }
+    if (!r->argv || rc) {
+        cov_runner_stop(r);
+        snprintf(why, n, "out of memory");
+        return -ENOMEM;
+    }
+    r->input_fd = open(r->input_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    r->log_fd = open(r->log_path, O_RDWR | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+    r->counts_fd = memfd_create("ptcall-counts", MFD_CLOEXEC);
+    if (r->input_fd < 0 || r->counts_fd < 0) {
+        int e = errno;
+        snprintf(why, n, "cannot create %s or the counts memfd: %s", r->input_path, strerror(e));
+        cov_runner_stop(r);
+        return -e;
+    }
+    if (!t->force_exec) {
+        r->envp = make_envp(t, 1, &r->env_own);
+        rc = r->envp ? start_server(r, index == 0, why, n) : -ENOMEM;
+        if (rc < 0) {
+            if (rc == -ENOMEM)
+                snprintf(why, n, "out of memory");
+            cov_runner_stop(r);
+            return rc;
+        }
+        r->fs = rc == 1;   /* the fork server's environment stays for restarts */
+    }
+    if (!r->fs) {
+        /* exec per input: the same environment without PTCALL_FORKSERVER */
+        free_envp(r->envp, r->env_own);
+        if (!(r->envp = make_envp(t, 0, &r->env_own))) {
+            cov_runner_stop(r);
+            snprintf(why, n, "out of memory");
+            return -ENOMEM;
+        }
+    }
+    *out = r;
+    return 0;
+}
+
+int cov_runner_run(struct cov_runner *r, const void *data, size_t len, struct cov_result *res,
+                   char *why, size_t n)
+{
+    memset(res, 0, sizeof(*res));
+    if (ftruncate(r->input_fd, 0) || (len && pwrite(r->input_fd, data, len, 0) != (ssize_t)len) ||
+        lseek(r->input_fd, 0, SEEK_SET) < 0) {
+        int e = errno;
+        snprintf(why, n, "cannot write %s: %s", r->input_path, strerror(e));
+        return -e;
+    }
+    /* the target's stderr matters only when it fails to start: kept from growing without a
+     * system call per input */
+    if (r->log_fd >= 0 && (++r->runs & 255) == 0)
+        (void)ftruncate(r->log_fd, 0);
+    if (!r->fs)
+        return run_exec(r, res, why, n);
+    int rc = run_fs(r, res, why, n);
+    if (rc != -EPIPE)
+        return rc;
+    /* the server itself died (the program's own code forked or killed it): start it again,
+     * and run the input once more, a few times per runner at most */
+    if (r->restarts++ >= 16)
+        return rc;
+    stop_server(r);
+    rc = start_server(r, 0, why, n);
+    if (rc != 1)
+        return rc < 0 ? rc : -EPIPE;
+    memset(res, 0, sizeof(*res));
+    return run_fs(r, res, why, n);
+}

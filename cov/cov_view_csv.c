@@ -1,0 +1,55 @@
+/* `cov report --format csv`: one row per instrumented function (the per-function view;
+ * per-input sets are in the JSON output), blockers with --blockers. Columns in
+ * docs/cov.md. */
+#include <errno.h>
+#include <inttypes.h>
+
+#include "cov.h"
+
+int cov_view_csv(FILE *f, const struct cov_analysis *a, const struct cov_view_opts *o)
+{
+    const struct cov_data *d = a->d;
+    if (o->blockers) {
+        fprintf(f, "name,linkage_name,module,file,line,unreached_callees,unreached_insns,"
+                   "unreached_blocks\n");
+        for (uint32_t i = 0; i < a->nblockers; i++) {
+            const struct cov_blocker *b = &a->blockers[i];
+            const struct cov_func *fn = &d->funcs[b->func];
+            cov_csv_str(f, cov_func_name(d, b->func));
+            fputc(',', f);
+            cov_csv_str(f, fn->linkage);
+            fputc(',', f);
+            cov_csv_str(f, d->modules[fn->module].path);
+            fputc(',', f);
+            cov_csv_str(f, fn->file);
+            fprintf(f, ",%u,%u,%" PRIu64 ",%" PRIu64 "\n", fn->line, b->nunreached, b->insns,
+                    b->blocks);
+        }
+        return fflush(f) || ferror(f) ? -EIO : 0;
+    }
+    fprintf(f, "name,linkage_name,module,file,line,reached,inputs,calls,first_input,"
+               "first_time_ms\n");
+    for (uint32_t i = 0; i < d->nfuncs; i++) {
+        const struct cov_func *fn = &d->funcs[i];
+        cov_csv_str(f, cov_func_name(d, i));
+        fputc(',', f);
+        cov_csv_str(f, fn->linkage);
+        fputc(',', f);
+        cov_csv_str(f, d->modules[fn->module].path);
+        fputc(',', f);
+        cov_csv_str(f, fn->file);
+        fprintf(f, ",%u,%d,%u,%" PRIu64 ",", fn->line, a->inputs_reaching[i] > 0,
+                a->inputs_reaching[i], a->calls[i]);
+        if (a->first_input[i] != UINT32_MAX) {
+            const struct cov_input *in = &d->inputs[a->first_input[i]];
+            cov_csv_str(f, in->name);
+            if (in->time_ms >= 0)
+                fprintf(f, ",%" PRId64 "\n", in->time_ms);
+            else
+                fputs(",\n", f);
+        } else {
+            fputs(",\n", f);
+        }
+    }
+    return fflush(f) || ferror(f) ? -EIO : 0;
+}

@@ -1,0 +1,149 @@
+/* Connecting by URL and the helpers the schema, ingest and query files share. */
+#include "db_conn.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *db_default_url(void)
+{
+    const char *e = getenv("PTCALL_DB");
+    return e && *e ? e : "ptcall.db";
+}
+
+int db_url_is_pg(const char *url)
+{
+    return !strncmp(url, "postgresql://", 13) || !strncmp(url, "postgres://", 11);
+}
+
+/* url into out with the password (user:PASSWORD@, password=...) replaced by ***: messages
+ * name the database, they must not print its secret. */
+static void mask_password(const char *url, char *out, size_t n)
+{
+    snprintf(out, n, "%s", url);
+    char *auth = strstr(out, "://");
+    if (auth) {
+        auth += 3;
+        char *end = auth + strcspn(auth, "/?");
+        char *at = memchr(auth, '@', (size_t)(end - auth));
+        char *colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
+        if (colon) {
+            char rest[512];
+            snprintf(rest, sizeof(rest), "%s", at);
+            snprintf(colon, n - (size_t)(colon - out), ":***%s", rest);
+        }
+    }
+    char *pw = strstr(out, "password=");
+    if (pw) {
+        pw += 9;
+        char rest[512];
+        snprintf(rest, sizeof(rest), "%s", pw + strcspn(pw, "&"));
+        snprintf(pw, n - (size_t)(pw - out), "***%s", rest);
+    }
+}
+
+int db_connect(struct db *d, const char *url, int create)
+{
+    memset(d, 0, sizeof(*d));
+    const char *target = url;
+    if (db_url_is_pg(url)) {
+        d->ops = &db_pg_ops;
+    } else {
+        d->ops = &db_sqlite_ops;
+        if (!strncmp(target, "sqlite://", 9))
+            target += 9;
+        else if (!strncmp(target, "sqlite:", 7))
+            target += 7;
+        if (!*target)
+            return db_fail(d, DB_E_CONNECT, "'%s' names no file", url);
+    }
+    mask_password(url, d->where, sizeof(d->where));
+    if (d->ops == &db_sqlite_ops)
+        snprintf(d->where, sizeof(d->where), "%s", target);
+    int e = d->ops->open(d, target, create);
+    if (e)
+        d->ops->close(d);
+    return e;
+}
+
+void db_disconnect(struct db *d)
+{
+    if (d->ops && d->h)
+        d->ops->close(d);
+}
+
+struct one {
+    int64_t v;
+    int found;
+};
+
+static int take_one(void *ctx, int ncol, const struct db_val *col)
+{
+    struct one *o = ctx;
+    if (ncol > 0 && col[0].type == DB_INT) {
+        o->v = col[0].i;
+        o->found = 1;
+    } else if (ncol > 0 && col[0].type == DB_TEXT) {
+        o->v = strtoll(col[0].s, NULL, 10);
+        o->found = 1;
+    }
+    return 1; /* the first row is all we want */
+}
+
+int db_value(struct db *d, const char *sql, int n, const struct db_val *p, int64_t *out,
+             int *found)
+{
+    struct one o = {0, 0};
+    int e = d->ops->query(d, sql, n, p, take_one, &o);
+    if (e == -DB_E_STOP)
+        e = 0;
+    *out = o.v;
+    *found = o.found;
+    return e;
+}
+
+#define RETRIES 5
+
+int db_transaction(struct db *d, int (*fn)(struct db *d, void *ctx), void *ctx)
+{
+    int e = 0;
+    for (int attempt = 0; attempt < RETRIES; attempt++) {
+        if ((e = d->ops->begin(d)))
+            return e;
+        d->in_txn = 1;
+        e = fn(d, ctx);
+        if (!e)
+            e = d->ops->commit(d);
+        if (!e) {
+            d->in_txn = 0;
+            return 0;
+        }
+        char keep[sizeof(d->err)];
+        memcpy(keep, d->err, sizeof(keep));
+        d->ops->rollback(d); /* its own failure is not the news: the first error is */
+        memcpy(d->err, keep, sizeof(keep));
+        d->in_txn = 0;
+        if (e != -DB_E_RETRY)
+            return e;
+    }
+    return e;
+}
+
+int db_snapshot(struct db *d, int (*fn)(struct db *d, void *ctx), void *ctx)
+{
+    if (d->in_txn)
+        return fn(d, ctx);
+    int e = d->ops->begin_read(d);
+    if (e)
+        return e;
+    d->in_txn = 1;
+    e = fn(d, ctx);
+    char keep[sizeof(d->err)];
+    memcpy(keep, d->err, sizeof(keep));
+    /* nothing was written: commit and rollback end it alike; after a failure PostgreSQL
+     * takes only a rollback */
+    int end = e ? d->ops->rollback(d) : d->ops->commit(d);
+    d->in_txn = 0;
+    if (e)
+        memcpy(d->err, keep, sizeof(keep));
+    return e ? e : end;
+}

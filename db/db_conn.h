@@ -1,0 +1,30 @@
+/* Connecting to a runs database by its URL, and what every other file of db/ does with a
+ * connection: single values, transactions with retries (docs/db.md). */
+#ifndef PTCALL_DB_CONN_H
+#define PTCALL_DB_CONN_H
+
+#include "db_backend.h"
+
+/* --db's default: $PTCALL_DB, else "ptcall.db" in the current directory. */
+const char *db_default_url(void);
+/* Whether url names a PostgreSQL database (postgresql://, postgres://). */
+int db_url_is_pg(const char *url);
+/* Opens url: postgresql://... or postgres://... through libpq, anything else (a path, or
+ * sqlite:PATH) as an SQLite file, created when create is set. d->where gets the URL without
+ * its password. Returns 0 or -DB_E_* with d->err set; d is closed again on failure. */
+int db_connect(struct db *d, const char *url, int create);
+void db_disconnect(struct db *d);
+/* The first column of the first row of a query as an integer: 0 with *found 1, or 0 with
+ * *found 0 when there is no row (or it is NULL), or -DB_E_*. */
+int db_value(struct db *d, const char *sql, int n, const struct db_val *p, int64_t *out,
+             int *found);
+/* Runs fn(d, ctx) in one write transaction and commits; rolls back when fn fails, and
+ * runs it again (up to 5 times) when the backend says the transaction may be retried
+ * (a PostgreSQL deadlock or serialization failure). Returns fn's or the commit's error. */
+int db_transaction(struct db *d, int (*fn)(struct db *d, void *ctx), void *ctx);
+/* Runs fn(d, ctx) in one read-only transaction, so that all its statements see the same
+ * snapshot (inside a transaction already: in that one). Returns fn's error, or the
+ * backend's. */
+int db_snapshot(struct db *d, int (*fn)(struct db *d, void *ctx), void *ctx);
+
+#endif

@@ -1,0 +1,1097 @@
+/* Reading the runs database (db_query.h). Sets of runs travel as lists of ids: the filters
+ * that SQL expresses in both dialects (times, tags) run in the database, the globs over
+ * program names run here with fnmatch, as every other glob of ptcall does. */
+#define _GNU_SOURCE /* qsort_r, strndup */
+#include "db_query.h"
+
+#include <ctype.h>
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db_conn.h"
+
+const char *const db_meas_names[DB_NMEAS] = {"calls", "total", "self"};
+const char *const db_stat_names[DB_NSTATS + 1] = {"sum", "mean", "median", "max", NULL};
+
+/* ---- --runs SPEC ------------------------------------------------------------------------ */
+
+static int parse_id(const char *s, size_t n, int64_t *out)
+{
+    if (!n || n > 18)
+        return -1;
+    int64_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!isdigit((unsigned char)s[i]))
+            return -1;
+        v = v * 10 + (s[i] - '0');
+    }
+    *out = v;
+    return v > 0 ? 0 : -1;
+}
+
+int db_runs_spec_parse(const char *spec, struct db_runs_spec *out, char *err, size_t n)
+{
+    memset(out, 0, sizeof(*out));
+    size_t items = 1;
+    for (const char *p = spec; *p; p++)
+        items += *p == ',';
+    out->range = calloc(items, sizeof(*out->range));
+    if (!out->range) {
+        snprintf(err, n, "out of memory");
+        return -1;
+    }
+    for (const char *p = spec;;) {
+        size_t len = strcspn(p, ",");
+        const char *q = p;
+        size_t m = len;
+        while (m && isspace((unsigned char)*q))
+            q++, m--;
+        while (m && isspace((unsigned char)q[m - 1]))
+            m--;
+        const char *dash = memchr(q, '-', m);
+        int64_t a, b;
+        if (m == 3 && !strncmp(q, "all", 3)) {
+            out->all = 1;
+        } else if (m > 5 && !strncmp(q, "last:", 5) && !parse_id(q + 5, m - 5, &a)) {
+            out->last = a;
+        } else if (dash && !parse_id(q, (size_t)(dash - q), &a) &&
+                   !parse_id(dash + 1, m - (size_t)(dash - q) - 1, &b) && a <= b) {
+            out->range[out->nrange][0] = a;
+            out->range[out->nrange++][1] = b;
+        } else if (!dash && !parse_id(q, m, &a)) {
+            out->range[out->nrange][0] = out->range[out->nrange][1] = a;
+            out->nrange++;
+        } else {
+            snprintf(err, n,
+                     "takes all, run ids and ranges (3,5-9) and last:N, comma-separated; "
+                     "'%.*s' is none of them",
+                     (int)(m < 60 ? m : 60), q);
+            db_runs_spec_free(out);
+            return -1;
+        }
+        if (!p[len])
+            break;
+        p += len + 1;
+    }
+    if (out->all)
+        out->nrange = 0; /* all, with ids: all (last:N still applies) */
+    return 0;
+}
+
+void db_runs_spec_free(struct db_runs_spec *s)
+{
+    free(s->range);
+    memset(s, 0, sizeof(*s));
+}
+
+/* ---- choosing runs ---------------------------------------------------------------------- */
+
+struct cand {
+    struct db_ids *ids;
+    size_t cap;
+    const struct db_filter *f;
+    int nomem;
+};
+
+static int on_candidate(void *ctx, int ncol, const struct db_val *col)
+{
+    struct cand *c = ctx;
+    if (ncol < 3)
+        return 0;
+    if (c->f->nprograms) {
+        int hit = 0;
+        for (int i = 0; i < c->f->nprograms && !hit; i++)
+            hit = (col[1].type == DB_TEXT && !fnmatch(c->f->programs[i], col[1].s, 0)) ||
+                  (col[2].type == DB_TEXT && !fnmatch(c->f->programs[i], col[2].s, 0));
+        if (!hit)
+            return 0;
+    }
+    if (c->ids->n == c->cap) {
+        size_t nc = c->cap ? c->cap * 2 : 64;
+        int64_t *v = realloc(c->ids->v, nc * sizeof(*v));
+        if (!v) {
+            c->nomem = 1;
+            return -DB_E_NOMEM;
+        }
+        c->ids->v = v;
+        c->cap = nc;
+    }
+    c->ids->v[c->ids->n++] = col[0].i;
+    return 0;
+}
+
+int db_select(struct db *d, const struct db_filter *f, struct db_ids *out)
+{
+    memset(out, 0, sizeof(*out));
+    struct db_runs_spec spec = {.all = 1};
+    char err[200];
+    if (f->runs && db_runs_spec_parse(f->runs, &spec, err, sizeof(err)))
+        return db_fail(d, DB_E_FAIL, "--runs %s", err);
+    size_t cap = 512 + (size_t)f->ntags * 160;
+    char *sql = malloc(cap);
+    struct db_val *p = calloc((size_t)f->ntags * 2 + 2, sizeof(*p));
+    if (!sql || !p) {
+        free(sql);
+        free(p);
+        db_runs_spec_free(&spec);
+        return db_fail(d, DB_E_NOMEM, "out of memory");
+    }
+    int np = 0;
+    size_t k = (size_t)snprintf(sql, cap, "SELECT id, program, program_path FROM runs WHERE 1 = 1");
+    if (f->has_since) {
+        p[np++] = DB_I(f->since_ns);
+        k += (size_t)snprintf(sql + k, cap - k, " AND COALESCE(start_ns, added_ns) >= $%d", np);
+    }
+    if (f->has_until) {
+        p[np++] = DB_I(f->until_ns);
+        k += (size_t)snprintf(sql + k, cap - k, " AND COALESCE(start_ns, added_ns) < $%d", np);
+    }
+    /* NAME=VALUE points into the caller's string: the name is copied out */
+    char **names = calloc((size_t)f->ntags + 1, sizeof(*names));
+    int nomem = !names;
+    for (int i = 0; !nomem && i < f->ntags; i++) {
+        const char *t = f->tags[i], *eq = strchr(t, '=');
+        if (!(names[i] = strndup(t, eq ? (size_t)(eq - t) : strlen(t)))) {
+            nomem = 1;
+            break;
+        }
+        p[np++] = DB_S(names[i]);
+        k += (size_t)snprintf(sql + k, cap - k,
+                              " AND EXISTS (SELECT 1 FROM run_tags t WHERE t.run_id = runs.id "
+                              "AND t.name = $%d",
+                              np);
+        if (eq) {
+            p[np++] = DB_S(eq + 1);
+            k += (size_t)snprintf(sql + k, cap - k, " AND t.value = $%d", np);
+        }
+        k += (size_t)snprintf(sql + k, cap - k, ")");
+    }
+    snprintf(sql + k, cap - k, " ORDER BY id");
+    struct cand c = {out, 0, f, 0};
+    int e = !nomem ? d->ops->query(d, sql, np, p, on_candidate, &c)
+                   : db_fail(d, DB_E_NOMEM, "out of memory");
+    if (e == -DB_E_NOMEM && c.nomem)
+        db_fail(d, DB_E_NOMEM, "out of memory");
+    for (int i = 0; names && i < f->ntags; i++)
+        free(names[i]);
+    free(names);
+    free(sql);
+    free(p);
+    if (!e && spec.nrange) {
+        size_t m = 0;
+        for (size_t i = 0; i < out->n; i++)
+            for (size_t r = 0; r < spec.nrange; r++)
+                if (out->v[i] >= spec.range[r][0] && out->v[i] <= spec.range[r][1]) {
+                    out->v[m++] = out->v[i];
+                    break;
+                }
+        out->n = m;
+    }
+    if (!e && spec.last && (size_t)spec.last < out->n) {
+        memmove(out->v, out->v + out->n - (size_t)spec.last, (size_t)spec.last * sizeof(*out->v));
+        out->n = (size_t)spec.last;
+    }
+    db_runs_spec_free(&spec);
+    if (e)
+        db_ids_free(out);
+    return e;
+}
+
+void db_ids_free(struct db_ids *ids)
+{
+    free(ids->v);
+    memset(ids, 0, sizeof(*ids));
+}
+
+/* "1,2,3": ids are integers this database made, so they go into the SQL as literals (a
+ * parameter list would be limited in length). NULL when out of memory. */
+static char *in_list(const int64_t *v, size_t n)
+{
+    char *s = malloc(n * 21 + 2);
+    if (!s)
+        return NULL;
+    size_t k = 0;
+    s[0] = 0;
+    for (size_t i = 0; i < n; i++)
+        k += (size_t)sprintf(s + k, "%s%lld", i ? "," : "", (long long)v[i]);
+    return s;
+}
+
+/* ---- runs --------------------------------------------------------------------------------- */
+
+static char *dup_text(const struct db_val *v, int *nomem)
+{
+    if (v->type != DB_TEXT)
+        return NULL;
+    char *s = strdup(v->s);
+    if (!s)
+        *nomem = 1;
+    return s;
+}
+
+static int64_t int_of(const struct db_val *v)
+{
+    return v->type == DB_INT ? v->i : v->type == DB_TEXT ? strtoll(v->s, NULL, 10) : 0;
+}
+
+struct runs_ctx {
+    const struct db_ids *ids;
+    struct db_run *out;
+    int nomem;
+};
+
+static struct db_run *run_of(struct runs_ctx *c, int64_t id)
+{
+    for (size_t i = 0; i < c->ids->n; i++)
+        if (c->ids->v[i] == id)
+            return &c->out[i];
+    return NULL;
+}
+
+#define RUN_COLS                                                                           \
+    "id, content_hash, trace, trace_bytes, program, program_path, command, host, added_ns, "    \
+    "start_ns, duration_ns, exit_status, signal, core_dumped, backend, time_unit"
+#define RUN_FIXED 16
+
+static int on_run(void *ctx, int ncol, const struct db_val *col)
+{
+    struct runs_ctx *c = ctx;
+    if (ncol < RUN_FIXED + DB_NCOUNTERS + 7)
+        return 0;
+    struct db_run *r = run_of(c, col[0].i);
+    if (!r)
+        return 0;
+    int *nm = &c->nomem;
+    r->id = col[0].i;
+    r->content_hash = dup_text(&col[1], nm);
+    r->trace = dup_text(&col[2], nm);
+    r->trace_bytes = int_of(&col[3]);
+    r->program = dup_text(&col[4], nm);
+    r->program_path = dup_text(&col[5], nm);
+    r->command = dup_text(&col[6], nm);
+    r->host = dup_text(&col[7], nm);
+    r->added_ns = int_of(&col[8]);
+    r->has_start = col[9].type != DB_NULL;
+    r->start_ns = int_of(&col[9]);
+    r->has_duration = col[10].type != DB_NULL;
+    r->duration_ns = int_of(&col[10]);
+    r->has_exit = col[11].type != DB_NULL;
+    r->exit_status = (int)int_of(&col[11]);
+    r->has_signal = col[12].type != DB_NULL;
+    r->signal = (int)int_of(&col[12]);
+    r->core_dumped = (int)int_of(&col[13]);
+    r->backend = dup_text(&col[14], nm);
+    r->time_unit = dup_text(&col[15], nm);
+    const struct db_val *x = col + RUN_FIXED;
+    for (int i = 0; i < DB_NCOUNTERS; i++)
+        r->counters[i] = (uint64_t)int_of(&x[i]);
+    x += DB_NCOUNTERS;
+    r->complete = (int)int_of(&x[0]);
+    r->lossy = (int)int_of(&x[1]);
+    r->timed = r->time_unit && strcmp(r->time_unit, "none");
+    r->total_time = (uint64_t)int_of(&x[2]);
+    r->selection = dup_text(&x[3], nm);
+    r->has_traced = x[4].type != DB_NULL;
+    r->traced_functions = (uint64_t)int_of(&x[4]);
+    r->functions = (uint64_t)int_of(&x[5]);
+    r->edges = (uint64_t)int_of(&x[6]);
+    return *nm ? -DB_E_NOMEM : 0;
+}
+
+static int on_tag(void *ctx, int ncol, const struct db_val *col)
+{
+    struct runs_ctx *c = ctx;
+    struct db_run *r = ncol >= 3 ? run_of(c, col[0].i) : NULL;
+    if (!r)
+        return 0;
+    struct db_tag_out *t = realloc(r->tags, (r->ntags + 1) * sizeof(*t));
+    if (!t)
+        return -DB_E_NOMEM;
+    r->tags = t;
+    t[r->ntags].name = dup_text(&col[1], &c->nomem);
+    t[r->ntags].value = dup_text(&col[2], &c->nomem);
+    r->ntags++;
+    return c->nomem ? -DB_E_NOMEM : 0;
+}
+
+static int on_module(void *ctx, int ncol, const struct db_val *col)
+{
+    struct runs_ctx *c = ctx;
+    struct db_run *r = ncol >= 4 ? run_of(c, col[0].i) : NULL;
+    if (!r)
+        return 0;
+    struct db_module_out *m = realloc(r->mods, (r->nmods + 1) * sizeof(*m));
+    if (!m)
+        return -DB_E_NOMEM;
+    r->mods = m;
+    m[r->nmods].path = dup_text(&col[1], &c->nomem);
+    m[r->nmods].identity = dup_text(&col[2], &c->nomem);
+    m[r->nmods].functions = int_of(&col[3]);
+    r->nmods++;
+    return c->nomem ? -DB_E_NOMEM : 0;
+}
+
+int db_runs_get(struct db *d, const struct db_ids *ids, int with_modules, struct db_run **out)
+{
+    *out = NULL;
+    if (!ids->n)
+        return 0;
+    struct db_run *v = calloc(ids->n, sizeof(*v));
+    char *list = in_list(ids->v, ids->n);
+    size_t cap = (list ? strlen(list) : 0) + 2048;
+    char *sql = malloc(cap);
+    if (!v || !list || !sql) {
+        free(v);
+        free(list);
+        free(sql);
+        return db_fail(d, DB_E_NOMEM, "out of memory");
+    }
+    struct runs_ctx c = {ids, v, 0};
+    int k = snprintf(sql, cap, "SELECT " RUN_COLS);
+    for (int i = 0; i < DB_NCOUNTERS; i++)
+        k += snprintf(sql + k, cap - (size_t)k, ", %s", db_counter_names[i]);
+    snprintf(sql + k, cap - (size_t)k,
+             ", complete, lossy, total_time, selection, traced_functions, functions, edges "
+             "FROM runs WHERE id IN (%s)",
+             list);
+    int e = d->ops->query(d, sql, 0, NULL, on_run, &c);
+    if (!e) {
+        snprintf(sql, cap,
+                 "SELECT run_id, name, value FROM run_tags WHERE run_id IN (%s) ORDER BY "
+                 "run_id, name",
+                 list);
+        e = d->ops->query(d, sql, 0, NULL, on_tag, &c);
+    }
+    if (!e && with_modules) {
+        snprintf(sql, cap,
+                 "SELECT run_id, path, identity, functions FROM run_modules WHERE run_id IN "
+                 "(%s) ORDER BY run_id, idx",
+                 list);
+        e = d->ops->query(d, sql, 0, NULL, on_module, &c);
+    }
+    free(sql);
+    free(list);
+    if (e == -DB_E_NOMEM)
+        db_fail(d, DB_E_NOMEM, "out of memory");
+    for (size_t i = 0; !e && i < ids->n; i++)
+        if (v[i].id != ids->v[i])
+            e = db_fail(d, DB_E_STOP, "no run %lld", (long long)ids->v[i]);
+    if (e) {
+        db_runs_free(v, ids->n);
+        return e;
+    }
+    *out = v;
+    return 0;
+}
+
+void db_runs_free(struct db_run *v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++) {
+        struct db_run *r = &v[i];
+        free(r->content_hash);
+        free(r->trace);
+        free(r->program);
+        free(r->program_path);
+        free(r->command);
+        free(r->host);
+        free(r->backend);
+        free(r->time_unit);
+        free(r->selection);
+        for (size_t k = 0; k < r->ntags; k++) {
+            free(r->tags[k].name);
+            free(r->tags[k].value);
+        }
+        free(r->tags);
+        for (size_t k = 0; k < r->nmods; k++) {
+            free(r->mods[k].path);
+            free(r->mods[k].identity);
+        }
+        free(r->mods);
+    }
+    free(v);
+}
+
+/* ---- a run's functions and edges ------------------------------------------------------- */
+
+struct vec {
+    void *v;
+    size_t n, cap, size;
+    int nomem;
+};
+
+static void *vec_add(struct vec *x)
+{
+    if (x->n == x->cap) {
+        size_t nc = x->cap ? x->cap * 2 : 256;
+        void *v = realloc(x->v, nc * x->size);
+        if (!v) {
+            x->nomem = 1;
+            return NULL;
+        }
+        x->v = v;
+        x->cap = nc;
+    }
+    void *p = (char *)x->v + x->n++ * x->size;
+    memset(p, 0, x->size);
+    return p;
+}
+
+/* id, name, linkage_name, module, file, line [, module_path, calls, total, self] */
+static int fill_func(struct db_func_out *f, int ncol, const struct db_val *col, int *nm)
+{
+    f->id = col[0].i;
+    f->name = dup_text(&col[1], nm);
+    f->linkage_name = dup_text(&col[2], nm);
+    f->module = dup_text(&col[3], nm);
+    f->file = dup_text(&col[4], nm);
+    f->line = (uint32_t)int_of(&col[5]);
+    if (ncol >= 10) {
+        f->module_path = dup_text(&col[6], nm);
+        f->calls = (uint64_t)int_of(&col[7]);
+        f->timed = col[8].type != DB_NULL;
+        f->total = (uint64_t)int_of(&col[8]);
+        f->self = (uint64_t)int_of(&col[9]);
+    }
+    return *nm ? -DB_E_NOMEM : 0;
+}
+
+static int on_func(void *ctx, int ncol, const struct db_val *col)
+{
+    struct vec *x = ctx;
+    struct db_func_out *f = ncol >= 6 ? vec_add(x) : NULL;
+    if (!f)
+        return x->nomem ? -DB_E_NOMEM : 0;
+    return fill_func(f, ncol, col, &x->nomem);
+}
+
+int db_run_functions(struct db *d, int64_t id, struct db_func_out **out, size_t *n)
+{
+    struct vec x = {NULL, 0, 0, sizeof(struct db_func_out), 0};
+    int e = d->ops->query(d,
+                          "SELECT f.id, f.name, f.linkage_name, f.module, f.file, f.line, m.path, "
+                          "rf.calls, rf.total, rf.self FROM run_functions rf JOIN functions f ON "
+                          "f.id = rf.function_id LEFT JOIN run_modules m ON m.run_id = "
+                          "rf.run_id AND m.idx = rf.module_idx WHERE rf.run_id = $1",
+                          1, (struct db_val[]){DB_I(id)}, on_func, &x);
+    if (e) {
+        db_funcs_free(x.v, x.n);
+        return e == -DB_E_NOMEM ? db_fail(d, DB_E_NOMEM, "out of memory") : e;
+    }
+    *out = x.v;
+    *n = x.n;
+    return 0;
+}
+
+void db_funcs_free(struct db_func_out *v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++) {
+        free(v[i].name);
+        free(v[i].linkage_name);
+        free(v[i].module);
+        free(v[i].file);
+        free(v[i].module_path);
+    }
+    free(v);
+}
+
+static int on_edge(void *ctx, int ncol, const struct db_val *col)
+{
+    struct vec *x = ctx;
+    struct db_edge_out *e = ncol >= 3 ? vec_add(x) : NULL;
+    if (!e)
+        return x->nomem ? -DB_E_NOMEM : 0;
+    *e = (struct db_edge_out){col[0].i, col[1].i, (uint64_t)int_of(&col[2])};
+    return 0;
+}
+
+int db_run_edges(struct db *d, int64_t id, struct db_edge_out **out, size_t *n)
+{
+    struct vec x = {NULL, 0, 0, sizeof(struct db_edge_out), 0};
+    int e = d->ops->query(d,
+                          "SELECT caller_id, callee_id, calls FROM run_edges WHERE run_id = $1",
+                          1, (struct db_val[]){DB_I(id)}, on_edge, &x);
+    if (e) {
+        free(x.v);
+        return e == -DB_E_NOMEM ? db_fail(d, DB_E_NOMEM, "out of memory") : e;
+    }
+    *out = x.v;
+    *n = x.n;
+    return 0;
+}
+
+/* ---- removing runs ------------------------------------------------------------------------ */
+
+struct maxima {
+    int64_t *fid;            /* functions whose maximum the removed run may hold */
+    size_t n, cap;
+};
+
+static int on_max_candidate(void *ctx, int ncol, const struct db_val *col)
+{
+    struct maxima *m = ctx;
+    if (ncol < 1)
+        return 0;
+    if (m->n == m->cap) {
+        size_t nc = m->cap ? m->cap * 2 : 64;
+        int64_t *v = realloc(m->fid, nc * sizeof(*v));
+        if (!v)
+            return -DB_E_NOMEM;
+        m->fid = v;
+        m->cap = nc;
+    }
+    m->fid[m->n++] = col[0].i;
+    return 0;
+}
+
+struct three {
+    int64_t v[3];
+};
+
+static int on_three(void *ctx, int ncol, const struct db_val *col)
+{
+    struct three *t = ctx;
+    for (int i = 0; i < 3 && i < ncol; i++)
+        t->v[i] = int_of(&col[i]);
+    return 1;
+}
+
+/* Takes run id's figures out of function_stats (db_schema.c, version 2) before the run goes:
+ * its sums subtracted, and the maxima it held found again among the other runs of its time
+ * unit (a maximum another run equals stays as it is, which the search finds too). */
+static int unaccount(struct db *d, int64_t id, const char *unit)
+{
+    struct db_val p[2] = {DB_I(id), DB_S(unit)};
+    struct maxima m = {NULL, 0, 0};
+    int e = d->ops->query(d,
+                          "SELECT rf.function_id FROM run_functions rf JOIN function_stats s ON "
+                          "s.function_id = rf.function_id AND s.time_unit = $2 WHERE rf.run_id "
+                          "= $1 AND (rf.calls = s.calls_max OR COALESCE(rf.total, 0) = "
+                          "s.total_max OR COALESCE(rf.self, 0) = s.self_max)",
+                          2, p, on_max_candidate, &m);
+    if (e == -DB_E_NOMEM)
+        e = db_fail(d, DB_E_NOMEM, "out of memory");
+    if (!e)
+        e = d->ops->exec(d,
+                         "UPDATE function_stats SET runs = function_stats.runs - 1, "
+                         "calls_sum = function_stats.calls_sum - rf.calls, "
+                         "total_sum = function_stats.total_sum - COALESCE(rf.total, 0), "
+                         "self_sum = function_stats.self_sum - COALESCE(rf.self, 0) "
+                         "FROM run_functions rf WHERE rf.run_id = $1 AND "
+                         "function_stats.function_id = rf.function_id AND "
+                         "function_stats.time_unit = $2",
+                         2, p);
+    for (size_t i = 0; i < m.n && !e; i++) {
+        struct three t = {{0, 0, 0}};
+        struct db_val q[3] = {DB_I(m.fid[i]), DB_S(unit), DB_I(id)};
+        e = d->ops->query(d,
+                          "SELECT MAX(rf.calls), MAX(COALESCE(rf.total, 0)), "
+                          "MAX(COALESCE(rf.self, 0)) FROM run_functions rf JOIN runs r ON r.id = "
+                          "rf.run_id WHERE rf.function_id = $1 AND r.time_unit = $2 AND "
+                          "rf.run_id <> $3",
+                          3, q, on_three, &t);
+        if (e == -DB_E_STOP)
+            e = 0;
+        if (!e)
+            e = d->ops->exec(d,
+                             "UPDATE function_stats SET calls_max = $3, total_max = $4, "
+                             "self_max = $5 WHERE function_id = $1 AND time_unit = $2",
+                             5,
+                             (struct db_val[]){q[0], q[1], DB_I(t.v[0]), DB_I(t.v[1]),
+                                               DB_I(t.v[2])});
+    }
+    free(m.fid);
+    if (!e)
+        e = d->ops->exec(d,
+                         "DELETE FROM function_stats WHERE runs = 0 AND time_unit = $2 AND "
+                         "function_id IN (SELECT function_id FROM run_functions WHERE run_id = "
+                         "$1)",
+                         2, p);
+    return e;
+}
+
+struct unit_of {
+    char unit[16];
+    int found;
+};
+
+static int on_unit_of(void *ctx, int ncol, const struct db_val *col)
+{
+    struct unit_of *u = ctx;
+    if (ncol >= 1 && col[0].type == DB_TEXT) {
+        snprintf(u->unit, sizeof(u->unit), "%s", col[0].s);
+        u->found = 1;
+    }
+    return 1;
+}
+
+static int remove_all(struct db *d, void *ctx)
+{
+    const struct db_ids *ids = ctx;
+    for (size_t i = 0; i < ids->n; i++) {
+        struct unit_of u = {"", 0};
+        int e = d->ops->query(d, "SELECT time_unit FROM runs WHERE id = $1", 1,
+                              (struct db_val[]){DB_I(ids->v[i])}, on_unit_of, &u);
+        if (e == -DB_E_STOP)
+            e = 0;
+        if (!e && !u.found)
+            e = db_fail(d, DB_E_STOP, "no run %lld", (long long)ids->v[i]);
+        if (!e)
+            e = unaccount(d, ids->v[i], u.unit);
+        if (!e)
+            e = d->ops->exec(d, "DELETE FROM runs WHERE id = $1", 1,
+                             (struct db_val[]){DB_I(ids->v[i])});
+        if (e)
+            return e;
+    }
+    return 0;
+}
+
+int db_remove(struct db *d, const struct db_ids *ids)
+{
+    return db_transaction(d, remove_all, (void *)ids);
+}
+
+/* ---- hot functions over runs ------------------------------------------------------------
+ * Two ways to the same figures. Over all the runs of the database (what the ranking is asked
+ * for most) without medians, function_stats has every function's sums and maxima ready: one
+ * row per function. Otherwise each chosen run's rows of run_functions are read (one statement
+ * per run, so that no back end holds millions of rows at once) and gathered per function in
+ * a hash table here; medians keep every value of a function until the end. Both run in one
+ * read-only transaction (db_snapshot), so that a run added or removed meanwhile is in all
+ * of the answer's statements or in none. */
+
+struct units {
+    int n;                   /* 0: no run, 1: one unit, 2: more than one */
+    int none;                /* a run is untimed */
+    char unit[8];            /* the first run's */
+};
+
+/* The time unit of one chosen run. */
+static int on_unit(void *ctx, int ncol, const struct db_val *col)
+{
+    struct units *u = ctx;
+    if (ncol < 1 || col[0].type != DB_TEXT)
+        return 0;
+    u->none |= !strcmp(col[0].s, "none");
+    if (!u->n) {
+        snprintf(u->unit, sizeof(u->unit), "%s", col[0].s);
+        u->n = 1;
+    } else if (strcmp(u->unit, col[0].s)) {
+        u->n = 2;
+    }
+    return 0;
+}
+
+struct names {
+    struct db_hot *h;
+    int nomem;
+};
+
+static int cmp_hot_id(const void *x, const void *y)
+{
+    const struct db_hot_fn *a = x, *b = y;
+    return a->f.id < b->f.id ? -1 : a->f.id > b->f.id;
+}
+
+static int on_name(void *ctx, int ncol, const struct db_val *col)
+{
+    struct names *c = ctx;
+    if (ncol < 6)
+        return 0;
+    struct db_hot_fn key = {.f.id = col[0].i};
+    struct db_hot_fn *f = bsearch(&key, c->h->fn, c->h->n, sizeof(key), cmp_hot_id);
+    if (!f)
+        return 0;
+    return fill_func(&f->f, 6, col, &c->nomem);
+}
+
+struct gather {
+    struct db_hot *h;
+    /* open-addressing table of function ids -> index in h->fn (+1; 0: empty) */
+    uint32_t *slot;
+    size_t cap;
+    size_t fcap;
+    int median;
+    uint64_t (**vals)[DB_NMEAS]; /* median: per function, its value in each run that has it */
+    int nomem;
+};
+
+static size_t hash_id(int64_t id, size_t cap)
+{
+    return (size_t)(((uint64_t)id * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
+}
+
+/* The function id's entry of h->fn, added (zeroed) when new; NULL when out of memory. */
+static struct db_hot_fn *entry(struct gather *g, int64_t id)
+{
+    struct db_hot *h = g->h;
+    if ((h->n + 1) * 2 > g->cap) {
+        size_t nc = g->cap ? g->cap * 2 : 8192;
+        uint32_t *t = calloc(nc, sizeof(*t));
+        if (!t)
+            return NULL;
+        for (size_t i = 0; i < h->n; i++) {
+            size_t k = hash_id(h->fn[i].f.id, nc);
+            while (t[k])
+                k = (k + 1) & (nc - 1);
+            t[k] = (uint32_t)i + 1;
+        }
+        free(g->slot);
+        g->slot = t;
+        g->cap = nc;
+    }
+    size_t k = hash_id(id, g->cap);
+    while (g->slot[k]) {
+        struct db_hot_fn *f = &h->fn[g->slot[k] - 1];
+        if (f->f.id == id)
+            return f;
+        k = (k + 1) & (g->cap - 1);
+    }
+    if (h->n == g->fcap) {
+        size_t nc = g->fcap ? g->fcap * 2 : 1024;
+        struct db_hot_fn *v = realloc(h->fn, nc * sizeof(*v));
+        if (!v)
+            return NULL;
+        h->fn = v;
+        if (g->median) {
+            void *m = realloc(g->vals, nc * sizeof(*g->vals));
+            if (!m)
+                return NULL;
+            g->vals = m;
+            memset(g->vals + g->fcap, 0, (nc - g->fcap) * sizeof(*g->vals));
+        }
+        g->fcap = nc;
+    }
+    g->slot[k] = (uint32_t)h->n + 1;
+    struct db_hot_fn *f = &h->fn[h->n++];
+    memset(f, 0, sizeof(*f));
+    f->f.id = id;
+    return f;
+}
+
+/* A row (function_id, calls, total, self) of one run. */
+static int on_figure(void *ctx, int ncol, const struct db_val *col)
+{
+    struct gather *g = ctx;
+    if (ncol < 4)
+        return 0;
+    struct db_hot_fn *f = entry(g, col[0].i);
+    if (!f || (g->median && !(g->vals[f - g->h->fn] ||
+                              (g->vals[f - g->h->fn] = malloc(g->h->nruns *
+                                                              sizeof(**g->vals)))))) {
+        g->nomem = 1;
+        return -DB_E_NOMEM;
+    }
+    for (int m = 0; m < DB_NMEAS; m++) {
+        uint64_t v = (uint64_t)int_of(&col[1 + m]);
+        f->v[m][DB_STAT_SUM] += (double)v;
+        if ((double)v > f->v[m][DB_STAT_MAX])
+            f->v[m][DB_STAT_MAX] = (double)v;
+        if (g->median)
+            g->vals[f - g->h->fn][f->runs][m] = v;
+    }
+    f->runs++;
+    return 0;
+}
+
+/* The k-th smallest of v[0..n) (k < n), moving v's values about (quickselect: a full sort of
+ * every function's values would cost more than reading them). */
+static uint64_t kth(uint64_t *v, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        uint64_t a = v[lo], b = v[lo + (hi - lo) / 2], c = v[hi];
+        uint64_t pivot = a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] < pivot)
+                i++;
+            while (v[j] > pivot)
+                j--;
+            if (i <= j) {
+                uint64_t t = v[i];
+                v[i] = v[j];
+                v[j] = t;
+                i++;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            return v[k];
+    }
+    return v[k];
+}
+
+/* The median of nruns values of which the count in vals are the non-zero ones (a run
+ * without the function counts as 0): in the sorted order, the zeros come first. Of an even
+ * number, the mean of the middle two. */
+static double median_of(uint64_t *vals, uint32_t count, size_t nruns)
+{
+    size_t zeros = nruns - count, hi = nruns / 2;
+    if (hi < zeros) /* both middles are zeros */
+        return 0.0;
+    double upper = (double)kth(vals, count, hi - zeros);
+    if (nruns % 2)
+        return upper;
+    double lower = 0.0;
+    if (hi - 1 >= zeros) {
+        /* kth() left the hi - zeros values below it in front: the largest of them */
+        uint64_t m = 0;
+        for (size_t i = 0; i < hi - zeros; i++)
+            if (vals[i] > m)
+                m = vals[i];
+        lower = (double)m;
+    }
+    return (lower + upper) / 2;
+}
+
+/* A row of function_stats (function_id, runs, calls_sum, total_sum, self_sum, calls_max,
+ * total_max, self_max), one per time unit: the units of one function add up (when they
+ * differ, only calls are shown, as the scan gives them). */
+static int on_stats(void *ctx, int ncol, const struct db_val *col)
+{
+    struct gather *g = ctx;
+    if (ncol < 8)
+        return 0;
+    struct db_hot_fn *f = entry(g, col[0].i);
+    if (!f) {
+        g->nomem = 1;
+        return -DB_E_NOMEM;
+    }
+    f->runs += (uint32_t)int_of(&col[1]);
+    for (int m = 0; m < DB_NMEAS; m++) {
+        double sum = (double)(uint64_t)int_of(&col[2 + m]);
+        double max = (double)(uint64_t)int_of(&col[5 + m]);
+        f->v[m][DB_STAT_SUM] += sum;
+        if (max > f->v[m][DB_STAT_MAX])
+            f->v[m][DB_STAT_MAX] = max;
+    }
+    /* the function's identity, once (a function of two time units has two rows) */
+    if (ncol >= 13 && !f->f.name) {
+        struct db_val idcol[6] = {col[0], col[8], col[9], col[10], col[11], col[12]};
+        if (fill_func(&f->f, 6, idcol, &g->nomem))
+            return -DB_E_NOMEM;
+    }
+    return 0;
+}
+
+struct present {
+    const int64_t *want;     /* the chosen ids, ascending and distinct */
+    size_t n, got;
+    int64_t missing;         /* the first id not in the database, 0: none */
+    struct units u;
+};
+
+/* A row (id, time_unit) of the chosen runs, ascending id. */
+static int on_present(void *ctx, int ncol, const struct db_val *col)
+{
+    struct present *p = ctx;
+    if (ncol < 2)
+        return 0;
+    while (p->got < p->n && p->want[p->got] < col[0].i && !p->missing)
+        p->missing = p->want[p->got++];
+    if (p->got < p->n && p->want[p->got] == col[0].i) {
+        p->got++;
+        return on_unit(&p->u, 1, col + 1);
+    }
+    return 0; /* a run not chosen (every run is read when there are as many as ids) */
+}
+
+static int cmp_i64(const void *x, const void *y)
+{
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+struct hot_job {
+    const struct db_ids *ids; /* ascending, distinct */
+    int median;
+    struct db_hot *out;
+    int all;                 /* the ids were every run of the database: function_stats served */
+};
+
+static int hot_in_snapshot(struct db *d, void *ctx)
+{
+    struct hot_job *hj = ctx;
+    const struct db_ids *ids = hj->ids;
+    struct db_hot *out = hj->out;
+    char *list = in_list(ids->v, ids->n);
+    size_t cap = (list ? strlen(list) : 0) + 512;
+    char *sql = malloc(cap);
+    struct gather g = {out, NULL, 0, 0, hj->median, NULL, 0};
+    int e = 0;
+    if (!list || !sql) {
+        e = db_fail(d, DB_E_NOMEM, "out of memory");
+        goto out;
+    }
+    /* the chosen runs are all there (in this snapshot), and their time units: when there are
+     * as many runs as ids, every run is read and matched (no list of ids in the SQL), else
+     * the chosen ones */
+    int64_t total;
+    int found;
+    if ((e = db_value(d, "SELECT COUNT(*) FROM runs", 0, NULL, &total, &found)))
+        goto out;
+    struct present pr = {ids->v, ids->n, 0, 0, {0, 0, ""}};
+    int every = found && (size_t)total == ids->n;
+    if (every)
+        e = d->ops->query(d, "SELECT id, time_unit FROM runs ORDER BY id", 0, NULL, on_present,
+                          &pr);
+    else {
+        snprintf(sql, cap, "SELECT id, time_unit FROM runs WHERE id IN (%s) ORDER BY id", list);
+        e = d->ops->query(d, sql, 0, NULL, on_present, &pr);
+    }
+    if (e)
+        goto out;
+    if (!pr.missing && pr.got < pr.n)
+        pr.missing = pr.want[pr.got];
+    if (pr.missing) {
+        e = db_fail(d, DB_E_STOP, "no run %lld", (long long)pr.missing);
+        goto out;
+    }
+    out->timed = pr.u.n == 1 && !pr.u.none;
+    out->mixed = pr.u.n > 1;
+    snprintf(out->time_unit, sizeof(out->time_unit), "%s", out->timed ? pr.u.unit : "none");
+    hj->all = every && !hj->median;
+    if (hj->all) {
+        /* the names come with the figures: one statement */
+        e = d->ops->query(d,
+                          "SELECT s.function_id, s.runs, s.calls_sum, s.total_sum, s.self_sum, "
+                          "s.calls_max, s.total_max, s.self_max, f.name, f.linkage_name, "
+                          "f.module, f.file, f.line FROM function_stats s JOIN functions f ON "
+                          "f.id = s.function_id",
+                          0, NULL, on_stats, &g);
+    } else {
+        for (size_t i = 0; i < ids->n && !e; i++)
+            e = d->ops->query(d,
+                              "SELECT function_id, calls, total, self FROM run_functions WHERE "
+                              "run_id = $1",
+                              1, (struct db_val[]){DB_I(ids->v[i])}, on_figure, &g);
+    }
+    if (e == -DB_E_NOMEM || g.nomem) {
+        e = db_fail(d, DB_E_NOMEM, "out of memory");
+        goto out;
+    }
+    if (e || !out->n)
+        goto out;
+    for (size_t i = 0; i < out->n; i++) {
+        struct db_hot_fn *f = &out->fn[i];
+        for (int m = 0; m < DB_NMEAS; m++) {
+            f->v[m][DB_STAT_MEAN] = f->v[m][DB_STAT_SUM] / (double)out->nruns;
+            if (hj->median) {
+                uint64_t *col = malloc((f->runs ? f->runs : 1) * sizeof(*col));
+                if (!col) {
+                    e = db_fail(d, DB_E_NOMEM, "out of memory");
+                    goto out;
+                }
+                for (uint32_t k = 0; k < f->runs; k++)
+                    col[k] = g.vals[i][k][m];
+                f->v[m][DB_STAT_MEDIAN] = median_of(col, f->runs, out->nruns);
+                free(col);
+            }
+        }
+    }
+    /* the names of the functions found, by id (function_stats brought them already) */
+    qsort(out->fn, out->n, sizeof(*out->fn), cmp_hot_id);
+    if (hj->all)
+        goto out;
+    int64_t *fid = malloc(out->n * sizeof(*fid));
+    char *flist = NULL;
+    if (fid) {
+        for (size_t i = 0; i < out->n; i++)
+            fid[i] = out->fn[i].f.id;
+        flist = in_list(fid, out->n);
+        free(fid);
+    }
+    char *nsql = flist ? malloc(strlen(flist) + 128) : NULL;
+    if (!nsql) {
+        free(flist);
+        e = db_fail(d, DB_E_NOMEM, "out of memory");
+        goto out;
+    }
+    sprintf(nsql, "SELECT id, name, linkage_name, module, file, line FROM functions WHERE id IN (%s)",
+            flist);
+    struct names nc = {out, 0};
+    e = d->ops->query(d, nsql, 0, NULL, on_name, &nc);
+    free(nsql);
+    free(flist);
+    if (e == -DB_E_NOMEM || nc.nomem)
+        e = db_fail(d, DB_E_NOMEM, "out of memory");
+out:
+    for (size_t i = 0; g.vals && i < g.fcap; i++)
+        free(g.vals[i]);
+    free(g.vals);
+    free(g.slot);
+    free(sql);
+    free(list);
+    return e;
+}
+
+int db_hot(struct db *d, const struct db_ids *ids, int median, struct db_hot *out)
+{
+    memset(out, 0, sizeof(*out));
+    snprintf(out->time_unit, sizeof(out->time_unit), "none");
+    if (!ids->n)
+        return 0;
+    /* a run given twice is one run */
+    struct db_ids u = {malloc(ids->n * sizeof(*ids->v)), 0};
+    if (!u.v)
+        return db_fail(d, DB_E_NOMEM, "out of memory");
+    memcpy(u.v, ids->v, ids->n * sizeof(*ids->v));
+    qsort(u.v, ids->n, sizeof(*u.v), cmp_i64);
+    for (size_t i = 0; i < ids->n; i++)
+        if (!u.n || u.v[u.n - 1] != u.v[i])
+            u.v[u.n++] = u.v[i];
+    out->nruns = u.n;
+    struct hot_job hj = {&u, median, out, 0};
+    int e = db_snapshot(d, hot_in_snapshot, &hj);
+    free(u.v);
+    if (e)
+        db_hot_free(out);
+    return e;
+}
+
+struct rank {
+    int stat, meas;
+};
+
+static int cmp_rank(const void *x, const void *y, void *ctx)
+{
+    const struct rank *k = ctx;
+    const struct db_hot_fn *a = x, *b = y;
+    double p = a->v[k->meas][k->stat], q = b->v[k->meas][k->stat];
+    if (p != q)
+        return p > q ? -1 : 1;
+    p = a->v[DB_M_CALLS][DB_STAT_SUM];
+    q = b->v[DB_M_CALLS][DB_STAT_SUM];
+    if (p != q)
+        return p > q ? -1 : 1;
+    int c = strcmp(a->f.name ? a->f.name : "", b->f.name ? b->f.name : "");
+    return c ? c : (a->f.id < b->f.id ? -1 : a->f.id > b->f.id);
+}
+
+void db_hot_rank(struct db_hot *h, int stat, int meas)
+{
+    struct rank k = {stat, meas};
+    qsort_r(h->fn, h->n, sizeof(*h->fn), cmp_rank, &k);
+}
+
+void db_hot_free(struct db_hot *h)
+{
+    for (size_t i = 0; h->fn && i < h->n; i++) {
+        struct db_func_out *f = &h->fn[i].f;
+        free(f->name);
+        free(f->linkage_name);
+        free(f->module);
+        free(f->file);
+        free(f->module_path);
+    }
+    free(h->fn);
+    memset(h, 0, sizeof(*h));
+}

@@ -1,0 +1,258 @@
+/* The schema and its migrations. Version N's tables are what migrations 1..N make, in
+ * order, from an empty database; a migration is never edited once released (the tests keep
+ * a frozen copy of every earlier version, test/db/schema/, and open each with this code).
+ * Adding version N+1: write to_vN1() below (ALTER TABLE, new tables, data moves, in the
+ * dialect both backends take), append it to migrations[], raise DB_SCHEMA_VERSION, freeze
+ * vN+1's schema under test/db/schema/ and describe it in docs/db.md. */
+#include "db_schema.h"
+
+#include <string.h>
+
+#include "db_conn.h"
+
+const char *const db_counter_names[DB_NCOUNTERS] = {
+    "events",       "whole_calls",   "calls",         "threads",       "processes",
+    "gaps",         "missing_chunks", "lost_events",  "lost_pt_units", "repairs",
+    "unwound",      "unmatched",     "broken_frames", "open_at_end",   "bad_stubs",
+    "fork_unknown", "lossy_threads", "unfinished_processes"};
+
+static int run_all(struct db *d, const char *const *sql)
+{
+    for (; *sql; sql++) {
+        int e = d->ops->exec(d, *sql, 0, NULL);
+        if (e)
+            return e;
+    }
+    return 0;
+}
+
+/* Version 1: runs, their tags and modules, the functions dictionary, per-run function
+ * figures and call edges. */
+static int to_v1(struct db *d)
+{
+    char runs[4096], funcs[512];
+    int n = snprintf(runs, sizeof(runs),
+                     "CREATE TABLE runs ("
+                     "id %s, "
+                     "content_hash TEXT NOT NULL UNIQUE, "
+                     "trace TEXT NOT NULL, "
+                     "trace_bytes BIGINT NOT NULL, "
+                     "program TEXT NOT NULL, "
+                     "program_path TEXT, "
+                     "command TEXT, "
+                     "host TEXT NOT NULL, "
+                     "added_ns BIGINT NOT NULL, "
+                     "start_ns BIGINT, "
+                     "duration_ns BIGINT, "
+                     "exit_status INTEGER, "
+                     "signal INTEGER, "
+                     "core_dumped INTEGER, "
+                     "backend TEXT NOT NULL, "
+                     "time_unit TEXT NOT NULL, ",
+                     d->ops->id_column);
+    for (int i = 0; i < DB_NCOUNTERS; i++)
+        n += snprintf(runs + n, sizeof(runs) - (size_t)n, "%s BIGINT NOT NULL, ",
+                      db_counter_names[i]);
+    snprintf(runs + n, sizeof(runs) - (size_t)n,
+             "complete INTEGER NOT NULL, "
+             "lossy INTEGER NOT NULL, "
+             "total_time BIGINT, "
+             "selection TEXT, "
+             "traced_functions BIGINT, "
+             "functions BIGINT NOT NULL, "
+             "edges BIGINT NOT NULL)");
+    snprintf(funcs, sizeof(funcs),
+             "CREATE TABLE functions ("
+             "id %s, "
+             "module TEXT NOT NULL, "
+             "linkage_name TEXT NOT NULL, "
+             "file TEXT NOT NULL, "
+             "name TEXT NOT NULL, "
+             "line INTEGER NOT NULL, "
+             "UNIQUE (module, linkage_name, file))",
+             d->ops->id_column);
+    const char *const rest[] = {
+        "CREATE TABLE schema_version (version INTEGER NOT NULL)",
+        "INSERT INTO schema_version (version) VALUES (1)",
+        runs,
+        "CREATE INDEX runs_start ON runs (start_ns)",
+        "CREATE TABLE run_tags ("
+        "run_id BIGINT NOT NULL REFERENCES runs (id) ON DELETE CASCADE, "
+        "name TEXT NOT NULL, "
+        "value TEXT NOT NULL, "
+        "PRIMARY KEY (run_id, name))",
+        "CREATE INDEX run_tags_name_value ON run_tags (name, value)",
+        "CREATE TABLE run_modules ("
+        "run_id BIGINT NOT NULL REFERENCES runs (id) ON DELETE CASCADE, "
+        "idx INTEGER NOT NULL, "
+        "path TEXT NOT NULL, "
+        "identity TEXT NOT NULL, "
+        "functions INTEGER NOT NULL, "
+        "PRIMARY KEY (run_id, idx))",
+        funcs,
+        "CREATE TABLE run_functions ("
+        "run_id BIGINT NOT NULL REFERENCES runs (id) ON DELETE CASCADE, "
+        "function_id BIGINT NOT NULL REFERENCES functions (id), "
+        "module_idx INTEGER NOT NULL, "
+        "calls BIGINT NOT NULL, "
+        "total BIGINT, "
+        "self BIGINT, "
+        "PRIMARY KEY (run_id, function_id))",
+        "CREATE INDEX run_functions_function ON run_functions (function_id)",
+        "CREATE TABLE run_edges ("
+        "run_id BIGINT NOT NULL REFERENCES runs (id) ON DELETE CASCADE, "
+        "caller_id BIGINT NOT NULL REFERENCES functions (id), "
+        "callee_id BIGINT NOT NULL REFERENCES functions (id), "
+        "calls BIGINT NOT NULL, "
+        "PRIMARY KEY (run_id, caller_id, callee_id))",
+        NULL};
+    return run_all(d, rest);
+}
+
+/* Version 2: function_stats, every function's figures summed over all runs of one time unit
+ * (runs, sums and maxima of calls, total and self), kept by db_ingest.c and db_remove() in
+ * the transaction that adds or removes a run. The hot-function ranking over all runs, the
+ * question asked most, then reads one row per function instead of one per function and run
+ * (1,000 runs of 5,000 functions: 5,000 rows instead of 5 million). Filled here from the
+ * runs a version 1 database holds. */
+static int to_v2(struct db *d)
+{
+    static const char *const sql[] = {
+        "CREATE TABLE function_stats ("
+        "function_id BIGINT NOT NULL REFERENCES functions (id), "
+        "time_unit TEXT NOT NULL, "
+        "runs BIGINT NOT NULL, "
+        "calls_sum BIGINT NOT NULL, "
+        "total_sum BIGINT NOT NULL, "
+        "self_sum BIGINT NOT NULL, "
+        "calls_max BIGINT NOT NULL, "
+        "total_max BIGINT NOT NULL, "
+        "self_max BIGINT NOT NULL, "
+        "PRIMARY KEY (function_id, time_unit))",
+        "INSERT INTO function_stats (function_id, time_unit, runs, calls_sum, total_sum, "
+        "self_sum, calls_max, total_max, self_max) "
+        "SELECT rf.function_id, r.time_unit, COUNT(*), SUM(rf.calls), "
+        "COALESCE(SUM(rf.total), 0), COALESCE(SUM(rf.self), 0), MAX(rf.calls), "
+        "COALESCE(MAX(rf.total), 0), COALESCE(MAX(rf.self), 0) "
+        "FROM run_functions rf JOIN runs r ON r.id = rf.run_id "
+        "GROUP BY rf.function_id, r.time_unit",
+        NULL};
+    return run_all(d, sql);
+}
+
+/* migrations[v - 1] brings a database from version v - 1 to v (0: empty). */
+static int (*const migrations[DB_SCHEMA_VERSION])(struct db *d) = {to_v1, to_v2};
+
+struct tables {
+    int has_version; /* a schema_version table */
+    int others;      /* tables besides it */
+};
+
+static int on_table(void *ctx, int ncol, const struct db_val *col)
+{
+    struct tables *t = ctx;
+    if (ncol > 0 && col[0].type == DB_TEXT && !strcmp(col[0].s, "schema_version"))
+        t->has_version = 1;
+    else
+        t->others++;
+    return 0;
+}
+
+int db_read_version(struct db *d, int *version)
+{
+    struct tables t = {0, 0};
+    int e = d->ops->query(d, d->ops->tables_sql, 0, NULL, on_table, &t);
+    if (e)
+        return e;
+    *version = 0;
+    if (!t.has_version)
+        return t.others ? db_fail(d, DB_E_FOREIGN,
+                                  "%s holds %d tables and none of them is a ptcall schema_version: "
+                                  "it is not a ptcall runs database",
+                                  d->where, t.others)
+                        : 0;
+    int64_t v;
+    int found;
+    if ((e = db_value(d, "SELECT max(version) FROM schema_version", 0, NULL, &v, &found)))
+        return e;
+    if (!found)
+        return db_fail(d, DB_E_FAIL,
+                       "%s has an empty schema_version table: it was damaged or is not a ptcall "
+                       "runs database",
+                       d->where);
+    *version = (int)v;
+    return 0;
+}
+
+static int newer(struct db *d, int v)
+{
+    return db_fail(d, DB_E_VERSION,
+                   "%s has schema version %d and this ptcall knows versions up to %d", d->where,
+                   v, DB_SCHEMA_VERSION);
+}
+
+struct migrate {
+    int from;
+};
+
+/* Inside the schema transaction: read the version again (another process may have migrated
+ * while this one waited for the lock), then apply what is missing. */
+static int migrate(struct db *d, void *ctx)
+{
+    struct migrate *m = ctx;
+    int e;
+    if (d->ops->schema_lock_sql && (e = d->ops->exec(d, d->ops->schema_lock_sql, 0, NULL)))
+        return e;
+    int v;
+    if ((e = db_read_version(d, &v)))
+        return e;
+    if (v > DB_SCHEMA_VERSION)
+        return newer(d, v);
+    m->from = v;
+    for (int k = v; k < DB_SCHEMA_VERSION; k++)
+        if ((e = migrations[k](d)))
+            return e;
+    if (v < DB_SCHEMA_VERSION) /* to_v1 wrote 1: the later steps leave it to this */
+        return d->ops->exec(d, "UPDATE schema_version SET version = $1", 1,
+                            (struct db_val[]){DB_I(DB_SCHEMA_VERSION)});
+    return 0;
+}
+
+int db_open(struct db *d, const char *url, enum db_mode mode)
+{
+    int e = db_connect(d, url, mode == DB_WRITE);
+    if (e)
+        return e;
+    int v;
+    if ((e = db_read_version(d, &v)))
+        goto fail;
+    if (v == DB_SCHEMA_VERSION)
+        return 0;
+    if (v > DB_SCHEMA_VERSION) {
+        e = newer(d, v);
+        goto fail;
+    }
+    if (v == 0 && mode == DB_READ) {
+        e = db_fail(d, DB_E_NOSCHEMA, "%s holds no ptcall runs", d->where);
+        goto fail;
+    }
+    struct migrate m = {0};
+    if ((e = db_transaction(d, migrate, &m))) {
+        char msg[sizeof(d->err)];
+        if (e != -DB_E_VERSION && e != -DB_E_FOREIGN) {
+            snprintf(msg, sizeof(msg), "%s", d->err);
+            db_fail(d, -e, "cannot %s the schema of %s (version %d to %d): %s",
+                    m.from ? "migrate" : "create", d->where, m.from, DB_SCHEMA_VERSION, msg);
+        }
+        goto fail;
+    }
+    return 0;
+fail:
+    db_disconnect(d);
+    return e;
+}
+
+void db_close(struct db *d)
+{
+    db_disconnect(d);
+}

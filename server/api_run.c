@@ -1,0 +1,160 @@
+/* GET /api/v1/runs/ID: one run, its functions (hottest by self time first, or by calls when
+ * untimed; top=N, default 100, 0 all) and the call graph among them (its edges);
+ * GET /api/v1/runs/ID/flame.svg: its flame graph, made from the trace file the database
+ * names (410 when that file is gone). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "web_internal.h"
+
+static int cmp_self(const void *x, const void *y)
+{
+    const struct db_func_out *a = x, *b = y;
+    uint64_t p = a->timed ? a->self : a->calls, q = b->timed ? b->self : b->calls;
+    if (p != q)
+        return p > q ? -1 : 1;
+    if (a->calls != b->calls)
+        return a->calls > b->calls ? -1 : 1;
+    return strcmp(a->name ? a->name : "", b->name ? b->name : "");
+}
+
+static int cmp_edge(const void *x, const void *y)
+{
+    const struct db_edge_out *a = x, *b = y;
+    if (a->calls != b->calls)
+        return a->calls > b->calls ? -1 : 1;
+    return a->caller != b->caller ? (a->caller < b->caller ? -1 : 1)
+                                  : (a->callee < b->callee ? -1 : a->callee > b->callee);
+}
+
+static int cmp_id(const void *x, const void *y)
+{
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* Whether id is among the shown functions' ids (sorted). */
+static int shown(const int64_t *ids, size_t n, int64_t id)
+{
+    return bsearch(&id, ids, n, sizeof(id), cmp_id) != NULL;
+}
+
+static int get_run(struct db *d, int64_t id, int mods, struct db_run **run, struct web_resp *r)
+{
+    int64_t v[1] = {id};
+    struct db_ids ids = {v, 1};
+    int e = db_runs_get(d, &ids, mods, run);
+    if (e == -DB_E_STOP)
+        return web_error(r, 404, "no run %lld in the database", (long long)id) ? -1 : 1;
+    if (e)
+        return web_db_fail(r, d, e) ? -1 : 1;
+    return 0;
+}
+
+int web_api_run(const struct web_ctx *c, struct db *d, int64_t id, const struct web_args *a,
+                struct web_resp *r)
+{
+    uint64_t top = 100;
+    const char *t = web_arg(a, "top");
+    if (t) {
+        char *end;
+        top = strtoull(t, &end, 10);
+        if (!*t || *end || *t == '-')
+            return web_error(r, 400, "top='%s' is not a whole number", t);
+    }
+    struct db_run *run;
+    int s = get_run(d, id, 1, &run, r);
+    if (s)
+        return s < 0 ? -1 : 0;
+    struct db_func_out *fn = NULL;
+    struct db_edge_out *ed = NULL;
+    size_t nf = 0, ne = 0;
+    int e = db_run_functions(d, id, &fn, &nf);
+    if (!e)
+        e = db_run_edges(d, id, &ed, &ne);
+    if (e) {
+        db_runs_free(run, 1);
+        db_funcs_free(fn, nf);
+        free(ed);
+        return web_db_fail(r, d, e);
+    }
+    qsort(fn, nf, sizeof(*fn), cmp_self);
+    qsort(ed, ne, sizeof(*ed), cmp_edge);
+    size_t ns = top && top < nf ? (size_t)top : nf;
+    int64_t *ids = malloc((ns ? ns : 1) * sizeof(*ids));
+    if (!ids) {
+        db_runs_free(run, 1);
+        db_funcs_free(fn, nf);
+        free(ed);
+        return -1;
+    }
+    for (size_t i = 0; i < ns; i++)
+        ids[i] = fn[i].id;
+    qsort(ids, ns, sizeof(*ids), cmp_id);
+    struct sbuf b;
+    sb_init(&b);
+    web_json_head(&b, c, "run");
+    sb_puts(&b, ", \"run\": ");
+    web_json_run(&b, run);
+    sb_printf(&b, ", \"sort\": \"%s\", \"functions\": [", run->timed ? "self" : "calls");
+    for (size_t i = 0; i < ns; i++) {
+        sb_puts(&b, i ? ",\n  {" : "\n  {");
+        web_json_func_id(&b, &fn[i]);
+        sb_puts(&b, ", \"module_path\": ");
+        sb_json_str(&b, fn[i].module_path);
+        sb_printf(&b, ", \"calls\": %llu, \"total\": ", (unsigned long long)fn[i].calls);
+        web_json_u(&b, fn[i].timed, fn[i].total);
+        sb_puts(&b, ", \"self\": ");
+        web_json_u(&b, fn[i].timed, fn[i].self);
+        sb_puts(&b, "}");
+    }
+    sb_printf(&b, "], \"more\": %zu, \"edges\": [", nf - ns);
+    size_t k = 0;
+    for (size_t i = 0; i < ne; i++) {
+        if (!shown(ids, ns, ed[i].caller) || !shown(ids, ns, ed[i].callee))
+            continue;
+        sb_printf(&b, "%s{\"caller_id\": %lld, \"callee_id\": %lld, \"calls\": %llu}",
+                  k++ ? ", " : "", (long long)ed[i].caller, (long long)ed[i].callee,
+                  (unsigned long long)ed[i].calls);
+    }
+    sb_printf(&b, "], \"flame_graph\": \"/api/v%d/runs/%lld/flame.svg\"", WEB_API_VERSION,
+              (long long)id);
+    free(ids);
+    db_runs_free(run, 1);
+    db_funcs_free(fn, nf);
+    free(ed);
+    return web_json_done(r, &b);
+}
+
+int web_api_flame(const struct web_ctx *c, struct db *d, int64_t id, struct web_resp *r)
+{
+    struct db_run *run;
+    int s = get_run(d, id, 0, &run, r);
+    if (s)
+        return s < 0 ? -1 : 0;
+    if (!c->flame) {
+        db_runs_free(run, 1);
+        return web_error(r, 404, "this server makes no flame graphs");
+    }
+    char err[800] = "";
+    char *svg = NULL;
+    size_t len = 0;
+    int f = c->flame(run->trace, &svg, &len, err, sizeof(err));
+    int rc;
+    if (f == 1) /* the database keeps figures, not traces: the file may have moved */
+        rc = web_error(r, 410, "run %lld's trace %s is gone (%s): the flame graph needs the "
+                               "trace file; its figures are still in the database",
+                       (long long)id, run->trace, err);
+    else if (f)
+        rc = web_error(r, 500, "run %lld's flame graph: %s", (long long)id, err);
+    else {
+        web_resp_free(r);
+        r->status = 200;
+        r->type = "image/svg+xml";
+        r->body = svg;
+        r->len = len;
+        rc = 0;
+    }
+    db_runs_free(run, 1);
+    return rc;
+}

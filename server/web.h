@@ -1,0 +1,70 @@
+/* The web views of the runs database (docs/web.md): one JSON API, versioned, behind every
+ * page, and the pages themselves (HTML shells that the script web/app/app.js fills from the
+ * API). The same functions answer HTTP requests (web_http.c, `ptcall serve`) and write the
+ * self-contained report (`ptcall html`), so both show the same figures. */
+#ifndef PTCALL_WEB_H
+#define PTCALL_WEB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "db_backend.h"
+#include "sbuf.h"
+
+#define WEB_API_VERSION 1
+#define WEB_MAX_ARGS 32
+
+/* A request's query arguments, in order (a name may repeat: tag=a=1&tag=b). */
+struct web_args {
+    int n;
+    const char *k[WEB_MAX_ARGS], *v[WEB_MAX_ARGS];
+};
+const char *web_arg(const struct web_args *a, const char *key); /* the last one, or NULL */
+
+/* The flame graph of a trace file as SVG (outputs/svg.c through the tools' decoding, which
+ * the server does not call itself: tools/ hands this in). 0 with *svg malloc'ed, 1 when the
+ * file is not there (err says so), -1 on another failure (err says why). */
+typedef int (*web_flame_fn)(const char *trace, char **svg, size_t *len, char *err, size_t n);
+
+struct web_cache;
+
+struct web_ctx {
+    const char *where;        /* the database, for the answers (no password) */
+    web_flame_fn flame;       /* NULL: no flame graphs */
+    struct web_cache *cache;  /* hot-function answers (NULL: none) */
+};
+
+struct web_resp {
+    int status;               /* 200, 400, 404, 410, 500 */
+    const char *type;         /* Content-Type */
+    char *body;               /* malloc'ed */
+    size_t len;
+    char message[512];        /* an error's message as text (web_error), for error pages */
+};
+void web_resp_free(struct web_resp *r);
+
+/* Answers GET path?args from d: an API document (/api/v1/...) or a flame graph
+ * (/api/v1/runs/ID/flame.svg). Returns 0 (with *r filled, an error document included) or
+ * -1 when out of memory. */
+int web_api(const struct web_ctx *c, struct db *d, const char *path, const struct web_args *a,
+            struct web_resp *r);
+
+/* What a page shows: its kind and the object it names; 0, or an error response in *r
+ * (404 for an unknown run or function). */
+enum web_page { WP_RUNS, WP_HOT, WP_FUNCTION, WP_RUN, WP_DIFF, WP_NONE };
+int web_page_of(struct db *d, const char *path, const struct web_args *a, enum web_page *kind,
+                struct web_resp *r);
+
+/* The Content-Security-Policy of every answer: nothing but ptcall's own script and styles,
+ * no inline script, no plugins, no framing, no requests elsewhere. */
+#define WEB_CSP                                                                                 \
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "           \
+    "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+/* Errors as documents: {"format_version": 1, "status": S, "error": "what"}. */
+int web_error(struct web_resp *r, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* A finished JSON document into r (status 200), or -1 when b ran out of memory. */
+int web_json_done(struct web_resp *r, struct sbuf *b);
+
+#endif

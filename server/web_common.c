@@ -1,0 +1,181 @@
+/* What every API view shares: arguments, error documents, choosing runs (web.h,
+ * web_internal.h). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db_query_web.h"
+#include "web_cache.h"
+#include "web_internal.h"
+
+const char *web_arg(const struct web_args *a, const char *key)
+{
+    const char *v = NULL;
+    for (int i = 0; a && i < a->n; i++)
+        if (!strcmp(a->k[i], key))
+            v = a->v[i];
+    return v;
+}
+
+void web_resp_free(struct web_resp *r)
+{
+    free(r->body);
+    r->body = NULL;
+    r->len = 0;
+}
+
+int web_error(struct web_resp *r, int status, const char *fmt, ...)
+{
+    char msg[1200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    struct sbuf b;
+    sb_init(&b);
+    sb_printf(&b, "{\"format_version\": %d, \"status\": %d, \"error\": ", WEB_API_VERSION,
+              status);
+    sb_json_str(&b, msg);
+    sb_puts(&b, "}\n");
+    web_resp_free(r);
+    r->body = sb_take(&b, &r->len);
+    r->status = status;
+    r->type = "application/json; charset=utf-8";
+    snprintf(r->message, sizeof(r->message), "%.511s", msg);
+    return r->body ? 0 : -1;
+}
+
+int web_json_done(struct web_resp *r, struct sbuf *b)
+{
+    sb_puts(b, "}\n");
+    web_resp_free(r);
+    r->body = sb_take(b, &r->len);
+    r->status = 200;
+    r->type = "application/json; charset=utf-8";
+    return r->body ? 0 : -1;
+}
+
+int web_db_fail(struct web_resp *r, struct db *d, int e)
+{
+    if (e == -DB_E_NOMEM)
+        return -1;
+    return web_error(r, 500, "the database failed: %s", d->err);
+}
+
+int64_t web_id_arg(const char *s, const char *what, struct web_resp *r)
+{
+    char *end;
+    errno = 0;
+    long long x = s && *s ? strtoll(s, &end, 10) : 0;
+    if (!s || !*s || *end || x <= 0 || errno) {
+        if (web_error(r, 400, "'%s' is not a %s (a whole number above 0)", s ? s : "", what))
+            return -1;
+        return 0;
+    }
+    return x;
+}
+
+static int ns_arg(const char *s, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long x = strtoll(s, &end, 10);
+    if (!*s || *end || errno)
+        return -1;
+    *out = x;
+    return 0;
+}
+
+int web_select(struct db *d, const struct web_args *a, struct db_ids *ids, struct web_resp *r)
+{
+    const char *tags[WEB_MAX_ARGS], *progs[WEB_MAX_ARGS];
+    struct db_filter f;
+    memset(&f, 0, sizeof(f));
+    memset(ids, 0, sizeof(*ids));
+    for (int i = 0; i < a->n; i++) {
+        const char *k = a->k[i], *v = a->v[i];
+        if (!strcmp(k, "tag")) {
+            if (!*v || *v == '=')
+                return web_error(r, 400, "tag '%s' has no name (tag=NAME or tag=NAME=VALUE)",
+                                 v) ? -1 : 1;
+            /* a tag no run has is an unknown object, not an empty answer: 404 */
+            char name[512];
+            const char *eq = strchr(v, '=');
+            snprintf(name, sizeof(name), "%.*s", (int)(eq ? (size_t)(eq - v) : strlen(v)), v);
+            int found = 0, e = db_wtag_exists(d, name, eq ? eq + 1 : NULL, &found);
+            if (e)
+                return web_db_fail(r, d, e) ? -1 : 1;
+            if (!found)
+                return web_error(r, 404, "no run has the tag %s", v) ? -1 : 1;
+            tags[f.ntags++] = v;
+        } else if (!strcmp(k, "program")) {
+            progs[f.nprograms++] = v;
+        } else if (!strcmp(k, "since") || !strcmp(k, "until")) {
+            int64_t ns;
+            if (ns_arg(v, &ns))
+                return web_error(r, 400, "%s='%s' is not a time in ns since 1970", k, v) ? -1
+                                                                                         : 1;
+            if (*k == 's')
+                f.has_since = 1, f.since_ns = ns;
+            else
+                f.has_until = 1, f.until_ns = ns;
+        } else if (!strcmp(k, "runs")) {
+            struct db_runs_spec spec;
+            char err[300];
+            if (db_runs_spec_parse(v, &spec, err, sizeof(err)))
+                return web_error(r, 400, "runs='%s': %s", v, err) ? -1 : 1;
+            db_runs_spec_free(&spec);
+            f.runs = v;
+        }
+    }
+    f.tags = tags;
+    f.programs = progs;
+    int e = db_select(d, &f, ids);
+    if (e)
+        return web_db_fail(r, d, e) ? -1 : 1;
+    return 0;
+}
+
+int web_cached(const struct web_ctx *c, struct db *d, const char *view, int64_t id,
+               const struct web_args *a, struct web_resp *r, web_view_fn compute)
+{
+    if (!c->cache)
+        return compute(c, d, id, a, r);
+    int64_t count = 0, max_id = 0;
+    int e = db_wgeneration(d, &count, &max_id);
+    if (e)
+        return web_db_fail(r, d, e);
+    struct sbuf key;
+    sb_init(&key);
+    sb_printf(&key, "%s %lld %lld %lld", view, (long long)id, (long long)count,
+              (long long)max_id);
+    for (int i = 0; i < a->n; i++)
+        sb_printf(&key, "&%s=%s", a->k[i], a->v[i]);
+    char *k = sb_take(&key, NULL);
+    if (!k)
+        return -1;
+    int rc = 0;
+    size_t len;
+    char *body = web_cache_get(c->cache, k, &len);
+    if (!body) {
+        web_cache_lock(c->cache);
+        body = web_cache_get(c->cache, k, &len);
+        if (!body) {
+            rc = compute(c, d, id, a, r);
+            if (!rc && r->status == 200)
+                web_cache_put(c->cache, k, r->body, r->len);
+        }
+        web_cache_unlock(c->cache);
+    }
+    if (body) {
+        web_resp_free(r);
+        r->status = 200;
+        r->type = "application/json; charset=utf-8";
+        r->body = body;
+        r->len = len;
+    }
+    free(k);
+    return rc;
+}

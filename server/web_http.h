@@ -1,0 +1,24 @@
+/* `ptcall serve`'s HTTP server (libmicrohttpd): read-only GETs of the pages, the JSON API
+ * and the static files, one thread per connection, database connections pooled. */
+#ifndef PTCALL_WEB_HTTP_H
+#define PTCALL_WEB_HTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "web.h"
+
+struct web_server_cfg {
+    const char *db_url;
+    const char *addr;         /* an IPv4 address to bind ("127.0.0.1") */
+    uint16_t port;            /* 0: any free port */
+    const char *data_dir;     /* the static files (web_static.h) */
+    web_flame_fn flame;
+    /* called once listening, with the URL (tests and scripts read it from stdout) */
+    void (*ready)(const char *url, const char *where);
+};
+/* Serves until SIGINT or SIGTERM. 0 after a clean stop, or -1 with err set (the database
+ * cannot be opened, the address cannot be bound, a static file is missing). */
+int web_serve(const struct web_server_cfg *cfg, char *err, size_t n);
+
+#endif

@@ -1,0 +1,48 @@
+/* What the API views share (web_filter.c, web_json.c) and their entry points, one file each. */
+#ifndef PTCALL_WEB_INTERNAL_H
+#define PTCALL_WEB_INTERNAL_H
+
+#include "db_query.h"
+#include "web.h"
+
+/* The runs a request chooses: tag=NAME[=VALUE] (repeatable), program=GLOB (repeatable),
+ * since=NS, until=NS (ns since 1970), runs=SPEC (as db --runs). 0 with ids filled (maybe
+ * none), 1 with an error response in r (400 bad value, 404 a tag no run has), -1 on a
+ * database failure (r: 500). */
+int web_select(struct db *d, const struct web_args *a, struct db_ids *ids, struct web_resp *r);
+/* A positive whole number argument, or 0 with a 400 response in r when it is not one. */
+int64_t web_id_arg(const char *s, const char *what, struct web_resp *r);
+/* A database failure as a 500 response; returns 0 (a response was made) or -1 (no memory). */
+int web_db_fail(struct web_resp *r, struct db *d, int e);
+
+/* An answer through the server's cache (c->cache; none: computed every time): keyed by
+ * view, id, the arguments and the database's generation, so an added or removed run is
+ * never answered from it; one computation at a time, so clients asking the same new
+ * question at once wait for the first's answer. */
+typedef int (*web_view_fn)(const struct web_ctx *c, struct db *d, int64_t id,
+                           const struct web_args *a, struct web_resp *r);
+int web_cached(const struct web_ctx *c, struct db *d, const char *view, int64_t id,
+               const struct web_args *a, struct web_resp *r, web_view_fn compute);
+
+/* The document's opening fields: {"format_version": 1, "api": "NAME", "database": ... */
+void web_json_head(struct sbuf *b, const struct web_ctx *c, const char *api);
+/* A run as db list's JSON shows it (docs/db.md). */
+void web_json_run(struct sbuf *b, const struct db_run *r);
+/* A function's identity fields ("id", "name", "linkage_name", "module", "file", "line"). */
+void web_json_func_id(struct sbuf *b, const struct db_func_out *f);
+/* A nullable whole number. */
+void web_json_u(struct sbuf *b, int has, uint64_t v);
+
+int web_api_runs(const struct web_ctx *c, struct db *d, const struct web_args *a,
+                 struct web_resp *r);
+int web_api_run(const struct web_ctx *c, struct db *d, int64_t id, const struct web_args *a,
+                struct web_resp *r);
+int web_api_flame(const struct web_ctx *c, struct db *d, int64_t id, struct web_resp *r);
+int web_api_hot(const struct web_ctx *c, struct db *d, const struct web_args *a,
+                struct web_resp *r);
+int web_api_function(const struct web_ctx *c, struct db *d, int64_t id,
+                     const struct web_args *a, struct web_resp *r);
+int web_api_diff(const struct web_ctx *c, struct db *d, const struct web_args *a,
+                 struct web_resp *r);
+
+#endif

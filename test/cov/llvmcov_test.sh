@@ -1,0 +1,20 @@
+#!/bin/sh
+# ctest cov-llvm: builds the zlib harness with ptcall-cc and with llvm-cov instrumentation
+# (bench/cov/zlib-build.sh; exit 77 when the sources cannot be fetched), then compares the
+# function sets input by input (llvmcov_compare.py).
+#   llvmcov_test.sh BUILD_DIR SOURCE_DIR WORK_DIR
+set -eu
+build=$1
+src=$2
+work=$3
+mkdir -p "$work"
+for tool in clang-14 llvm-profdata-14 llvm-cov-14; do
+    command -v $tool >/dev/null || { echo "cov-llvm: $tool not found"; exit 77; }
+done
+rc=0
+"$src/bench/cov/zlib-build.sh" "$work" ptcall "$build" >/dev/null || rc=$?
+[ $rc -eq 0 ] || exit $rc
+"$src/bench/cov/zlib-build.sh" "$work" llvmcov >/dev/null
+exec python3 "$src/test/cov/llvmcov_compare.py" --ptcall "$build/tools/ptcall" \
+    --ptcall-target "$work/ptcall/zlib_fuzz" --llvm-target "$work/llvmcov/zlib_fuzz" \
+    --afl "$src/test/cov/data/afl-zlib" --work "$work/cmp"

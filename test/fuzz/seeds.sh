@@ -1,0 +1,63 @@
+#!/bin/sh
+# Seed corpora of the fuzz targets (run_fuzz.sh, scripts/fuzz-long.sh); the last argument
+# is the directory to fill.
+#   seeds.sh decode PTC_TESTGEN DIR          trace files of the test writer (decoder-fuzz)
+#   seeds.sh raw|diff FUZZ_SEEDS DIR         raw PT streams from ptgen (fuzz-pt-raw, -pt-diff)
+#   seeds.sh perf FUZZ_SEEDS REAL_DIR DIR    perf.data: the test writer's, and the files the
+#                                            real perf wrote for pt-perf-data-real (REAL_DIR;
+#                                            recorded here with perf when that test has not
+#                                            run), hostile edits included
+#   seeds.sh map PYTHON PTCALL_CC SRC OBJ... DIR
+#                                            images of built objects' maps (map_seeds.py):
+#                                            OBJ..., and programs compiled with ptcall-cc
+# Every kind also gets the checked-in inputs of test/fuzz/regress/KIND/: inputs that once
+# crashed a target (or made it disagree, leak or time out), so that every run - the ctest's
+# seconds included - replays them first.
+set -eu
+kind=$1
+shift
+eval "dir=\${$#}" # the last argument
+here=$(cd "$(dirname "$0")" && pwd)
+case $kind in
+decode)
+    "$1" seeds "$dir" ;;
+raw | diff)
+    "$1" "$kind" "$dir" ;;
+perf)
+    "$1" perf "$dir"
+    real=$2
+    if ls "$real"/*.data >/dev/null 2>&1; then
+        cp "$real"/*.data "$dir"/
+    elif command -v perf >/dev/null 2>&1; then
+        # as pt-perf-data-real records them: software events (no Intel PT on this machine)
+        perf record -q -e cpu-clock -o "$dir/real-1.data" -- true >/dev/null 2>&1 || true
+        perf record -q -e cpu-clock -e task-clock -e page-faults -o "$dir/real-3.data" \
+            -- true >/dev/null 2>&1 || true
+        perf record -q -e cpu-clock -o - -- true >"$dir/pipe.data" 2>/dev/null || true
+    fi
+    echo "seeds.sh: $(ls "$dir" | wc -l) perf.data seed(s)" ;;
+map)
+    py=$1 cc=$2 src=$3
+    shift 3
+    objs=""
+    while [ $# -gt 1 ]; do objs="$objs $1"; shift; done
+    # programs the pass instruments (map v5: sleds, call sites, ret sleds), when it works
+    tmp=$(mktemp -d)
+    if [ -x "$cc" ]; then
+        "$cc" -O2 "$src/examples/demo.c" -o "$tmp/demo" 2>/dev/null && objs="$objs $tmp/demo"
+        "$cc" -O1 -fPIC -shared "$src/bench/workloads/calls.c" -o "$tmp/libcalls.so" \
+            2>/dev/null && objs="$objs $tmp/libcalls.so"
+    fi
+    # shellcheck disable=SC2086
+    "$py" "$here/map_seeds.py" "$dir" $objs
+    rm -rf "$tmp" ;;
+*)
+    echo "seeds.sh: no seeds of kind '$kind'" >&2
+    exit 2 ;;
+esac
+if [ -d "$here/regress/$kind" ]; then
+    for f in "$here/regress/$kind"/*; do
+        if [ -f "$f" ]; then cp "$f" "$dir/regress-$(basename "$f")"; fi
+    done
+    echo "seeds.sh: $(ls "$here/regress/$kind" | wc -l) regression input(s) of $kind"
+fi

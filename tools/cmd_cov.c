@@ -1,0 +1,548 @@
+/* `ptcall cov run|report|diff`: function coverage of fuzzing corpora (docs/cov.md). The
+ * coverage component (cov/) does the work; this file turns options into its calls, runs
+ * the inputs on --jobs threads and says what happened. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "cov.h"
+#include "cov_libfuzzer.h"
+#include "options.h"
+
+/* ---- the target and the runtime --------------------------------------------------- */
+
+/* The target's path: as given when it has a '/', else the first executable on $PATH (what
+ * execvp would run; the fork server's child execs this path). */
+static int resolve_target(const char *name, char *out, size_t n)
+{
+    if (strchr(name, '/')) {
+        snprintf(out, n, "%s", name);
+        return access(out, X_OK) ? -errno : 0;
+    }
+    const char *path = getenv("PATH");
+    path = path && *path ? path : "/usr/local/bin:/usr/bin:/bin";
+    for (const char *p = path; *p;) {
+        const char *c = strchr(p, ':');
+        size_t len = c ? (size_t)(c - p) : strlen(p);
+        if (snprintf(out, n, "%.*s/%s", (int)len, len ? p : ".", name) < (int)n &&
+            access(out, X_OK) == 0)
+            return 0;
+        p += len + (c ? 1 : 0);
+    }
+    return -ENOENT;
+}
+
+static int is_file(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* libptcall.so to preload, found as `ptcall record` finds it: $PTCALL_RUNTIME, or next to
+ * the ptcall executable (install tree ../lib, build tree ../runtime). NULL: not found (a
+ * target linked with the runtime still works). */
+static const char *find_runtime(char *out, size_t n)
+{
+    const char *env = getenv("PTCALL_RUNTIME");
+    if (env && *env)
+        return is_file(env) ? (snprintf(out, n, "%s", env), out) : NULL;
+    char exe[PATH_MAX];
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (k <= 0)
+        return NULL;
+    exe[k] = 0;
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return NULL;
+    *slash = 0;
+    static const char *const rel[] = {"../lib/libptcall.so", "../lib64/libptcall.so",
+                                      "../lib/x86_64-linux-gnu/libptcall.so",
+                                      "../runtime/libptcall.so"};
+    for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+        char cand[PATH_MAX + 64];
+        snprintf(cand, sizeof(cand), "%s/%s", exe, rel[i]);
+        if (is_file(cand) && realpath(cand, out))
+            return out;
+    }
+    return NULL;
+}
+
+/* ---- cov run ---------------------------------------------------------------------- */
+
+struct job {
+    struct cov_target *target;
+    struct cov_data *d;
+    const struct cov_entries *e;
+    struct cov_result *results;
+    int *ran;                      /* per input: 1 once its result is in */
+    const char *workdir;
+    int index;
+    struct cov_runner *runner;     /* runner 0 is started before the threads */
+    atomic_size_t *next;
+    atomic_size_t *done;
+    char why[1024];
+    int failed;
+    int fs;
+};
+
+static int read_file(const char *path, char **buf, size_t *len, size_t *cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    struct stat st;
+    if (fstat(fd, &st)) {
+        int e = errno;
+        close(fd);
+        return -e;
+    }
+    size_t want = (size_t)st.st_size;
+    if (want + 1 > *cap) {
+        char *p = realloc(*buf, want + 1);
+        if (!p) {
+            close(fd);
+            return -ENOMEM;
+        }
+        *buf = p;
+        *cap = want + 1;
+    }
+    size_t got = 0;
+    while (got < want) {
+        ssize_t r = read(fd, *buf + got, want - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    close(fd);
+    *len = got;
+    return 0;
+}
+
+static void *worker(void *arg)
+{
+    struct job *j = arg;
+    if (!j->runner &&
+        cov_runner_start(j->target, j->d, j->workdir, j->index, &j->runner, j->why,
+                         sizeof(j->why))) {
+        j->failed = 1;
+        return NULL;
+    }
+    j->fs = cov_runner_forkserver(j->runner);
+    char *buf = NULL;
+    size_t cap = 0;
+    for (;;) {
+        size_t i = atomic_fetch_add(j->next, 1);
+        if (i >= j->e->n)
+            break;
+        size_t len = 0;
+        struct cov_result *r = &j->results[i];
+        int rc = read_file(j->e->v[i].path, &buf, &len, &cap);
+        if (rc) {
+            /* gone or changed since the corpus was listed: recorded as not run */
+            memset(r, 0, sizeof(*r));
+            r->outcome = COV_ERROR;
+            r->value = -rc;
+        } else if ((rc = cov_runner_run(j->runner, buf, len, r, j->why, sizeof(j->why)))) {
+            r->outcome = COV_ERROR;
+            r->value = -rc;
+            j->ran[i] = 1;
+            j->failed = 1;
+            break;
+        }
+        j->ran[i] = 1;
+        atomic_fetch_add(j->done, 1);
+    }
+    free(buf);
+    return NULL;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static char *join_words(char **w)
+{
+    size_t n = 1;
+    for (size_t i = 0; w[i]; i++)
+        n += strlen(w[i]) + 1;
+    char *s = malloc(n);
+    if (!s)
+        return NULL;
+    s[0] = 0;
+    for (size_t i = 0; w[i]; i++) {
+        if (i)
+            strcat(s, " ");
+        strcat(s, w[i]);
+    }
+    return s;
+}
+
+static int run_cov(struct cli_values *v)
+{
+    const char *cmd = "ptcall cov run";
+    if (!cli_given(v, "--output"))
+        return cli_usage_error(CMD_COV_RUN, "-o OUT.ptcov is required");
+    if (!v->cov.corpora.n && !v->cov.afl.n)
+        return cli_usage_error(CMD_COV_RUN, "give the inputs: --corpus DIR or --afl OUTDIR");
+    if (!v->rest || !v->rest[0])
+        return cli_usage_error(CMD_COV_RUN, "give the target after --: -- ./target [ARGS]");
+    char why[2048], target[PATH_MAX];
+    int rc = resolve_target(v->rest[0], target, sizeof(target));
+    if (rc) {
+        fprintf(stderr, "%s: cannot run %s: %s\n", cmd, v->rest[0], strerror(-rc));
+        return 1;
+    }
+    /* the map first: a target not built with ptcall is refused before any input runs */
+    struct cov_data d;
+    cov_data_init(&d);
+    if ((rc = cov_map_load(&d, target, why, sizeof(why)))) {
+        fprintf(stderr, "%s: %s\n", cmd, why);
+        cov_data_free(&d);
+        return 1;
+    }
+    struct cov_entries e = {0};
+    for (int i = 0; i < v->cov.afl.n && !rc; i++)
+        if ((rc = cov_afl_add(&e, v->cov.afl.v[i], stderr, why, sizeof(why))))
+            fprintf(stderr, "%s: %s\n", cmd, why);
+    for (int i = 0; i < v->cov.corpora.n && !rc; i++)
+        if ((rc = cov_corpus_add_dir(&e, v->cov.corpora.v[i], stderr, why, sizeof(why))))
+            fprintf(stderr, "%s: %s\n", cmd, why);
+    if (!rc && !e.n) {
+        fprintf(stderr, "%s: no inputs to run (%zu skipped)\n", cmd, e.skipped);
+        rc = -ENOENT;
+    }
+    if (rc) {
+        cov_entries_free(&e);
+        cov_data_free(&d);
+        return 1;
+    }
+    cov_corpus_times(&e);
+
+    char rt[PATH_MAX];
+    struct cov_target t = {0};
+    t.runtime = find_runtime(rt, sizeof(rt));
+    t.timeout_ms = v->cov.timeout_ms;
+    t.force_exec = v->cov.exec;
+    size_t argc = 0;
+    while (v->rest[argc])
+        argc++;
+    t.argv = v->rest;
+    char *argv0 = v->rest[0];
+    v->rest[0] = target;
+    d.target = join_words(v->rest);
+    d.timeout_ms = t.timeout_ms;
+    d.created = (uint64_t)time(NULL);
+    if (!t.runtime)
+        fprintf(stderr, "%s: libptcall.so not found next to ptcall: only a target linked with "
+                        "it is counted (set PTCALL_RUNTIME=/path/to/libptcall.so)\n", cmd);
+
+    char workdir[PATH_MAX];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(workdir, sizeof(workdir), "%s/ptcall-cov-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(workdir)) {
+        fprintf(stderr, "%s: cannot create a work directory in %s: %s\n", cmd,
+                tmp && *tmp ? tmp : "/tmp", strerror(errno));
+        v->rest[0] = argv0;
+        cov_entries_free(&e);
+        cov_data_free(&d);
+        return 1;
+    }
+    /* a target that closes its stdin early must not kill us while we write the next input */
+    signal(SIGPIPE, SIG_IGN);
+
+    /* a libFuzzer-style harness runs its inputs in one process (the fuzz driver) */
+    int libfuzzer = cov_map_defines(target, "LLVMFuzzerTestOneInput");
+    uint32_t jobs = libfuzzer ? 1 : v->cov.jobs;
+    if (jobs > e.n)
+        jobs = (uint32_t)e.n;
+    struct cov_result *results = calloc(e.n, sizeof(*results));
+    int *ran = calloc(e.n, sizeof(*ran));
+    struct job *js = calloc(jobs, sizeof(*js));
+    pthread_t *th = calloc(jobs, sizeof(*th));
+    atomic_size_t next = 0, done = 0;
+    int status = 0;
+    double t0 = now_s();
+    if (!results || !ran || !js || !th) {
+        fprintf(stderr, "%s: out of memory\n", cmd);
+        status = 1;
+        goto out;
+    }
+    for (uint32_t k = 0; k < jobs; k++)
+        js[k] = (struct job){&t, &d, &e, results, ran, workdir, (int)k, NULL, &next, &done,
+                             "", 0, 0};
+    if (libfuzzer) {
+        /* one process per batch of inputs, the driver marking each (cov_libfuzzer.c) */
+        if (cov_libfuzzer_run(t.argv, t.runtime, t.timeout_ms, workdir, &d, &e, results, ran,
+                              why, sizeof(why))) {
+            fprintf(stderr, "%s: %s\n", cmd, why);
+            status = 1;
+        }
+        goto collect;
+    }
+    /* runner 0 first, alone: it may add the target's instrumented libraries to d, which
+     * the other runners then only read */
+    if (cov_runner_start(&t, &d, workdir, 0, &js[0].runner, why, sizeof(why))) {
+        fprintf(stderr, "%s: %s\n", cmd, why);
+        status = 1;
+        goto out;
+    }
+    if (!cov_runner_forkserver(js[0].runner) && !t.force_exec)
+        fprintf(stderr, "%s: the target's runtime did not start a fork server: running one "
+                        "exec per input (slower)\n", cmd);
+    uint32_t started = 0;
+    for (uint32_t k = 0; k < jobs; k++, started++)
+        if (pthread_create(&th[k], NULL, worker, &js[k])) {
+            fprintf(stderr, "%s: cannot start thread %u\n", cmd, k);
+            break;
+        }
+    double last = t0;
+    while (atomic_load(&done) < e.n) {
+        int alive = 0;
+        for (uint32_t k = 0; k < started; k++)
+            alive += !js[k].failed;
+        if (!alive)
+            break;
+        struct timespec ts = {0, 5000000};
+        nanosleep(&ts, NULL);
+        double now = now_s();
+        if (now - last >= 5 && isatty(2)) {
+            size_t dn = atomic_load(&done);
+            fprintf(stderr, "%s: %zu of %zu inputs (%.0f/s)\r", cmd, dn, e.n, dn / (now - t0));
+            last = now;
+        }
+    }
+    for (uint32_t k = 0; k < started; k++)
+        pthread_join(th[k], NULL);
+collect:;
+    double secs = now_s() - t0;
+    for (uint32_t k = 0; k < jobs; k++)
+        if (js[k].failed && js[k].why[0]) {
+            fprintf(stderr, "%s: runner %u stopped: %s\n", cmd, k, js[k].why);
+            status = 1;
+        }
+
+    uint32_t crashes = 0, hangs = 0, errors = 0;
+    for (size_t i = 0; i < e.n; i++) {
+        struct cov_input *in = cov_data_add_input(&d);
+        if (!in) {
+            fprintf(stderr, "%s: out of memory\n", cmd);
+            status = 1;
+            goto out;
+        }
+        in->name = strdup(e.v[i].name);
+        in->kind = e.v[i].kind;
+        in->time_ms = e.v[i].time_ms;
+        if (!ran[i]) {
+            in->outcome = COV_ERROR;
+            in->value = ECANCELED;
+        } else {
+            in->outcome = results[i].outcome;
+            in->value = results[i].value;
+            in->exec_us = results[i].exec_us;
+            in->nhits = results[i].nhits;
+            in->hits = results[i].hits;
+            results[i].hits = NULL;
+        }
+        crashes += in->outcome == COV_SIGNALED;
+        hangs += in->outcome == COV_TIMEOUT;
+        errors += in->outcome == COV_ERROR;
+        if (!in->name) {
+            fprintf(stderr, "%s: out of memory\n", cmd);
+            status = 1;
+            goto out;
+        }
+    }
+    cov_data_sort_inputs(&d);
+    if (cov_file_write(&d, v->output, why, sizeof(why))) {
+        fprintf(stderr, "%s: %s\n", cmd, why);
+        status = 1;
+        goto out;
+    }
+    struct cov_analysis a;
+    uint32_t reached = 0;
+    if (cov_analyse(&d, &a) == 0) {
+        reached = a.reached;
+        cov_analysis_free(&a);
+    }
+    fprintf(stderr,
+            "%s: %zu inputs in %.2f s (%.0f/s, %s, %u job%s): %u crashed, %u hung, %u not run"
+            "%s; %u of %u functions reached; wrote %s\n",
+            cmd, e.n, secs, secs > 0 ? e.n / secs : 0.0,
+            libfuzzer ? "libFuzzer-style, batches"
+            : js[0].fs || cov_runner_forkserver(js[0].runner) ? "fork server"
+                                                             : "exec per input",
+            jobs, jobs == 1 ? "" : "s", crashes, hangs, errors,
+            e.skipped ? " (and skipped entries, above)" : "", reached, d.nfuncs, v->output);
+    if (errors)
+        status = 1;
+out:
+    for (uint32_t k = 0; js && k < jobs; k++)
+        cov_runner_stop(js[k].runner);
+    if (results)
+        for (size_t i = 0; i < e.n; i++)
+            free(results[i].hits);
+    free(results);
+    free(ran);
+    free(js);
+    free(th);
+    rmdir(workdir);   /* the runners removed their work files */
+    v->rest[0] = argv0;
+    cov_entries_free(&e);
+    cov_data_free(&d);
+    return status;
+}
+
+int cmd_cov_run(int argc, char **argv)
+{
+    struct cli_values v;
+    int r = cli_parse(CMD_COV_RUN, argc, argv, &v, CLI_STOP_AT_POSITIONAL);
+    if (r != CLI_GO)
+        return r;
+    r = run_cov(&v);
+    cli_values_free(&v);
+    return r;
+}
+
+/* ---- cov report, cov diff --------------------------------------------------------- */
+
+static int load(const char *cmd, const char *path, struct cov_data *d, struct cov_analysis *a)
+{
+    char why[1024];
+    cov_data_init(d);
+    if (cov_file_read(d, path, why, sizeof(why))) {
+        fprintf(stderr, "%s: %s\n", cmd, why);
+        cov_data_free(d);
+        return 1;
+    }
+    cov_data_sort_inputs(d);
+    if (cov_analyse(d, a)) {
+        fprintf(stderr, "%s: out of memory\n", cmd);
+        cov_data_free(d);
+        return 1;
+    }
+    return 0;
+}
+
+/* --binary: the file's first module (the target) must be this build. */
+static int check_binary(const char *cmd, const char *ptcov, const struct cov_data *d,
+                        const char *bin)
+{
+    char bid[80], why[1024];
+    uint64_t ident;
+    if (cov_map_ids(bin, bid, sizeof(bid), &ident, why, sizeof(why))) {
+        fprintf(stderr, "%s: %s\n", cmd, why);
+        return 1;
+    }
+    const struct cov_module *m = d->nmodules ? &d->modules[0] : NULL;
+    if (!m)
+        return 0;
+    if (bid[0] && m->build_id[0] && strcmp(bid, m->build_id)) {
+        fprintf(stderr,
+                "%s: %s was made with another build of the target: its build id is %s, %s's is "
+                "%s (the build ids do not match; rerun 'ptcall cov run' with this binary)\n",
+                cmd, ptcov, m->build_id, bin, bid);
+        return 1;
+    }
+    if (ident != m->identity) {
+        fprintf(stderr,
+                "%s: %s was made with another build of the target: its function map %016llx, "
+                "%s's %016llx (the instrumented functions differ; rerun 'ptcall cov run' with "
+                "this binary)\n",
+                cmd, ptcov, (unsigned long long)m->identity, bin, (unsigned long long)ident);
+        return 1;
+    }
+    return 0;
+}
+
+int cmd_cov_report(int argc, char **argv)
+{
+    const char *cmd = "ptcall cov report";
+    struct cli_values v;
+    int r = cli_parse(CMD_COV_REPORT, argc, argv, &v, 0);
+    if (r != CLI_GO)
+        return r;
+    if (v.npos != 1) {
+        r = cli_usage_error(CMD_COV_REPORT, v.npos ? "one .ptcov file at a time"
+                                                   : "give the .ptcov file");
+        cli_values_free(&v);
+        return r;
+    }
+    struct cov_data d;
+    struct cov_analysis a;
+    if (load(cmd, v.pos[0], &d, &a)) {
+        cli_values_free(&v);
+        return 1;
+    }
+    r = v.cov.binary ? check_binary(cmd, v.pos[0], &d, v.cov.binary) : 0;
+    if (!r) {
+        struct cov_view_opts o = {v.pos[0], v.cov.blockers, v.top};
+        int (*const views[])(FILE *, const struct cov_analysis *, const struct cov_view_opts *) = {
+            cov_view_table, cov_view_csv, cov_view_json, cov_view_html};
+        if (views[v.cov.format](stdout, &a, &o)) {
+            fprintf(stderr, "%s: cannot write the report: check the output device\n", cmd);
+            r = 1;
+        }
+    }
+    cov_analysis_free(&a);
+    cov_data_free(&d);
+    cli_values_free(&v);
+    return r;
+}
+
+int cmd_cov_diff(int argc, char **argv)
+{
+    const char *cmd = "ptcall cov diff";
+    struct cli_values v;
+    int r = cli_parse(CMD_COV_DIFF, argc, argv, &v, 0);
+    if (r != CLI_GO)
+        return r;
+    if (v.npos != 2) {
+        r = cli_usage_error(CMD_COV_DIFF, "give two .ptcov files (%d given)", v.npos);
+        cli_values_free(&v);
+        return r;
+    }
+    struct cov_data da, db;
+    struct cov_analysis aa, ab;
+    if (load(cmd, v.pos[0], &da, &aa)) {
+        cli_values_free(&v);
+        return 1;
+    }
+    if (load(cmd, v.pos[1], &db, &ab)) {
+        cov_analysis_free(&aa);
+        cov_data_free(&da);
+        cli_values_free(&v);
+        return 1;
+    }
+    struct cov_diff_row *rows = NULL;
+    uint32_t nrows = 0, common = 0;
+    r = 0;
+    if (cov_diff(&aa, &ab, &rows, &nrows, &common)) {
+        fprintf(stderr, "%s: out of memory\n", cmd);
+        r = 1;
+    } else if (cov_view_diff(stdout, v.format, &aa, v.pos[0], &ab, v.pos[1], rows, nrows,
+                             common)) {
+        fprintf(stderr, "%s: cannot write the comparison: check the output device\n", cmd);
+        r = 1;
+    }
+    free(rows);
+    cov_analysis_free(&aa);
+    cov_analysis_free(&ab);
+    cov_data_free(&da);
+    cov_data_free(&db);
+    cli_values_free(&v);
+    return r;
+}

@@ -1,0 +1,67 @@
+/* ptcall serve: the runs database's web page (server/, docs/web.md). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "db_conn.h"
+#include "options.h"
+#include "web_flame.h"
+#include "web_http.h"
+#include "web_static.h"
+
+static void ready(const char *url, const char *where)
+{
+    /* one line a script can wait for, then how to stop */
+    printf("ptcall serve: %s (database %s; read-only; Ctrl-C stops)\n", url, where);
+    fflush(stdout);
+}
+
+/* "ADDR:PORT" into addr and port; 0, or -1 when it is not that. */
+static int parse_listen(const char *s, char *addr, size_t n, unsigned *port)
+{
+    const char *colon = strrchr(s, ':');
+    if (!colon || colon == s || (size_t)(colon - s) >= n)
+        return -1;
+    char *end;
+    unsigned long p = strtoul(colon + 1, &end, 10);
+    if (!colon[1] || *end || p > 65535)
+        return -1;
+    snprintf(addr, n, "%.*s", (int)(colon - s), s);
+    *port = (unsigned)p;
+    return 0;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+    struct cli_values v;
+    int r = cli_parse(CMD_SERVE, argc, argv, &v, 0);
+    if (r != CLI_GO)
+        return r;
+    char addr[64];
+    unsigned port;
+    if (v.npos) {
+        r = cli_usage_error(CMD_SERVE, "'%s': serve takes no file (--db names the database)",
+                            v.pos[0]);
+    } else if (parse_listen(v.serve.listen, addr, sizeof(addr), &port)) {
+        r = cli_usage_error(CMD_SERVE, "--listen '%s' is not ADDR:PORT (e.g. 127.0.0.1:8080)",
+                            v.serve.listen);
+    } else {
+        char dir[4200], err[1600];
+        web_static_dir(argv[0], dir, sizeof(dir));
+        struct web_server_cfg cfg = {.db_url = v.db.url ? v.db.url : db_default_url(),
+                                     .addr = addr, .port = (uint16_t)port, .data_dir = dir,
+                                     .flame = web_flame_svg, .ready = ready};
+        if (web_serve(&cfg, err, sizeof(err)))
+            r = cli_fail("serve", err, strstr(err, "cannot read") ?
+                         "reinstall ptcall, or build it (its data directory holds the page's "
+                         "script); $PTCALL_WEB_DIR names another" :
+                         strstr(err, "listen") || strstr(err, "IPv4") ?
+                         "choose another --listen ADDR:PORT" :
+                         "check --db (or $PTCALL_DB): 'ptcall db add' makes a database");
+        else
+            r = 0;
+    }
+    cli_values_free(&v);
+    return r;
+}

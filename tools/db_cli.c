@@ -1,0 +1,144 @@
+/* The value syntaxes of `ptcall db`'s options (db_cli.h). */
+#define _GNU_SOURCE /* timegm */
+#include "db_cli.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "db_query.h"
+
+int db_cli_parse_time(const char *val, void *field, char *err, size_t errn)
+{
+    int64_t *out = &((struct cli_db_time *)field)->ns;
+    const char *want = "takes a date (2024-05-01, 2024-05-01T13:30:00, a final Z for UTC), "
+                       "@SECONDS since 1970, or an age (90m, 36h, 7d, 2w)";
+    char *end;
+    if (val[0] == '@') {
+        long long s = strtoll(val + 1, &end, 10);
+        if (end == val + 1 || *end || s < 0 || s > 9000000000LL)
+            goto bad;
+        *out = (int64_t)s * 1000000000;
+        return 0;
+    }
+    if (isdigit((unsigned char)val[0]) && !strchr(val, '-')) {
+        double n = strtod(val, &end);
+        static const struct {
+            const char *unit;
+            double s;
+        } units[] = {{"s", 1}, {"m", 60}, {"min", 60}, {"h", 3600}, {"d", 86400},
+                     {"w", 604800}};
+        for (size_t i = 0; end != val && n >= 0 && i < sizeof(units) / sizeof(units[0]); i++)
+            if (!strcmp(end, units[i].unit) && n * units[i].s < 3e9) {
+                struct timespec now;
+                clock_gettime(CLOCK_REALTIME, &now);
+                *out = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec -
+                       (int64_t)(n * units[i].s * 1e9);
+                return 0;
+            }
+        goto bad;
+    }
+    struct tm tm;
+    memset(&tm, 0, sizeof(tm));
+    int y, mo, d, h = 0, mi = 0, s = 0, k = 0;
+    if (sscanf(val, "%4d-%2d-%2d%n", &y, &mo, &d, &k) != 3)
+        goto bad;
+    const char *p = val + k;
+    if (*p == 'T' || *p == ' ') {
+        int k2 = 0;
+        if (sscanf(p + 1, "%2d:%2d%n", &h, &mi, &k2) != 2)
+            goto bad;
+        p += 1 + k2;
+        if (*p == ':') {
+            int k3 = 0;
+            if (sscanf(p + 1, "%2d%n", &s, &k3) != 1)
+                goto bad;
+            p += 1 + k3;
+        }
+    }
+    int utc = *p == 'Z';
+    if (*p && !(utc && !p[1]))
+        goto bad;
+    /* ns since 1970 in 64 bits end in 2262 */
+    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60 || y < 1970 ||
+        y > 2261)
+        goto bad;
+    tm.tm_year = y - 1900;
+    tm.tm_mon = mo - 1;
+    tm.tm_mday = d;
+    tm.tm_hour = h;
+    tm.tm_min = mi;
+    tm.tm_sec = s;
+    tm.tm_isdst = -1;
+    time_t t = utc ? timegm(&tm) : mktime(&tm);
+    if (t == (time_t)-1)
+        goto bad;
+    *out = (int64_t)t * 1000000000;
+    return 0;
+bad:
+    snprintf(err, errn, "%s, not '%s'", want, val);
+    return -1;
+}
+
+static int check_tag(const char *val, int need_value, char *err, size_t errn)
+{
+    const char *eq = strchr(val, '=');
+    if ((need_value && !eq) || eq == val || !*val) {
+        snprintf(err, errn, "takes NAME=VALUE%s, not '%s'", need_value ? "" : " or NAME", val);
+        return -1;
+    }
+    if (strpbrk(val, "\n\r")) {
+        snprintf(err, errn, "takes one line, not '%s'", val);
+        return -1;
+    }
+    return 0;
+}
+
+int db_cli_check_tag(const char *val, void *field, char *err, size_t errn)
+{
+    (void)field;
+    return check_tag(val, 1, err, errn);
+}
+
+int db_cli_check_tag_filter(const char *val, void *field, char *err, size_t errn)
+{
+    (void)field;
+    return check_tag(val, 0, err, errn);
+}
+
+int db_cli_parse_runs(const char *val, void *field, char *err, size_t errn)
+{
+    struct db_runs_spec s;
+    if (db_runs_spec_parse(val, &s, err, errn))
+        return -1;
+    db_runs_spec_free(&s);
+    *(const char **)field = val;
+    return 0;
+}
+
+int db_cli_parse_stats(const char *val, void *field, char *err, size_t errn)
+{
+    struct cli_db_stats *st = field;
+    for (const char *p = val;;) {
+        size_t n = strcspn(p, ",");
+        int k = 0;
+        while (db_stat_names[k] && (strlen(db_stat_names[k]) != n || strncmp(db_stat_names[k], p, n)))
+            k++;
+        if (!db_stat_names[k]) {
+            snprintf(err, errn, "takes sum, mean, median or max (comma-separated or repeated), "
+                                "not '%s'", val);
+            return -1;
+        }
+        int seen = 0;
+        for (int i = 0; i < st->n; i++)
+            seen |= st->v[i] == k;
+        if (!seen)
+            st->v[st->n++] = k;
+        if (!p[n])
+            break;
+        p += n + 1;
+    }
+    return 0;
+}

@@ -1,0 +1,32 @@
+/* The value syntaxes of `ptcall db`'s options (options.c's table calls these): times for
+ * --since/--until, tags, --runs specs and --stat lists. */
+#ifndef PTCALL_DB_CLI_H
+#define PTCALL_DB_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* --since / --until: ns since the epoch */
+struct cli_db_time {
+    int64_t ns;
+};
+/* --stat of db query: indices into db_stat_names, in the order first given */
+struct cli_db_stats {
+    int v[4];
+    int n;
+};
+
+/* Each: 0, or -1 with what is wrong (without the option's name) in err. */
+/* TIME: 2024-05-01, 2024-05-01T13:30[:15] (local time; a final Z: UTC), @SECONDS since the
+ * epoch, or an age: 90m, 36h, 7d, 2w (that long before now). */
+int db_cli_parse_time(const char *val, void *field, char *err, size_t errn);
+/* NAME=VALUE (db add) */
+int db_cli_check_tag(const char *val, void *field, char *err, size_t errn);
+/* NAME=VALUE or NAME (filters) */
+int db_cli_check_tag_filter(const char *val, void *field, char *err, size_t errn);
+/* a --runs SPEC, stored as the string */
+int db_cli_parse_runs(const char *val, void *field, char *err, size_t errn);
+/* sum, mean, median, max: comma-separated or repeated */
+int db_cli_parse_stats(const char *val, void *field, char *err, size_t errn);
+
+#endif

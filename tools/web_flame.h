@@ -1,0 +1,13 @@
+/* A run's flame graph for the web views (ptcall serve, ptcall html): `ptcall export --format
+ * svg` of its trace (outputs/svg.c), into memory. Widths by self time (calls when the trace
+ * is untimed), as export's --weight self draws them. */
+#ifndef PTCALL_WEB_FLAME_H
+#define PTCALL_WEB_FLAME_H
+
+#include <stddef.h>
+
+/* web_flame_fn (server/web.h): 0 with *svg malloc'ed, 1 when the trace file is not there,
+ * -1 when it cannot be decoded (the reason on stderr too). */
+int web_flame_svg(const char *trace, char **svg, size_t *len, char *err, size_t n);
+
+#endif
