@@ -4,6 +4,7 @@
  * re-enables it: the TRUNCATED path), records spanning the end of the data ring, and a
  * snapshot-mode copy of a wrapped buffer. */
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +92,11 @@ static void test_aux(void)
     struct ptc_pt_aux_ring r = {.pc = sh.pc, .base = sh.aux, .size = AUX_SIZE};
     pthread_t t;
     pthread_create(&t, NULL, aux_producer, &sh);
+    /* Let the producer fill the ring before the first drain, so that the full-buffer path
+     * (TRUNCATED, disabled until re-enabled) runs on every run: left to the scheduler, a
+     * consumer that kept up never met it (1 run in about 50 on a loaded machine). */
+    while (!__atomic_load_n(&sh.disabled, __ATOMIC_ACQUIRE))
+        sched_yield();
     uint64_t drains = 0, reenables = 0;
     for (;;) {
         int done = __atomic_load_n(&sh.done, __ATOMIC_ACQUIRE);
