@@ -53,20 +53,8 @@ int count_tramps_build(const struct object *o, const uint8_t *slot_use, uint64_t
     uint64_t n = (sites_end - sites_start) / sizeof(struct ptcall_map_site);
     if (!n)
         return -1;
-    uint64_t lo = UINT64_MAX, hi = 0;
-    for (uint64_t i = 0; i < n; i++) {
-        uint64_t site, stub;
-        int ret_sled;
-        ptc_sled_entry((const void *)(uintptr_t)sites_start, sites_start, i, &site, &stub,
-                       &ret_sled);
-        if (site < lo)
-            lo = site;
-        if (site + PTCALL_SLED_SIZE > hi)
-            hi = site + PTCALL_SLED_SIZE;
-    }
-    /* the same layout as tramps_build's (tramp_at): trampoline i at base + 64 + 64 * i */
-    size_t size = page_round_up(TRAMP_SIZE + n * TRAMP_SIZE);
-    uint8_t *m = map_near(lo, hi, size);
+    size_t size; /* the same layout as tramps_build's (tramp_at) */
+    uint8_t *m = map_tramps_near(sites_start, n, &size);
     if (!m)
         return -1;
     uint64_t base = (uint64_t)(uintptr_t)m, made = 0;

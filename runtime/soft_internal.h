@@ -407,6 +407,7 @@ void counts_after_fork(void);
 
 /* soft_tramp.c: a mapping of size bytes within rel32 reach of all of [lo, hi), or NULL */
 uint8_t *map_near(uint64_t lo, uint64_t hi, size_t size);
+uint8_t *map_tramps_near(uint64_t sites_start, uint64_t n, size_t *size);
 
 /* ---- soft_timebase.c: the TSC's time base -------------------------------------------- */
 

@@ -125,17 +125,11 @@ static int32_t rel_from(uint64_t tr_addr, const uint8_t *label, uint64_t target)
     return (int32_t)(int64_t)(target - (tr_addr + tpl_off(label)));
 }
 
-int tramps_build(const struct object *o, const uint8_t *slot_use, uint64_t sites_start,
-                 uint64_t sites_end, struct tramps *out)
+/* Memory for n trampolines (after a TRAMP_SIZE header) within rel32 reach of every sled of
+ * the call-site table at sites_start (the layout tramps_build and count_tramps_build share:
+ * trampoline i at base + TRAMP_SIZE * (i + 1)); its size in *size. NULL when none is free. */
+uint8_t *map_tramps_near(uint64_t sites_start, uint64_t n, size_t *size)
 {
-    memset(out, 0, sizeof(*out));
-    uint64_t n = (sites_end - sites_start) / sizeof(struct ptcall_map_site);
-    int32_t d_pos, d_end;
-    if (!n || ptc_tpl_site_size > TRAMP_SIZE || tls_offsets(&d_pos, &d_end) != 0)
-        return -1;
-    if (atomic_load(&nregions) >= MAX_OBJECTS)
-        return -1;
-    /* the range of the sleds to reach */
     uint64_t lo = UINT64_MAX, hi = 0;
     for (uint64_t i = 0; i < n; i++) {
         uint64_t site, stub;
@@ -147,8 +141,22 @@ int tramps_build(const struct object *o, const uint8_t *slot_use, uint64_t sites
         if (site + PTCALL_SLED_SIZE > hi)
             hi = site + PTCALL_SLED_SIZE;
     }
-    size_t size = page_round_up(TRAMP_SIZE + n * TRAMP_SIZE);
-    uint8_t *m = map_near(lo, hi, size);
+    *size = page_round_up(TRAMP_SIZE + n * TRAMP_SIZE);
+    return map_near(lo, hi, *size);
+}
+
+int tramps_build(const struct object *o, const uint8_t *slot_use, uint64_t sites_start,
+                 uint64_t sites_end, struct tramps *out)
+{
+    memset(out, 0, sizeof(*out));
+    uint64_t n = (sites_end - sites_start) / sizeof(struct ptcall_map_site);
+    int32_t d_pos, d_end;
+    if (!n || ptc_tpl_site_size > TRAMP_SIZE || tls_offsets(&d_pos, &d_end) != 0)
+        return -1;
+    if (atomic_load(&nregions) >= MAX_OBJECTS)
+        return -1;
+    size_t size;
+    uint8_t *m = map_tramps_near(sites_start, n, &size);
     if (!m)
         return -1;
     uint64_t base = (uint64_t)(uintptr_t)m;
