@@ -4,9 +4,11 @@
  *
  * usage: db_query_bench URL ROUNDS
  * Opens URL once, then ROUNDS times each of:
- *   all     db_select (no filter) + db_hot (sum, mean, max) + db_hot_rank: the ranking of every
- *           run, what the hot-function page asks first;
- *   median  the same with medians (every run's rows are read);
+ *   all     db_select (no filter) + db_hot ranked by the sum of self time, no medians: the
+ *           ranking of every run (sums, means, maxima, minima, standard deviations);
+ *   page    the same with the medians of the top 50, what the hot-function page asks first
+ *           (`ptcall serve`'s GET /api/v1/hot);
+ *   median  ranked by the median (every run's rows are read);
  *   half    the ranking over the runs of the first half of the ids (--runs 1-N/2): a subset;
  *   show    db_runs_get + db_run_functions of one run (the newest).
  * Prints one JSON object: per query the milliseconds of each round, and what was answered
@@ -34,16 +36,17 @@ struct answer {
 };
 
 /* The ranking over the runs f chooses. Returns 0 or the db error (message in d->err). */
-static int ranking(struct db *d, const struct db_filter *f, int median, struct answer *a)
+static int ranking(struct db *d, const struct db_filter *f, int stat, size_t medians,
+                   struct answer *a)
 {
     struct db_ids ids;
     int e = db_select(d, f, &ids);
     if (e)
         return e;
     struct db_hot h;
-    e = db_hot(d, &ids, median, &h);
+    struct db_hot_ask ask = {stat, DB_M_SELF, medians};
+    e = db_hot(d, &ids, &ask, &h);
     if (!e) {
-        db_hot_rank(&h, DB_STAT_SUM, DB_M_SELF);
         a->runs = h.nruns;
         a->functions = h.n;
         snprintf(a->top, sizeof(a->top), "%s", h.n && h.fn[0].f.name ? h.fn[0].f.name : "");
@@ -105,18 +108,19 @@ int main(int argc, char **argv)
     struct db_filter first_half = none;
     first_half.runs = half;
 
-    static const char *const names[] = {"all", "median", "half", "show"};
+    static const char *const names[] = {"all", "page", "median", "half", "show"};
     printf("{\"database\": \"%s\", \"open_ms\": %.3f, \"rounds\": %d", d.where, open_ms, rounds);
-    for (int q = 0; q < 4 && !e; q++) {
+    for (int q = 0; q < 5 && !e; q++) {
         struct answer a;
         memset(&a, 0, sizeof(a));
         printf(",\n \"%s\": {\"ms\": [", names[q]);
         for (int r = 0; r < rounds && !e; r++) {
             memset(&a, 0, sizeof(a));
             double s = now_ms();
-            e = q == 0   ? ranking(&d, &none, 0, &a)
-                : q == 1 ? ranking(&d, &none, 1, &a)
-                : q == 2 ? ranking(&d, &first_half, 0, &a)
+            e = q == 0   ? ranking(&d, &none, DB_STAT_SUM, 0, &a)
+                : q == 1 ? ranking(&d, &none, DB_STAT_SUM, 50, &a)
+                : q == 2 ? ranking(&d, &none, DB_STAT_MEDIAN, 0, &a)
+                : q == 3 ? ranking(&d, &first_half, DB_STAT_SUM, 0, &a)
                          : show(&d, newest, &a);
             printf("%s%.3f", r ? ", " : "", now_ms() - s);
         }

@@ -16,12 +16,12 @@ const char *ptc_map_strerror(int err)
     case PTC_MAP_E_SITES: return "call-site table bounds out of order, misaligned or wrapping";
     case PTC_MAP_E_SLOT:
         return "soft-handler slot (soft_slot_rel) misaligned, wrapping, over the map or stub "
-               "section, or outside the object";
+               "section, or outside the object's writable data";
     case PTC_MAP_E_SITES_PLACE:
-        return "call-site table (sites_rel) over the map or stub section, outside the object, "
-               "or not the same in every unit";
+        return "call-site table (sites_rel) over the map or stub section, outside the "
+               "object's loaded segments, or not the same in every unit";
     case PTC_MAP_E_SITE:
-        return "a call site outside the object, or calling a stub outside ptcall_stubs";
+        return "a call site outside the object's code, or calling a stub outside ptcall_stubs";
     case PTC_MAP_E_HEADER_SIZE: return "bad map header size";
     case PTC_MAP_E_TOTAL_SIZE: return "bad map blob size";
     case PTC_MAP_E_STUBS_BOUNDS: return "stub table out of bounds";
@@ -88,14 +88,30 @@ static int overlaps(uint64_t a, uint64_t n, uint64_t b0, uint64_t b1)
     return b1 > b0 && a < b1 && a + n > b0;
 }
 
-/* [a, a + n) lies inside the object */
-static int in_object(const struct ptc_map_object *o, uint64_t a, uint64_t n)
+/* [a, a + n) lies inside [start, start + size) */
+static int in_range(uint64_t start, uint64_t size, uint64_t a, uint64_t n)
 {
-    return a >= o->start && n <= o->size && a - o->start <= o->size - n;
+    return a >= start && n <= size && a - start <= size - n;
+}
+
+int ptc_map_object_holds(const struct ptc_map_object *o, uint64_t a, uint64_t n, unsigned prot)
+{
+    if (!in_range(o->start, o->size, a, n))
+        return 0;
+    if (!o->segs || !o->nsegs)
+        return 1;
+    for (size_t i = 0; i < o->nsegs; i++) {
+        const struct ptc_map_segment *g = &o->segs[i];
+        if (g->end > g->start && in_range(g->start, g->end - g->start, a, n) &&
+            (g->prot & prot) == prot)
+            return 1;
+    }
+    return 0;
 }
 
 /* The places a unit names outside its blob: its slot (written by the runtime) and the call-
- * site table (read), against the map section [addr, addr + size), the stubs and the object. */
+ * site table (read), against the map section [addr, addr + size), the stubs and the object
+ * (and its segments: a slot in read-only memory would fault when the runtime writes it). */
 static int check_places(const struct ptc_map_unit *u, uint64_t addr, size_t size,
                         uint64_t stubs_start, uint64_t stubs_end,
                         const struct ptc_map_object *obj)
@@ -103,26 +119,23 @@ static int check_places(const struct ptc_map_unit *u, uint64_t addr, size_t size
     if (u->hdr.soft_slot_rel != 0) {
         uint64_t a = u->slot_addr;
         if (a % 8 || a > UINT64_MAX - 8 || overlaps(a, 8, addr, addr + size) ||
-            overlaps(a, 8, stubs_start, stubs_end) || (obj && !in_object(obj, a, 8)))
+            overlaps(a, 8, stubs_start, stubs_end) ||
+            (obj && !ptc_map_object_holds(obj, a, 8, PTC_MAP_SEG_W)))
             return PTC_MAP_E_SLOT;
     }
     if (u->hdr.flags & PTCALL_MAP_F_SLEDS) {
         uint64_t a = u->sites_start, n = u->sites_end - u->sites_start;
         if (n && (overlaps(a, n, addr, addr + size) || overlaps(a, n, stubs_start, stubs_end) ||
-                  (obj && !in_object(obj, a, n))))
+                  (obj && !ptc_map_object_holds(obj, a, n, PTC_MAP_SEG_R))))
             return PTC_MAP_E_SITES_PLACE;
     }
     return 0;
 }
 
-/* Every entry of the call-site table [start, end), read from the object: the sled (the
- * aligned word the runtime stores, and the 5 bytes of a ret sled) inside the object, the
- * stub inside [stubs_start, stubs_end) on a stub boundary. Returns 0, or PTC_MAP_E_SITE
- * with the entry's index in *bad. */
-static int check_sites(uint64_t start, uint64_t end, uint64_t stubs_start, uint64_t stubs_end,
-                       const struct ptc_map_object *obj, uint64_t *bad)
+int ptc_map_check_sites(const void *table_, uint64_t start, uint64_t end, uint64_t stubs_start,
+                        uint64_t stubs_end, const struct ptc_map_object *obj, uint64_t *bad)
 {
-    const uint8_t *table = (const uint8_t *)obj->bytes + (start - obj->start);
+    const uint8_t *table = table_;
     uint64_t n = (end - start) / sizeof(struct ptcall_map_site);
     for (uint64_t i = 0; i < n; i++) {
         uint64_t site, stub;
@@ -130,7 +143,8 @@ static int check_sites(uint64_t start, uint64_t end, uint64_t stubs_start, uint6
         ptc_sled_entry(table, start, i, &site, &stub, &ret);
         uint64_t word = ptc_sled_word_addr(site);
         *bad = i;
-        if (!in_object(obj, word, 8) || !in_object(obj, site, PTCALL_SLED_SIZE))
+        if (!ptc_map_object_holds(obj, word, 8, PTC_MAP_SEG_X) ||
+            !ptc_map_object_holds(obj, site, PTCALL_SLED_SIZE, PTC_MAP_SEG_X))
             return PTC_MAP_E_SITE;
         if (stubs_end > stubs_start &&
             (stub < stubs_start || stub >= stubs_end || (stub - stubs_start) % PTCALL_STUB_STRIDE))
@@ -344,10 +358,12 @@ int ptc_map_walk_in(const void *data_, size_t size, uint64_t addr, uint64_t stub
                     /* every unit of an object names the object's one table */
                     if (have_sites && (u.sites_start != sites[0] || u.sites_end != sites[1]))
                         err = PTC_MAP_E_SITES_PLACE;
-                    if (!err && !have_sites && obj) {
+                    if (!err && !have_sites && obj && obj->bytes) {
                         uint64_t i;
-                        err = check_sites(u.sites_start, u.sites_end, stubs_start, stubs_end,
-                                          obj, &i);
+                        const uint8_t *table =
+                            (const uint8_t *)obj->bytes + (u.sites_start - obj->start);
+                        err = ptc_map_check_sites(table, u.sites_start, u.sites_end,
+                                                  stubs_start, stubs_end, obj, &i);
                         (void)i;
                     }
                     have_sites = 1;

@@ -43,11 +43,12 @@ enum ptc_map_error {
     PTC_MAP_E_EMPTY = -17,        /* the section holds no blob */
     PTC_MAP_E_SITES = -18,        /* v3 call-site table bounds reversed or misaligned */
     PTC_MAP_E_SLOT = -19,         /* the soft-handler slot misaligned, over the map or the
-                                     stubs, or outside the object */
+                                     stubs, or outside the object (its writable segments) */
     PTC_MAP_E_SITES_PLACE = -20,  /* the call-site table over the map or the stubs, outside
-                                     the object, or not the same in every unit */
-    PTC_MAP_E_SITE = -21,         /* a call site outside the object, or naming a stub
-                                     outside [stubs_start, stubs_end) */
+                                     the object (its segments), or not the same in every
+                                     unit */
+    PTC_MAP_E_SITE = -21,         /* a call site outside the object (its code segments), or
+                                     naming a stub outside [stubs_start, stubs_end) */
     PTC_MAP_E_EXT = -22,          /* v6: the sizes-and-callees extension out of bounds, its
                                      sizes inconsistent, or a callee record naming a missing
                                      function or string */
@@ -92,15 +93,41 @@ typedef int (*ptc_map_unit_fn)(void *ctx, const struct ptc_map_unit *u);
 int ptc_map_walk(const void *data, size_t size, uint64_t addr, uint64_t stubs_start,
                  uint64_t stubs_end, ptc_map_unit_fn fn, void *ctx, size_t *bad_offset);
 
+/* What the process may do in a piece of a loaded object: the PF_R / PF_W / PF_X of its
+ * PT_LOAD segment (the same values), less PF_W where PT_GNU_RELRO made it read-only. */
+#define PTC_MAP_SEG_X 0x1u
+#define PTC_MAP_SEG_W 0x2u
+#define PTC_MAP_SEG_R 0x4u
+
+/* One mapped piece of a loaded object, [start, end): a PT_LOAD segment's pages. */
+struct ptc_map_segment {
+    uint64_t start, end;
+    unsigned prot;      /* PTC_MAP_SEG_* */
+};
+
 /* The loaded object a section belongs to, for the checks only the object can answer: that
  * each unit's soft-handler slot (which the runtime writes) and the call-site table and the
  * sleds it names (which the runtime reads and patches) lie inside it. bytes: the object's
- * bytes from run-time address start on, readable here (the runtime: (void *)start). */
+ * bytes from run-time address start on, readable here (the runtime: (void *)start), or NULL
+ * when they are not (a reader of another process): then the call-site table's entries are
+ * not checked, and the caller checks them with ptc_map_check_sites once it has read them.
+ * segs: optional (NULL, 0: the whole extent is readable and writable). The gaps between an
+ * object's PT_LOAD segments may be unmapped or PROT_NONE, and a slot in read-only memory
+ * cannot be written: with segs each place must also lie inside one segment that allows what
+ * the runtime does there (the slot PTC_MAP_SEG_W, the call-site table PTC_MAP_SEG_R, each
+ * sled's aligned word and its 5 bytes PTC_MAP_SEG_X). */
 struct ptc_map_object {
     const void *bytes;
     uint64_t start;
     size_t size;        /* the object is [start, start + size) */
+    const struct ptc_map_segment *segs;
+    size_t nsegs;
 };
+
+/* Whether [a, a + n) lies inside the object and, when it lists its segments, inside one of
+ * them that allows every access in prot (PTC_MAP_SEG_*). For readers that check the places a
+ * validated map names before they touch them (ptcall arm, through /proc/PID/mem). */
+int ptc_map_object_holds(const struct ptc_map_object *o, uint64_t a, uint64_t n, unsigned prot);
 
 /* ptc_map_walk, and with obj also those checks (obj NULL: as ptc_map_walk). Without obj the
  * reader still refuses a slot or call-site table whose address wraps around, is misaligned,
@@ -110,6 +137,14 @@ struct ptc_map_object {
 int ptc_map_walk_in(const void *data, size_t size, uint64_t addr, uint64_t stubs_start,
                     uint64_t stubs_end, const struct ptc_map_object *obj, ptc_map_unit_fn fn,
                     void *ctx, size_t *bad_offset);
+
+/* Every entry of the call-site table [start, end) (run-time addresses), whose bytes are at
+ * table: each sled (the aligned word the runtime stores, and the 5 bytes of a ret sled)
+ * inside the object (with segments: its code), each stub inside [stubs_start, stubs_end) on
+ * a stub boundary (when stubs_end > stubs_start). Returns 0, or PTC_MAP_E_SITE with the
+ * entry's index in *bad. */
+int ptc_map_check_sites(const void *table, uint64_t start, uint64_t end, uint64_t stubs_start,
+                        uint64_t stubs_end, const struct ptc_map_object *obj, uint64_t *bad);
 
 /* Totals over a section, from ptc_map_scan. */
 struct ptc_map_summary {

@@ -5,8 +5,9 @@
  *
  * Inputs reach the target through one work file per runner: its path replaces "@@" in the
  * command line, or it is the target's fd 0. The file is rewritten in place before each run
- * (ftruncate, pwrite, lseek to 0): the fork server's children share the description the
- * server inherited, so resetting the offset here resets it for the next child. */
+ * (write_input: pwrite, a shorter input cuts the old tail, lseek to 0 for stdin): the fork
+ * server's children share the description the server inherited, so resetting the offset here
+ * resets it for the next child. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -40,6 +41,7 @@ struct cov_runner {
     struct cov_counts counts;
     uint64_t *fmap;                 /* per function of d: its counter, UINT64_MAX: none */
     int input_fd, log_fd, stdin_mode;
+    size_t input_len;               /* the work file's size now */
     char input_path[4096], log_path[4096];
     char **argv, **envp;
     size_t env_own;
@@ -66,16 +68,18 @@ static char **make_envp(const struct cov_target *t, int forkserver, size_t *own_
     size_t n = 0;
     while (environ[n])
         n++;
-    char **e = calloc(n + 4, sizeof(*e));
+    char **e = calloc(n + 5, sizeof(*e));
     if (!e)
         return NULL;
     size_t k = 0;
     const char *pre = NULL;
+    int bind_set = 0;
     for (size_t i = 0; i < n; i++) {
         if (starts(environ[i], "LD_PRELOAD="))
             pre = environ[i] + 11;
         else if (!starts(environ[i], PTCFS_ENV "=") && !starts(environ[i], PTCFS_COUNTS_ENV "="))
             e[k++] = environ[i];
+        bind_set |= starts(environ[i], "LD_BIND_NOW=") || starts(environ[i], "LD_BIND_LAZY=");
     }
     /* the allocated strings are the last ones (free_envp) */
     size_t own = k;
@@ -89,6 +93,13 @@ static char **make_envp(const struct cov_target *t, int forkserver, size_t *own_
         bad = 1;
     if (!bad && forkserver &&
         asprintf(&e[k++], PTCFS_ENV "=%d,%d", PTCFS_CTL_FD, PTCFS_ST_FD) < 0)
+        bad = 1;
+    /* Every symbol bound once in the server (as AFL++ does): with lazy binding each child
+     * resolves the functions it calls first all over again, page faults of the dynamic
+     * linker's code and data included, and its resolutions die with it. Not for exec per
+     * input, where binding everything at each start costs more than it saves;
+     * LD_BIND_LAZY (AFL++'s convention) or LD_BIND_NOW in our environment leave it alone. */
+    if (!bad && forkserver && !bind_set && !(e[k++] = strdup("LD_BIND_NOW=1")))
         bad = 1;
     e[k] = NULL;
     if (bad) {
@@ -595,15 +606,36 @@ int cov_runner_start(const struct cov_target *t, struct cov_data *d, const char 
     return 0;
 }
 
+/* Rewrites the work file with one input, in place: the data first, then the old tail cut
+ * off only when the file was longer. Truncating to 0 before each write cost a journalled
+ * truncate and a sleep in the kernel per input (ext4), more than the rest of the write. The
+ * offset matters only to a target reading its stdin (the shared description); with @@ the
+ * target opens the file itself. */
+static int write_input(struct cov_runner *r, const void *data, size_t len)
+{
+    ssize_t w = len ? pwrite(r->input_fd, data, len, 0) : 0;
+    if (w != (ssize_t)len) {
+        int e = w < 0 ? errno : EIO;
+        if (len > r->input_len)
+            r->input_len = len; /* part of it may be in the file: cut it next time */
+        return -e;
+    }
+    if (r->input_len > len && ftruncate(r->input_fd, (off_t)len))
+        return -errno;
+    r->input_len = len;
+    if (r->stdin_mode && lseek(r->input_fd, 0, SEEK_SET) < 0)
+        return -errno;
+    return 0;
+}
+
 int cov_runner_run(struct cov_runner *r, const void *data, size_t len, struct cov_result *res,
                    char *why, size_t n)
 {
     memset(res, 0, sizeof(*res));
-    if (ftruncate(r->input_fd, 0) || (len && pwrite(r->input_fd, data, len, 0) != (ssize_t)len) ||
-        lseek(r->input_fd, 0, SEEK_SET) < 0) {
-        int e = errno;
-        snprintf(why, n, "cannot write %s: %s", r->input_path, strerror(e));
-        return -e;
+    int rc = write_input(r, data, len);
+    if (rc) {
+        snprintf(why, n, "cannot write %s: %s", r->input_path, strerror(-rc));
+        return rc;
     }
     /* the target's stderr matters only when it fails to start: kept from growing without a
      * system call per input */
@@ -611,7 +643,7 @@ int cov_runner_run(struct cov_runner *r, const void *data, size_t len, struct co
         (void)ftruncate(r->log_fd, 0);
     if (!r->fs)
         return run_exec(r, res, why, n);
-    int rc = run_fs(r, res, why, n);
+    rc = run_fs(r, res, why, n);
     if (rc != -EPIPE)
         return rc;
     /* the server itself died (the program's own code forked or killed it): start it again,

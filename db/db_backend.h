@@ -25,13 +25,15 @@ enum db_err {
     DB_E_FOREIGN = 10,   /* the database holds tables that are not ptcall's */
 };
 
-enum db_type { DB_NULL = 0, DB_INT = 1, DB_TEXT = 2 };
+enum db_type { DB_NULL = 0, DB_INT = 1, DB_TEXT = 2, DB_REAL = 3 };
 struct db_val {
     int type;            /* enum db_type */
     int64_t i;
     const char *s;
+    double d;            /* DB_REAL: DOUBLE PRECISION columns (sums of squares) */
 };
 #define DB_I(v) ((struct db_val){.type = DB_INT, .i = (int64_t)(v)})
+#define DB_R(v) ((struct db_val){.type = DB_REAL, .d = (double)(v)})
 static inline struct db_val db_text_or_null(const char *s)
 {
     return (struct db_val){.type = s ? DB_TEXT : DB_NULL, .s = s};

@@ -256,7 +256,7 @@ typedef void (*row_fn)(const struct job *j, size_t i, struct db_val *p);
 static int exec_rows(struct db *d, const struct job *j, size_t n, const char *head,
                      const char *tmpl, int ncol, const char *tail, row_fn fill)
 {
-    struct db_val p[BATCH * 6];
+    struct db_val p[BATCH * 8];
     for (size_t at = 0; at < n;) {
         size_t rows = batch_of(n - at);
         char *sql = multi_row(head, tmpl, ncol, rows, tail);
@@ -400,6 +400,10 @@ static void fill_stats(const struct job *j, size_t i, struct db_val *p)
     p[2] = DB_I(m->calls);
     p[3] = DB_I(j->r->timed ? (int64_t)m->total : 0);
     p[4] = DB_I(j->r->timed ? (int64_t)m->self : 0);
+    /* squares for the standard deviation, as doubles (a 64-bit square overflows BIGINT) */
+    p[5] = DB_R((double)m->calls * (double)m->calls);
+    p[6] = DB_R(j->r->timed ? (double)m->total * (double)m->total : 0.0);
+    p[7] = DB_R(j->r->timed ? (double)m->self * (double)m->self : 0.0);
 }
 
 static void fill_edge(const struct job *j, size_t i, struct db_val *p)
@@ -409,6 +413,14 @@ static void fill_edge(const struct job *j, size_t i, struct db_val *p)
     p[1] = DB_I(j->fn[x->caller].id);
     p[2] = DB_I(j->fn[x->callee].id);
     p[3] = DB_I(x->calls);
+}
+
+static void fill_edge_stats(const struct job *j, size_t i, struct db_val *p)
+{
+    const struct medge *x = &j->edge[i];
+    p[0] = DB_I(j->fn[x->caller].id);
+    p[1] = DB_I(j->fn[x->callee].id);
+    p[2] = DB_I(x->calls);
 }
 
 /* For the tests of atomicity (test/db/db_test.py): with PTCALL_DB_PAUSE=FILE, a run's
@@ -444,11 +456,11 @@ static int write_run(struct db *d, void *ctx)
         if (m->identity)
             snprintf(ident, sizeof(ident), "%016llx", (unsigned long long)m->identity);
         e = d->ops->exec(d,
-                         "INSERT INTO run_modules (run_id, idx, path, identity, functions) "
-                         "VALUES ($1, $2, $3, $4, $5)",
-                         5,
+                         "INSERT INTO run_modules (run_id, idx, path, identity, functions, "
+                         "build_id) VALUES ($1, $2, $3, $4, $5, $6)",
+                         6,
                          (struct db_val[]){id, DB_I(i), DB_S(m->path), DB_S(ident),
-                                           DB_I(m->functions)});
+                                           DB_I(m->functions), DB_S(m->build_id)});
     }
     if (!e)
         e = function_ids(d, j);
@@ -468,8 +480,9 @@ static int write_run(struct db *d, void *ctx)
     if (!e)
         e = exec_rows(d, j, j->nfn,
                       "INSERT INTO function_stats (function_id, time_unit, runs, calls_sum, "
-                      "total_sum, self_sum, calls_max, total_max, self_max) VALUES ",
-                      "(#1, #2, 1, #3, #4, #5, #3, #4, #5)", 5,
+                      "total_sum, self_sum, calls_max, total_max, self_max, calls_min, "
+                      "total_min, self_min, calls_sq, total_sq, self_sq) VALUES ",
+                      "(#1, #2, 1, #3, #4, #5, #3, #4, #5, #3, #4, #5, #6, #7, #8)", 8,
                       " ON CONFLICT (function_id, time_unit) DO UPDATE SET "
                       "runs = function_stats.runs + 1, "
                       "calls_sum = function_stats.calls_sum + excluded.calls_sum, "
@@ -480,8 +493,25 @@ static int write_run(struct db *d, void *ctx)
                       "total_max = CASE WHEN excluded.total_max > function_stats.total_max "
                       "THEN excluded.total_max ELSE function_stats.total_max END, "
                       "self_max = CASE WHEN excluded.self_max > function_stats.self_max "
-                      "THEN excluded.self_max ELSE function_stats.self_max END",
+                      "THEN excluded.self_max ELSE function_stats.self_max END, "
+                      "calls_min = CASE WHEN excluded.calls_min < function_stats.calls_min "
+                      "THEN excluded.calls_min ELSE function_stats.calls_min END, "
+                      "total_min = CASE WHEN excluded.total_min < function_stats.total_min "
+                      "THEN excluded.total_min ELSE function_stats.total_min END, "
+                      "self_min = CASE WHEN excluded.self_min < function_stats.self_min "
+                      "THEN excluded.self_min ELSE function_stats.self_min END, "
+                      "calls_sq = function_stats.calls_sq + excluded.calls_sq, "
+                      "total_sq = function_stats.total_sq + excluded.total_sq, "
+                      "self_sq = function_stats.self_sq + excluded.self_sq",
                       fill_stats);
+    if (!e)
+        e = exec_rows(d, j, j->nedge,
+                      "INSERT INTO edge_stats (caller_id, callee_id, runs, calls_sum) VALUES ",
+                      "(#1, #2, 1, #3)", 3,
+                      " ON CONFLICT (caller_id, callee_id) DO UPDATE SET "
+                      "runs = edge_stats.runs + 1, "
+                      "calls_sum = edge_stats.calls_sum + excluded.calls_sum",
+                      fill_edge_stats);
     if (!e)
         pause_for_tests();
     return e;

@@ -17,6 +17,7 @@ struct db_module_in {
     const char *path;
     uint64_t identity;   /* the MODULE chunk's identity (a hash of the object's map) */
     uint32_t functions;
+    const char *build_id; /* hex of the object's NT_GNU_BUILD_ID, NULL: not known */
 };
 
 /* One function of the run as the decoder identifies it (module path, linkage name, file).

@@ -20,6 +20,7 @@
 #define OID_INT8 20
 #define OID_INT2 21
 #define OID_INT4 23
+#define OID_FLOAT8 701
 
 struct cached {
     char *sql;
@@ -128,11 +129,14 @@ static int pg_query(struct db *d, const char *sql, int n, const struct db_val *p
     struct pg *g = d->h;
     if (n > DB_MAX_PARAMS)
         return db_fail(d, DB_E_FAIL, "a statement with %d parameters (a ptcall bug)", n);
-    char nums[DB_MAX_PARAMS][24];
+    char nums[DB_MAX_PARAMS][32];
     const char *val[DB_MAX_PARAMS];
     for (int i = 0; i < n; i++) {
         if (param[i].type == DB_INT) {
             snprintf(nums[i], sizeof(nums[i]), "%lld", (long long)param[i].i);
+            val[i] = nums[i];
+        } else if (param[i].type == DB_REAL) {
+            snprintf(nums[i], sizeof(nums[i]), "%.17g", param[i].d); /* exact: 17 digits */
             val[i] = nums[i];
         } else {
             val[i] = param[i].type == DB_TEXT ? param[i].s : NULL;
@@ -187,6 +191,8 @@ static int pg_query(struct db *d, const char *sql, int n, const struct db_val *p
                     col[c] = DB_NUL;
                 else if (type[c] == OID_INT8 || type[c] == OID_INT4 || type[c] == OID_INT2)
                     col[c] = DB_I(strtoll(PQgetvalue(r, i, c), NULL, 10));
+                else if (type[c] == OID_FLOAT8)
+                    col[c] = DB_R(strtod(PQgetvalue(r, i, c), NULL));
                 else
                     col[c] = (struct db_val){.type = DB_TEXT, .s = PQgetvalue(r, i, c)};
             }

@@ -6,13 +6,15 @@
 
 #include <ctype.h>
 #include <fnmatch.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "db_conn.h"
 
 const char *const db_meas_names[DB_NMEAS] = {"calls", "total", "self"};
-const char *const db_stat_names[DB_NSTATS + 1] = {"sum", "mean", "median", "max", NULL};
+const char *const db_stat_names[DB_NSTATS + 1] = {"sum", "mean",   "median", "max",
+                                                  "min", "stddev", NULL};
 
 /* ---- --runs SPEC ------------------------------------------------------------------------ */
 
@@ -328,6 +330,7 @@ static int on_module(void *ctx, int ncol, const struct db_val *col)
     m[r->nmods].path = dup_text(&col[1], &c->nomem);
     m[r->nmods].identity = dup_text(&col[2], &c->nomem);
     m[r->nmods].functions = int_of(&col[3]);
+    m[r->nmods].build_id = ncol >= 5 ? dup_text(&col[4], &c->nomem) : NULL;
     r->nmods++;
     return c->nomem ? -DB_E_NOMEM : 0;
 }
@@ -365,7 +368,8 @@ int db_runs_get(struct db *d, const struct db_ids *ids, int with_modules, struct
     }
     if (!e && with_modules) {
         snprintf(sql, cap,
-                 "SELECT run_id, path, identity, functions FROM run_modules WHERE run_id IN "
+                 "SELECT run_id, path, identity, functions, build_id FROM run_modules WHERE "
+                 "run_id IN "
                  "(%s) ORDER BY run_id, idx",
                  list);
         e = d->ops->query(d, sql, 0, NULL, on_module, &c);
@@ -406,6 +410,7 @@ void db_runs_free(struct db_run *v, size_t n)
         for (size_t k = 0; k < r->nmods; k++) {
             free(r->mods[k].path);
             free(r->mods[k].identity);
+            free(r->mods[k].build_id);
         }
         free(r->mods);
     }
@@ -544,21 +549,22 @@ static int on_max_candidate(void *ctx, int ncol, const struct db_val *col)
     return 0;
 }
 
-struct three {
-    int64_t v[3];
+struct extremes {
+    int64_t v[6];            /* maxima of calls, total, self, then their minima */
 };
 
-static int on_three(void *ctx, int ncol, const struct db_val *col)
+static int on_extremes(void *ctx, int ncol, const struct db_val *col)
 {
-    struct three *t = ctx;
-    for (int i = 0; i < 3 && i < ncol; i++)
+    struct extremes *t = ctx;
+    for (int i = 0; i < 6 && i < ncol; i++)
         t->v[i] = int_of(&col[i]);
     return 1;
 }
 
-/* Takes run id's figures out of function_stats (db_schema.c, version 2) before the run goes:
- * its sums subtracted, and the maxima it held found again among the other runs of its time
- * unit (a maximum another run equals stays as it is, which the search finds too). */
+/* Takes run id's figures out of function_stats (db_schema.c, versions 2 and 3) and its
+ * edges out of edge_stats (version 3) before the run goes: its sums and squares subtracted, and the maxima and minima it held found again
+ * among the other runs of its time unit (an extreme another run equals stays as it is, which
+ * the search finds too). */
 static int unaccount(struct db *d, int64_t id, const char *unit)
 {
     struct db_val p[2] = {DB_I(id), DB_S(unit)};
@@ -567,7 +573,9 @@ static int unaccount(struct db *d, int64_t id, const char *unit)
                           "SELECT rf.function_id FROM run_functions rf JOIN function_stats s ON "
                           "s.function_id = rf.function_id AND s.time_unit = $2 WHERE rf.run_id "
                           "= $1 AND (rf.calls = s.calls_max OR COALESCE(rf.total, 0) = "
-                          "s.total_max OR COALESCE(rf.self, 0) = s.self_max)",
+                          "s.total_max OR COALESCE(rf.self, 0) = s.self_max OR rf.calls = "
+                          "s.calls_min OR COALESCE(rf.total, 0) = s.total_min OR "
+                          "COALESCE(rf.self, 0) = s.self_min)",
                           2, p, on_max_candidate, &m);
     if (e == -DB_E_NOMEM)
         e = db_fail(d, DB_E_NOMEM, "out of memory");
@@ -576,29 +584,38 @@ static int unaccount(struct db *d, int64_t id, const char *unit)
                          "UPDATE function_stats SET runs = function_stats.runs - 1, "
                          "calls_sum = function_stats.calls_sum - rf.calls, "
                          "total_sum = function_stats.total_sum - COALESCE(rf.total, 0), "
-                         "self_sum = function_stats.self_sum - COALESCE(rf.self, 0) "
+                         "self_sum = function_stats.self_sum - COALESCE(rf.self, 0), "
+                         "calls_sq = function_stats.calls_sq - "
+                         "CAST(rf.calls AS DOUBLE PRECISION) * rf.calls, "
+                         "total_sq = function_stats.total_sq - "
+                         "COALESCE(CAST(rf.total AS DOUBLE PRECISION) * rf.total, 0), "
+                         "self_sq = function_stats.self_sq - "
+                         "COALESCE(CAST(rf.self AS DOUBLE PRECISION) * rf.self, 0) "
                          "FROM run_functions rf WHERE rf.run_id = $1 AND "
                          "function_stats.function_id = rf.function_id AND "
                          "function_stats.time_unit = $2",
                          2, p);
     for (size_t i = 0; i < m.n && !e; i++) {
-        struct three t = {{0, 0, 0}};
+        struct extremes t = {{0, 0, 0, 0, 0, 0}};
         struct db_val q[3] = {DB_I(m.fid[i]), DB_S(unit), DB_I(id)};
         e = d->ops->query(d,
                           "SELECT MAX(rf.calls), MAX(COALESCE(rf.total, 0)), "
-                          "MAX(COALESCE(rf.self, 0)) FROM run_functions rf JOIN runs r ON r.id = "
+                          "MAX(COALESCE(rf.self, 0)), MIN(rf.calls), MIN(COALESCE(rf.total, 0)), "
+                          "MIN(COALESCE(rf.self, 0)) FROM run_functions rf JOIN runs r ON r.id = "
                           "rf.run_id WHERE rf.function_id = $1 AND r.time_unit = $2 AND "
                           "rf.run_id <> $3",
-                          3, q, on_three, &t);
+                          3, q, on_extremes, &t);
         if (e == -DB_E_STOP)
             e = 0;
         if (!e)
             e = d->ops->exec(d,
                              "UPDATE function_stats SET calls_max = $3, total_max = $4, "
-                             "self_max = $5 WHERE function_id = $1 AND time_unit = $2",
-                             5,
+                             "self_max = $5, calls_min = $6, total_min = $7, self_min = $8 "
+                             "WHERE function_id = $1 AND time_unit = $2",
+                             8,
                              (struct db_val[]){q[0], q[1], DB_I(t.v[0]), DB_I(t.v[1]),
-                                               DB_I(t.v[2])});
+                                               DB_I(t.v[2]), DB_I(t.v[3]), DB_I(t.v[4]),
+                                               DB_I(t.v[5])});
     }
     free(m.fid);
     if (!e)
@@ -607,6 +624,19 @@ static int unaccount(struct db *d, int64_t id, const char *unit)
                          "function_id IN (SELECT function_id FROM run_functions WHERE run_id = "
                          "$1)",
                          2, p);
+    /* edge_stats (version 3): the run's edges subtracted, the edges no run has left gone */
+    if (!e)
+        e = d->ops->exec(d,
+                         "UPDATE edge_stats SET runs = edge_stats.runs - 1, "
+                         "calls_sum = edge_stats.calls_sum - e.calls FROM run_edges e WHERE "
+                         "e.run_id = $1 AND edge_stats.caller_id = e.caller_id AND "
+                         "edge_stats.callee_id = e.callee_id",
+                         1, p);
+    if (!e)
+        e = d->ops->exec(d,
+                         "DELETE FROM edge_stats WHERE runs = 0 AND caller_id IN (SELECT "
+                         "caller_id FROM run_edges WHERE run_id = $1)",
+                         1, p);
     return e;
 }
 
@@ -785,9 +815,13 @@ static int on_figure(void *ctx, int ncol, const struct db_val *col)
     }
     for (int m = 0; m < DB_NMEAS; m++) {
         uint64_t v = (uint64_t)int_of(&col[1 + m]);
-        f->v[m][DB_STAT_SUM] += (double)v;
-        if ((double)v > f->v[m][DB_STAT_MAX])
-            f->v[m][DB_STAT_MAX] = (double)v;
+        double x = (double)v;
+        f->v[m][DB_STAT_SUM] += x;
+        f->v[m][DB_STAT_STDDEV] += x * x; /* the sum of squares until finish_stats() */
+        if (x > f->v[m][DB_STAT_MAX])
+            f->v[m][DB_STAT_MAX] = x;
+        if (!f->runs || x < f->v[m][DB_STAT_MIN])
+            f->v[m][DB_STAT_MIN] = x;
         if (g->median)
             g->vals[f - g->h->fn][f->runs][m] = v;
     }
@@ -852,34 +886,66 @@ static double median_of(uint64_t *vals, uint32_t count, size_t nruns)
     return (lower + upper) / 2;
 }
 
-/* A row of function_stats (function_id, runs, calls_sum, total_sum, self_sum, calls_max,
- * total_max, self_max), one per time unit: the units of one function add up (when they
- * differ, only calls are shown, as the scan gives them). */
+static double real_of(const struct db_val *v)
+{
+    return v->type == DB_REAL ? v->d : v->type == DB_INT ? (double)v->i
+                                   : v->type == DB_TEXT ? strtod(v->s, NULL) : 0.0;
+}
+
+/* A row of function_stats (function_id, runs, then calls, total and self's sums, maxima,
+ * minima and sums of squares), one per time unit, then the function's identity: the units
+ * of one function add up (when they differ, only calls are shown, as the scan gives them). */
+#define STATS_COLS 14
 static int on_stats(void *ctx, int ncol, const struct db_val *col)
 {
     struct gather *g = ctx;
-    if (ncol < 8)
+    if (ncol < STATS_COLS)
         return 0;
     struct db_hot_fn *f = entry(g, col[0].i);
     if (!f) {
         g->nomem = 1;
         return -DB_E_NOMEM;
     }
+    uint32_t before = f->runs;
     f->runs += (uint32_t)int_of(&col[1]);
     for (int m = 0; m < DB_NMEAS; m++) {
-        double sum = (double)(uint64_t)int_of(&col[2 + m]);
         double max = (double)(uint64_t)int_of(&col[5 + m]);
-        f->v[m][DB_STAT_SUM] += sum;
+        double min = (double)(uint64_t)int_of(&col[8 + m]);
+        f->v[m][DB_STAT_SUM] += (double)(uint64_t)int_of(&col[2 + m]);
+        f->v[m][DB_STAT_STDDEV] += real_of(&col[11 + m]);
         if (max > f->v[m][DB_STAT_MAX])
             f->v[m][DB_STAT_MAX] = max;
+        if (!before || min < f->v[m][DB_STAT_MIN])
+            f->v[m][DB_STAT_MIN] = min;
     }
     /* the function's identity, once (a function of two time units has two rows) */
-    if (ncol >= 13 && !f->f.name) {
-        struct db_val idcol[6] = {col[0], col[8], col[9], col[10], col[11], col[12]};
+    if (ncol >= STATS_COLS + 5 && !f->f.name) {
+        struct db_val idcol[6] = {col[0],
+                                  col[STATS_COLS],
+                                  col[STATS_COLS + 1],
+                                  col[STATS_COLS + 2],
+                                  col[STATS_COLS + 3],
+                                  col[STATS_COLS + 4]};
         if (fill_func(&f->f, 6, idcol, &g->nomem))
             return -DB_E_NOMEM;
     }
     return 0;
+}
+
+/* The means, standard deviations (population, as `report --stat stddev`) and minima over
+ * nruns runs, a run without the function counting as 0, from the sums, sums of squares and
+ * minima over the runs that called it. */
+static void finish_stats(struct db_hot_fn *f, size_t nruns)
+{
+    for (int m = 0; m < DB_NMEAS; m++) {
+        double *v = f->v[m];
+        double mean = v[DB_STAT_SUM] / (double)nruns;
+        double var = v[DB_STAT_STDDEV] / (double)nruns - mean * mean;
+        v[DB_STAT_MEAN] = mean;
+        v[DB_STAT_STDDEV] = var > 0 ? sqrt(var) : 0.0; /* rounding can take it below 0 */
+        if (f->runs < nruns)
+            v[DB_STAT_MIN] = 0.0;
+    }
 }
 
 struct present {
@@ -912,20 +978,159 @@ static int cmp_i64(const void *x, const void *y)
 
 struct hot_job {
     const struct db_ids *ids; /* ascending, distinct */
-    int median;
+    const struct db_hot_ask *ask;
     struct db_hot *out;
-    int all;                 /* the ids were every run of the database: function_stats served */
 };
+
+static void rank_by(struct db_hot *h, int stat, int meas);
+
+/* The names of the functions found, by id (function_stats brings them with the figures);
+ * leaves out->fn sorted by id. */
+static int hot_names(struct db *d, struct db_hot *out)
+{
+    qsort(out->fn, out->n, sizeof(*out->fn), cmp_hot_id);
+    int64_t *fid = malloc(out->n * sizeof(*fid));
+    char *flist = NULL;
+    if (fid) {
+        for (size_t i = 0; i < out->n; i++)
+            fid[i] = out->fn[i].f.id;
+        flist = in_list(fid, out->n);
+        free(fid);
+    }
+    char *nsql = flist ? malloc(strlen(flist) + 128) : NULL;
+    if (!nsql) {
+        free(flist);
+        return db_fail(d, DB_E_NOMEM, "out of memory");
+    }
+    sprintf(nsql, "SELECT id, name, linkage_name, module, file, line FROM functions WHERE id IN (%s)",
+            flist);
+    struct names nc = {out, 0};
+    int e = d->ops->query(d, nsql, 0, NULL, on_name, &nc);
+    free(nsql);
+    free(flist);
+    if (e == -DB_E_NOMEM || nc.nomem)
+        e = db_fail(d, DB_E_NOMEM, "out of memory");
+    return e;
+}
+
+/* The medians of fn[0..n) from the values g gathered (g->vals[i]: function i's value in each
+ * run that called it). */
+static int hot_medians(struct db *d, struct gather *g, struct db_hot_fn *fn, size_t n)
+{
+    size_t nruns = g->h->nruns;
+    uint64_t *col = malloc((nruns ? nruns : 1) * sizeof(*col));
+    if (!col)
+        return db_fail(d, DB_E_NOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        struct db_hot_fn *f = &fn[i];
+        for (int m = 0; m < DB_NMEAS; m++) {
+            for (uint32_t k = 0; k < f->runs; k++)
+                col[k] = g->vals[i][k][m];
+            f->v[m][DB_STAT_MEDIAN] = median_of(col, f->runs, nruns);
+        }
+    }
+    free(col);
+    return 0;
+}
+
+/* A row (function_id, run_id, calls, total, self) of one of the top functions. */
+struct top_vals {
+    struct db_hot_fn *fn;    /* the top functions, sorted by id here */
+    size_t n;
+    const struct db_ids *keep; /* the chosen runs (ascending), NULL: every run */
+    uint64_t (**vals)[DB_NMEAS];
+    uint32_t *got;
+    size_t nruns;
+};
+
+static int on_top_value(void *ctx, int ncol, const struct db_val *col)
+{
+    struct top_vals *t = ctx;
+    if (ncol < 5)
+        return 0;
+    int64_t run = int_of(&col[1]);
+    if (t->keep && !bsearch(&run, t->keep->v, t->keep->n, sizeof(run), cmp_i64))
+        return 0;
+    struct db_hot_fn key = {.f.id = col[0].i};
+    struct db_hot_fn *f = bsearch(&key, t->fn, t->n, sizeof(key), cmp_hot_id);
+    if (!f)
+        return 0;
+    size_t i = (size_t)(f - t->fn);
+    if (t->got[i] >= t->nruns)
+        return 0; /* cannot be: one row per run and function */
+    for (int m = 0; m < DB_NMEAS; m++)
+        t->vals[i][t->got[i]][m] = (uint64_t)int_of(&col[2 + m]);
+    t->got[i]++;
+    return 0;
+}
+
+/* The medians of the first k functions of the ranking only: their rows of the chosen runs,
+ * found by the function index (k functions of 1,000 runs: k thousand rows, where every
+ * function's medians need every row). */
+static int top_medians(struct db *d, struct db_hot *out, const struct db_ids *ids, int every,
+                       size_t k)
+{
+    if (!k)
+        return 0;
+    struct db_hot_fn *top = malloc(k * sizeof(*top));
+    int64_t *fid = calloc(k, sizeof(*fid));
+    struct top_vals t = {top, k, every ? NULL : ids, calloc(k, sizeof(*t.vals)),
+                         calloc(k, sizeof(*t.got)), out->nruns};
+    char *flist = NULL, *sql = NULL;
+    int e = 0;
+    if (top && fid && t.vals && t.got) {
+        memcpy(top, out->fn, k * sizeof(*top));
+        qsort(top, k, sizeof(*top), cmp_hot_id);
+        for (size_t i = 0; i < k; i++)
+            fid[i] = top[i].f.id;
+        flist = in_list(fid, k);
+        sql = flist ? malloc(strlen(flist) + 128) : NULL;
+        for (size_t i = 0; i < k && sql; i++)
+            if (!(t.vals[i] = malloc((out->nruns ? out->nruns : 1) * sizeof(**t.vals))))
+                e = db_fail(d, DB_E_NOMEM, "out of memory");
+    }
+    if (!sql && !e)
+        e = db_fail(d, DB_E_NOMEM, "out of memory");
+    if (!e) {
+        sprintf(sql, "SELECT function_id, run_id, calls, total, self FROM run_functions WHERE "
+                     "function_id IN (%s)", flist);
+        e = d->ops->query(d, sql, 0, NULL, on_top_value, &t);
+    }
+    if (!e) {
+        struct gather g = {.h = out, .vals = t.vals};
+        for (size_t i = 0; i < k; i++)
+            top[i].runs = t.got[i]; /* as db_hot counted them: the same snapshot */
+        e = hot_medians(d, &g, top, k);
+    }
+    /* back into the ranking's order */
+    for (size_t i = 0; !e && i < k; i++) {
+        struct db_hot_fn *f = bsearch(&out->fn[i], top, k, sizeof(*top), cmp_hot_id);
+        for (int m = 0; f && m < DB_NMEAS; m++)
+            out->fn[i].v[m][DB_STAT_MEDIAN] = f->v[m][DB_STAT_MEDIAN];
+    }
+    for (size_t i = 0; t.vals && i < k; i++)
+        free(t.vals[i]);
+    free(t.vals);
+    free(t.got);
+    free(sql);
+    free(flist);
+    free(fid);
+    free(top);
+    return e;
+}
 
 static int hot_in_snapshot(struct db *d, void *ctx)
 {
     struct hot_job *hj = ctx;
     const struct db_ids *ids = hj->ids;
+    const struct db_hot_ask *ask = hj->ask;
     struct db_hot *out = hj->out;
+    /* every function's medians are read with the figures: when they rank, or all are asked */
+    int all_medians = ask->stat == DB_STAT_MEDIAN || ask->medians == SIZE_MAX;
     char *list = in_list(ids->v, ids->n);
     size_t cap = (list ? strlen(list) : 0) + 512;
     char *sql = malloc(cap);
-    struct gather g = {out, NULL, 0, 0, hj->median, NULL, 0};
+    struct gather g = {out, NULL, 0, 0, all_medians, NULL, 0};
     int e = 0;
     if (!list || !sql) {
         e = db_fail(d, DB_E_NOMEM, "out of memory");
@@ -958,14 +1163,15 @@ static int hot_in_snapshot(struct db *d, void *ctx)
     out->timed = pr.u.n == 1 && !pr.u.none;
     out->mixed = pr.u.n > 1;
     snprintf(out->time_unit, sizeof(out->time_unit), "%s", out->timed ? pr.u.unit : "none");
-    hj->all = every && !hj->median;
-    if (hj->all) {
+    int from_stats = every && !all_medians;
+    if (from_stats) {
         /* the names come with the figures: one statement */
         e = d->ops->query(d,
                           "SELECT s.function_id, s.runs, s.calls_sum, s.total_sum, s.self_sum, "
-                          "s.calls_max, s.total_max, s.self_max, f.name, f.linkage_name, "
-                          "f.module, f.file, f.line FROM function_stats s JOIN functions f ON "
-                          "f.id = s.function_id",
+                          "s.calls_max, s.total_max, s.self_max, s.calls_min, s.total_min, "
+                          "s.self_min, s.calls_sq, s.total_sq, s.self_sq, f.name, "
+                          "f.linkage_name, f.module, f.file, f.line FROM function_stats s JOIN "
+                          "functions f ON f.id = s.function_id",
                           0, NULL, on_stats, &g);
     } else {
         for (size_t i = 0; i < ids->n && !e; i++)
@@ -980,49 +1186,15 @@ static int hot_in_snapshot(struct db *d, void *ctx)
     }
     if (e || !out->n)
         goto out;
-    for (size_t i = 0; i < out->n; i++) {
-        struct db_hot_fn *f = &out->fn[i];
-        for (int m = 0; m < DB_NMEAS; m++) {
-            f->v[m][DB_STAT_MEAN] = f->v[m][DB_STAT_SUM] / (double)out->nruns;
-            if (hj->median) {
-                uint64_t *col = malloc((f->runs ? f->runs : 1) * sizeof(*col));
-                if (!col) {
-                    e = db_fail(d, DB_E_NOMEM, "out of memory");
-                    goto out;
-                }
-                for (uint32_t k = 0; k < f->runs; k++)
-                    col[k] = g.vals[i][k][m];
-                f->v[m][DB_STAT_MEDIAN] = median_of(col, f->runs, out->nruns);
-                free(col);
-            }
-        }
-    }
-    /* the names of the functions found, by id (function_stats brought them already) */
-    qsort(out->fn, out->n, sizeof(*out->fn), cmp_hot_id);
-    if (hj->all)
+    for (size_t i = 0; i < out->n; i++)
+        finish_stats(&out->fn[i], out->nruns);
+    if (all_medians && (e = hot_medians(d, &g, out->fn, out->n)))
         goto out;
-    int64_t *fid = malloc(out->n * sizeof(*fid));
-    char *flist = NULL;
-    if (fid) {
-        for (size_t i = 0; i < out->n; i++)
-            fid[i] = out->fn[i].f.id;
-        flist = in_list(fid, out->n);
-        free(fid);
-    }
-    char *nsql = flist ? malloc(strlen(flist) + 128) : NULL;
-    if (!nsql) {
-        free(flist);
-        e = db_fail(d, DB_E_NOMEM, "out of memory");
+    if (!from_stats && (e = hot_names(d, out)))
         goto out;
-    }
-    sprintf(nsql, "SELECT id, name, linkage_name, module, file, line FROM functions WHERE id IN (%s)",
-            flist);
-    struct names nc = {out, 0};
-    e = d->ops->query(d, nsql, 0, NULL, on_name, &nc);
-    free(nsql);
-    free(flist);
-    if (e == -DB_E_NOMEM || nc.nomem)
-        e = db_fail(d, DB_E_NOMEM, "out of memory");
+    rank_by(out, ask->stat, ask->meas >= 0 ? ask->meas : out->timed ? DB_M_SELF : DB_M_CALLS);
+    if (!all_medians && ask->medians)
+        e = top_medians(d, out, ids, every, ask->medians < out->n ? ask->medians : out->n);
 out:
     for (size_t i = 0; g.vals && i < g.fcap; i++)
         free(g.vals[i]);
@@ -1033,7 +1205,8 @@ out:
     return e;
 }
 
-int db_hot(struct db *d, const struct db_ids *ids, int median, struct db_hot *out)
+int db_hot(struct db *d, const struct db_ids *ids, const struct db_hot_ask *ask,
+           struct db_hot *out)
 {
     memset(out, 0, sizeof(*out));
     snprintf(out->time_unit, sizeof(out->time_unit), "none");
@@ -1049,7 +1222,7 @@ int db_hot(struct db *d, const struct db_ids *ids, int median, struct db_hot *ou
         if (!u.n || u.v[u.n - 1] != u.v[i])
             u.v[u.n++] = u.v[i];
     out->nruns = u.n;
-    struct hot_job hj = {&u, median, out, 0};
+    struct hot_job hj = {&u, ask, out};
     int e = db_snapshot(d, hot_in_snapshot, &hj);
     free(u.v);
     if (e)
@@ -1076,7 +1249,7 @@ static int cmp_rank(const void *x, const void *y, void *ctx)
     return c ? c : (a->f.id < b->f.id ? -1 : a->f.id > b->f.id);
 }
 
-void db_hot_rank(struct db_hot *h, int stat, int meas)
+static void rank_by(struct db_hot *h, int stat, int meas)
 {
     struct rank k = {stat, meas};
     qsort_r(h->fn, h->n, sizeof(*h->fn), cmp_rank, &k);

@@ -47,6 +47,7 @@ struct db_tag_out {
 };
 struct db_module_out {
     char *path, *identity; /* identity "" when not known */
+    char *build_id;        /* NULL when not known */
     int64_t functions;
 };
 
@@ -96,33 +97,52 @@ int db_remove(struct db *d, const struct db_ids *ids);
 
 /* Hot functions over runs. */
 enum db_meas { DB_M_CALLS, DB_M_TOTAL, DB_M_SELF, DB_NMEAS };
-enum db_stat { DB_STAT_SUM, DB_STAT_MEAN, DB_STAT_MEDIAN, DB_STAT_MAX, DB_NSTATS };
+enum db_stat {
+    DB_STAT_SUM,
+    DB_STAT_MEAN,
+    DB_STAT_MEDIAN,
+    DB_STAT_MAX,
+    DB_STAT_MIN,
+    DB_STAT_STDDEV,          /* population standard deviation, as `report --stat stddev` */
+    DB_NSTATS
+};
 extern const char *const db_meas_names[DB_NMEAS];     /* "calls", "total", "self" */
-extern const char *const db_stat_names[DB_NSTATS + 1]; /* "sum", ..., NULL */
+extern const char *const db_stat_names[DB_NSTATS + 1]; /* "sum", ..., "stddev", NULL */
 
 struct db_hot_fn {
     struct db_func_out f;    /* identity; calls/total/self unused */
     uint32_t runs;           /* runs in which it was called */
     /* statistic of measure over the chosen runs, a run without the function counting as 0
-     * (times: only when the runs' times are comparable, db_hot.timed) */
+     * (times: only when the runs' times are comparable, db_hot.timed); medians only of the
+     * functions db_hot_ask asked them for */
     double v[DB_NMEAS][DB_NSTATS];
 };
 struct db_hot {
-    struct db_hot_fn *fn;
+    struct db_hot_fn *fn;    /* ranked (db_hot_ask) */
     size_t n;
     size_t nruns;
     int timed;               /* every run has times in the same unit */
     int mixed;               /* the runs mix time units (or timed and untimed): calls only */
     char time_unit[8];       /* ns, ticks, none */
 };
-/* Per-function statistics over ids (medians only when median is set: they need every run's
- * figure), read in one snapshot of the database (a read-only transaction). An id given twice
- * counts once (out->nruns: the distinct ids); an id not in the database is an error naming it:
- * -DB_E_STOP with d->err "no run N". When ids are every run of the database and median is
- * not set, the figures come from function_stats (one row per function); otherwise from each
- * run's rows. Then ranked by stat of meas, larger first; ties: more calls (sum), then name. */
-int db_hot(struct db *d, const struct db_ids *ids, int median, struct db_hot *out);
-void db_hot_rank(struct db_hot *h, int stat, int meas);
+/* The ranking, and whose medians: a median needs every run's figure of the function, where
+ * the other statistics of all runs come from function_stats (one row per function), so the
+ * medians are read for the functions shown. */
+struct db_hot_ask {
+    int stat, meas;          /* rank by this statistic of this measure (meas -1: self time
+                                when the runs are timed alike, else calls), larger first;
+                                ties: more calls (sum), then name */
+    size_t medians;          /* medians of the first this many of the ranking (0: none,
+                                SIZE_MAX: all); every function's when stat is the median */
+};
+/* Per-function statistics over ids, ranked as ask says, read in one snapshot of the database
+ * (a read-only transaction). An id given twice counts once (out->nruns: the distinct ids);
+ * an id not in the database is an error naming it: -DB_E_STOP with d->err "no run N". When
+ * ids are every run of the database and every function's medians are not needed, the sums,
+ * maxima, minima and sums of squares come from function_stats (one row per function) and
+ * the medians asked for from those functions' rows; otherwise from each run's rows. */
+int db_hot(struct db *d, const struct db_ids *ids, const struct db_hot_ask *ask,
+           struct db_hot *out);
 void db_hot_free(struct db_hot *h);
 
 #endif

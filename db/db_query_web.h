@@ -1,7 +1,6 @@
 /* Reading the runs database for the web views (ptcall serve, ptcall html): what db_query.h
- * does not give: hot functions with their spread (min, standard deviation) as well as sum,
- * mean, median and max, one function's figures run by run and its callers and callees over
- * chosen runs, and whether a tag or a function exists (for 404s). */
+ * does not give: one function's figures run by run and its callers and callees over chosen
+ * runs, and whether a tag or a function exists (for 404s). The hot functions are db_hot's. */
 #ifndef PTCALL_DB_QUERY_WEB_H
 #define PTCALL_DB_QUERY_WEB_H
 
@@ -9,26 +8,6 @@
 #include <stdint.h>
 
 #include "db_query.h"
-
-enum db_wstat { DB_W_SUM, DB_W_MEAN, DB_W_MEDIAN, DB_W_MAX, DB_W_MIN, DB_W_STDDEV, DB_NW };
-extern const char *const db_wstat_names[DB_NW]; /* "sum", ..., "stddev" */
-
-struct db_whot_fn {
-    struct db_func_out f;    /* identity (name, module base name, file, line) */
-    uint32_t runs;           /* runs in which it was called */
-    double v[DB_NMEAS][DB_NW]; /* a run without the function counts as 0, as in db_hot */
-};
-struct db_whot {
-    struct db_whot_fn *fn;
-    size_t n, nruns;
-    int timed, mixed;
-    char time_unit[8];
-};
-/* Per-function statistics over ids, unranked. 0 or -DB_E_*. */
-int db_whot(struct db *d, const struct db_ids *ids, struct db_whot *out);
-/* Ranks by statistic stat of measure meas, larger first; ties: more calls, then name. */
-void db_whot_rank(struct db_whot *h, int stat, int meas);
-void db_whot_free(struct db_whot *h);
 
 /* Function fid of the dictionary into *out (free with db_wfunction_free); *found 0 when
  * there is none. */

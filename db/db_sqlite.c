@@ -225,6 +225,7 @@ static int bind(struct db *d, const struct cached *c, int n, const struct db_val
         int k = i + 1;
         int rc = p[i].type == DB_INT    ? sqlite3_bind_int64(c->st, k, p[i].i)
                  : p[i].type == DB_TEXT ? sqlite3_bind_text(c->st, k, p[i].s, -1, SQLITE_STATIC)
+                 : p[i].type == DB_REAL ? sqlite3_bind_double(c->st, k, p[i].d)
                                         : sqlite3_bind_null(c->st, k);
         if (rc != SQLITE_OK)
             return sq_fail(d, rc, "cannot bind a value");
@@ -266,6 +267,9 @@ static int sq_query(struct db *d, const char *sql, int n, const struct db_val *p
                 break;
             case SQLITE_INTEGER:
                 col[c] = DB_I(sqlite3_column_int64(st, c));
+                break;
+            case SQLITE_FLOAT:
+                col[c] = DB_R(sqlite3_column_double(st, c));
                 break;
             default:
                 col[c] = (struct db_val){.type = DB_TEXT,

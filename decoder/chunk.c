@@ -265,10 +265,26 @@ static int on_module_armed(struct ptc_session *s, const struct ptc_chunk *c)
 
 const char *ptc_session_mark_label(const struct ptc_session *s, uint64_t id)
 {
-    return s && id < s->nmarks ? s->marks[id] : "";
+    return s && id < s->nmarks ? s->marks[id].label : "";
 }
 
-/* A MARK chunk (ptcall_mark in a trace): the label kept, a PTC_EV_MARK fed to its thread,
+uint32_t ptc_session_num_mark_labels(const struct ptc_session *s) { return s ? s->nmarks : 0; }
+
+int ptc_session_mark_stats(const struct ptc_session *s, uint32_t id, struct ptc_mark_stats *out)
+{
+    if (!s || id >= s->nmarks)
+        return -PTC_E_ARG;
+    out->label = s->marks[id].label;
+    out->marks = s->marks[id].marks;
+    out->counted_calls = s->marks[id].counted_calls;
+    out->segments = s->marks[id].segments;
+    out->segment_total = s->marks[id].seg_total;
+    out->segment_min = s->marks[id].seg_min;
+    out->segment_max = s->marks[id].seg_max;
+    return 0;
+}
+
+/* A MARK chunk (ptcall_mark in a trace): the label counted, a PTC_EV_MARK fed to its thread,
  * which follows the thread's events written before it in the file. */
 static int mark_chunk(struct ptc_session *s, uint32_t pid, const void *payload, size_t size)
 {
@@ -282,27 +298,20 @@ static int mark_chunk(struct ptc_session *s, uint32_t pid, const void *payload, 
         return ptc_session_set_error(s, PTC_E_CORRUPT, "MARK chunk of pid %u: a %u-byte label does not fill its %zu "
                               "bytes", pid, m.label_size, size);
     struct thread *t = ptc_thread_find(s, pid, m.tid);
-    if (!t)
-        return 0; /* a thread that recorded nothing before its mark: nowhere to show it */
-    /* parallel decode: the worker that decodes the thread's events places the mark */
+    /* parallel decode: the worker that decodes the thread's events places (and counts) the
+     * mark; a mark of a thread no worker decodes is worker 0's */
     if (s->par_n > 1) {
-        int own = ptc_par_owns(s, pid, m.tid);
+        int own = t ? ptc_par_owns(s, pid, m.tid) : ptc_par_primary(s);
         if (own <= 0)
             return own;
     }
-    if (s->nmarks == s->capmarks) {
-        uint32_t nc = s->capmarks ? s->capmarks * 2 : 16;
-        char **nm = realloc(s->marks, nc * sizeof(*nm));
-        if (!nm)
-            return ptc_nomem(s);
-        s->marks = nm;
-        s->capmarks = nc;
-    }
-    if (!(s->marks[s->nmarks] = strdup(label)))
-        return ptc_nomem(s);
+    uint32_t id;
+    int r = ptc_mark_add(s, label, &(struct mark_label){.marks = 1}, &id);
+    if (r || !t)
+        return r; /* a thread that recorded nothing before its mark: counted, not placed */
     /* untimed, the thread's last time stays what its events said */
     struct ptc_ev ev = {.type = PTC_EV_MARK, .has_time = (s->file_flags & PTC_FILE_F_TIMED) != 0,
-                        .tsc = m.tsc, .count = s->nmarks++};
+                        .tsc = m.tsc, .count = id};
     return ptc_thread_feed(s, t, &ev, 1);
 }
 

@@ -120,6 +120,9 @@ struct thread {
     uint32_t owner;         /* parallel decode: the worker that decodes its events */
     int assigned;           /* parallel decode: owner was chosen (par_policy.c) */
     char *name;             /* from THREAD chunks (NULL: not known) */
+    uint64_t seg_from;      /* tsc where its current mark segment began (its first event,
+                               then its last mark) */
+    int has_seg_from;
 };
 
 struct func {
@@ -197,8 +200,22 @@ struct ptc_session {
     uint64_t held_total;
     int finished;
     /* hooks */
-    char **marks;           /* MARK chunks' labels, by session mark id (modules.c) */
+    /* ptcall_mark labels, each once (tables.c): a mark's id is its label's index. Not one
+     * per mark: a fuzzing driver marks every input with its path, and memory must not grow
+     * with the trace's length when the labels repeat */
+    struct mark_label {
+        char *label;
+        uint64_t hash;
+        uint64_t marks;         /* marks with this label (MARK chunks, marked COUNTS) */
+        uint64_t counted_calls; /* counting mode: calls in the segments they closed */
+        /* traces of events: the segments these marks closed on their threads (since the
+         * thread's previous mark or first event), timed ones only; ns, or ticks without a
+         * time base */
+        uint64_t segments, seg_total, seg_min, seg_max;
+    } *marks;
     uint32_t nmarks, capmarks;
+    uint32_t *markslots;    /* open addressing over marks: id + 1, 0 = empty */
+    uint32_t nmarkslots;    /* a power of two, at least twice nmarks */
     ptc_counts_hook counts_hook; /* COUNTS chunks (modules.c) */
     void *counts_hook_ctx;
     void (*read_hook)(void *ctx, const void *data, size_t n); /* file.c: the file's bytes */

@@ -16,6 +16,10 @@ uint32_t ptc_func_intern(struct ptc_session *s, const char *module, const char *
 void ptc_module_free(struct module *m);
 /* Frees p's module and stub tables (a new life of the process, or its end). */
 void ptc_proc_drop_modules(struct proc *p);
+/* Adds the figures of add (its label ignored: label names it) to label's, added if new,
+ * and sets *id to the label's id (ptc_session_mark_label). Returns 0 or -PTC_E_NOMEM. */
+int ptc_mark_add(struct ptc_session *s, const char *label, const struct mark_label *add,
+                 uint32_t *id);
 void ptc_tables_free(struct ptc_session *s);
 
 #endif

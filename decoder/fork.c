@@ -150,6 +150,9 @@ int ptc_thread_feed(struct ptc_session *s, struct thread *t, const struct ptc_ev
             t->ended = 0;
             s->tot.threads++;
         }
+        /* a new life's first event opens its first mark segment */
+        t->has_seg_from = n && ev[0].has_time;
+        t->seg_from = n ? ev[0].tsc : 0;
         if (!t->started) {
             s->tot.threads++;
             int e = thread_start(s, t);

@@ -302,7 +302,18 @@ int ptc_counts_chunk(struct ptc_session *s, uint32_t pid, const void *payload, s
         }
     }
     int r = 0;
-    if (add) {
+    if (add && (h.flags & PTC_COUNTS_F_MARK)) { /* ptcall_mark(label) closed it */
+        uint64_t seg = 0;
+        for (uint64_t i = 0; i < nf; i++) {
+            uint64_t c;
+            memcpy(&c, p + at + i * 8, 8);
+            seg += c;
+        }
+        uint32_t id;
+        r = ptc_mark_add(s, (const char *)p + at + nf * 8,
+                         &(struct mark_label){.marks = 1, .counted_calls = seg}, &id);
+    }
+    if (add && !r) {
         s->tot.counts_segments++;
         if (s->counts_hook)
             r = s->counts_hook(s->counts_hook_ctx, pid, &h, (const char *)p + at + nf * 8, fids,

@@ -97,6 +97,11 @@ static int merge(struct ptc_session *d, const struct ptc_session *w)
     a->bad_stubs += b->bad_stubs;
     a->fork_unknown += b->fork_unknown;
     a->skipped_chunks += b->skipped_chunks;
+    for (uint32_t i = 0; i < w->nmarks; i++) { /* ids are per worker: only counts matter */
+        uint32_t id;
+        if (ptc_mark_add(d, w->marks[i].label, &w->marks[i], &id))
+            return ptc_nomem(d);
+    }
     d->timed_events += w->timed_events;
     d->untimed_events += w->untimed_events;
     PTC_HTABLE_EACH(&w->threads, const struct thread, x)

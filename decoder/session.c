@@ -34,9 +34,6 @@ void ptc_session_free(struct ptc_session *s)
     for (uint32_t i = 0; i < s->nmodlist; i++)
         free((char *)s->modlist[i].path);
     free(s->modlist);
-    for (uint32_t i = 0; i < s->nmarks; i++) /* MARK chunks' labels (chunk.c) */
-        free(s->marks[i]);
-    free(s->marks);
     free(s);
 }
 

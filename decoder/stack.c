@@ -121,6 +121,30 @@ PTC_NOINLINE void ptc_emit(struct ptc_session *s, struct thread *t, uint8_t kind
     s->hook(s->hook_ctx, &e);
 }
 
+/* A timed mark closes its thread's current segment (since its previous mark or first
+ * event): its time goes to the label's figures (ptc_session_mark_stats), in ns as the
+ * hook's durations are. */
+static PTC_NOINLINE void mark_segment(struct ptc_session *s, struct thread *t,
+                                      const struct ptc_ev *e)
+{
+    if (t->has_seg_from && e->tsc >= t->seg_from && e->count < s->nmarks) {
+        uint64_t dur = e->tsc - t->seg_from;
+        if (t->proc->has_tb)
+            dur = ptc_ticks_to_ns(&t->proc->tb, dur);
+        else if (s->has_tb)
+            dur = ptc_ticks_to_ns(&s->tb, dur);
+        struct mark_label *m = &s->marks[e->count];
+        if (!m->segments || dur < m->seg_min)
+            m->seg_min = dur;
+        if (dur > m->seg_max)
+            m->seg_max = dur;
+        m->segments++;
+        m->seg_total += dur;
+    }
+    t->seg_from = e->tsc;
+    t->has_seg_from = 1;
+}
+
 static int active_grow(struct thread *t, uint32_t f)
 {
     uint32_t nc = t->nactive ? t->nactive : 256;
@@ -450,8 +474,10 @@ int ptc_stack_apply(struct ptc_session *s, struct thread *t, const struct ptc_ev
         } else if (e->type == PTC_EV_FORK) {
             break;
         } else if (e->type == PTC_EV_MARK) { /* a place on the timeline; nothing changes */
-            if (e->has_time)
+            if (e->has_time) {
+                mark_segment(s, t, e);
                 t->last = e->tsc;
+            }
             if (s->hook)
                 ptc_emit(s, t, PTC_CALL_MARK, 0, t->depth, UINT32_MAX, 0, e->count, 0);
         } else {

@@ -234,8 +234,133 @@ void ptc_proc_drop_modules(struct proc *p)
     p->nstubs = 0;
 }
 
+/* ---------------------------------------------------------------- mark labels */
+
+static int marks_grow(struct ptc_session *s)
+{
+    uint32_t nc = s->nmarkslots ? s->nmarkslots * 2 : 64;
+    uint32_t *nh = calloc(nc, sizeof(*nh));
+    if (!nh)
+        return -1;
+    for (uint32_t i = 0; i < s->nmarks; i++) {
+        uint32_t b = (uint32_t)s->marks[i].hash & (nc - 1);
+        while (nh[b])
+            b = (b + 1) & (nc - 1);
+        nh[b] = i + 1;
+    }
+    free(s->markslots);
+    s->markslots = nh;
+    s->nmarkslots = nc;
+    return 0;
+}
+
+/* Bytes of the valid UTF-8 sequence at p (1..4), or 0 when it is not one (a stray
+ * continuation byte, an overlong form, a surrogate, beyond U+10FFFF, cut short). */
+static size_t utf8_len(const unsigned char *p)
+{
+    unsigned c = p[0];
+    size_t n = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3
+             : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    for (size_t i = 1; i < n; i++)
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+    if ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] > 0x9f) || (c == 0xf0 && p[1] < 0x90) ||
+        (c == 0xf4 && p[1] > 0x8f))
+        return 0;
+    return n;
+}
+
+/* A copy of label with each byte that starts no valid UTF-8 sequence replaced by U+FFFD: a
+ * label is the program's bytes, and every output that shows it (JSON above all) must stay
+ * valid UTF-8. NULL when out of memory. */
+static char *label_utf8(const char *label)
+{
+    size_t n = strlen(label);
+    char *d = malloc(n * 3 + 1), *o = d;
+    if (!d)
+        return NULL;
+    for (const unsigned char *p = (const unsigned char *)label; *p;) {
+        size_t k = utf8_len(p);
+        if (k) {
+            memcpy(o, p, k);
+            o += k;
+            p += k;
+        } else {
+            memcpy(o, "\xef\xbf\xbd", 3);
+            o += 3;
+            p++;
+        }
+    }
+    *o = 0;
+    return d;
+}
+
+/* The id of label (label_utf8's, owned by the label table once added). */
+static uint32_t mark_find_add(struct ptc_session *s, char *label)
+{
+    uint64_t h = ptc_fnv1a64(PTC_FNV1A64_INIT, label, strlen(label));
+    if ((s->nmarks + 1) * 2 > s->nmarkslots && marks_grow(s))
+        return UINT32_MAX;
+    uint32_t b = (uint32_t)h & (s->nmarkslots - 1);
+    while (s->markslots[b]) {
+        const struct mark_label *m = &s->marks[s->markslots[b] - 1];
+        if (m->hash == h && !strcmp(m->label, label))
+            return s->markslots[b] - 1;
+        b = (b + 1) & (s->nmarkslots - 1);
+    }
+    if (s->nmarks == s->capmarks) {
+        uint32_t nc = s->capmarks ? s->capmarks * 2 : 16;
+        struct mark_label *nm = realloc(s->marks, nc * sizeof(*nm));
+        if (!nm)
+            return UINT32_MAX;
+        s->marks = nm;
+        s->capmarks = nc;
+    }
+    s->marks[s->nmarks] = (struct mark_label){.label = label, .hash = h};
+    s->markslots[b] = s->nmarks + 1;
+    return s->nmarks++;
+}
+
+/* The id of label, added with no marks when new; UINT32_MAX when out of memory. Labels are
+ * kept as label_utf8 makes them (equal after it: one label). */
+static uint32_t mark_intern(struct ptc_session *s, const char *raw)
+{
+    char *label = label_utf8(raw);
+    if (!label)
+        return UINT32_MAX;
+    uint32_t id = mark_find_add(s, label);
+    if (id == UINT32_MAX || s->marks[id].label != label)
+        free(label); /* known already, or not added */
+    return id;
+}
+
+int ptc_mark_add(struct ptc_session *s, const char *label, const struct mark_label *add,
+                 uint32_t *id)
+{
+    uint32_t i = mark_intern(s, label);
+    if (i == UINT32_MAX)
+        return ptc_nomem(s);
+    struct mark_label *m = &s->marks[i];
+    m->marks += add->marks;
+    m->counted_calls += add->counted_calls;
+    if (add->segments) {
+        if (!m->segments || add->seg_min < m->seg_min)
+            m->seg_min = add->seg_min;
+        if (add->seg_max > m->seg_max)
+            m->seg_max = add->seg_max;
+        m->segments += add->segments;
+        m->seg_total += add->seg_total;
+    }
+    *id = i;
+    return 0;
+}
+
 void ptc_tables_free(struct ptc_session *s)
 {
+    for (uint32_t i = 0; i < s->nmarks; i++)
+        free(s->marks[i].label);
+    free(s->marks);
+    free(s->markslots);
     for (uint32_t i = 0; i < s->nfuncs; i++)
         func_info_free(&s->funcs[i].info);
     free(s->selection);

@@ -360,10 +360,12 @@ static int format_line(struct calls_view *c, const struct line *l)
         ptc_wb_str(w, l->count == 1 ? " frame of its parent's stack ---\n"
                                     : " frames of its parent's stack ---\n");
         break;
-    case L_MARK: /* name: the label, owned by the session */
+    case L_MARK: /* name: the label, owned by the session (NUL-terminated) */
         indent(w, l->depth);
         ptc_wb_str(w, "/* mark: ");
-        ptc_wb_put(w, l->name, l->name_len);
+        /* escaped as inside a JSON string: a label is the program's own string, and a
+         * newline in it would start a line that looks like a call */
+        ptc_wb_json_chars(w, l->name);
         ptc_wb_str(w, " */\n");
         break;
     case L_UNMATCHED:
@@ -492,20 +494,24 @@ static int calls_fork(void *view, const struct ptc_out_event *e)
     return 0;
 }
 
+static int calls_mark(void *view, const struct ptc_out_event *e)
+{
+    struct calls_view *c = view;
+    struct cthread *t = thread_of(c, e);
+    if (!t || flush_pending(c, t))
+        return 1;
+    struct line *l = new_line(c, L_MARK, t, e->time);
+    l->depth = e->depth;
+    l->name = ptc_session_mark_label(c->s, e->count);
+    l->name_len = strlen(l->name);
+    return 0;
+}
+
 static int calls_note(void *view, const struct ptc_out_event *e)
 {
     struct calls_view *c = view;
     struct cthread *t = thread_of(c, e);
     struct line *l;
-    if (t && e->kind == PTC_CALL_MARK) {
-        if (flush_pending(c, t))
-            return 1;
-        l = new_line(c, L_MARK, t, e->time);
-        l->depth = e->depth;
-        l->name = ptc_session_mark_label(c->s, e->count);
-        l->name_len = strlen(l->name);
-        return 0;
-    }
     return !t || flush_pending(c, t) ||
            named_line(c, e->kind == PTC_CALL_UNMATCHED ? L_UNMATCHED : L_LANDING, t, e->time,
                       e->depth, e->func, &l);
@@ -576,6 +582,7 @@ static const struct ptc_output_ops calls_ops = {
     .gap = calls_gap,
     .fork = calls_fork,
     .note = calls_note,
+    .mark = calls_mark,
     .thread_end = calls_thread_end,
     .end = calls_end,
     .free = calls_free,

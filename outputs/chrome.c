@@ -1,6 +1,7 @@
 /* The Chrome Trace Event Format (JSON object form): each call as a begin and an end event
  * ("ph": "B" at its entry, "E" at its return), instant events for gaps and forks, and
- * process and thread names as metadata. Perfetto UI, chrome://tracing and speedscope open
+ * process and thread names as metadata; each ptcall_mark an instant event named
+ * "mark: LABEL" on its thread. Perfetto UI, chrome://tracing and speedscope open
  * it. Times are microseconds with ns decimals.
  *
  * Why B/E and not one complete event ("X", ts + dur) per call: viewers add ts and dur in
@@ -170,6 +171,20 @@ static int chrome_thread_end(void *view, uint32_t pid, uint32_t tid, uintptr_t *
     return 0;
 }
 
+/* The middle of an instant event on e's thread, from the end of its name to the start of its
+ * args: the caller writes the name before and the args after. */
+static void instant_body(struct chrome_view *c, const struct ptc_out_event *e)
+{
+    struct ptc_wbuf *w = c->w;
+    ptc_wb_str(w, "\", \"ph\": \"i\", \"s\": \"t\", \"ts\": ");
+    put_us(c, e->time);
+    ptc_wb_str(w, ", \"pid\": ");
+    ptc_wb_u64(w, e->pid);
+    ptc_wb_str(w, ", \"tid\": ");
+    ptc_wb_u64(w, e->tid);
+    ptc_wb_str(w, ", \"args\": {");
+}
+
 static void instant(struct chrome_view *c, const struct ptc_out_event *e, const char *name,
                     uint64_t n, const char *what)
 {
@@ -177,13 +192,8 @@ static void instant(struct chrome_view *c, const struct ptc_out_event *e, const 
     sep(c);
     ptc_wb_str(w, "{\"name\": \"");
     ptc_wb_str(w, name);
-    ptc_wb_str(w, "\", \"ph\": \"i\", \"s\": \"t\", \"ts\": ");
-    put_us(c, e->time);
-    ptc_wb_str(w, ", \"pid\": ");
-    ptc_wb_u64(w, e->pid);
-    ptc_wb_str(w, ", \"tid\": ");
-    ptc_wb_u64(w, e->tid);
-    ptc_wb_str(w, ", \"args\": {\"");
+    instant_body(c, e);
+    ptc_wb_str(w, "\"");
     ptc_wb_str(w, what);
     ptc_wb_str(w, "\": ");
     ptc_wb_u64(w, n);
@@ -201,6 +211,26 @@ static int chrome_fork(void *view, const struct ptc_out_event *e)
     if (e->kind == PTC_CALL_FORK)
         instant(view, e, "fork", e->count, "child_pid");
     return 0;
+}
+
+/* A mark (ptcall_mark): an instant on its thread named after its label, which is the
+ * program's own string (quotes, backslashes, control characters: escaped), and repeated in
+ * args, where a viewer shows it whole beside the stack depth. */
+static int chrome_mark(void *view, const struct ptc_out_event *e)
+{
+    struct chrome_view *c = view;
+    struct ptc_wbuf *w = c->w;
+    const char *label = ptc_session_mark_label(c->s, e->count);
+    sep(c);
+    ptc_wb_str(w, "{\"name\": \"mark: ");
+    ptc_wb_json_chars(w, label);
+    instant_body(c, e);
+    ptc_wb_str(w, "\"mark\": ");
+    ptc_wb_json_str(w, label);
+    ptc_wb_str(w, ", \"depth\": ");
+    ptc_wb_u64(w, e->depth);
+    ptc_wb_str(w, "}}");
+    return w->over_limit || w->err ? 1 : 0;
 }
 
 static int cmp_pidtid(const void *a, const void *b)
@@ -257,6 +287,8 @@ static int chrome_end(void *view, const struct ptc_out_info *info)
     ptc_wb_u64(w, info->shown_calls);
     ptc_wb_str(w, "\", \"lost_events\": \"");
     ptc_wb_u64(w, t.lost_events);
+    ptc_wb_str(w, "\", \"marks\": \"");
+    ptc_wb_u64(w, info->shown_marks);
     ptc_wb_str(w, "\", \"gaps\": \"");
     ptc_wb_u64(w, t.gaps);
     ptc_wb_str(w, "\", \"complete\": \"");
@@ -283,6 +315,7 @@ static const struct ptc_output_ops chrome_ops = {
     .ret = chrome_ret,
     .gap = chrome_gap,
     .fork = chrome_fork,
+    .mark = chrome_mark,
     .thread_end = chrome_thread_end,
     .end = chrome_end,
     .free = chrome_free,

@@ -207,8 +207,10 @@ HOT int deliver(struct ptc_out_driver *d, const struct ptc_out_event *e, struct 
         return o->fork ? o->fork(v, e) : 0;
     case PTC_CALL_UNMATCHED:
     case PTC_CALL_LANDING:
-    case PTC_CALL_MARK:
         return o->note ? o->note(v, e) : 0;
+    case PTC_CALL_MARK:
+        d->info.shown_marks++;
+        return o->mark ? o->mark(v, e) : 0;
     case KIND_THREAD_END:
         return o->thread_end ? o->thread_end(v, t->pid, t->tid, &t->view_user) : 0;
     }

@@ -29,7 +29,8 @@ struct ptc_out_event {
     uint64_t dur;           /* return: duration */
     uint64_t self;          /* return: duration minus time in callees that were shown */
     uint64_t count;         /* gap: events lost (0 unknown); fork: the child's pid;
-                               forked: frames inherited from the parent */
+                               forked: frames inherited from the parent; mark: the label's
+                               id (ptc_session_mark_label) */
     uint8_t kind;           /* enum ptc_call_kind (decode.h) */
     uint8_t how;            /* return: enum ptc_return_how */
     uint8_t has_time;
@@ -67,6 +68,7 @@ struct ptc_out_info {
     int filtered;           /* any filter is set */
     /* at end: */
     uint64_t shown_calls;   /* enter events handed to the view */
+    uint64_t shown_marks;   /* mark events handed to the view */
     uint64_t last_time;     /* the latest event's time (relative): the trace's span */
 };
 
@@ -86,6 +88,9 @@ struct ptc_output_ops {
     int (*fork)(void *view, const struct ptc_out_event *e);
     /* unmatched exits and landing pads (NULL: not shown) */
     int (*note)(void *view, const struct ptc_out_event *e);
+    /* ptcall_mark(label) (PTC_CALL_MARK): count = the label's id (ptc_session_mark_label),
+     * depth = the shown stack's depth there (NULL: not shown) */
+    int (*mark)(void *view, const struct ptc_out_event *e);
     int (*thread_end)(void *view, uint32_t pid, uint32_t tid, uintptr_t *thread_user);
     int (*end)(void *view, const struct ptc_out_info *info);
     void (*free)(void *view);

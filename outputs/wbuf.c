@@ -208,8 +208,14 @@ void ptc_wb_sec9(struct ptc_wbuf *w, uint64_t ns, unsigned width)
 
 void ptc_wb_json_str(struct ptc_wbuf *w, const char *s)
 {
-    static const char hex[] = "0123456789abcdef";
     ptc_wb_char(w, '"');
+    ptc_wb_json_chars(w, s);
+    ptc_wb_char(w, '"');
+}
+
+void ptc_wb_json_chars(struct ptc_wbuf *w, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         const unsigned char *run = p;
         while (*p >= 0x20 && *p != '"' && *p != '\\')
@@ -232,7 +238,6 @@ void ptc_wb_json_str(struct ptc_wbuf *w, const char *s)
             w->len += 6;
         }
     }
-    ptc_wb_char(w, '"');
 }
 
 void ptc_wb_csv_str(struct ptc_wbuf *w, const char *s)

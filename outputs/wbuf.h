@@ -95,6 +95,8 @@ PTC_WB_INLINE void ptc_wb_put_padded(struct ptc_wbuf *w, const char *s, size_t n
 void ptc_wb_sec9(struct ptc_wbuf *w, uint64_t ns, unsigned width);
 /* A JSON string literal (quotes included). */
 void ptc_wb_json_str(struct ptc_wbuf *w, const char *s);
+/* The same without the quotes: a part of a string literal ("mark: " + a label). */
+void ptc_wb_json_chars(struct ptc_wbuf *w, const char *s);
 /* An RFC 4180 CSV field: quoted when it holds a comma, quote, CR or LF. */
 void ptc_wb_csv_str(struct ptc_wbuf *w, const char *s);
 /* Text for XML/HTML content and attribute values (&, <, >, ", ' escaped; control

@@ -13,10 +13,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "ptcall/forkserver.h"
 #include "soft_internal.h"
@@ -55,6 +58,11 @@ static int read_u32(int fd, uint32_t *v)
 static void serve(void)
 {
     int ctl = rt.fs_ctl, st = rt.fs_st;
+    /* A program a child execs must not serve, nor lay the shared file out again over the
+     * tool's reading of it: it runs uncounted. The children inherit the environment, so it is
+     * unset once here rather than in each child (the server needs neither variable again). */
+    unsetenv(PTCFS_ENV);
+    unsetenv(PTCFS_COUNTS_ENV);
     if (write_u32(st, PTCFS_HELLO) != 0)
         _exit(2); /* nobody listens */
     for (;;) {
@@ -66,7 +74,11 @@ static void serve(void)
             write_u32(st, PTCFS_ERROR);
             _exit(2);
         }
-        pid_t pid = fork(); /* the runtime's wrapper: counts_after_fork in the child */
+        /* Zeroed here, where every page of counters is mapped already: a child that zeroed
+         * them would fault each page in, not only the pages its calls touch. Nothing of the
+         * program runs in the server between this and the fork. */
+        memset(ptc_counters, 0, (size_t)rt.ncounters * 8);
+        pid_t pid = fork_server_fork(); /* counts_after_fork in the child */
         if (pid < 0) {
             warn("ptcall: fork server: fork failed (%s)", strerror(errno));
             write_u32(st, PTCFS_ERROR);
@@ -76,11 +88,6 @@ static void serve(void)
             close(ctl);
             close(st);
             rt.fs_ctl = rt.fs_st = -1;
-            /* a program the child execs must not serve, nor lay the shared file out again
-             * over the tool's reading of it: it runs uncounted */
-            unsetenv(PTCFS_ENV);
-            unsetenv(PTCFS_COUNTS_ENV);
-            memset(ptc_counters, 0, (size_t)rt.ncounters * 8);
             return;
         }
         if (write_u32(st, (uint32_t)pid) != 0)
@@ -97,6 +104,23 @@ static void serve(void)
     }
 }
 
+/* A fork server's child whose main returned. Its calls are in the shared counters already:
+ * nothing of the runtime needs the exit path. When the program registered no exit handlers
+ * (exit_handlers_registered: atexit, on_exit, C++ static or thread_local destructors) the
+ * child flushes stdio, as exit would, and ends at once: no destructors of the libraries (the
+ * dynamic linker's walk over every object, each touching pages the child never had) and no
+ * final flush of the runtime (docs/cov.md, "The child's end", says what that saves). With
+ * handlers, or a trace file that takes the child's counts at exit (PTCALL_OUTPUT), it goes
+ * the whole way; so does a program that calls exit itself. */
+static int child_return(int status)
+{
+    if (rt.fd >= 0 || exit_handlers_registered())
+        return status;
+    fflush(NULL);
+    syscall(SYS_exit_group, status); /* not the runtime's _exit: nothing left to write */
+    return status;
+}
+
 static int counts_main(int argc, char **argv, char **envp)
 {
     if (counts_share() != 0 && rt.fs_ctl >= 0) {
@@ -104,8 +128,10 @@ static int counts_main(int argc, char **argv, char **envp)
         write_u32(rt.fs_st, PTCFS_ERROR);
         _exit(2);
     }
-    if (rt.fs_ctl >= 0)
+    if (rt.fs_ctl >= 0) {
         serve();
+        return child_return(rt.real_main(argc, argv, envp));
+    }
     return rt.real_main(argc, argv, envp);
 }
 

@@ -263,6 +263,7 @@ struct runtime_state {
     uint32_t marks;          /* tracing: the next MARK chunk's index (under proc_mu) */
     int counts_fd;           /* PTCALL_COUNTS_FD, or -1 */
     int counts_shared;       /* the counters live in counts_fd's file (MAP_SHARED) */
+    int quick_fork;          /* fork_server_fork is forking: the atfork handlers stand aside */
     int fs_ctl, fs_st;       /* PTCALL_FORKSERVER's descriptors, or -1 */
     int (*real_main)(int, char **, char **); /* main, while the pre-main point runs first */
 };
@@ -385,6 +386,19 @@ void select_report_unmatched(void);
 /* The MODULE_ARMED chunk of object o, after its MODULE chunk (nothing when not active). */
 void write_module_armed(const struct object *o);
 
+/* ---- soft_object.c: the loaded object a map belongs to ------------------------------ */
+
+#define OBJECT_SEGS_MAX 32
+/* Its extent and mapped pieces (PT_LOAD pages, PF_W taken away by PT_GNU_RELRO), for the map
+ * reader's object checks. obj points into segs: pass the struct by address, never copy it. */
+struct object_layout {
+    struct ptc_map_segment segs[OBJECT_SEGS_MAX];
+    size_t nsegs;
+    struct ptc_map_object obj;
+};
+/* The object whose PT_LOAD segments hold addr (its map section). 0, or -1 with why. */
+int object_layout(const void *addr, struct object_layout *out, char *why, size_t why_size);
+
 /* ---- soft_counts.c: counting mode ---------------------------------------------------- */
 
 void ptc_count_handler(void); /* soft_handler.S: an id stub's counter (%r11 = index << 4 | 2) */
@@ -468,6 +482,13 @@ int close_trace_fd(void); /* the runtime's own close of it (a fork child startin
 /* ---- soft_lifecycle.c: exit, _exit, exec, fork --------------------------------------- */
 
 void runtime_init(void); /* once per process; sets rt.enabled when tracing applies */
+/* soft_lifecycle.c: whether the program registered exit handlers (atexit, on_exit, C++ static
+ * or thread_local destructors); the runtime's own atexit, which does not count */
+int exit_handlers_registered(void);
+int runtime_atexit(void (*fn)(void));
+/* soft_lifecycle.c: the fork server's fork (the wrapper's work only where it protects
+ * something) */
+pid_t fork_server_fork(void);
 
 #pragma GCC visibility pop
 

@@ -1,16 +1,18 @@
 /* The process's life: start-up (the run-once guard and the order in which each part starts,
- * below), the final flush at exit (on_exit), _exit and _Exit, the exec family and daemon
- * (interposed); at fork, consistent locks and a fresh record for the child. */
+ * below), the final flush at exit (on_exit), _exit and _Exit, the exec family, daemon and
+ * forkpty (interposed); at fork, consistent locks and a fresh record for the child. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pty.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <utmp.h> /* login_tty */
 
 #include "soft_internal.h"
 
@@ -45,6 +47,74 @@ static void resolve_real_functions(void)
 
 static void end_process(int how, int status);
 
+/* ---- the program's exit handlers ------------------------------------------------------ *
+ *
+ * A fork server's child whose main returns may end at once (soft_forkserver.c) when nothing
+ * of the program waits for exit: so registrations are watched here. atexit (linked into each
+ * object from libc_nonshared.a) and C++ static destructors register through __cxa_atexit,
+ * thread_local destructors through __cxa_thread_atexit_impl; on_exit is its own. Each is
+ * passed on unchanged. The runtime's own handlers are registered past these (runtime_atexit,
+ * runtime_on_exit) and do not count. */
+
+static _Atomic int program_exit_handlers;
+
+int exit_handlers_registered(void) { return atomic_load(&program_exit_handlers); }
+
+typedef int (*cxa_atexit_fn)(void (*)(void *), void *, void *);
+typedef int (*on_exit_fn)(void (*)(int, void *), void *);
+
+/* The C library's function: looked up on first use, which may come before the runtime's
+ * constructor (a library's static constructors run first). */
+static void *libc_fn(void *_Atomic *cache, const char *name)
+{
+    void *f = atomic_load(cache);
+    if (!f) {
+        f = dlsym(RTLD_NEXT, name);
+        atomic_store(cache, f);
+    }
+    return f;
+}
+
+static void *_Atomic real_cxa_atexit, *_Atomic real_on_exit, *_Atomic real_thread_atexit;
+
+static int libc_cxa_atexit(void (*fn)(void *), void *arg, void *dso)
+{
+    cxa_atexit_fn f = (cxa_atexit_fn)libc_fn(&real_cxa_atexit, "__cxa_atexit");
+    return f ? f(fn, arg, dso) : -1;
+}
+
+static int libc_on_exit(void (*fn)(int, void *), void *arg)
+{
+    on_exit_fn f = (on_exit_fn)libc_fn(&real_on_exit, "on_exit");
+    return f ? f(fn, arg) : -1;
+}
+
+PTC_API int __cxa_atexit(void (*fn)(void *), void *arg, void *dso)
+{
+    atomic_store(&program_exit_handlers, 1);
+    return libc_cxa_atexit(fn, arg, dso);
+}
+
+PTC_API int on_exit(void (*fn)(int, void *), void *arg)
+{
+    atomic_store(&program_exit_handlers, 1);
+    return libc_on_exit(fn, arg);
+}
+
+PTC_API int __cxa_thread_atexit_impl(void (*fn)(void *), void *obj, void *dso)
+{
+    atomic_store(&program_exit_handlers, 1);
+    cxa_atexit_fn f = (cxa_atexit_fn)libc_fn(&real_thread_atexit, "__cxa_thread_atexit_impl");
+    return f ? f(fn, obj, dso) : -1;
+}
+
+extern void *__dso_handle;
+
+int runtime_atexit(void (*fn)(void))
+{
+    return libc_cxa_atexit((void (*)(void *))(uintptr_t)fn, NULL, __dso_handle);
+}
+
 static void on_exit_handler(int status, void *arg)
 {
     (void)arg;
@@ -55,7 +125,7 @@ static void on_exit_handler(int status, void *arg)
 
 static void atfork_prepare(void)
 {
-    if (!rt.enabled)
+    if (!rt.enabled || rt.quick_fork)
         return;
     pthread_mutex_lock(&rt.reg_mu);
     pthread_mutex_lock(&rt.drain_mu);
@@ -66,7 +136,7 @@ static void atfork_prepare(void)
 
 static void atfork_parent(void)
 {
-    if (!rt.enabled)
+    if (!rt.enabled || rt.quick_fork)
         return;
     pthread_mutex_unlock(&rt.proc_mu);
     pthread_mutex_unlock(&rt.thr_mu);
@@ -76,7 +146,7 @@ static void atfork_parent(void)
 
 static void atfork_child(void)
 {
-    if (!rt.enabled)
+    if (!rt.enabled || rt.quick_fork)
         return;
     pthread_mutex_init(&rt.reg_mu, NULL);
     pthread_mutex_init(&rt.drain_mu, NULL);
@@ -225,6 +295,32 @@ PTC_API pid_t fork(void)
     return pid;
 }
 
+/* The fork server's fork (soft_forkserver.c), once per input. While the process has one
+ * thread (no constructor started any), no other thread can hold the runtime's locks and
+ * counting mode has no buffers a signal handler could write into: the wrapper's blocked
+ * signals and the atfork handlers' locking protect nothing then, and they cost system calls
+ * in the server and page faults in every child (code and data it would not touch otherwise).
+ * So glibc's fork alone, and the child renews its process record as atfork_child would. */
+#if __has_include(<sys/single_threaded.h>) /* glibc 2.32 */
+#include <sys/single_threaded.h>
+#define ONE_THREAD() (__libc_single_threaded != 0)
+#else
+#define ONE_THREAD() 0
+#endif
+
+pid_t fork_server_fork(void)
+{
+    resolve_real_functions();
+    if (!ONE_THREAD() || !rt.counting || !real_fork)
+        return fork();
+    rt.quick_fork = 1;
+    pid_t pid = real_fork();
+    rt.quick_fork = 0;
+    if (pid == 0 && atomic_load(&rt.active) && !atomic_load(&rt.finishing))
+        counts_after_fork();
+    return pid;
+}
+
 /* glibc's daemon() forks and leaves through its own internal fork and _exit, which the
  * wrappers here never see: the parent's last events were lost, its trace unclosed, and the
  * child's fork point missing. So daemon() is done here, through the wrappers, as glibc does
@@ -254,6 +350,35 @@ PTC_API int daemon(int nochdir, int noclose)
             close(fd);
     }
     return 0;
+}
+
+/* glibc's forkpty() forks through its internal fork as well: the child started without its
+ * parent's stack (fork_unknown). It is done here through the wrapper, as glibc does it: a
+ * new pseudo-terminal, fork, the child makes the terminal its controlling one and its stdio
+ * (login_tty), the parent keeps the other side. */
+PTC_API pid_t forkpty(int *amaster, char *name, const struct termios *termp,
+                      const struct winsize *winp)
+{
+    int master, slave;
+    if (openpty(&master, &slave, name, termp, winp) < 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid < 0) {
+        int e = errno;
+        close(master);
+        close(slave);
+        errno = e;
+        return -1;
+    }
+    if (pid == 0) {
+        close(master);
+        if (login_tty(slave) != 0)
+            _exit(1); /* as glibc's: the child has no terminal to go on with */
+        return 0;
+    }
+    *amaster = master;
+    close(slave);
+    return pid;
 }
 
 /* ---- exec and _exit ------------------------------------------------------------------ */
@@ -462,7 +587,7 @@ static void start(void)
         rt.handler_id = rt.handler_fast = (void *)(uintptr_t)ptc_count_handler;
         resolve_real_functions();
         pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
-        on_exit(on_exit_handler, NULL);
+        libc_on_exit(on_exit_handler, NULL);
         rt.enabled = 1;
         return;
     }
@@ -486,7 +611,7 @@ static void start(void)
     /* Registered before __libc_start_main registers the dynamic linker's destructor
      * (library constructors run first), on_exit handlers run after all destructors and
      * after the program's own atexit handlers: the last point where code can still run. */
-    on_exit(on_exit_handler, NULL);
+    libc_on_exit(on_exit_handler, NULL);
     rt.enabled = 1;
 }
 

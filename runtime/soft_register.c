@@ -289,7 +289,7 @@ static void arm_object(const void *map_start, size_t map_size, uint64_t s0, uint
     /* no final flush in this mode: say at exit which globs matched nothing */
     if (rt.armed_objects++ == 0 && ptc_select_active(&rt.sel)) {
         rt.pid = (uint32_t)getpid(); /* a fork child runs the handler too: it must not say it */
-        atexit(select_report_unmatched);
+        runtime_atexit(select_report_unmatched);
     }
     size_t bad = 0;
     struct reg_ctx c = {.stubs_start = s0, .stubs_end = s0 + ((s1 - s0 + 15) & ~(uint64_t)15)};
@@ -297,16 +297,23 @@ static void arm_object(const void *map_start, size_t map_size, uint64_t s0, uint
     Dl_info di;
     if (dladdr(map_start, &di) && di.dli_fname)
         snprintf(path, sizeof(path), "%s", di.dli_fname);
+    if (!path[0])
+        exe_path(path);
     size_t nslots = (size_t)((c.stubs_end - s0) / PTCALL_STUB_STRIDE);
     if (ptc_select_active(&rt.sel) && !(c.slot_use = map_anon(nslots ? nslots : 1))) {
         warn("ptcall: %s: out of memory for its call-site table; its call sites stay disarmed",
              path);
         return;
     }
-    if (ptc_map_walk(map_start, map_size, (uint64_t)(uintptr_t)map_start, s0, s1, arm_unit, &c,
-                     &bad) < 0)
-        warn("ptcall: corrupt ptcall_map section at offset %zu; its call sites stay disarmed",
-             bad);
+    struct object_layout lay;
+    char why[160];
+    int e = object_layout(map_start, &lay, why, sizeof(why));
+    if (e < 0)
+        warn("ptcall: %s: %s; its call sites stay disarmed", path, why);
+    else if ((e = ptc_map_walk_in(map_start, map_size, (uint64_t)(uintptr_t)map_start, s0, s1,
+                                  &lay.obj, arm_unit, &c, &bad)) < 0)
+        warn("ptcall: %s: corrupt ptcall_map section (%s at offset %zu); its call sites stay "
+             "disarmed", path, ptc_map_strerror(e), bad);
     else
         arm_sites(&c, path);
     if (c.slot_use)
@@ -338,7 +345,14 @@ PTC_API void __ptcall_register_object(const void *map_start, const void *map_sto
     uint64_t s0 = (uint64_t)(uintptr_t)stubs_start, s1 = (uint64_t)(uintptr_t)stubs_stop;
     struct ptc_map_summary sum;
     size_t bad = 0;
-    int err = ptc_map_scan(map_start, map_size, (uint64_t)(uintptr_t)map_start, s0, s1, &sum, &bad);
+    /* the object's extent and segments: a map that names places outside them would have the
+     * runtime write or patch memory that is not there (docs/reliability.md) */
+    struct object_layout lay;
+    char why[160];
+    int placed = object_layout(map_start, &lay, why, sizeof(why));
+    int err = placed < 0 ? 0
+                         : ptc_map_scan_in(map_start, map_size, (uint64_t)(uintptr_t)map_start,
+                                           s0, s1, &lay.obj, &sum, &bad);
     Dl_info di;
     struct link_map *lm = NULL;
     char path[PATH_MAX] = "";
@@ -356,6 +370,10 @@ PTC_API void __ptcall_register_object(const void *map_start, const void *map_sto
         snprintf(path, sizeof(path), "%s", abs);
     if (!path[0])
         exe_path(path);
+    if (placed < 0) {
+        warn("ptcall: %s: %s; not traced", path, why);
+        goto out;
+    }
     if (err < 0) {
         warn("ptcall: %s: corrupt ptcall_map section (%s at offset %zu); not traced", path,
              ptc_map_strerror(err), bad);
@@ -410,7 +428,8 @@ PTC_API void __ptcall_register_object(const void *map_start, const void *map_sto
             goto out;
         }
     }
-    ptc_map_walk(map_start, map_size, (uint64_t)(uintptr_t)map_start, s0, s1, fill_ids, &c, NULL);
+    ptc_map_walk_in(map_start, map_size, (uint64_t)(uintptr_t)map_start, s0, s1, &lay.obj,
+                    fill_ids, &c, NULL);
     if ((!rt.counting || rt.fd >= 0) && write_module(o))
         write_module_armed(o); /* right behind it: which of its functions are traced */
     /* publish before patching: the drain must know the stubs before the first event */
@@ -423,7 +442,8 @@ PTC_API void __ptcall_register_object(const void *map_start, const void *map_sto
             munmap(c.slot_use, nslots);
         goto out;
     }
-    ptc_map_walk(map_start, map_size, (uint64_t)(uintptr_t)map_start, s0, s1, patch_unit, &c, NULL);
+    ptc_map_walk_in(map_start, map_size, (uint64_t)(uintptr_t)map_start, s0, s1, &lay.obj,
+                    patch_unit, &c, NULL);
     code_executable(s0, s1);
     arm_sites(&c, path); /* the stubs are ready: now let the call sites reach them */
     if (c.slot_use)

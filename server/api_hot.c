@@ -4,11 +4,12 @@
  * db query` and `ptcall report --stat` count it). sort=calls|self|total (default self, calls
  * when untimed), stat=sum|mean|median|max|min|stddev (what ranks, default sum), top=N
  * (default 50, 0 all). */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "db_query_web.h"
+#include "db_query.h"
 #include "web_internal.h"
 
 static int word_of(const char *v, const char *const *words, int n)
@@ -26,8 +27,8 @@ static void stats_json(struct sbuf *b, const double *v, int has)
         return;
     }
     sb_puts(b, "{");
-    for (int s = 0; s < DB_NW; s++) {
-        sb_printf(b, "%s\"%s\": ", s ? ", " : "", db_wstat_names[s]);
+    for (int s = 0; s < DB_NSTATS; s++) {
+        sb_printf(b, "%s\"%s\": ", s ? ", " : "", db_stat_names[s]);
         sb_json_num(b, v[s]);
     }
     sb_puts(b, "}");
@@ -37,12 +38,12 @@ static int compute(const struct web_ctx *c, struct db *d, int64_t id, const stru
                    struct web_resp *r)
 {
     (void)id;
-    int sort = -1, stat = DB_W_SUM;
+    int sort = -1, stat = DB_STAT_SUM;
     uint64_t top = 50;
     const char *v;
     if ((v = web_arg(a, "sort")) && (sort = word_of(v, db_meas_names, DB_NMEAS)) < 0)
         return web_error(r, 400, "sort='%s': give calls, self or total", v);
-    if ((v = web_arg(a, "stat")) && (stat = word_of(v, db_wstat_names, DB_NW)) < 0)
+    if ((v = web_arg(a, "stat")) && (stat = word_of(v, db_stat_names, DB_NSTATS)) < 0)
         return web_error(r, 400, "stat='%s': give sum, mean, median, max, min or stddev", v);
     if ((v = web_arg(a, "top"))) {
         char *end;
@@ -58,8 +59,11 @@ static int compute(const struct web_ctx *c, struct db *d, int64_t id, const stru
         db_ids_free(&ids);
         return web_error(r, 404, "no run of the database matches the filters");
     }
-    struct db_whot h;
-    int e = db_whot(d, &ids, &h);
+    /* every statistic of each function shown; the medians (which need every run's figure)
+     * of those shown only, unless they rank */
+    struct db_hot_ask ask = {stat, sort, top ? (size_t)top : SIZE_MAX};
+    struct db_hot h;
+    int e = db_hot(d, &ids, &ask, &h);
     if (e) {
         db_ids_free(&ids);
         return web_db_fail(r, d, e);
@@ -68,12 +72,11 @@ static int compute(const struct web_ctx *c, struct db *d, int64_t id, const stru
         sort = h.timed ? DB_M_SELF : DB_M_CALLS;
     if (sort != DB_M_CALLS && !h.timed) {
         db_ids_free(&ids);
-        db_whot_free(&h);
+        db_hot_free(&h);
         return web_error(r, 400, "sort=%s: the chosen runs have no comparable times (%s): "
                                  "sort by calls", db_meas_names[sort],
                          h.mixed ? "they mix time units" : "untimed");
     }
-    db_whot_rank(&h, stat, sort);
     size_t shown = top && top < h.n ? (size_t)top : h.n;
     struct sbuf b;
     sb_init(&b);
@@ -84,9 +87,9 @@ static int compute(const struct web_ctx *c, struct db *d, int64_t id, const stru
     sb_printf(&b, "], \"timed\": %s, \"time_unit\": \"%s\", \"mixed_time_units\": %s, "
                   "\"sort\": \"%s\", \"stat\": \"%s\", \"functions\": [",
               h.timed ? "true" : "false", h.time_unit, h.mixed ? "true" : "false",
-              db_meas_names[sort], db_wstat_names[stat]);
+              db_meas_names[sort], db_stat_names[stat]);
     for (size_t i = 0; i < shown; i++) {
-        const struct db_whot_fn *f = &h.fn[i];
+        const struct db_hot_fn *f = &h.fn[i];
         sb_printf(&b, "%s{\"rank\": %zu, ", i ? ",\n  " : "\n  ", i + 1);
         web_json_func_id(&b, &f->f);
         sb_printf(&b, ", \"runs\": %u, \"calls\": ", f->runs);
@@ -98,7 +101,7 @@ static int compute(const struct web_ctx *c, struct db *d, int64_t id, const stru
         sb_puts(&b, "}");
     }
     sb_printf(&b, "], \"more\": %zu", h.n - shown);
-    db_whot_free(&h);
+    db_hot_free(&h);
     db_ids_free(&ids);
     return web_json_done(r, &b);
 }

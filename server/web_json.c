@@ -89,6 +89,11 @@ void web_json_run(struct sbuf *b, const struct db_run *r)
             sb_json_str(b, r->mods[i].path);
             sb_puts(b, ", \"identity\": ");
             sb_json_str(b, r->mods[i].identity);
+            sb_puts(b, ", \"build_id\": ");
+            if (r->mods[i].build_id)
+                sb_json_str(b, r->mods[i].build_id);
+            else
+                sb_puts(b, "null");
             sb_printf(b, ", \"functions\": %lld}", (long long)r->mods[i].functions);
         }
         sb_puts(b, "]");

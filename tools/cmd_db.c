@@ -214,6 +214,11 @@ static void json_run(FILE *f, const struct db_run *r, int with_modules, const ch
                 cli_json_str(f, r->mods[i].identity);
             else
                 fputs("null", f);
+            fputs(", \"build_id\": ", f);
+            if (r->mods[i].build_id)
+                cli_json_str(f, r->mods[i].build_id);
+            else
+                fputs("null", f);
             fprintf(f, ", \"functions\": %lld}", (long long)r->mods[i].functions);
         }
         fputs("]", f);
@@ -583,9 +588,10 @@ static void show_table(const char *where, const struct db_run *r, const struct d
     tags_text(stdout, r, " ");
     printf("%s\n", r->ntags ? "" : "(none)");
     for (size_t i = 0; i < r->nmods; i++)
-        printf("%s %s (%s%s, %lld functions)\n", i ? "           " : "modules    ",
+        printf("%s %s (%s%s%s%s, %lld functions)\n", i ? "           " : "modules    ",
                r->mods[i].path, r->mods[i].identity[0] ? "identity " : "identity not known",
-               r->mods[i].identity, (long long)r->mods[i].functions);
+               r->mods[i].identity, r->mods[i].build_id ? ", build id " : "",
+               r->mods[i].build_id ? r->mods[i].build_id : "", (long long)r->mods[i].functions);
     printf("functions   %llu called, %llu caller->callee edges\n",
            (unsigned long long)r->functions, (unsigned long long)r->edges);
     if (r->timed) {
@@ -830,11 +836,11 @@ struct query {
     int sort, timed, ns;
 };
 
-/* v as the statistic prints it: sums and maxima are whole numbers, means and medians have
- * two decimals. */
+/* v as the statistic prints it: sums, maxima and minima are whole numbers, means, medians
+ * and standard deviations have two decimals. */
 static void print_stat(FILE *f, double v, int stat)
 {
-    if (stat == DB_STAT_SUM || stat == DB_STAT_MAX)
+    if (stat == DB_STAT_SUM || stat == DB_STAT_MAX || stat == DB_STAT_MIN)
         fprintf(f, "%.0f", v);
     else
         fprintf(f, "%.2f", v);
@@ -873,7 +879,7 @@ static void query_table(const char *where, const struct query *q, const struct d
                 int st = q->stats[s];
                 double x = f->v[m][st];
                 if (m == DB_M_CALLS) {
-                    if (st == DB_STAT_SUM || st == DB_STAT_MAX)
+                    if (st == DB_STAT_SUM || st == DB_STAT_MAX || st == DB_STAT_MIN)
                         printf(" %14.0f", x);
                     else
                         printf(" %14.2f", x);
@@ -962,9 +968,14 @@ int cmd_db_query(int argc, char **argv)
         nstats = v.db.stats.n;
         memcpy(stats, v.db.stats.v, (size_t)nstats * sizeof(int));
     }
-    int median = 0;
+    uint64_t top = cli_given(&v, "--top") ? v.top : v.format == FMT_TABLE ? 20 : 0;
+    /* medians cost a read of every run's row of each function: only of those shown */
+    struct db_hot_ask ask = {stats[0], -1, 0};
     for (int s = 0; s < nstats; s++)
-        median |= stats[s] == DB_STAT_MEDIAN;
+        if (stats[s] == DB_STAT_MEDIAN)
+            ask.medians = top ? (size_t)top : SIZE_MAX;
+    if (v.sort == SORT_SELF || v.sort == SORT_TOTAL || v.sort == SORT_CALLS)
+        ask.meas = v.sort == SORT_SELF ? DB_M_SELF : v.sort == SORT_TOTAL ? DB_M_TOTAL : DB_M_CALLS;
     struct db d;
     if ((r = open_db("db query", &v, &d, DB_READ))) {
         cli_values_free(&v);
@@ -977,7 +988,7 @@ int cmd_db_query(int argc, char **argv)
     memset(&h, 0, sizeof(h));
     int e = db_select(&d, &f, &ids);
     if (!e)
-        e = db_hot(&d, &ids, median, &h);
+        e = db_hot(&d, &ids, &ask, &h);
     if (e) {
         r = db_error("db query", &d, e);
     } else if (!ids.n) {
@@ -992,9 +1003,6 @@ int cmd_db_query(int argc, char **argv)
     } else {
         struct query q = {&h, stats, nstats, sort_of(&v, h.timed), h.timed,
                           !strcmp(h.time_unit, "ns")};
-        int meas = q.sort == SORT_SELF ? DB_M_SELF : q.sort == SORT_TOTAL ? DB_M_TOTAL : DB_M_CALLS;
-        db_hot_rank(&h, stats[0], meas);
-        uint64_t top = cli_given(&v, "--top") ? v.top : v.format == FMT_TABLE ? 20 : 0;
         size_t shown = top && top < h.n ? (size_t)top : h.n;
         if (v.format == FMT_CSV)
             query_csv(&q, shown);

@@ -188,6 +188,126 @@ static void json_unfinished(void *ctx, uint32_t pid, uint32_t tid, uint64_t even
         fprintf(u->f, "null}");
 }
 
+/* ---- marks (ptcall_mark) ------------------------------------------------------------- */
+
+static int cmp_mark(const void *a, const void *b)
+{
+    const struct ptc_mark_stats *x = a, *y = b;
+    if (x->marks != y->marks)
+        return x->marks > y->marks ? -1 : 1;
+    return strcmp(x->label, y->label);
+}
+
+/* The trace's mark labels, most marked first (then by label, for a stable order). Returns 0
+ * with *out (NULL when none; the caller frees it) and *n, or -1 when out of memory. */
+static int mark_rows(const struct ptc_session *s, struct ptc_mark_stats **out, uint32_t *n)
+{
+    *out = NULL;
+    *n = ptc_session_num_mark_labels(s);
+    if (!*n)
+        return 0;
+    struct ptc_mark_stats *m = malloc(*n * sizeof(*m));
+    if (!m)
+        return -1;
+    for (uint32_t i = 0; i < *n; i++)
+        ptc_session_mark_stats(s, i, &m[i]);
+    qsort(m, *n, sizeof(*m), cmp_mark);
+    *out = m;
+    return 0;
+}
+
+/* The table's marks: how often each label was marked and, per label, the segments its
+ * marks closed (counting mode: calls per segment; timed traces: time per segment). */
+static void print_marks(const struct ptc_mark_stats *m, uint32_t n, uint64_t top,
+                        const struct ptc_totals *t)
+{
+    if (!n)
+        return;
+    uint64_t all = 0;
+    int timed = 0, counted = t->counts_segments != 0;
+    for (uint32_t i = 0; i < n; i++) {
+        all += m[i].marks;
+        timed |= m[i].segments != 0;
+    }
+    printf("\n# marks (ptcall_mark): %llu, %u label%s\n", (unsigned long long)all, n,
+           n == 1 ? "" : "s");
+    if (counted)
+        printf("%12s %14s  %s\n", "marks", "calls/segment", "label");
+    else if (timed)
+        printf("%12s %14s %14s %14s  %s\n", "marks", "segment mean", "min", "max", "label");
+    else
+        printf("%12s  %s\n", "marks", "label");
+    uint32_t shown = top && top < n ? (uint32_t)top : n;
+    for (uint32_t i = 0; i < shown; i++) {
+        const struct ptc_mark_stats *r = &m[i];
+        printf("%12llu ", (unsigned long long)r->marks);
+        if (counted) {
+            printf("%14.1f ", r->marks ? (double)r->counted_calls / (double)r->marks : 0.0);
+        } else if (timed && r->segments) {
+            char a[32], lo[32], hi[32];
+            cli_fmt_time(a, sizeof(a), r->segment_total / r->segments, t->has_timebase);
+            cli_fmt_time(lo, sizeof(lo), r->segment_min, t->has_timebase);
+            cli_fmt_time(hi, sizeof(hi), r->segment_max, t->has_timebase);
+            printf("%14s %14s %14s ", a, lo, hi);
+        } else if (timed) {
+            printf("%14s %14s %14s ", "-", "-", "-");
+        }
+        /* quoted and escaped: a label is the program's string (newlines, quotes) */
+        printf(" ");
+        cli_json_str(stdout, r->label);
+        printf("\n");
+    }
+    if (shown < n)
+        printf("(%u more label%s; --top 0 shows all)\n", n - shown, n - shown == 1 ? "" : "s");
+}
+
+/* The table's marks section. Returns 0, or 1 after saying that memory ran out. */
+static int table_marks(const struct ptc_session *s, uint64_t top, const struct ptc_totals *t)
+{
+    struct ptc_mark_stats *m;
+    uint32_t n;
+    if (mark_rows(s, &m, &n))
+        return cli_fail("report", "out of memory", cli_advice(PTC_E_NOMEM));
+    print_marks(m, n, top, t);
+    free(m);
+    return 0;
+}
+
+/* "marks": per label, most marked first; the segment figures are null where unknown. */
+static void json_marks(FILE *f, const struct ptc_session *s, const struct ptc_totals *t)
+{
+    struct ptc_mark_stats *m;
+    uint32_t n;
+    fprintf(f, ",\n  \"marks\": [");
+    if (mark_rows(s, &m, &n)) /* out of memory: the labels unsorted, without a copy */
+        m = NULL;
+    n = ptc_session_num_mark_labels(s);
+    for (uint32_t i = 0; i < n; i++) {
+        struct ptc_mark_stats one;
+        if (m)
+            one = m[i];
+        else
+            ptc_session_mark_stats(s, i, &one);
+        const struct ptc_mark_stats *r = &one;
+        fprintf(f, "%s\n    {\"label\": ", i ? "," : "");
+        cli_json_str(f, r->label);
+        fprintf(f, ", \"marks\": %llu, \"counted_calls\": ", (unsigned long long)r->marks);
+        if (t->counts_segments)
+            fprintf(f, "%llu", (unsigned long long)r->counted_calls);
+        else
+            fprintf(f, "null");
+        fprintf(f, ", \"segments\": %llu, ", (unsigned long long)r->segments);
+        if (r->segments)
+            fprintf(f, "\"segment_total\": %llu, \"segment_min\": %llu, \"segment_max\": %llu}",
+                    (unsigned long long)r->segment_total, (unsigned long long)r->segment_min,
+                    (unsigned long long)r->segment_max);
+        else
+            fprintf(f, "\"segment_total\": null, \"segment_min\": null, \"segment_max\": null}");
+    }
+    fprintf(f, "%s]", n ? "\n  " : "");
+    free(m);
+}
+
 /* The JSON report's fields before "functions" (also the single-run --meta object). */
 static void json_head(FILE *f, const char *path, const struct ptc_session *s,
                       const struct ptc_totals *t, int damage, const char *damage_msg)
@@ -235,6 +355,7 @@ static void json_head(FILE *f, const char *path, const struct ptc_session *s,
     fprintf(f, ",\n  \"unfinished\": [");
     ptc_session_unfinished_threads(s, json_unfinished, &u);
     fprintf(f, "]");
+    json_marks(f, s, t);
     cli_json_selection(f, s, "  ");
 }
 
@@ -950,6 +1071,8 @@ static int report_one(const struct report_opts *o, struct cli_args *a)
         }
         free(groups);
         if (o->fmt == FMT_TABLE) {
+            if ((rc = table_marks(s, top, &t)))
+                goto out;
             printf("\n");
             print_footer(s, &t);
         } else if (o->fmt == FMT_JSON) {
@@ -969,6 +1092,8 @@ static int report_one(const struct report_opts *o, struct cli_args *a)
             if (filtered)
                 printf("# filtered: the figures count only the calls the filters keep\n");
             print_rows(&t, rows, n, shown);
+            if ((rc = table_marks(s, top, &t)))
+                goto out;
             print_footer(s, &t);
             if (a->damage)
                 printf("warning: salvaged from a damaged trace: %s\n", a->damage_msg);

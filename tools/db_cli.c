@@ -127,8 +127,10 @@ int db_cli_parse_stats(const char *val, void *field, char *err, size_t errn)
         while (db_stat_names[k] && (strlen(db_stat_names[k]) != n || strncmp(db_stat_names[k], p, n)))
             k++;
         if (!db_stat_names[k]) {
-            snprintf(err, errn, "takes sum, mean, median or max (comma-separated or repeated), "
-                                "not '%s'", val);
+            snprintf(err, errn,
+                     "takes sum, mean, median, max, min or stddev (comma-separated or repeated), "
+                     "not '%s'",
+                     val);
             return -1;
         }
         int seen = 0;

@@ -6,13 +6,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "db_query.h" /* DB_NSTATS */
+
 /* --since / --until: ns since the epoch */
 struct cli_db_time {
     int64_t ns;
 };
 /* --stat of db query: indices into db_stat_names, in the order first given */
 struct cli_db_stats {
-    int v[4];
+    int v[DB_NSTATS];        /* each statistic once: never more */
     int n;
 };
 

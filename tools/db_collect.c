@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli_common.h"
+#include "cov.h"
 #include "runs.h"
 
 static const char *base_name(const char *p)
@@ -54,6 +55,20 @@ static char *shell_join(const char *const *argv, uint32_t argc)
     return s;
 }
 
+/* The object's build id, from its file when that file still holds the map the trace
+ * announced (same identity): traces carry the map's identity, not the ELF build id. NULL when
+ * the file is gone, rebuilt or has no build id. */
+static const char *module_build_id(const struct ptc_module_desc *m, char *out)
+{
+    uint64_t identity = 0;
+    char why[256];
+    if (!m->path || m->path[0] != '/' || !m->identity ||
+        cov_map_ids(m->path, out, 80, &identity, why, sizeof(why)) || identity != m->identity ||
+        !out[0])
+        return NULL;
+    return out;
+}
+
 int db_collect(struct db_collected *c, struct ptc_session *s, const char *path,
                const char *content_hash, uint64_t bytes)
 {
@@ -69,6 +84,7 @@ int db_collect(struct db_collected *c, struct ptc_session *s, const char *path,
     char abs[PATH_MAX];
     c->trace = strdup(realpath(path, abs) ? abs : path);
     c->mods = calloc(nmods ? nmods : 1, sizeof(*c->mods));
+    c->build_ids = calloc(nmods ? nmods : 1, sizeof(*c->build_ids));
     uint32_t nf = ptc_session_num_funcs(s);
     c->funcs = calloc(nf ? nf : 1, sizeof(*c->funcs));
     uint32_t *idx = malloc((nf ? nf : 1) * sizeof(*idx));
@@ -77,7 +93,7 @@ int db_collect(struct db_collected *c, struct ptc_session *s, const char *path,
     c->edges = ne != (size_t)-1 ? calloc(ne ? ne : 1, sizeof(*c->edges)) : NULL;
     if (rec.has_info && rec.argc)
         c->command = shell_join(rec.argv, rec.argc);
-    if (!c->trace || !c->mods || !c->funcs || !idx || !c->edges ||
+    if (!c->trace || !c->mods || !c->build_ids || !c->funcs || !idx || !c->edges ||
         (rec.has_info && rec.argc && !c->command)) {
         free(idx);
         free(ne != (size_t)-1 ? e : NULL);
@@ -153,7 +169,8 @@ int db_collect(struct db_collected *c, struct ptc_session *s, const char *path,
     }
 
     for (size_t i = 0; i < nmods; i++)
-        c->mods[i] = (struct db_module_in){md[i].path, md[i].identity, md[i].num_funcs};
+        c->mods[i] = (struct db_module_in){md[i].path, md[i].identity, md[i].num_funcs,
+                                           module_build_id(&md[i], c->build_ids[i])};
     in->mods = c->mods;
     in->nmods = nmods;
     size_t n = 0;
@@ -187,6 +204,7 @@ void db_collected_free(struct db_collected *c)
     free(c->funcs);
     free(c->edges);
     free(c->mods);
+    free(c->build_ids);
     free(c->command);
     free(c->trace);
     memset(c, 0, sizeof(*c));

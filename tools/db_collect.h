@@ -12,6 +12,7 @@ struct db_collected {
     struct db_func_in *funcs;
     struct db_edge_in *edges;
     struct db_module_in *mods;
+    char (*build_ids)[80];   /* the mods' build ids, as found in their files */
     char *command, *trace;
     char host[256];
 };

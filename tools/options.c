@@ -89,7 +89,7 @@ const struct cli_command cli_commands[CMD_COUNT] = {
     [CMD_DB_QUERY] = {"db query", "[--db URL] [--top N] [--stat S] [--sort calls|self|total] "
                                   "[--runs SPEC] [--tag NAME[=VALUE]]... [--program GLOB] "
                                   "[--since TIME] [--until TIME] [--format F]",
-                      "hot functions over the chosen runs: sum, mean, median, max",
+                      "hot functions over the chosen runs: sum, mean, median, max, min, stddev",
                       "Per function: the runs it was called in and, for each --stat, that "
                       "statistic of its calls, total and self time over the chosen runs (a run "
                       "without the function counts as 0), ranked by the first --stat of --sort. "
@@ -476,7 +476,7 @@ static const struct cli_opt opts[] = {
     {.name = "--top", .metavar = "N", .cmds = DBQ, UINT(top, 0, UINT64_MAX),
      .help = "the N hottest functions (default 20 for table, all for csv/json; 0 = all)"},
     {.name = "--stat", .metavar = "S", .cmds = DBQ, CUSTOM(db.stats, db_cli_parse_stats),
-     .help = "sum (default), mean, median, max over the chosen runs, comma-separated or "
+     .help = "sum (default), mean, median, max, min, stddev over the chosen runs, comma-separated or "
              "repeated; the first ranks"},
     {.name = "--sort", .cmds = DBS | DBQ, CHOICE(sort, sort_keys),
      .help = "rank by calls, self or total time (default self, or calls when untimed)"},

@@ -16,13 +16,21 @@ at least --inputs files by repeating its entries (copies named rN-<entry>): the 
 real inputs, each run several times. The llvm-cov pipelines take ~0.1 s per input, so they run
 on --llvm-sample inputs (every k-th of the corpus) and their rate is given per input.
 
+With --rounds N, `ptcall cov run` (1 job) and `afl-showmap -C` also run N times each in
+alternation over the same corpus, each under `perf stat` (CPU time, page faults, context
+switches of the process and all it starts), and the table gives per round and as medians the
+inputs/s, the CPU time per input and the ratio of the two (--paired-only: nothing else).
+
 usage: bench/cov/bench.py WORKDIR PTCALL_BUILD_DIR [--inputs 10000] [--llvm-sample 1000]
+                          [--rounds 5] [--paired-only]
 """
 import argparse
 import os
 import shutil
+import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 
@@ -32,12 +40,64 @@ def timed(args, **kw):
     return time.monotonic() - t, r
 
 
+def perf_stat(args, env=None):
+    """Runs args under perf stat: (wall s, task-clock s, page faults, context switches)."""
+    with tempfile.NamedTemporaryFile("r", suffix=".perf") as out:
+        t, r = timed(["perf", "stat", "-x,", "-o", out.name,
+                      "-e", "task-clock,page-faults,context-switches", "--"] + args,
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        if r.returncode:
+            sys.exit("%s failed (status %d)" % (args[0], r.returncode))
+        v = {}
+        for line in out:
+            f = line.strip().split(",")
+            if len(f) > 2 and f[0] and not line.startswith("#"):
+                v[f[2]] = float(f[0])
+    return t, v["task-clock"] / 1000, v["page-faults"], v["context-switches"]
+
+
+def paired(work, ptcall, corpus, n, rounds):
+    """cov run (1 job) and afl-showmap -C in alternation, rounds times each."""
+    runs = [("ptcall cov run", [ptcall, "cov", "run", "-o", os.path.join(work, "bench.ptcov"),
+                                "--corpus", corpus, "--", os.path.join(work, "ptcall", "zlib_fuzz"),
+                                "@@"], None),
+            ("afl-showmap -C", ["afl-showmap", "-C", "-q", "-i", corpus, "-o",
+                                os.path.join(work, "showmap"), "-t", "1000", "--",
+                                os.path.join(work, "afl", "zlib_fuzz"), "@@"],
+             dict(os.environ, AFL_QUIET="1"))]
+    load0 = os.getloadavg()
+    res = {label: [] for label, _, _ in runs}
+    for r in range(rounds):
+        for label, args, env in (runs if r % 2 == 0 else runs[::-1]):
+            res[label].append(perf_stat(args, env))
+    load1 = os.getloadavg()
+    print("\npaired rounds: %d inputs each run, %d rounds, alternating (the order flips every "
+          "round); load average %.1f before, %.1f after" % (n, rounds, load0[0], load1[0]))
+    print("| round | cov run inputs/s | cov run CPU µs/input | afl-showmap inputs/s | "
+          "afl-showmap CPU µs/input | CPU ratio cov run / afl-showmap |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    a, b = res["ptcall cov run"], res["afl-showmap -C"]
+    for i in range(rounds):
+        print("| %d | %.0f | %.1f | %.0f | %.1f | %.2f |" % (
+            i + 1, n / a[i][0], a[i][1] * 1e6 / n, n / b[i][0], b[i][1] * 1e6 / n,
+            a[i][1] / b[i][1]))
+    med = lambda xs: statistics.median(xs)
+    print("| median | %.0f | %.1f | %.0f | %.1f | %.2f |" % (
+        med(n / x[0] for x in a), med(x[1] * 1e6 / n for x in a), med(n / x[0] for x in b),
+        med(x[1] * 1e6 / n for x in b), med(x[1] / y[1] for x, y in zip(a, b))))
+    for label, xs in res.items():
+        print("%s: per input %.1f page faults, %.2f context switches (medians)" % (
+            label, med(x[2] / n for x in xs), med(x[3] / n for x in xs)))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("work")
     ap.add_argument("build")
     ap.add_argument("--inputs", type=int, default=10000)
     ap.add_argument("--llvm-sample", type=int, default=1000)
+    ap.add_argument("--rounds", type=int, default=0)
+    ap.add_argument("--paired-only", action="store_true")
     a = ap.parse_args()
     work, build = os.path.abspath(a.work), os.path.abspath(a.build)
     here = os.path.dirname(os.path.abspath(__file__))
@@ -60,6 +120,10 @@ def main():
     print("corpus: %d inputs (%d queue entries x %d), %.1f KiB" %
           (n, len(entries), reps, sum(os.path.getsize(os.path.join(corpus, f))
                                        for f in files) / 1024))
+    if a.rounds > 0:
+        paired(work, ptcall, corpus, n, a.rounds)
+        if a.paired_only:
+            return 0
     res = {}
     dn = subprocess.DEVNULL
     for label, extra in [("ptcall cov run (fork server, 1 job)", []),

@@ -7,10 +7,11 @@
  * libraries loaded with it has run, so every such instrumented object has registered) the
  * runtime lays out and maps the counts file, then serves:
  *
+ *   (the server unsets both variables, so that a program a child execs runs uncounted)
  *   target -> tool   u32 PTCFS_HELLO
  *   loop:
  *     tool -> target u32 command: PTCFS_CMD_RUN (EOF on ctl: the server exits with status 0)
- *     the server forks; the child closes ctl and st, zeroes the counters and runs main
+ *     the server zeroes the counters and forks; the child closes ctl and st and runs main
  *     target -> tool u32 the child's pid
  *     target -> tool u32 the child's raw wait status (waitpid), once it has ended
  *

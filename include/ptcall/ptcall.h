@@ -18,7 +18,8 @@ void __ptcall_mark(const char *label) __attribute__((weak));
  * counting mode (`ptcall record --counts`) the calls counted since the previous mark (or the
  * start) are written at once as one COUNTS chunk carrying `label` and its index, then
  * counting starts again from 0. In a trace of events it is a mark on the calling thread's
- * timeline (`ptcall calls` shows it). Without the runtime it does nothing. Thread-safe;
+ * timeline (`ptcall calls`, `ptcall export --format chrome` show it; `ptcall report` counts
+ * the marks per label). Without the runtime it does nothing. Thread-safe;
  * label may be NULL (""). Cost: a few system calls per mark. */
 static inline void ptcall_mark(const char *label)
 {

@@ -17,6 +17,10 @@
  * - v2 units (gated by their slot): the slot is written with process_vm_writev, 0 -> 1 to arm,
  *   1 -> 0 to disarm. Slots holding a soft handler's address (a process traced by the
  *   software backend) are left alone.
+ * - Before anything is written the map is checked against the module as the process maps it
+ *   (its PT_LOAD pages): slots in writable segments, the sled table in a segment, every sled
+ *   in an executable one calling a stub of ptcall_stubs. A map that fails (damaged, or naming
+ *   places outside the module) leaves the module alone with a warning.
  * Every failure says which access failed and why, told apart by errno and by looking at the
  * process again: no such process, permission denied (whose process, which setting refuses),
  * the process exited meanwhile. */
@@ -321,22 +325,31 @@ static int switch_ret_sled(struct arm_walk *w, uint64_t site, uint64_t stub)
     return 1;
 }
 
-/* Arms or disarms every sled of [w->sites_start, w->sites_end) in the process. A unit counts
- * as changed when at least one of its module's sleds did (reported per module). */
-static int switch_sleds(struct arm_walk *w, int units)
+/* The module's sled table [w->sites_start, w->sites_end), read from the process; NULL after
+ * fail_access. The caller frees it. */
+static uint8_t *read_sled_table(struct arm_walk *w)
 {
     uint64_t bytes = w->sites_end - w->sites_start;
     uint8_t *table = malloc(bytes ? bytes : 1);
     if (!table) {
         fail_access(w, ENOMEM, "reading the sled table (%" PRIu64 " bytes)", bytes);
-        return -1;
+        return NULL;
     }
     if (mem_read(w->mem, table, bytes, w->sites_start) < 0) {
         fail_access(w, errno, "reading the sled table at 0x%" PRIx64 " through /proc/%d/mem",
                     w->sites_start, (int)w->pid);
         free(table);
-        return -1;
+        return NULL;
     }
+    return table;
+}
+
+/* Arms or disarms every sled of the module's table (read_sled_table, checked) in the
+ * process. A unit counts as changed when at least one of its module's sleds did (reported
+ * per module). Frees table. */
+static int switch_sleds(struct arm_walk *w, uint8_t *table, int units)
+{
+    uint64_t bytes = w->sites_end - w->sites_start;
     int changed = 0;
     for (uint64_t i = 0; i < bytes / sizeof(struct ptcall_map_site) && !w->err; i++) {
         uint64_t site, stub;
@@ -355,14 +368,22 @@ static int switch_sleds(struct arm_walk *w, int units)
     return 0;
 }
 
-static int arm_unit_cb(void *ctx, const struct ptc_map_unit *u)
+/* The module's sled table (every v3 unit names the same one) */
+static int note_sites_cb(void *ctx, const struct ptc_map_unit *u)
 {
     struct arm_walk *w = ctx;
     if (u->hdr.flags & PTCALL_MAP_F_SLEDS) {
         w->sites_start = u->sites_start;
         w->sites_end = u->sites_end;
-        return 0;
     }
+    return 0;
+}
+
+static int arm_unit_cb(void *ctx, const struct ptc_map_unit *u)
+{
+    struct arm_walk *w = ctx;
+    if (u->hdr.flags & PTCALL_MAP_F_SLEDS)
+        return 0;
     if (!(u->hdr.flags & PTCALL_MAP_F_GATED) || u->hdr.soft_slot_rel == 0)
         return 0;
     w->res.gated++;
@@ -483,6 +504,75 @@ static int open_mapped(struct arm_walk *w, const struct mapped *m, char *why, si
     return -1;
 }
 
+/* The module as the process maps it (its PT_LOAD pages at bias): every place its map names
+ * must lie in it, in memory that allows what arming does there, since /proc/PID/mem writes
+ * even read-only code: a damaged map must not have us patch another object or the heap.
+ * (RELRO is not taken from the slots' pages here: process_vm_writev refuses read-only
+ * memory, and that failure is said.) */
+static int module_object(const struct ptc_pt_elf_sections *sec, uint64_t bias,
+                         struct ptc_map_segment *segs, struct ptc_map_object *obj)
+{
+    uint64_t lo = UINT64_MAX, hi = 0;
+    if (sec->nloads <= 0)
+        return -1;
+    for (int i = 0; i < sec->nloads; i++) {
+        segs[i] = sec->loads[i];
+        segs[i].start += bias;
+        segs[i].end += bias;
+        lo = segs[i].start < lo ? segs[i].start : lo;
+        hi = segs[i].end > hi ? segs[i].end : hi;
+    }
+    /* bytes NULL: the sled table is in the process; arm_checked checks it once read */
+    *obj = (struct ptc_map_object){.bytes = NULL, .start = lo, .size = (size_t)(hi - lo),
+                                   .segs = segs, .nsegs = (size_t)sec->nloads};
+    return 0;
+}
+
+/* Validates the module's map against the module (the slots, the sled table and each sled
+ * and stub it names), then arms or disarms it; a map that fails leaves the module alone with
+ * one warning. 0, or -1 after fail_access (w->err). */
+static int arm_checked(struct arm_walk *w, const struct mapped *m,
+                       const struct ptc_pt_elf_sections *sec, uint64_t bias, const uint8_t *map)
+{
+    const char *verb = w->on ? "armed" : "disarmed";
+    struct ptc_map_segment segs[PTC_PT_LOADS_MAX];
+    struct ptc_map_object obj;
+    dev_t dev = makedev(m->dmaj, m->dmin);
+    if (module_object(sec, bias, segs, &obj) < 0) {
+        skip_object(w, dev, m->ino, "%s: its program headers describe no segment or more than "
+                    "%d: its call sites were not %s", m->path, PTC_PT_LOADS_MAX, verb);
+        return 0;
+    }
+    uint64_t s0 = sec->stubs_addr + bias, s1 = s0 + sec->stubs_size, at = sec->map_addr + bias;
+    size_t bad = 0;
+    w->sites_start = w->sites_end = 0;
+    int e = ptc_map_walk_in(map, sec->map_size, at, s0, s1, &obj, note_sites_cb, w, &bad);
+    uint8_t *table = NULL;
+    if (e > 0 && w->sites_end > w->sites_start) {
+        if (!(table = read_sled_table(w)))
+            return -1;
+        uint64_t i = 0;
+        if (ptc_map_check_sites(table, w->sites_start, w->sites_end, s0, s1, &obj, &i) < 0) {
+            e = PTC_MAP_E_SITE;
+            bad = (size_t)i; /* the entry, said below */
+        }
+    }
+    if (e < 0) {
+        free(table);
+        skip_object(w, dev, m->ino, "%s: ptcall_map is unreadable (%s at %s %zu): its call "
+                    "sites were not %s; rebuild it with ptcall-cc", m->path,
+                    ptc_map_strerror(e), e == PTC_MAP_E_SITE && table ? "entry" : "offset",
+                    bad, verb);
+        return 0;
+    }
+    e = ptc_map_walk_in(map, sec->map_size, at, s0, s1, &obj, arm_unit_cb, w, NULL);
+    if (table && e > 0)
+        switch_sleds(w, table, e); /* frees it */
+    else
+        free(table);
+    return w->err ? -1 : 0;
+}
+
 /* One executable file mapping. 0 (armed, or nothing to arm, or left alone with a warning),
  * or -1 with why. */
 static int arm_module(struct arm_walk *w, const struct mapped *m, char *why, size_t why_size)
@@ -533,22 +623,13 @@ static int arm_module(struct arm_walk *w, const struct mapped *m, char *why, siz
         return 0;
     }
     free(live);
-    size_t bad = 0;
-    w->sites_start = w->sites_end = 0;
-    int e = ptc_map_walk(map, sec.map_size, sec.map_addr + bias, 0, 0, arm_unit_cb, w, &bad);
+    int e = arm_checked(w, m, &sec, bias, map);
     free(map);
-    if (e > 0 && w->sites_end > w->sites_start)
-        switch_sleds(w, e);
     if (w->err) {
         say_failure(w->pid, w->on, w->err, w->err_what, why, why_size);
         return -1;
     }
-    if (e < 0) {
-        snprintf(why, why_size, "%s: ptcall_map is unreadable (%s at offset %zu)", m->path,
-                 ptc_map_strerror(e), bad);
-        return -1;
-    }
-    return 0;
+    return e;
 }
 
 /* ---- the process ---------------------------------------------------------------------- */

@@ -16,6 +16,21 @@
 #include "ptc_select.h"
 #include "ptcall/map_format.h"
 
+/* Notes a PT_LOAD segment's pages (the loader maps whole ones) in s->loads. */
+static void add_load(struct ptc_pt_elf_sections *s, const GElf_Phdr *ph)
+{
+    if (s->nloads < 0 || !ph->p_memsz)
+        return;
+    if (s->nloads == PTC_PT_LOADS_MAX) {
+        s->nloads = -1;
+        return;
+    }
+    s->loads[s->nloads++] = (struct ptc_map_segment){
+        .start = ph->p_vaddr & ~(uint64_t)4095,
+        .end = (ph->p_vaddr + ph->p_memsz + 4095) & ~(uint64_t)4095,
+        .prot = ph->p_flags & (PTC_MAP_SEG_R | PTC_MAP_SEG_W | PTC_MAP_SEG_X)};
+}
+
 int ptc_pt_elf_sections(const char *path, struct ptc_pt_elf_sections *s, char *why,
                         size_t why_size)
 {
@@ -47,9 +62,11 @@ int ptc_pt_elf_sections(const char *path, struct ptc_pt_elf_sections *s, char *w
     if (!elf_getphdrnum(e, &nph))
         for (size_t i = 0; i < nph; i++) {
             GElf_Phdr ph;
-            if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD &&
-                ph.p_vaddr < s->text_vaddr_min)
+            if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
+                continue;
+            if (ph.p_vaddr < s->text_vaddr_min)
                 s->text_vaddr_min = ph.p_vaddr;
+            add_load(s, &ph);
         }
     Elf_Scn *scn = NULL;
     while ((scn = elf_nextscn(e, scn))) {

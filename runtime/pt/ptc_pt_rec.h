@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ptc_map_read.h"
 #include "ptc_record_options.h"
 
 /* ---- PMU discovery ------------------------------------------------------------------ */
@@ -71,12 +72,17 @@ int ptc_pt_build_attrs(const struct ptc_pt_pmu *pmu, const struct ptc_pt_attr_re
 
 /* ---- address filters ----------------------------------------------------------------- */
 
+#define PTC_PT_LOADS_MAX 16
 struct ptc_pt_elf_sections {
     int has_stubs, has_map;
     uint64_t stubs_offset, stubs_size, stubs_addr;  /* sh_offset, sh_size, sh_addr */
     uint64_t map_offset, map_size, map_addr;
     uint64_t text_vaddr_min;                        /* lowest PT_LOAD p_vaddr */
     int pie;                                        /* ET_DYN */
+    /* the PT_LOAD segments' pages at link-time addresses, with their PF_R/W/X, for the map
+     * reader's object checks (ptc_map_read.h); nloads -1: more than PTC_PT_LOADS_MAX */
+    struct ptc_map_segment loads[PTC_PT_LOADS_MAX];
+    int nloads;
 };
 
 /* Finds ptcall_stubs / ptcall_map with libelf. Returns 0 (has_* say what was found) or -1

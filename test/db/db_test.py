@@ -106,6 +106,10 @@ class SQLite:
             out[t] = [(c[1], c[2].upper(), c[3], c[5]) for c in self.sql(url, "PRAGMA table_info(%s)" % t)]
         return out
 
+    def indexes(self, url):
+        return sorted(self.sql(url, "SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND "
+                                    "name NOT LIKE 'sqlite_%'"))
+
     def integrity(self, url):
         return (self.sql(url, "PRAGMA integrity_check") == [("ok",)] and
                 self.sql(url, "PRAGMA foreign_key_check") == [])
@@ -194,6 +198,10 @@ class Postgres:
             out.setdefault(t, []).append((c, typ, nullable))
         return out
 
+    def indexes(self, url):
+        return sorted(self.sql(url, "SELECT indexname, tablename FROM pg_indexes WHERE schemaname = "
+                                    "current_schema()"))
+
     def integrity(self, url):
         # what a foreign key would refuse, counted: rows whose run or function is not there
         q = ("SELECT (SELECT count(*) FROM run_functions rf WHERE NOT EXISTS (SELECT 1 FROM runs r "
@@ -259,9 +267,13 @@ def key(f):
 
 def graph_edges(env, trace):
     """{(caller, callee): calls} of `ptcall graph`."""
-    p = env.p("graph", trace)
+    return dot_edges(env.p("graph", trace).stdout)
+
+
+def dot_edges(dot):
+    """{(caller, callee): calls} of the dot text `ptcall graph` writes (test/web uses it too)."""
     names, edges = {}, {}
-    for line in p.stdout.splitlines():
+    for line in dot.splitlines():
         m = re.match(r'\s*(f\d+) \[label="([^\\"]*)\\n', line)
         if m:
             names[m.group(1)] = m.group(2)
@@ -343,20 +355,41 @@ def load(env, B, runs):
 
 # ---- the checks ------------------------------------------------------------------------------------
 
-STATS_COLS = "function_id, time_unit, runs, calls_sum, total_sum, self_sum, calls_max, total_max, self_max"
+STATS_COLS = ("function_id, time_unit, runs, calls_sum, total_sum, self_sum, calls_max, total_max, self_max, "
+              "calls_min, total_min, self_min, calls_sq, total_sq, self_sq")
 RECOMPUTED = ("SELECT rf.function_id, r.time_unit, COUNT(*), SUM(rf.calls), COALESCE(SUM(rf.total), 0), "
-              "COALESCE(SUM(rf.self), 0), MAX(rf.calls), COALESCE(MAX(rf.total), 0), COALESCE(MAX(rf.self), 0) "
+              "COALESCE(SUM(rf.self), 0), MAX(rf.calls), COALESCE(MAX(rf.total), 0), COALESCE(MAX(rf.self), 0), "
+              "MIN(rf.calls), COALESCE(MIN(rf.total), 0), COALESCE(MIN(rf.self), 0), "
+              "SUM(CAST(rf.calls AS DOUBLE PRECISION) * rf.calls), "
+              "COALESCE(SUM(CAST(rf.total AS DOUBLE PRECISION) * rf.total), 0), "
+              "COALESCE(SUM(CAST(rf.self AS DOUBLE PRECISION) * rf.self), 0) "
               "FROM run_functions rf JOIN runs r ON r.id = rf.run_id GROUP BY rf.function_id, r.time_unit "
               "ORDER BY 1, 2")
 
 
+def rows_alike(a, b):
+    """Rows of function_stats alike: whole numbers equal, sums of squares (doubles, added up in
+    another order) to 1e-12 of their size."""
+    def same(x, y):
+        if isinstance(x, float) or isinstance(y, float):
+            return abs(float(x) - float(y)) <= 1e-12 * max(abs(float(x)), abs(float(y)), 1.0)
+        return x == y
+    return len(a) == len(b) and all(len(r) == len(q) and all(same(x, y) for x, y in zip(r, q))
+                                    for r, q in zip(a, b))
+
+
 def stats_sound(B, url, what):
-    """function_stats (schema 2: every function's sums and maxima over all runs, kept by db add
-    and db rm) equals what run_functions gives when summed here."""
+    """function_stats (schema 2: every function's sums and maxima over all runs; schema 3: its
+    minima and sums of squares, all kept by db add and db rm) equals what run_functions gives
+    when summed here."""
     kept = B.sql(url, "SELECT %s FROM function_stats ORDER BY 1, 2" % STATS_COLS)
     want = B.sql(url, RECOMPUTED)
-    ok = check(kept == want, "%s: function_stats equals the sums and maxima of run_functions (%d rows)"
-               % (what, len(want)))
+    ok = check(rows_alike(kept, want), "%s: function_stats equals the sums, maxima, minima and sums of "
+               "squares of run_functions (%d rows)" % (what, len(want)))
+    ekept = B.sql(url, "SELECT caller_id, callee_id, runs, calls_sum FROM edge_stats ORDER BY 1, 2")
+    ewant = B.sql(url, "SELECT caller_id, callee_id, COUNT(*), SUM(calls) FROM run_edges GROUP BY 1, 2 ORDER BY 1, 2")
+    ok = check(ekept == ewant, "%s: edge_stats equals the runs and calls of run_edges per edge (%d rows)"
+               % (what, len(ewant))) and ok
     if not ok:
         for a, b in zip(kept, want):
             if a != b:
@@ -367,10 +400,11 @@ def stats_sound(B, url, what):
 
 
 def medians_right(env, url, reports, what):
-    """db query --stat median,mean over all runs equals the medians and means computed here from
-    the runs' reports, a run without a function counting as 0 (an even or odd number of runs)."""
-    q = env.db_json(url, "query", "--stat", "median,mean", "--top", "0")
-    if not check(q is not None, "%s: db query --stat median,mean" % what):
+    """db query --stat median,mean,min,stddev over all runs equals the medians, means, minima and
+    (population) standard deviations computed here from the runs' reports, a run without a
+    function counting as 0 (an even or odd number of runs)."""
+    q = env.db_json(url, "query", "--stat", "median,mean,min,stddev", "--top", "0")
+    if not check(q is not None, "%s: db query --stat median,mean,min,stddev" % what):
         return
     keys = set(key(f) for r in reports for f in r["functions"])
     meas = ("calls", "total", "self") if q["timed"] else ("calls",)
@@ -379,11 +413,13 @@ def medians_right(env, url, reports, what):
         g = by_key(q).get(k)
         for m in meas:
             xs = [next((f[m] for f in r["functions"] if key(f) == k), 0) for r in reports]
-            for st, want in (("median", statistics.median(xs)), ("mean", sum(xs) / len(xs))):
-                if not g or abs(g["%s_%s" % (m, st)] - want) > 0.006:
+            for st, want in (("median", statistics.median(xs)), ("mean", sum(xs) / len(xs)),
+                             ("min", min(xs)), ("stddev", statistics.pstdev(xs))):
+                if not g or abs(g["%s_%s" % (m, st)] - want) > 0.006 + 1e-9 * abs(want):
                     bad.append((k, m, st, g and g["%s_%s" % (m, st)], want))
     check(not bad and len(q["runs"]) == len(reports) and len(keys) == len(q["functions"]),
-          "%s: medians and means of %s over %d runs (%d functions) equal those computed from the reports"
+          "%s: medians, means, minima and standard deviations of %s over %d runs (%d functions) equal "
+          "those computed from the reports"
           % (what, "/".join(meas), len(reports), len(keys)))
     for b in bad[:5]:
         print("   ", b)
@@ -396,16 +432,53 @@ def by_key(doc):
 def ranked_alike(env, url, what):
     """db query over all runs answered from function_stats (sum, mean, max) and from every
     run's rows (asking for the median too makes it read them) agree to the last digit."""
-    fast = env.db_json(url, "query", "--stat", "sum,mean,max", "--top", "0")
-    scan = env.db_json(url, "query", "--stat", "median,sum,mean,max", "--top", "0")
+    fast = env.db_json(url, "query", "--stat", "sum,mean,max,min", "--top", "0")
+    scan = env.db_json(url, "query", "--stat", "median,sum,mean,max,min", "--top", "0")
     if not check(fast is not None and scan is not None, "%s: db query with and without median" % what):
         return
     a, b = by_key(fast), by_key(scan)
-    cols = [c for c in fast["functions"][0] if c.split("_")[-1] in ("sum", "mean", "max")] if a else []
+    cols = [c for c in fast["functions"][0] if c.split("_")[-1] in ("sum", "mean", "max", "min")] if a else []
     same = set(a) == set(b) and all(a[k][c] == b[k][c] for k in a for c in cols + ["runs"])
     check(same and fast["runs"] == scan["runs"],
           "%s: db query over all runs from function_stats equals the scan of every run (%d functions, %s)"
           % (what, len(a), ", ".join(cols)))
+    # the standard deviation from sums of squares (function_stats) and from every run's values
+    fs = by_key(env.db_json(url, "query", "--stat", "stddev", "--top", "0"))
+    ss = by_key(env.db_json(url, "query", "--stat", "median,stddev", "--top", "0"))
+    sd = [c for c in (fast["functions"][0] if a else {}) if c.split("_")[0] in ("calls", "total", "self")]
+    sd = ["%s_stddev" % m for m in ("calls", "total", "self") if "%s_sum" % m in sd]
+    def near(x, y):
+        return x is None and y is None or (x is not None and y is not None and abs(x - y) <= 0.006 + 1e-9 * abs(y))
+    check(set(fs) == set(ss) and all(near(fs[k][c], ss[k][c]) for k in fs for c in sd),
+          "%s: standard deviations from function_stats equal those of the scan (%d functions)" % (what, len(fs)))
+    # medians of the top functions only (read by the function index) equal the scan's
+    top = env.db_json(url, "query", "--stat", "sum,median", "--top", "3")
+    meds = [c for c in (top["functions"][0] if top and top["functions"] else {}) if c.endswith("_median")]
+    check(top is not None and len(top["functions"]) == min(3, len(b)) and meds and
+          all(f[c] == b[key(f)][c] for f in top["functions"] for c in meds),
+          "%s: db query --top 3 --stat sum,median: the medians of the 3 shown (%s) equal the full scan's"
+          % (what, ", ".join(meds)))
+
+
+def elf_build_id(path):
+    """The hex of path's NT_GNU_BUILD_ID as binutils' readelf prints it, None without one."""
+    p = subprocess.run(["readelf", "-n", path], capture_output=True, text=True)
+    m = re.search(r"Build ID: ([0-9a-f]+)", p.stdout)
+    return m.group(1) if m else None
+
+
+def modules_build_ids(env, url, run_id):
+    """db show's modules carry the build id readelf finds in each object's file (the files are
+    the ones traced, unchanged); a module whose file has changed since is stored without one."""
+    if not shutil.which("readelf"):
+        print("SKIP: readelf (binutils) is missing: build ids not compared")
+        return
+    doc = env.db_json(url, "show", str(run_id))
+    mods = (doc or {}).get("run", {}).get("modules", [])
+    want = [(m["path"], elf_build_id(m["path"])) for m in mods]
+    check(mods and all(m["build_id"] == w for m, (_, w) in zip(mods, want)) and any(w for _, w in want),
+          "run %d: each module's build id is its file's (%s)" % (run_id, ", ".join(
+              "%s %s" % (os.path.basename(p), w) for p, w in want)))
 
 
 def same_figures(env, url, run_id, trace, rep, what):
@@ -517,6 +590,7 @@ def checks(env, B):
     # ---- db show against report and graph
     for n in (16, 18, 20):
         same_figures(env, url, ids[n], t[n], rep[n], "demo%d" % n)
+    modules_build_ids(env, url, ids[16])
     p = env.db(url, "show", str(ids[18]), "--format", "csv", "--top", "0")
     rows = list(csv.DictReader(io.StringIO(p.stdout)))
     check(p.returncode == 0 and len(rows) == len(rep[18]["functions"]) and
@@ -797,27 +871,44 @@ def checks(env, B):
         p = env.db(old, "add", t[16])
         check(p.returncode == 0, "schema v%s: db add after migrating" % v)
         stats_sound(B, old, "schema v%s and a run added" % v)
-        check(B.columns(old) == current, "schema v%s: migrated, its tables equal a new database's" % v)
+        check(B.columns(old) == current and B.indexes(old) == B.indexes(url),
+              "schema v%s: migrated, its tables and indexes equal a new database's" % v)
         check(B.sql(old, "SELECT max(version) FROM schema_version") == B.sql(url, "SELECT max(version) FROM schema_version"),
               "schema v%s: schema_version is the current one" % v)
     check(any(os.path.basename(f).startswith("v%d." % current_version) for f in frozen) and
           all(any(os.path.basename(f).startswith("v%d." % k) for f in frozen) for k in range(1, current_version)),
           "every schema version 1..%d is frozen under test/db/schema/" % current_version)
-    # version 2 added function_stats, made from the runs a version 1 database holds: a real
-    # database of many runs taken back to version 1 (as version 1 left it: without the table)
-    # is migrated, and the table it gets equals the one db add kept
-    back = B.fresh("back")
-    for n in (16, 18, 20):
-        env.db(back, "add", t[n])
-    env.db(back, "add", untimed)
-    kept = B.sql(back, "SELECT %s FROM function_stats ORDER BY 1, 2" % STATS_COLS)
-    B.sql(back, "DROP TABLE function_stats")
-    B.sql(back, "UPDATE schema_version SET version = 1")
-    lst = env.db_json(back, "list")
-    check(lst and lst["schema_version"] == current_version and len(lst["runs"]) == 4,
-          "a version 1 database of 4 runs (3 timed, 1 untimed) is migrated to version %d" % current_version)
-    check(B.sql(back, "SELECT %s FROM function_stats ORDER BY 1, 2" % STATS_COLS) == kept and len(kept) > 6,
-          "... its function_stats, made by the migration, equals what db add kept (%d rows)" % len(kept))
+    # version 2 added function_stats and version 3 its minima and sums of squares, both made
+    # from the runs the database holds: a real database of many runs taken back to version 1
+    # (as version 1 left it: without the tables, the index with figures and the build ids) or to
+    # version 2 (function_stats without the new columns) is migrated, and the table it gets
+    # equals the one db add kept
+    for to in (1, 2):
+        back = B.fresh("back%d" % to)
+        for n in (16, 18, 20):
+            env.db(back, "add", t[n])
+        env.db(back, "add", untimed)
+        kept = B.sql(back, "SELECT %s FROM function_stats ORDER BY 1, 2" % STATS_COLS)
+        B.sql(back, "DROP TABLE edge_stats")
+        if to == 1:
+            B.sql(back, "DROP TABLE function_stats")
+        else:
+            for c in ("calls_min", "total_min", "self_min", "calls_sq", "total_sq", "self_sq"):
+                B.sql(back, "ALTER TABLE function_stats DROP COLUMN %s" % c)
+            B.sql(back, "UPDATE function_stats SET calls_sum = 0")  # version 3 makes it again
+        B.sql(back, "DROP INDEX run_functions_figures")
+        B.sql(back, "CREATE INDEX run_functions_function ON run_functions (function_id)")
+        B.sql(back, "ALTER TABLE run_modules DROP COLUMN build_id")
+        B.sql(back, "UPDATE schema_version SET version = %d" % to)
+        lst = env.db_json(back, "list")
+        check(lst and lst["schema_version"] == current_version and len(lst["runs"]) == 4,
+              "a version %d database of 4 runs (3 timed, 1 untimed) is migrated to version %d"
+              % (to, current_version))
+        check(rows_alike(B.sql(back, "SELECT %s FROM function_stats ORDER BY 1, 2" % STATS_COLS), kept) and
+              len(kept) > 6,
+              "... its function_stats, made by the migration, equals what db add kept (%d rows)" % len(kept))
+        check(B.columns(back) == current and B.indexes(back) == B.indexes(url),
+              "... its tables and indexes equal a new database's")
 
     # ---- foreign databases, unreachable ones
     foreign = B.fresh("foreign")

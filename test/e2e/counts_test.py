@@ -218,7 +218,7 @@ def main():
     run([ptcall, "record", "--counts", "-o", trace, "--", prog, inp])
     names = [module_funcs(p)[2] for t, fl, pid, p in chunks(trace) if t == 4][0]
 
-    def serve(inputs, args, timeout=300):
+    def serve(inputs, args, timeout=300, funcs=names):
         r = run([a.harness, str(timeout), os.path.join(work, "fs-in"), "--"] + args,
                 input="".join(i + "\n" for i in inputs), env=env)
         lines = r.stdout.splitlines()
@@ -232,7 +232,7 @@ def main():
             calls = {}
             if vec and vec != "none":
                 mod, nums = vec.split(";")[0].split(":")
-                calls = {names[k]: int(n) for k, n in enumerate(nums.split(",")) if int(n)}
+                calls = {funcs[k]: int(n) for k, n in enumerate(nums.split(",")) if int(n)}
             res.append((int(st.split("=")[1]), int(hang.split("=")[1]), calls))
         return res
 
@@ -267,7 +267,20 @@ def main():
     check(m[soff + path:m.find(b"\0", soff + path)].decode() == prog, "counts file module path")
     vec = struct.unpack_from("<%dQ" % nf, m, coff + 8 * first)
     check({names[k]: n for k, n in enumerate(vec) if n} == base(4), "counts file counts %s" % (vec,))
-    print("ok: fork server, counts file")
+    # the child's exit path: at once when main returns and the program has no exit handlers
+    # (stdio still flushed), the whole way with one (it runs and counts)
+    ex, log = os.path.join(work, "fs_exit"), os.path.join(work, "fs_exit.log")
+    run([cc, "-O1", "-g", os.path.join(HERE, "programs", "fs_exit.c"), "-o", ex])
+    run([ptcall, "record", "--counts", "-o", trace, "--", ex, inp, log])
+    ex_names = [module_funcs(p)[2] for t, fl, pid, p in chunks(trace) if t == 4][0]
+    open(log, "w").close()
+    got = serve(["plain", "atexit", "plain"], [ex, os.path.join(work, "fs-in"), log], funcs=ex_names)
+    check(open(log).read() == "ran plain\nran atexit\nran plain\n", "fs stdio flushed: %r" % open(log).read())
+    check(got[0] == (0, 0, {"main": 1}) and got[2] == got[0], "fs exit without handlers %s" % got)
+    # the whole way: the handler and the destructor run (fini runs only there)
+    check(got[1] == (0, 0, {"main": 1, "on_exit_handler": 1, "bye": 1, "fini": 1}),
+          "fs exit with a handler %s" % (got[1],))
+    print("ok: fork server, counts file, exit path")
 
     # --- no runtime: ptcall_mark is a no-op ------------------------------------------------
     open(inp, "w").write("mark 1 1\n")

@@ -95,10 +95,11 @@ def totals(doc):
 
 
 def process_faults(ptcall, prog, work):
-    """exec of an uninstrumented program, vfork, posix_spawn, fork+exec in a loop, daemon(),
-    threads created and ending while others call: every call, each child's parent stack."""
+    """exec of an uninstrumented program, vfork, posix_spawn, forkpty, fork+exec in a loop,
+    daemon(), threads created and ending while others call: every call, each child's parent
+    stack."""
     n = 2000
-    for mode, procs in (("execsh", 1), ("vfork", 2), ("spawn", 2)):
+    for mode, procs in (("execsh", 1), ("vfork", 2), ("spawn", 2), ("forkpty", 2)):
         trace = os.path.join(work, mode + ".ptc")
         p = run([ptcall, "record", "-q", "-o", trace, "--", prog, mode, n])
         doc, err = report(ptcall, trace)

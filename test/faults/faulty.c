@@ -15,6 +15,9 @@
  *   faulty execsh N     N calls, then exec /bin/true (an uninstrumented program)
  *   faulty vfork N      N calls; vfork, the child execs this program as `faulty ok N`
  *   faulty spawn N      N calls; posix_spawn of this program as `faulty ok N`, waited for
+ *   faulty forkpty N    N calls; forkpty(): the child calls work() N times on the new
+ *                       terminal and exits 0; the parent reads the terminal until the child
+ *                       has gone and waits for it
  *   faulty daemon N MS FILE
  *                       daemon(): the parent exits 0 at once; the daemon calls work() N
  *                       times over about MS milliseconds, then creates FILE and exits
@@ -38,6 +41,7 @@
 #include <string.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <pty.h>
 #include <spawn.h>
 #include <sys/mman.h>
 #include <sys/time.h>
@@ -173,6 +177,29 @@ static int run_self(const char *self, long n, int use_vfork)
     }
     if (c < 0)
         return 2;
+    int st;
+    while (waitpid(c, &st, 0) < 0)
+        ;
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 2;
+}
+
+/* forkpty() forks inside libc (glibc's own fork, not the PLT's): the child's fork point is
+ * what the fault suite checks */
+static int run_forkpty(long n)
+{
+    int master;
+    pid_t c = forkpty(&master, NULL, NULL, NULL);
+    if (c < 0)
+        return 2;
+    if (c == 0) {
+        calls(n);
+        printf("child made %ld calls\n", n);
+        return 0;
+    }
+    char buf[256];
+    while (read(master, buf, sizeof(buf)) > 0) /* EIO once the child's side is closed */
+        ;
+    close(master);
     int st;
     while (waitpid(c, &st, 0) < 0)
         ;
@@ -340,6 +367,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(mode, "vfork") || !strcmp(mode, "spawn"))
         return run_self(argv[0], n, mode[0] == 'v');
+    if (!strcmp(mode, "forkpty"))
+        return run_forkpty(n);
     if (!strcmp(mode, "fail"))
         return 3;
     if (!strcmp(mode, "kill"))

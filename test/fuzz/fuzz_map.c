@@ -8,8 +8,12 @@
  * unit's soft-handler slot, reads every call-site entry and the sled it names, indexes the
  * per-stub tables by each site's stub, and builds the MODULE chunk payload. A map that passes
  * validation but sends any of that outside the object is the reader's bug: AddressSanitizer
- * (or an explicit check) stops the run. Seeds: images of objects the suite builds
- * (map_seeds.py). */
+ * (or an explicit check) stops the run. The image is also cut into a code piece (R+X) and a
+ * data piece (R+W) with a gap between them, cuts taken from the header, as the runtime
+ * describes a loaded object's PT_LOAD segments (struct ptc_map_segment): a map that passes
+ * with them must have passed without, and must put the slot in the data piece, the call-site
+ * table in a piece and every sled in the code piece (explicit checks). Seeds: images of
+ * objects the suite builds (map_seeds.py). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -22,7 +26,15 @@ struct use {
     uint64_t s0, s1;       /* stub range */
     uint8_t *slot_use;     /* one byte per stub slot, as the runtime's */
     uint64_t sum;
+    const struct ptc_map_object *segs; /* the object cut into pieces, or NULL */
 };
+
+/* with pieces: [a, a + n) inside one that allows prot, as the reader promised */
+static void in_piece(const struct use *u, uint64_t a, uint64_t n, unsigned prot)
+{
+    if (u->segs && !ptc_map_object_holds(u->segs, a, n, prot))
+        __builtin_trap();
+}
 
 static void rd(struct use *u, uint64_t addr, size_t n)
 {
@@ -57,18 +69,23 @@ static int use_unit(void *ctx, const struct ptc_map_unit *un)
     }
     u->sum += strlen(un->strings + h->source_name);
     if (h->soft_slot_rel != 0) { /* patch_unit and arm_unit store the handler there */
+        in_piece(u, un->slot_addr, 8, PTC_MAP_SEG_W);
         volatile uint64_t *slot = (volatile uint64_t *)(uintptr_t)un->slot_addr;
         uint64_t v = *slot;
         *slot = v;
     }
     if (h->flags & PTCALL_MAP_F_SLEDS) { /* sites_switch, tramps_build */
         uint64_t n = (un->sites_end - un->sites_start) / sizeof(struct ptcall_map_site);
+        if (n)
+            in_piece(u, un->sites_start, un->sites_end - un->sites_start, PTC_MAP_SEG_R);
         for (uint64_t i = 0; i < n; i++) {
             uint64_t site, stub;
             int ret;
             ptc_sled_entry((const void *)(uintptr_t)un->sites_start, un->sites_start, i, &site,
                            &stub, &ret);
             uint64_t word;
+            in_piece(u, ptc_sled_word_addr(site), 8, PTC_MAP_SEG_X);
+            in_piece(u, site, PTCALL_SLED_SIZE, PTC_MAP_SEG_X);
             memcpy(&word, (const void *)(uintptr_t)ptc_sled_word_addr(site), 8);
             uint8_t cur[PTC_RET_SLED_SIZE], out[PTC_RET_SLED_SIZE];
             memcpy(cur, (const void *)(uintptr_t)site, sizeof(cur));
@@ -113,6 +130,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         __builtin_trap(); /* the object's checks come on top of the others */
     if ((e && bad > map_size) || (e_in && bad_in > map_size))
         __builtin_trap(); /* the offending offset is inside the section */
+    /* the pieces: code [0, cut), a gap, data [cut + gap, len) */
+    size_t cut = (size_t)((hd[1] ^ hd[3]) % (len + 1)), gap = (size_t)(hd[2] >> 24) * 16;
+    struct ptc_map_segment pieces[2] = {
+        {base, base + cut, PTC_MAP_SEG_R | PTC_MAP_SEG_X},
+        {base + (gap < len - cut ? cut + gap : len), base + len, PTC_MAP_SEG_R | PTC_MAP_SEG_W},
+    };
+    struct ptc_map_object cut_obj = obj;
+    cut_obj.segs = pieces;
+    cut_obj.nsegs = 2;
+    struct ptc_map_summary sum_cut;
+    int e_cut = ptc_map_scan_in(img + map_off, map_size, addr, s0, s1, &cut_obj, &sum_cut, NULL);
+    if (e_cut == 0 && e_in != 0)
+        __builtin_trap(); /* the pieces' checks come on top of the object's */
+    if (e_cut == 0) {
+        struct use u = {.s0 = s0, .s1 = s1, .segs = &cut_obj};
+        u.slot_use = calloc(stubs_size / PTCALL_STUB_STRIDE + 1, 1);
+        if (u.slot_use) {
+            if (ptc_map_walk_in(img + map_off, map_size, addr, s0, s1, &cut_obj, use_unit, &u,
+                                NULL) != (int)sum_cut.num_units)
+                __builtin_trap();
+            free(u.slot_use);
+        }
+    }
     if (e_in == 0) {
         struct use u = {.s0 = s0, .s1 = s1};
         u.slot_use = calloc(stubs_size / PTCALL_STUB_STRIDE + 1, 1);

@@ -49,7 +49,8 @@ FLOORS = {
     # libptcall.so (docs/runtime.md, Files): start-up and exit sit in soft_lifecycle.c, under
     # registration only; the state at the bottom calls nothing
     "runtime": [
-        ["soft_state.c"],                                       # the state, CPU save area
+        ["soft_state.c", "soft_object.c"],                      # the state, CPU save area,
+                                                                # a loaded object's segments
         ["soft_fd.c", "soft_thread.c"],                         # trace descriptor, threads
         ["soft_handler.S", "soft_write.c"],                     # handlers, the trace file
         ["soft_config.c", "soft_select.c", "soft_drain.c",      # environment, selection,

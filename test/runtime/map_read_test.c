@@ -664,6 +664,64 @@ static void test_places(void)
     CHECK(walk_obj(2 * size, 0) == PTC_MAP_E_SITES_PLACE);
 }
 
+/* The object as the runtime sees it loaded: PT_LOAD pieces with gaps between them (unmapped
+ * or PROT_NONE in a process) and what may be done in each. obj[] is laid out as: stubs and
+ * text [0, 0x800) R+X, the map [0x800, 0xc00) R, a gap, the call-site table
+ * [0x1000, 0x1080) R, a gap, the slot's data [0x1100, 0x2000) R+W. */
+static const struct ptc_map_segment segs[] = {
+    {OBJ + 0, OBJ + 0x800, PTC_MAP_SEG_R | PTC_MAP_SEG_X},
+    {OBJ + 0x800, OBJ + 0xc00, PTC_MAP_SEG_R},
+    {OBJ + 0x1000, OBJ + 0x1080, PTC_MAP_SEG_R},
+    {OBJ + 0x1100, OBJ + 0x2000, PTC_MAP_SEG_R | PTC_MAP_SEG_W},
+};
+
+static int walk_segs(size_t size)
+{
+    struct ptc_map_object o = {.bytes = obj, .start = OBJ, .size = sizeof(obj), .segs = segs,
+                               .nsegs = sizeof(segs) / sizeof(segs[0])};
+    return ptc_map_walk_in(obj + O_MAP, size, OBJ + O_MAP, OBJ + O_STUBS, OBJ + O_STUBS + 0x400,
+                           &o, NULL, NULL, NULL);
+}
+
+static void test_segments(void)
+{
+    size_t size = put_object();
+    CHECK(walk_segs(size) == 1);
+    struct ptc_map_object o = {.bytes = obj, .start = OBJ, .size = sizeof(obj), .segs = segs,
+                               .nsegs = 4};
+    CHECK(ptc_map_object_holds(&o, OBJ + 0x1100, 8, PTC_MAP_SEG_W) &&
+          !ptc_map_object_holds(&o, OBJ + 0x10f8, 16, PTC_MAP_SEG_R) && /* across a gap */
+          !ptc_map_object_holds(&o, OBJ + 0xc00, 8, 0) &&                /* in a gap */
+          !ptc_map_object_holds(&o, OBJ + 0x2000, 1, 0) &&               /* past the end */
+          ptc_map_object_holds(&o, OBJ + 0x7f8, 8, PTC_MAP_SEG_X) &&
+          !ptc_map_object_holds(&o, OBJ + 0x7fc, 8, PTC_MAP_SEG_R)); /* across two pieces */
+
+    /* the slot: inside the object but in its code or read-only data (writing it faults),
+     * or in a gap; the whole object would take them */
+    point(&obj_hdr()->soft_slot_rel, OBJ + O_TEXT + 0x200);
+    CHECK(walk_obj(size, 1) == 1 && walk_segs(size) == PTC_MAP_E_SLOT);
+    point(&obj_hdr()->soft_slot_rel, OBJ + O_SITES + 0x80);
+    CHECK(walk_obj(size, 1) == 1 && walk_segs(size) == PTC_MAP_E_SLOT);
+    point(&obj_hdr()->soft_slot_rel, OBJ + 0xc00);
+    CHECK(walk_obj(size, 1) == 1 && walk_segs(size) == PTC_MAP_E_SLOT);
+
+    /* the call-site table running into a gap, or lying in one */
+    size = put_object();
+    point(&obj_hdr()->sites_end_rel, OBJ + O_SITES + 0x100); /* zero entries: bad sites */
+    CHECK(walk_obj(size, 1) == PTC_MAP_E_SITE && walk_segs(size) == PTC_MAP_E_SITES_PLACE);
+    point(&obj_hdr()->sites_rel, OBJ + 0xc00);
+    point(&obj_hdr()->sites_end_rel, OBJ + 0xc00 + 3 * sizeof(struct ptcall_map_site));
+    memcpy(obj + 0xc00, obj + O_SITES, 3 * sizeof(struct ptcall_map_site));
+    CHECK(walk_segs(size) == PTC_MAP_E_SITES_PLACE);
+
+    /* a sled in the data (it would be made executable and patched) or in a gap */
+    size = put_object();
+    set_site(1, OBJ + 0x1200, OBJ + O_STUBS + 32);
+    CHECK(walk_obj(size, 1) == 1 && walk_segs(size) == PTC_MAP_E_SITE);
+    set_site(1, OBJ + 0xc10, OBJ + O_STUBS + 32);
+    CHECK(walk_obj(size, 1) == 1 && walk_segs(size) == PTC_MAP_E_SITE);
+}
+
 /* Map version 6: the sizes-and-callees extension after put_blob's blob (main calls helper
  * and an external "main"-named function, helper calls nothing); its reading, and each
  * inconsistency refused as PTC_MAP_E_EXT. */
@@ -750,6 +808,7 @@ int main(void)
     test_fuzz();
     test_sites();
     test_places();
+    test_segments();
     test_sled_patch();
     test_ret_sled_patch();
     test_ext();

@@ -397,6 +397,7 @@ def api_checks(srv, validate, runs_by_prog, traces, reports):
         C.fail("POST is refused")
     except urllib.error.HTTPError as e:
         C.check(e.code == 405, "POST is refused (read-only)", str(e.code))
+    edge_checks(srv, runs_by_prog, traces)
     # a run whose trace is gone: the flame graph says so (410), the figures stay
     t = traces["hostile"][0]
     os.rename(t, t + ".away")
@@ -409,6 +410,45 @@ def api_checks(srv, validate, runs_by_prog, traces, reports):
         C.check(st == 200, "that run's figures are still served")
     finally:
         os.rename(t + ".away", t)
+
+
+def graph_edges(trace):
+    """{(caller, callee): calls} of `ptcall graph` of one trace (db_test.py reads the dot)."""
+    T = load_module("db_test", os.path.join(ROOT, "test", "db", "db_test.py"))
+    return T.dot_edges(sh([os.path.join(ARGS.build, "tools", "ptcall"), "graph", trace]))
+
+
+def edge_checks(srv, runs_by_prog, traces):
+    """A function's callers and callees over all runs (the database's edge sums, edge_stats)
+    and over one program's runs (every chosen run's edges read) equal each other for a
+    function only that program has, and equal the calls `ptcall graph` counts in its traces,
+    summed, with the number of traces that have each edge."""
+    prog = "lua" if "lua" in runs_by_prog else sorted(runs_by_prog)[0]
+    want = {}
+    for t in traces[prog]:
+        for k, n in graph_edges(t).items():
+            c, r = want.get(k, (0, 0))
+            want[k] = (c + n, r + 1)
+    st, hot = srv.api("/api/v1/hot?tag=program=%s&sort=calls&top=5" % prog)
+    fns = [f for f in (hot or {}).get("functions", []) if f["module"] == prog][:3]
+    C.check(st == 200 and fns, "%s's most called functions" % prog)
+    for f in fns:
+        st1, all_runs = srv.api("/api/v1/functions/%d" % f["id"])
+        st2, some = srv.api("/api/v1/functions/%d?tag=program=%s" % (f["id"], prog))
+        if not C.check(st1 == 200 and st2 == 200, "function %s over all runs and over %s's" % (f["name"], prog)):
+            continue
+        got = {}
+        for side in ("callers", "callees"):
+            for e in all_runs[side]:
+                k = (e["name"], f["name"]) if side == "callers" else (f["name"], e["name"])
+                got[k] = (e["calls"], e["runs"])
+        mine = {k: v for k, v in want.items() if f["name"] in k}
+        C.check(all_runs["callers"] == some["callers"] and all_runs["callees"] == some["callees"],
+                "%s: callers and callees over all runs (edge_stats) equal those over %s's runs (run_edges)"
+                % (f["name"], prog))
+        C.check(got == mine and mine, "%s: %d callers and callees, calls and runs, equal ptcall graph's "
+                "over the %d traces" % (f["name"], len(mine), len(traces[prog])),
+                "%s != %s" % (sorted(got.items())[:4], sorted(mine.items())[:4]))
 
 
 def browser_checks(d, srv, art, runs_by_prog, traces, reports):

@@ -17,8 +17,8 @@ enum ptc_ev_type {
                         the shadow stack is marked broken rather than guessed */
     PTC_EV_FORK = 3, /* this thread forked: count = child pid; the child's first thread
                         starts from a copy of this thread's shadow stack */
-    PTC_EV_MARK = 4, /* ptcall_mark ran here (MARK chunk): count = the session's mark id
-                        (ptc_session_mark_label); the stack is unchanged */
+    PTC_EV_MARK = 4, /* ptcall_mark ran here (MARK chunk): count = the session's id of its
+                        label (ptc_session_mark_label); the stack is unchanged */
 };
 
 struct ptc_ev {
@@ -253,12 +253,30 @@ enum ptc_call_kind {
     PTC_CALL_FORK = 5,      /* this thread forked child pid = count */
     PTC_CALL_FORKED = 6,    /* this thread starts as a fork child, depth = inherited frames */
     PTC_CALL_LANDING = 7,   /* func resumed at a landing pad (after popping frames) */
-    PTC_CALL_MARK = 8,      /* ptcall_mark(label) here: count = the session's mark id
-                               (ptc_session_mark_label), depth = the stack's depth */
+    PTC_CALL_MARK = 8,      /* ptcall_mark(label) here: count = the session's id of the
+                               label (ptc_session_mark_label), depth = the stack's depth */
 };
-/* The label of mark id (PTC_EV_MARK, PTC_CALL_MARK), or "" for an unknown id. Stable until
- * the session is freed. */
+/* The label of mark label id (PTC_EV_MARK, PTC_CALL_MARK), or "" for an unknown id. Marks of
+ * one label share its id. Labels are valid UTF-8: each byte of the program's label that
+ * starts no valid sequence is U+FFFD here. Stable until the session is freed. */
 const char *ptc_session_mark_label(const struct ptc_session *s, uint64_t id);
+/* What the trace's marks say per label (for summaries): ids 0 .. num_mark_labels - 1, in
+ * the order the labels were first seen (after a parallel decode, not the file's order). */
+struct ptc_mark_stats {
+    const char *label;      /* valid until the session is freed */
+    uint64_t marks;         /* ptcall_mark(label) calls: MARK chunks (traces of events) and
+                               COUNTS segments closed by a mark (counting mode) */
+    uint64_t counted_calls; /* counting mode: the calls counted in the segments these marks
+                               closed; 0 in traces of events */
+    /* Traces of events with times: the segments these marks closed, each the time on the
+     * marking thread since its previous mark (or its first event), in ns (ticks without a
+     * time base); segments = how many (0: untimed, or counting mode), min and max of one */
+    uint64_t segments;
+    uint64_t segment_total, segment_min, segment_max;
+};
+uint32_t ptc_session_num_mark_labels(const struct ptc_session *s);
+/* Returns 0, or -PTC_E_ARG for an id out of range. */
+int ptc_session_mark_stats(const struct ptc_session *s, uint32_t id, struct ptc_mark_stats *out);
 enum ptc_return_how {
     PTC_RET_EXIT = 0,     /* its exit stub ran */
     PTC_RET_UNWIND = 1,   /* its unwind stub ran (exception passing through) */

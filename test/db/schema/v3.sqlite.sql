@@ -1,0 +1,29 @@
+-- The runs database as schema version 3 left it (db/db_schema.c, to_v1, to_v2, to_v3), with
+-- one run in it: frozen. test/db/db_test.py loads this into an empty SQLite database and
+-- opens it with the current ptcall, which must migrate it to the current version and keep
+-- the run. Never edit this file; a new schema version adds v4.*.sql beside it.
+CREATE TABLE schema_version (version INTEGER NOT NULL);
+INSERT INTO schema_version (version) VALUES (3);
+CREATE TABLE runs (id INTEGER PRIMARY KEY AUTOINCREMENT, content_hash TEXT NOT NULL UNIQUE, trace TEXT NOT NULL, trace_bytes BIGINT NOT NULL, program TEXT NOT NULL, program_path TEXT, command TEXT, host TEXT NOT NULL, added_ns BIGINT NOT NULL, start_ns BIGINT, duration_ns BIGINT, exit_status INTEGER, signal INTEGER, core_dumped INTEGER, backend TEXT NOT NULL, time_unit TEXT NOT NULL, events BIGINT NOT NULL, whole_calls BIGINT NOT NULL, calls BIGINT NOT NULL, threads BIGINT NOT NULL, processes BIGINT NOT NULL, gaps BIGINT NOT NULL, missing_chunks BIGINT NOT NULL, lost_events BIGINT NOT NULL, lost_pt_units BIGINT NOT NULL, repairs BIGINT NOT NULL, unwound BIGINT NOT NULL, unmatched BIGINT NOT NULL, broken_frames BIGINT NOT NULL, open_at_end BIGINT NOT NULL, bad_stubs BIGINT NOT NULL, fork_unknown BIGINT NOT NULL, lossy_threads BIGINT NOT NULL, unfinished_processes BIGINT NOT NULL, complete INTEGER NOT NULL, lossy INTEGER NOT NULL, total_time BIGINT, selection TEXT, traced_functions BIGINT, functions BIGINT NOT NULL, edges BIGINT NOT NULL);
+CREATE INDEX runs_start ON runs (start_ns);
+CREATE TABLE run_tags (run_id BIGINT NOT NULL REFERENCES runs (id) ON DELETE CASCADE, name TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (run_id, name));
+CREATE INDEX run_tags_name_value ON run_tags (name, value);
+CREATE TABLE run_modules (run_id BIGINT NOT NULL REFERENCES runs (id) ON DELETE CASCADE, idx INTEGER NOT NULL, path TEXT NOT NULL, identity TEXT NOT NULL, functions INTEGER NOT NULL, build_id TEXT, PRIMARY KEY (run_id, idx));
+CREATE TABLE functions (id INTEGER PRIMARY KEY AUTOINCREMENT, module TEXT NOT NULL, linkage_name TEXT NOT NULL, file TEXT NOT NULL, name TEXT NOT NULL, line INTEGER NOT NULL, UNIQUE (module, linkage_name, file));
+CREATE TABLE run_functions (run_id BIGINT NOT NULL REFERENCES runs (id) ON DELETE CASCADE, function_id BIGINT NOT NULL REFERENCES functions (id), module_idx INTEGER NOT NULL, calls BIGINT NOT NULL, total BIGINT, self BIGINT, PRIMARY KEY (run_id, function_id));
+CREATE INDEX run_functions_figures ON run_functions (function_id, run_id, calls, total, self);
+CREATE TABLE run_edges (run_id BIGINT NOT NULL REFERENCES runs (id) ON DELETE CASCADE, caller_id BIGINT NOT NULL REFERENCES functions (id), callee_id BIGINT NOT NULL REFERENCES functions (id), calls BIGINT NOT NULL, PRIMARY KEY (run_id, caller_id, callee_id));
+CREATE TABLE function_stats (function_id BIGINT NOT NULL REFERENCES functions (id), time_unit TEXT NOT NULL, runs BIGINT NOT NULL, calls_sum BIGINT NOT NULL, total_sum BIGINT NOT NULL, self_sum BIGINT NOT NULL, calls_max BIGINT NOT NULL, total_max BIGINT NOT NULL, self_max BIGINT NOT NULL, calls_min BIGINT NOT NULL DEFAULT 0, total_min BIGINT NOT NULL DEFAULT 0, self_min BIGINT NOT NULL DEFAULT 0, calls_sq DOUBLE PRECISION NOT NULL DEFAULT 0, total_sq DOUBLE PRECISION NOT NULL DEFAULT 0, self_sq DOUBLE PRECISION NOT NULL DEFAULT 0, PRIMARY KEY (function_id, time_unit));
+CREATE TABLE edge_stats (caller_id BIGINT NOT NULL REFERENCES functions (id), callee_id BIGINT NOT NULL REFERENCES functions (id), runs BIGINT NOT NULL, calls_sum BIGINT NOT NULL, PRIMARY KEY (caller_id, callee_id));
+CREATE INDEX edge_stats_callee ON edge_stats (callee_id);
+INSERT INTO runs (id, content_hash, trace, trace_bytes, program, program_path, command, host, added_ns, start_ns, duration_ns, exit_status, signal, core_dumped, backend, time_unit, events, whole_calls, calls, threads, processes, gaps, missing_chunks, lost_events, lost_pt_units, repairs, unwound, unmatched, broken_frames, open_at_end, bad_stubs, fork_unknown, lossy_threads, unfinished_processes, complete, lossy, total_time, selection, traced_functions, functions, edges) VALUES (1, 'cdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcd', '/traces/v2.ptc', 4096, 'prog', '/bin/prog', './prog 7', 'v2host', 1700000000000000000, 1699999999000000000, 2500000, 0, NULL, NULL, 'soft', 'ns', 24, 0, 12, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 9000, NULL, NULL, 2, 1);
+INSERT INTO run_tags (run_id, name, value) VALUES (1, 'made', 'v3 fixture');
+INSERT INTO run_modules (run_id, idx, path, identity, functions, build_id) VALUES (1, 0, '/bin/prog', '00000000000000ff', 2, '3f1c2a9be0d4a8c7e5f6071829304a5b6c7d8e9f');
+INSERT INTO functions (id, module, linkage_name, file, name, line) VALUES (1, 'prog', 'main', 'prog.c', 'main', 3);
+INSERT INTO functions (id, module, linkage_name, file, name, line) VALUES (2, 'prog', 'work', 'prog.c', 'work', 9);
+INSERT INTO run_functions (run_id, function_id, module_idx, calls, total, self) VALUES (1, 1, 0, 1, 9000, 1000);
+INSERT INTO run_functions (run_id, function_id, module_idx, calls, total, self) VALUES (1, 2, 0, 11, 8000, 8000);
+INSERT INTO run_edges (run_id, caller_id, callee_id, calls) VALUES (1, 1, 2, 11);
+INSERT INTO function_stats (function_id, time_unit, runs, calls_sum, total_sum, self_sum, calls_max, total_max, self_max, calls_min, total_min, self_min, calls_sq, total_sq, self_sq) VALUES (1, 'ns', 1, 1, 9000, 1000, 1, 9000, 1000, 1, 9000, 1000, 1, 81000000, 1000000);
+INSERT INTO function_stats (function_id, time_unit, runs, calls_sum, total_sum, self_sum, calls_max, total_max, self_max, calls_min, total_min, self_min, calls_sq, total_sq, self_sq) VALUES (2, 'ns', 1, 11, 8000, 8000, 11, 8000, 8000, 11, 8000, 8000, 121, 64000000, 64000000);
+INSERT INTO edge_stats (caller_id, callee_id, runs, calls_sum) VALUES (1, 2, 1, 11);
