@@ -70,6 +70,12 @@ const struct ptc_env_var ptc_env_table[PTC_ENV_COUNT] = {
                             "CTL,ST: the descriptors of the fork server protocol v1 "
                             "(include/ptcall/forkserver.h, docs/cov.md): one child per input, "
                             "forked before main; implies counting mode"},
+    [PTC_ENV_FORKSERVER_DEFER] = {"PTCALL_FORKSERVER_DEFER", PTC_ENV_BOOL, NULL, 0, 0, "0",
+                                  "runtime",
+                                  "with PTCALL_FORKSERVER: serve where the program first calls "
+                                  "ptcall_forkserver_start() instead of before main, so that "
+                                  "its initialisation runs once (docs/cov.md, *Deferred fork "
+                                  "server*)"},
     [PTC_ENV_RUNTIME] = {"PTCALL_RUNTIME", PTC_ENV_PATH, NULL, 0, 0, "", "record",
                          "the libptcall.so to preload (default: next to ptcall)"},
     [PTC_ENV_PT_SYSFS] = {"PTCALL_PT_SYSFS", PTC_ENV_PATH, NULL, 0, 0,

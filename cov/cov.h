@@ -194,6 +194,7 @@ struct cov_target {
     const char *runtime;  /* libptcall.so to preload (NULL: the target links it) */
     uint32_t timeout_ms;
     int force_exec;       /* never the fork server: one exec per input */
+    int defer;            /* the fork server starts at ptcall_forkserver_start() (ptcall.h) */
 };
 
 struct cov_result {

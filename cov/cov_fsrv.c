@@ -68,7 +68,7 @@ static char **make_envp(const struct cov_target *t, int forkserver, size_t *own_
     size_t n = 0;
     while (environ[n])
         n++;
-    char **e = calloc(n + 5, sizeof(*e));
+    char **e = calloc(n + 6, sizeof(*e));
     if (!e)
         return NULL;
     size_t k = 0;
@@ -77,7 +77,8 @@ static char **make_envp(const struct cov_target *t, int forkserver, size_t *own_
     for (size_t i = 0; i < n; i++) {
         if (starts(environ[i], "LD_PRELOAD="))
             pre = environ[i] + 11;
-        else if (!starts(environ[i], PTCFS_ENV "=") && !starts(environ[i], PTCFS_COUNTS_ENV "="))
+        else if (!starts(environ[i], PTCFS_ENV "=") && !starts(environ[i], PTCFS_COUNTS_ENV "=") &&
+                 !starts(environ[i], PTCFS_DEFER_ENV "="))
             e[k++] = environ[i];
         bind_set |= starts(environ[i], "LD_BIND_NOW=") || starts(environ[i], "LD_BIND_LAZY=");
     }
@@ -100,6 +101,8 @@ static char **make_envp(const struct cov_target *t, int forkserver, size_t *own_
      * input, where binding everything at each start costs more than it saves;
      * LD_BIND_LAZY (AFL++'s convention) or LD_BIND_NOW in our environment leave it alone. */
     if (!bad && forkserver && !bind_set && !(e[k++] = strdup("LD_BIND_NOW=1")))
+        bad = 1;
+    if (!bad && forkserver && t->defer && !(e[k++] = strdup(PTCFS_DEFER_ENV "=1")))
         bad = 1;
     e[k] = NULL;
     if (bad) {

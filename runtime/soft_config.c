@@ -57,7 +57,7 @@ static int output_path(const char *out)
 
 static int fd_ok(int fd) { return fd >= 0 && fcntl(fd, F_GETFD) >= 0; }
 
-/* PTCALL_COUNTS_FD and PTCALL_FORKSERVER (docs/cov.md) into rt: 1 when either is set, 0
+/* PTCALL_COUNTS_FD, PTCALL_FORKSERVER and PTCALL_FORKSERVER_DEFER (docs/cov.md) into rt: 1 when either is set, 0
  * when neither, -1 after a warning (then nothing is counted). */
 static int forkserver_config(void)
 {
@@ -88,6 +88,12 @@ static int forkserver_config(void)
         rt.fs_ctl = (int)ctl;
         rt.fs_st = (int)st;
         any = 1;
+        set = ptc_env_get(PTC_ENV_FORKSERVER_DEFER, &v, NULL, err, sizeof(err));
+        if (set < 0) {
+            warn("ptcall: %s: no fork server", err);
+            return -1;
+        }
+        rt.fs_defer = set > 0 && v;
     }
     return any;
 }

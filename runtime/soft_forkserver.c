@@ -63,6 +63,7 @@ static void serve(void)
      * unset once here rather than in each child (the server needs neither variable again). */
     unsetenv(PTCFS_ENV);
     unsetenv(PTCFS_COUNTS_ENV);
+    unsetenv(PTCFS_DEFER_ENV);
     if (write_u32(st, PTCFS_HELLO) != 0)
         _exit(2); /* nobody listens */
     for (;;) {
@@ -121,6 +122,18 @@ static int child_return(int status)
     return status;
 }
 
+/* The deferred fork server (PTCALL_FORKSERVER_DEFER): the program's initialisation has run
+ * once, in what becomes the server; each child goes on from here with the counters zeroed,
+ * so what ran before this point is counted in no input (docs/cov.md). Once per process; a
+ * call without a deferred fork server does nothing. */
+PTC_API void __ptcall_forkserver_start(void)
+{
+    if (!rt.enabled || !rt.fs_defer || rt.fs_ctl < 0 || rt.fs_started)
+        return;
+    rt.fs_started = 1;
+    serve();
+}
+
 static int counts_main(int argc, char **argv, char **envp)
 {
     if (counts_share() != 0 && rt.fs_ctl >= 0) {
@@ -128,11 +141,20 @@ static int counts_main(int argc, char **argv, char **envp)
         write_u32(rt.fs_st, PTCFS_ERROR);
         _exit(2);
     }
-    if (rt.fs_ctl >= 0) {
+    if (rt.fs_ctl >= 0 && !rt.fs_defer) {
         serve();
         return child_return(rt.real_main(argc, argv, envp));
     }
-    return rt.real_main(argc, argv, envp);
+    int status = rt.real_main(argc, argv, envp);
+    if (rt.fs_defer && rt.fs_ctl >= 0 && !rt.fs_started) {
+        /* main returned and never served: no input would run, and the tool waits */
+        warn("ptcall: fork server: PTCALL_FORKSERVER_DEFER is set but main returned without "
+             "calling ptcall_forkserver_start(): no fork server (call it after the "
+             "initialisation, or leave out --deferred)");
+        write_u32(rt.fs_st, PTCFS_ERROR);
+        _exit(2);
+    }
+    return rt.fs_started ? child_return(status) : status;
 }
 
 typedef int (*main_fn)(int, char **, char **);

@@ -265,6 +265,8 @@ struct runtime_state {
     int counts_shared;       /* the counters live in counts_fd's file (MAP_SHARED) */
     int quick_fork;          /* fork_server_fork is forking: the atfork handlers stand aside */
     int fs_ctl, fs_st;       /* PTCALL_FORKSERVER's descriptors, or -1 */
+    int fs_defer;            /* PTCALL_FORKSERVER_DEFER: serve at ptcall_forkserver_start() */
+    int fs_started;          /* the deferred server has started (in it and its children) */
     int (*real_main)(int, char **, char **); /* main, while the pre-main point runs first */
 };
 /* Counting mode's counters: one uint64_t per instrumented function, a fixed reservation of

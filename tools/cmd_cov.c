@@ -200,6 +200,9 @@ static int run_cov(struct cli_values *v)
         return cli_usage_error(CMD_COV_RUN, "give the inputs: --corpus DIR or --afl OUTDIR");
     if (!v->rest || !v->rest[0])
         return cli_usage_error(CMD_COV_RUN, "give the target after --: -- ./target [ARGS]");
+    if (v->cov.exec && v->cov.deferred)
+        return cli_usage_error(CMD_COV_RUN, "--deferred starts the fork server later; --exec "
+                                            "runs without one: give one of them");
     char why[2048], target[PATH_MAX];
     int rc = resolve_target(v->rest[0], target, sizeof(target));
     if (rc) {
@@ -237,6 +240,7 @@ static int run_cov(struct cli_values *v)
     t.runtime = find_runtime(rt, sizeof(rt));
     t.timeout_ms = v->cov.timeout_ms;
     t.force_exec = v->cov.exec;
+    t.defer = v->cov.deferred;
     size_t argc = 0;
     while (v->rest[argc])
         argc++;
@@ -297,6 +301,15 @@ static int run_cov(struct cli_values *v)
      * the other runners then only read */
     if (cov_runner_start(&t, &d, workdir, 0, &js[0].runner, why, sizeof(why))) {
         fprintf(stderr, "%s: %s\n", cmd, why);
+        status = 1;
+        goto out;
+    }
+    if (!cov_runner_forkserver(js[0].runner) && t.defer && !t.force_exec) {
+        /* one exec per input would run the initialisation every time and count it too:
+         * not what --deferred asked for */
+        fprintf(stderr, "%s: --deferred: the target did not start a fork server (a runtime "
+                        "without it, or a target not built with ptcall-cc); no input was run\n",
+                cmd);
         status = 1;
         goto out;
     }

@@ -524,6 +524,9 @@ static const struct cli_opt opts[] = {
      .help = "run N copies of the target side by side (N fork servers)"},
     {.name = "--exec", .cmds = CVR, FLAG(cov.exec),
      .help = "no fork server: one exec per input (slower; for cross-checks)"},
+    {.name = "--deferred", .cmds = CVR, FLAG(cov.deferred),
+     .help = "the fork server starts where the target calls ptcall_forkserver_start() (after "
+             "its initialisation), not before main"},
     {.name = "--format", .cmds = CVP, CHOICE(cov.format, cov_formats), .def = "table",
      .help = "table (for people), csv (one row per function), json (everything, versioned: "
              "docs/schema/cov-report.schema.json) or html (one page with the curve)"},

@@ -214,6 +214,7 @@ struct cli_values {
         struct cli_list corpora;    /* run --corpus DIR */
         struct cli_list afl;        /* run --afl OUTDIR */
         int exec;                   /* run --exec: no fork server */
+        int deferred;               /* run --deferred: serve at ptcall_forkserver_start() */
         int format;                 /* report: table, csv, json, html */
         int blockers;               /* report --blockers */
         const char *binary;         /* report --binary */

@@ -35,6 +35,10 @@
 
 #define PTCFS_ENV "PTCALL_FORKSERVER"    /* "<ctl_fd>,<st_fd>" */
 #define PTCFS_COUNTS_ENV "PTCALL_COUNTS_FD" /* "<fd>" */
+/* "1": the server starts where the program calls ptcall_forkserver_start() (ptcall.h), not
+ * before main; the hello comes from there. A program whose main returns without calling it
+ * writes PTCFS_ERROR instead of the hello and exits with status 2. */
+#define PTCFS_DEFER_ENV "PTCALL_FORKSERVER_DEFER"
 #define PTCFS_CTL_FD 198 /* the descriptors the tool uses (a convention, not a requirement) */
 #define PTCFS_ST_FD 199
 

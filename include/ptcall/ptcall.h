@@ -27,6 +27,20 @@ static inline void ptcall_mark(const char *label)
         __ptcall_mark(label);
 }
 
+/* Provided by libptcall.so as __ptcall_mark is; weak for the same reason. */
+void __ptcall_forkserver_start(void) __attribute__((weak));
+
+/* Where a fork server started with `ptcall cov run --deferred` (PTCALL_FORKSERVER_DEFER=1)
+ * begins to serve, instead of before main: the program's initialisation (reading
+ * configuration, building tables) then runs once, and each input's child goes on from here
+ * (docs/cov.md, "Deferred fork server"). Calls before it are counted in no input. Call it
+ * once, from the only thread, before reading the input. Otherwise it does nothing. */
+static inline void ptcall_forkserver_start(void)
+{
+    if (__ptcall_forkserver_start)
+        __ptcall_forkserver_start();
+}
+
 #ifdef __cplusplus
 }
 #endif

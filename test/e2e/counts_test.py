@@ -282,6 +282,44 @@ def main():
           "fs exit with a handler %s" % (got[1],))
     print("ok: fork server, counts file, exit path")
 
+    # --- the deferred fork server: setup once, before ptcall_forkserver_start ---------------
+    dfr, dlog = os.path.join(work, "fs_defer"), os.path.join(work, "fs_defer.log")
+    run([cc, "-O1", "-g", inc, os.path.join(HERE, "programs", "fs_defer.c"), "-o", dfr])
+    dcorp = os.path.join(work, "defer-corpus")
+    os.makedirs(dcorp, exist_ok=True)
+    for k, body in enumerate(("a", "b", "a", "b", "b")):
+        open(os.path.join(dcorp, "in%d" % k), "w").write(body + "\n")
+
+    def cov_sets(extra, args):
+        open(dlog, "w").close()
+        out = os.path.join(work, "defer.ptcov")
+        r = run([ptcall, "cov", "run", "-o", out, "--corpus", dcorp] + extra + ["--", dfr, "@@"] + args,
+                ok=(0, 1))
+        if r.returncode:
+            return r, None
+        doc = json.loads(run([ptcall, "cov", "report", "--format", "json", out]).stdout)
+        name = {f["id"]: f["name"] for f in doc["functions"]}
+        return r, {os.path.basename(i["name"]): sorted(name[f] for f in i["functions"]) for i in doc["inputs"]}
+
+    r, sets = cov_sets(["--deferred"], [dlog])
+    want = {"in%d" % k: ["on_" + b] for k, b in enumerate("abab" "b")}
+    check(sets == want, "deferred: each input reached its own function only (setup and main "
+                        "ran before the fork point): %s" % sets)
+    check(open(dlog).read() == "init\n", "deferred: setup ran once for 5 inputs: %r" % open(dlog).read())
+    r, sets = cov_sets([], [dlog])
+    check(sets and all(s == sorted(["main", "setup", "on_" + b]) for s, b in
+                       zip((sets["in%d" % k] for k in range(5)), "abab" "b")) and
+          open(dlog).read() == "init\n" * 5,
+          "not deferred: setup runs and counts in every child (%s)" % sets)
+    r, sets = cov_sets(["--deferred"], [dlog, "nostart"])
+    check(r.returncode == 1 and sets is None and "ptcall_forkserver_start" in r.stderr,
+          "deferred, the target never calls ptcall_forkserver_start(): exit 1, said: %s"
+          % r.stderr.strip()[-300:])
+    r = run([ptcall, "cov", "run", "-o", os.path.join(work, "x.ptcov"), "--corpus", dcorp,
+             "--deferred", "--exec", "--", dfr, "@@", dlog], ok=(2,))
+    check("--deferred" in r.stderr, "--deferred with --exec: a usage error: " + r.stderr.strip())
+    print("ok: deferred fork server")
+
     # --- no runtime: ptcall_mark is a no-op ------------------------------------------------
     open(inp, "w").write("mark 1 1\n")
     run([plain, inp])
