@@ -3,6 +3,7 @@
  * writes what is buffered and tracing goes on. */
 #define _GNU_SOURCE
 #include <sched.h>
+#include <time.h>
 
 #include "soft_internal.h"
 
@@ -15,6 +16,33 @@ static int lock_with_timeout(pthread_mutex_t *m, uint64_t ns)
         sched_yield();
     }
     return 0;
+}
+
+/* Waits (at most ns) until no thread but self is inside the runtime's slow path. A thread
+ * there when `finishing` was set may still hand a full buffer to the queue after the final
+ * flush drained it, and that buffer would never be written: a buffer of events gone while the
+ * trace says complete (faults' thread_exit, once in CI). A thread sets in_slow before it looks
+ * at `finishing`, so once `finishing` is set and no thread is in_slow, none will queue
+ * anything more. */
+static void wait_slow_paths(const struct thread *self, uint64_t ns)
+{
+    /* the threads in the slow path now, taken under thr_mu and waited for without it (a
+     * thread ending there takes thr_mu); none is freed meanwhile: only the drain frees
+     * threads, and the caller holds drain_mu */
+    struct thread *busy[256];
+    size_t n = 0;
+    uint64_t t0 = mono_ns();
+    if (lock_with_timeout(&rt.thr_mu, ns) != 0)
+        return;
+    for (struct thread *ts = rt.threads; ts && n < 256; ts = ts->next)
+        if (ts != self && atomic_load(&ts->in_slow))
+            busy[n++] = ts;
+    pthread_mutex_unlock(&rt.thr_mu);
+    for (size_t i = 0; i < n; i++)
+        while (atomic_load(&busy[i]->in_slow) && mono_ns() - t0 < ns) {
+            struct timespec nap = {0, 50 * 1000};
+            nanosleep(&nap, NULL);
+        }
 }
 
 /* Final flush: every queued buffer, every thread's current buffer, THREAD exit chunks and
@@ -55,6 +83,10 @@ void finish(int how, int status, int crash)
         struct iovec v[2] = {{&l, sizeof(l)}, {(void *)note, sizeof(note)}};
         write_chunk(PTC_CHUNK_LOSS, 0, &rt.proc_seq, v, 2);
     } else {
+        drain_queue(crash ? ENC_NOWAIT : ENC_WAIT);
+        /* what threads in the slow path queued meanwhile (a thread waiting for a free buffer
+         * sees `finishing` within its 100 ms wait and gives up) */
+        wait_slow_paths(self, crash ? 200000000ull : 1000000000ull);
         drain_queue(crash ? ENC_NOWAIT : ENC_WAIT);
         if (self && self->pending_drop) {
             encode_loss(self, self->pending_drop, rdtsc_());
