@@ -52,18 +52,6 @@ def peer_bytes_per_event():
     return out
 
 
-def replace_block(path, name, text):
-    begin, end = "<!-- %s:begin -->" % name, "<!-- %s:end -->" % name
-    doc = open(path).read()
-    block = "%s\n%s\n%s" % (begin, text.rstrip("\n"), end)
-    if begin in doc and end in doc:
-        doc = doc[:doc.index(begin)] + block + doc[doc.index(end) + len(end):]
-    else:
-        doc = doc.rstrip("\n") + "\n\n" + block + "\n"
-    with open(path, "w") as f:
-        f.write(doc)
-
-
 def table(a, tools, work, wdir):
     ptcall, ptcc = tools["ptcall"], tools["ptcc"]
     peers = peer_bytes_per_event()
@@ -185,13 +173,13 @@ def main():
         out["table"] = rows
         print(text)
         if not a.no_write:
-            replace_block(os.path.join(ROOT, "docs", "bandwidth.md"), "bandwidth-table", text)
+            R.replace_block(os.path.join(ROOT, "docs", "bandwidth.md"), "bandwidth-table", text)
     if "speed" in want:
         res, text = speed(a, tools, work, 3 if a.quick else a.runs)
         out["speed"] = res
         print(text)
         if not a.no_write:
-            replace_block(os.path.join(ROOT, "docs", "benchmarks.md"), "bandwidth-speed", text)
+            R.replace_block(os.path.join(ROOT, "docs", "benchmarks.md"), "bandwidth-speed", text)
     with open(os.path.join(work, "bandwidth.json"), "w") as f:
         json.dump(out, f, indent=1)
 

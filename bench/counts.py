@@ -46,18 +46,6 @@ void __sanitizer_cov_trace_pc_guard(uint32_t *guard) { (void)guard; }
 NAMES = ["base", "untraced", "counts", "soft untimed", "soft timed", "sancov-func", "profile-gen"]
 
 
-def replace_block(path, name, text):
-    begin, end = "<!-- %s:begin -->" % name, "<!-- %s:end -->" % name
-    doc = open(path).read()
-    block = "%s\n%s\n%s" % (begin, text.rstrip("\n"), end)
-    if begin in doc and end in doc:
-        doc = doc[:doc.index(begin)] + block + doc[doc.index(end) + len(end):]
-    else:
-        doc = doc.rstrip("\n") + "\n\n" + block + "\n"
-    with open(path, "w") as f:
-        f.write(doc)
-
-
 def contestants(wl, work, tools, guard_obj):
     d = os.path.join(work, wl.name)
     base = R.build(R.CLANG, wl, [], [], os.path.join(d, "base"))
@@ -142,7 +130,7 @@ def main():
     text = "\n".join(lines) + "\n"
     print(text)
     if not a.no_write:
-        replace_block(os.path.join(ROOT, "docs", "benchmarks.md"), "counts", text)
+        R.replace_block(os.path.join(ROOT, "docs", "benchmarks.md"), "counts", text)
 
 
 if __name__ == "__main__":

@@ -53,18 +53,6 @@ def log(*a):
     print("bench/db:", *a, file=sys.stderr, flush=True)
 
 
-def replace_block(path, name, text):
-    begin, end = "<!-- %s:begin -->" % name, "<!-- %s:end -->" % name
-    doc = open(path).read()
-    block = "%s\n%s\n%s" % (begin, text.rstrip("\n"), end)
-    if begin in doc and end in doc:
-        doc = doc[:doc.index(begin)] + block + doc[doc.index(end) + len(end):]
-    else:
-        doc = doc.rstrip("\n") + "\n\n" + block + "\n"
-    with open(path, "w") as f:
-        f.write(doc)
-
-
 # ---- the add section: a real program's trace ------------------------------------------------
 
 def lua_trace(build, work, scale):
@@ -317,7 +305,7 @@ def main():
     text = write_up(a, res)
     print(text)
     if not a.no_write:
-        replace_block(os.path.join(ROOT, "docs", "benchmarks.md"), "db-speed", text)
+        R.replace_block(os.path.join(ROOT, "docs", "benchmarks.md"), "db-speed", text)
 
 
 def ms(v):

@@ -43,6 +43,20 @@ def sh(cmd, **kw):
     return r.stdout
 
 
+def replace_block(path, name, text):
+    """Puts text between <!-- NAME:begin --> and <!-- NAME:end --> in path (appended with the
+    markers when they are not there yet): the other bench scripts' blocks of their figures."""
+    begin, end = "<!-- %s:begin -->" % name, "<!-- %s:end -->" % name
+    doc = open(path).read()
+    block = "%s\n%s\n%s" % (begin, text.rstrip("\n"), end)
+    if begin in doc and end in doc:
+        doc = doc[:doc.index(begin)] + block + doc[doc.index(end) + len(end):]
+    else:
+        doc = doc.rstrip("\n") + "\n\n" + block + "\n"
+    with open(path, "w") as f:
+        f.write(doc)
+
+
 def warm_cache(paths):
     """Reads every file under paths, off the clock. This VM pages out file pages left idle for a
     few seconds (a DAMON `pageout` scheme), so a trace written earlier in the run may be back on

@@ -394,6 +394,21 @@ static int start_server(struct cov_runner *r, int first, char *why, size_t n)
     return 0;
 }
 
+/* How an input ended, from its wait status, by either way of running it. */
+static void set_outcome(struct cov_result *res, int timed_out, int status, uint32_t timeout_ms)
+{
+    if (timed_out) {
+        res->outcome = COV_TIMEOUT;
+        res->value = (int32_t)timeout_ms;
+    } else if (WIFSIGNALED(status)) {
+        res->outcome = COV_SIGNALED;
+        res->value = WTERMSIG(status);
+    } else {
+        res->outcome = COV_EXITED;
+        res->value = WEXITSTATUS(status);
+    }
+}
+
 static int run_fs(struct cov_runner *r, struct cov_result *res, char *why, size_t n)
 {
     uint64_t t0 = now_us();
@@ -418,16 +433,7 @@ static int run_fs(struct cov_runner *r, struct cov_result *res, char *why, size_
         return -EPIPE;
     }
     res->exec_us = now_us() - t0;
-    if (timed_out) {
-        res->outcome = COV_TIMEOUT;
-        res->value = (int32_t)r->t->timeout_ms;
-    } else if (WIFSIGNALED(status)) {
-        res->outcome = COV_SIGNALED;
-        res->value = WTERMSIG(status);
-    } else {
-        res->outcome = COV_EXITED;
-        res->value = WEXITSTATUS(status);
-    }
+    set_outcome(res, timed_out, (int)status, r->t->timeout_ms);
     return collect(r, res);
 }
 
@@ -483,18 +489,12 @@ static int run_exec(struct cov_runner *r, struct cov_result *res, char *why, siz
         return -e;
     }
     int status = 0;
-    if (!wait_for(pid, r->t->timeout_ms, &status)) {
+    int timed_out = !wait_for(pid, r->t->timeout_ms, &status);
+    if (timed_out) {
         kill(-pid, SIGKILL);
         reap(pid);
-        res->outcome = COV_TIMEOUT;
-        res->value = (int32_t)r->t->timeout_ms;
-    } else if (WIFSIGNALED(status)) {
-        res->outcome = COV_SIGNALED;
-        res->value = WTERMSIG(status);
-    } else {
-        res->outcome = COV_EXITED;
-        res->value = WEXITSTATUS(status);
     }
+    set_outcome(res, timed_out, status, r->t->timeout_ms);
     res->exec_us = now_us() - t0;
     if (res->outcome == COV_EXITED && res->value == 127) {
         struct stat st;

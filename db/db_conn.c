@@ -76,14 +76,38 @@ struct one {
     int found;
 };
 
+char *db_id_list(const int64_t *v, size_t n)
+{
+    char *s = malloc(n * 21 + 2);
+    if (!s)
+        return NULL;
+    size_t k = 0;
+    s[0] = 0;
+    for (size_t i = 0; i < n; i++)
+        k += (size_t)sprintf(s + k, "%s%lld", i ? "," : "", (long long)v[i]);
+    return s;
+}
+
+int64_t db_int_of(const struct db_val *v)
+{
+    return v->type == DB_INT ? v->i : v->type == DB_TEXT ? strtoll(v->s, NULL, 10) : 0;
+}
+
+char *db_dup_text(const struct db_val *v, int *nomem)
+{
+    if (v->type != DB_TEXT)
+        return NULL;
+    char *s = strdup(v->s);
+    if (!s)
+        *nomem = 1;
+    return s;
+}
+
 static int take_one(void *ctx, int ncol, const struct db_val *col)
 {
     struct one *o = ctx;
-    if (ncol > 0 && col[0].type == DB_INT) {
-        o->v = col[0].i;
-        o->found = 1;
-    } else if (ncol > 0 && col[0].type == DB_TEXT) {
-        o->v = strtoll(col[0].s, NULL, 10);
+    if (ncol > 0 && (col[0].type == DB_INT || col[0].type == DB_TEXT)) {
+        o->v = db_int_of(&col[0]);
         o->found = 1;
     }
     return 1; /* the first row is all we want */

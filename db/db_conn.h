@@ -22,6 +22,13 @@ int db_value(struct db *d, const char *sql, int n, const struct db_val *p, int64
  * runs it again (up to 5 times) when the backend says the transaction may be retried
  * (a PostgreSQL deadlock or serialization failure). Returns fn's or the commit's error. */
 int db_transaction(struct db *d, int (*fn)(struct db *d, void *ctx), void *ctx);
+/* "1,2,3": run or function ids this database made go into SQL as integer literals (a
+ * parameter list would be limited in length). NULL when out of memory. */
+char *db_id_list(const int64_t *v, size_t n);
+/* A result column as an integer (PostgreSQL may give numbers as text), 0 when NULL. */
+int64_t db_int_of(const struct db_val *v);
+/* A copy of a text column, NULL when it is NULL; sets *nomem when out of memory. */
+char *db_dup_text(const struct db_val *v, int *nomem);
 /* Runs fn(d, ctx) in one read-only transaction, so that all its statements see the same
  * snapshot (inside a transaction already: in that one). Returns fn's error, or the
  * backend's. */

@@ -206,36 +206,7 @@ void db_ids_free(struct db_ids *ids)
     memset(ids, 0, sizeof(*ids));
 }
 
-/* "1,2,3": ids are integers this database made, so they go into the SQL as literals (a
- * parameter list would be limited in length). NULL when out of memory. */
-static char *in_list(const int64_t *v, size_t n)
-{
-    char *s = malloc(n * 21 + 2);
-    if (!s)
-        return NULL;
-    size_t k = 0;
-    s[0] = 0;
-    for (size_t i = 0; i < n; i++)
-        k += (size_t)sprintf(s + k, "%s%lld", i ? "," : "", (long long)v[i]);
-    return s;
-}
-
 /* ---- runs --------------------------------------------------------------------------------- */
-
-static char *dup_text(const struct db_val *v, int *nomem)
-{
-    if (v->type != DB_TEXT)
-        return NULL;
-    char *s = strdup(v->s);
-    if (!s)
-        *nomem = 1;
-    return s;
-}
-
-static int64_t int_of(const struct db_val *v)
-{
-    return v->type == DB_INT ? v->i : v->type == DB_TEXT ? strtoll(v->s, NULL, 10) : 0;
-}
 
 struct runs_ctx {
     const struct db_ids *ids;
@@ -266,38 +237,38 @@ static int on_run(void *ctx, int ncol, const struct db_val *col)
         return 0;
     int *nm = &c->nomem;
     r->id = col[0].i;
-    r->content_hash = dup_text(&col[1], nm);
-    r->trace = dup_text(&col[2], nm);
-    r->trace_bytes = int_of(&col[3]);
-    r->program = dup_text(&col[4], nm);
-    r->program_path = dup_text(&col[5], nm);
-    r->command = dup_text(&col[6], nm);
-    r->host = dup_text(&col[7], nm);
-    r->added_ns = int_of(&col[8]);
+    r->content_hash = db_dup_text(&col[1], nm);
+    r->trace = db_dup_text(&col[2], nm);
+    r->trace_bytes = db_int_of(&col[3]);
+    r->program = db_dup_text(&col[4], nm);
+    r->program_path = db_dup_text(&col[5], nm);
+    r->command = db_dup_text(&col[6], nm);
+    r->host = db_dup_text(&col[7], nm);
+    r->added_ns = db_int_of(&col[8]);
     r->has_start = col[9].type != DB_NULL;
-    r->start_ns = int_of(&col[9]);
+    r->start_ns = db_int_of(&col[9]);
     r->has_duration = col[10].type != DB_NULL;
-    r->duration_ns = int_of(&col[10]);
+    r->duration_ns = db_int_of(&col[10]);
     r->has_exit = col[11].type != DB_NULL;
-    r->exit_status = (int)int_of(&col[11]);
+    r->exit_status = (int)db_int_of(&col[11]);
     r->has_signal = col[12].type != DB_NULL;
-    r->signal = (int)int_of(&col[12]);
-    r->core_dumped = (int)int_of(&col[13]);
-    r->backend = dup_text(&col[14], nm);
-    r->time_unit = dup_text(&col[15], nm);
+    r->signal = (int)db_int_of(&col[12]);
+    r->core_dumped = (int)db_int_of(&col[13]);
+    r->backend = db_dup_text(&col[14], nm);
+    r->time_unit = db_dup_text(&col[15], nm);
     const struct db_val *x = col + RUN_FIXED;
     for (int i = 0; i < DB_NCOUNTERS; i++)
-        r->counters[i] = (uint64_t)int_of(&x[i]);
+        r->counters[i] = (uint64_t)db_int_of(&x[i]);
     x += DB_NCOUNTERS;
-    r->complete = (int)int_of(&x[0]);
-    r->lossy = (int)int_of(&x[1]);
+    r->complete = (int)db_int_of(&x[0]);
+    r->lossy = (int)db_int_of(&x[1]);
     r->timed = r->time_unit && strcmp(r->time_unit, "none");
-    r->total_time = (uint64_t)int_of(&x[2]);
-    r->selection = dup_text(&x[3], nm);
+    r->total_time = (uint64_t)db_int_of(&x[2]);
+    r->selection = db_dup_text(&x[3], nm);
     r->has_traced = x[4].type != DB_NULL;
-    r->traced_functions = (uint64_t)int_of(&x[4]);
-    r->functions = (uint64_t)int_of(&x[5]);
-    r->edges = (uint64_t)int_of(&x[6]);
+    r->traced_functions = (uint64_t)db_int_of(&x[4]);
+    r->functions = (uint64_t)db_int_of(&x[5]);
+    r->edges = (uint64_t)db_int_of(&x[6]);
     return *nm ? -DB_E_NOMEM : 0;
 }
 
@@ -311,8 +282,8 @@ static int on_tag(void *ctx, int ncol, const struct db_val *col)
     if (!t)
         return -DB_E_NOMEM;
     r->tags = t;
-    t[r->ntags].name = dup_text(&col[1], &c->nomem);
-    t[r->ntags].value = dup_text(&col[2], &c->nomem);
+    t[r->ntags].name = db_dup_text(&col[1], &c->nomem);
+    t[r->ntags].value = db_dup_text(&col[2], &c->nomem);
     r->ntags++;
     return c->nomem ? -DB_E_NOMEM : 0;
 }
@@ -327,10 +298,10 @@ static int on_module(void *ctx, int ncol, const struct db_val *col)
     if (!m)
         return -DB_E_NOMEM;
     r->mods = m;
-    m[r->nmods].path = dup_text(&col[1], &c->nomem);
-    m[r->nmods].identity = dup_text(&col[2], &c->nomem);
-    m[r->nmods].functions = int_of(&col[3]);
-    m[r->nmods].build_id = ncol >= 5 ? dup_text(&col[4], &c->nomem) : NULL;
+    m[r->nmods].path = db_dup_text(&col[1], &c->nomem);
+    m[r->nmods].identity = db_dup_text(&col[2], &c->nomem);
+    m[r->nmods].functions = db_int_of(&col[3]);
+    m[r->nmods].build_id = ncol >= 5 ? db_dup_text(&col[4], &c->nomem) : NULL;
     r->nmods++;
     return c->nomem ? -DB_E_NOMEM : 0;
 }
@@ -341,7 +312,7 @@ int db_runs_get(struct db *d, const struct db_ids *ids, int with_modules, struct
     if (!ids->n)
         return 0;
     struct db_run *v = calloc(ids->n, sizeof(*v));
-    char *list = in_list(ids->v, ids->n);
+    char *list = db_id_list(ids->v, ids->n);
     size_t cap = (list ? strlen(list) : 0) + 2048;
     char *sql = malloc(cap);
     if (!v || !list || !sql) {
@@ -446,17 +417,17 @@ static void *vec_add(struct vec *x)
 static int fill_func(struct db_func_out *f, int ncol, const struct db_val *col, int *nm)
 {
     f->id = col[0].i;
-    f->name = dup_text(&col[1], nm);
-    f->linkage_name = dup_text(&col[2], nm);
-    f->module = dup_text(&col[3], nm);
-    f->file = dup_text(&col[4], nm);
-    f->line = (uint32_t)int_of(&col[5]);
+    f->name = db_dup_text(&col[1], nm);
+    f->linkage_name = db_dup_text(&col[2], nm);
+    f->module = db_dup_text(&col[3], nm);
+    f->file = db_dup_text(&col[4], nm);
+    f->line = (uint32_t)db_int_of(&col[5]);
     if (ncol >= 10) {
-        f->module_path = dup_text(&col[6], nm);
-        f->calls = (uint64_t)int_of(&col[7]);
+        f->module_path = db_dup_text(&col[6], nm);
+        f->calls = (uint64_t)db_int_of(&col[7]);
         f->timed = col[8].type != DB_NULL;
-        f->total = (uint64_t)int_of(&col[8]);
-        f->self = (uint64_t)int_of(&col[9]);
+        f->total = (uint64_t)db_int_of(&col[8]);
+        f->self = (uint64_t)db_int_of(&col[9]);
     }
     return *nm ? -DB_E_NOMEM : 0;
 }
@@ -506,7 +477,7 @@ static int on_edge(void *ctx, int ncol, const struct db_val *col)
     struct db_edge_out *e = ncol >= 3 ? vec_add(x) : NULL;
     if (!e)
         return x->nomem ? -DB_E_NOMEM : 0;
-    *e = (struct db_edge_out){col[0].i, col[1].i, (uint64_t)int_of(&col[2])};
+    *e = (struct db_edge_out){col[0].i, col[1].i, (uint64_t)db_int_of(&col[2])};
     return 0;
 }
 
@@ -557,7 +528,7 @@ static int on_extremes(void *ctx, int ncol, const struct db_val *col)
 {
     struct extremes *t = ctx;
     for (int i = 0; i < 6 && i < ncol; i++)
-        t->v[i] = int_of(&col[i]);
+        t->v[i] = db_int_of(&col[i]);
     return 1;
 }
 
@@ -814,7 +785,7 @@ static int on_figure(void *ctx, int ncol, const struct db_val *col)
         return -DB_E_NOMEM;
     }
     for (int m = 0; m < DB_NMEAS; m++) {
-        uint64_t v = (uint64_t)int_of(&col[1 + m]);
+        uint64_t v = (uint64_t)db_int_of(&col[1 + m]);
         double x = (double)v;
         f->v[m][DB_STAT_SUM] += x;
         f->v[m][DB_STAT_STDDEV] += x * x; /* the sum of squares until finish_stats() */
@@ -907,11 +878,11 @@ static int on_stats(void *ctx, int ncol, const struct db_val *col)
         return -DB_E_NOMEM;
     }
     uint32_t before = f->runs;
-    f->runs += (uint32_t)int_of(&col[1]);
+    f->runs += (uint32_t)db_int_of(&col[1]);
     for (int m = 0; m < DB_NMEAS; m++) {
-        double max = (double)(uint64_t)int_of(&col[5 + m]);
-        double min = (double)(uint64_t)int_of(&col[8 + m]);
-        f->v[m][DB_STAT_SUM] += (double)(uint64_t)int_of(&col[2 + m]);
+        double max = (double)(uint64_t)db_int_of(&col[5 + m]);
+        double min = (double)(uint64_t)db_int_of(&col[8 + m]);
+        f->v[m][DB_STAT_SUM] += (double)(uint64_t)db_int_of(&col[2 + m]);
         f->v[m][DB_STAT_STDDEV] += real_of(&col[11 + m]);
         if (max > f->v[m][DB_STAT_MAX])
             f->v[m][DB_STAT_MAX] = max;
@@ -994,7 +965,7 @@ static int hot_names(struct db *d, struct db_hot *out)
     if (fid) {
         for (size_t i = 0; i < out->n; i++)
             fid[i] = out->fn[i].f.id;
-        flist = in_list(fid, out->n);
+        flist = db_id_list(fid, out->n);
         free(fid);
     }
     char *nsql = flist ? malloc(strlen(flist) + 128) : NULL;
@@ -1048,7 +1019,7 @@ static int on_top_value(void *ctx, int ncol, const struct db_val *col)
     struct top_vals *t = ctx;
     if (ncol < 5)
         return 0;
-    int64_t run = int_of(&col[1]);
+    int64_t run = db_int_of(&col[1]);
     if (t->keep && !bsearch(&run, t->keep->v, t->keep->n, sizeof(run), cmp_i64))
         return 0;
     struct db_hot_fn key = {.f.id = col[0].i};
@@ -1059,7 +1030,7 @@ static int on_top_value(void *ctx, int ncol, const struct db_val *col)
     if (t->got[i] >= t->nruns)
         return 0; /* cannot be: one row per run and function */
     for (int m = 0; m < DB_NMEAS; m++)
-        t->vals[i][t->got[i]][m] = (uint64_t)int_of(&col[2 + m]);
+        t->vals[i][t->got[i]][m] = (uint64_t)db_int_of(&col[2 + m]);
     t->got[i]++;
     return 0;
 }
@@ -1083,7 +1054,7 @@ static int top_medians(struct db *d, struct db_hot *out, const struct db_ids *id
         qsort(top, k, sizeof(*top), cmp_hot_id);
         for (size_t i = 0; i < k; i++)
             fid[i] = top[i].f.id;
-        flist = in_list(fid, k);
+        flist = db_id_list(fid, k);
         sql = flist ? malloc(strlen(flist) + 128) : NULL;
         for (size_t i = 0; i < k && sql; i++)
             if (!(t.vals[i] = malloc((out->nruns ? out->nruns : 1) * sizeof(**t.vals))))
@@ -1127,7 +1098,7 @@ static int hot_in_snapshot(struct db *d, void *ctx)
     struct db_hot *out = hj->out;
     /* every function's medians are read with the figures: when they rank, or all are asked */
     int all_medians = ask->stat == DB_STAT_MEDIAN || ask->medians == SIZE_MAX;
-    char *list = in_list(ids->v, ids->n);
+    char *list = db_id_list(ids->v, ids->n);
     size_t cap = (list ? strlen(list) : 0) + 512;
     char *sql = malloc(cap);
     struct gather g = {out, NULL, 0, 0, all_medians, NULL, 0};

@@ -9,33 +9,6 @@
 
 #include "db_conn.h"
 
-static char *id_list(const int64_t *v, size_t n)
-{
-    char *s = malloc(n * 21 + 2);
-    if (!s)
-        return NULL;
-    size_t k = 0;
-    s[0] = 0;
-    for (size_t i = 0; i < n; i++)
-        k += (size_t)sprintf(s + k, "%s%lld", i ? "," : "", (long long)v[i]);
-    return s;
-}
-
-static int64_t int_of(const struct db_val *v)
-{
-    return v->type == DB_INT ? v->i : v->type == DB_TEXT ? strtoll(v->s, NULL, 10) : 0;
-}
-
-static char *dup_text(const struct db_val *v, int *nomem)
-{
-    if (v->type != DB_TEXT)
-        return NULL;
-    char *s = strdup(v->s);
-    if (!s)
-        *nomem = 1;
-    return s;
-}
-
 /* ---- one function ------------------------------------------------------------------------- */
 
 struct wone {
@@ -50,11 +23,11 @@ static int on_wone(void *ctx, int ncol, const struct db_val *col)
         return 0;
     c->found = 1;
     c->f->id = col[0].i;
-    c->f->name = dup_text(&col[1], &c->nomem);
-    c->f->linkage_name = dup_text(&col[2], &c->nomem);
-    c->f->module = dup_text(&col[3], &c->nomem);
-    c->f->file = dup_text(&col[4], &c->nomem);
-    c->f->line = (uint32_t)int_of(&col[5]);
+    c->f->name = db_dup_text(&col[1], &c->nomem);
+    c->f->linkage_name = db_dup_text(&col[2], &c->nomem);
+    c->f->module = db_dup_text(&col[3], &c->nomem);
+    c->f->file = db_dup_text(&col[4], &c->nomem);
+    c->f->line = (uint32_t)db_int_of(&col[5]);
     return c->nomem ? -DB_E_NOMEM : 0;
 }
 
@@ -102,11 +75,11 @@ static int on_wpoint(void *ctx, int ncol, const struct db_val *col)
         c->cap = nc;
     }
     struct db_wpoint *p = &c->v[c->n++];
-    p->run = int_of(&col[0]);
-    p->calls = (uint64_t)int_of(&col[1]);
+    p->run = db_int_of(&col[0]);
+    p->calls = (uint64_t)db_int_of(&col[1]);
     p->timed = col[2].type != DB_NULL;
-    p->total = (uint64_t)int_of(&col[2]);
-    p->self = (uint64_t)int_of(&col[3]);
+    p->total = (uint64_t)db_int_of(&col[2]);
+    p->self = (uint64_t)db_int_of(&col[3]);
     return 0;
 }
 
@@ -117,7 +90,7 @@ int db_wfunction_runs(struct db *d, int64_t fid, const struct db_ids *ids,
     *n = 0;
     if (!ids->n)
         return 0;
-    char *list = id_list(ids->v, ids->n);
+    char *list = db_id_list(ids->v, ids->n);
     char *sql = list ? malloc(strlen(list) + 200) : NULL;
     if (!sql) {
         free(list);
@@ -159,10 +132,10 @@ static int on_wedge(void *ctx, int ncol, const struct db_val *col)
         c->cap = nc;
     }
     struct db_wedge *w = &c->v[c->n++];
-    w->other = int_of(&col[0]);
-    w->name = dup_text(&col[1], &c->nomem);
-    w->calls = (uint64_t)int_of(&col[2]);
-    w->runs = (uint32_t)int_of(&col[3]);
+    w->other = db_int_of(&col[0]);
+    w->name = db_dup_text(&col[1], &c->nomem);
+    w->calls = (uint64_t)db_int_of(&col[2]);
+    w->runs = (uint32_t)db_int_of(&col[3]);
     return c->nomem ? -DB_E_NOMEM : 0;
 }
 
@@ -194,7 +167,7 @@ static int edges_in_snapshot(struct db *d, void *ctx)
                      "ON f.id = s.%s WHERE s.%s = $1 ORDER BY s.calls_sum DESC, f.name",
                      other, other, self);
     } else {
-        list = id_list(j->ids->v, j->ids->n);
+        list = db_id_list(j->ids->v, j->ids->n);
         sql = list ? malloc(strlen(list) + 400) : NULL;
         if (sql)
             sprintf(sql,

@@ -82,14 +82,10 @@ int web_api_diff(const struct web_ctx *c, struct db *d, const struct web_args *a
         if (id[i] < 0)
             return -1;
     }
-    uint64_t top = 100;
-    const char *t = web_arg(a, "top");
-    if (t) {
-        char *end;
-        top = strtoull(t, &end, 10);
-        if (!*t || *end || *t == '-')
-            return web_error(r, 400, "top='%s' is not a whole number", t);
-    }
+    uint64_t top;
+    int bad = web_top_arg(a, 100, &top, r);
+    if (bad)
+        return bad < 0 ? -1 : 0;
     struct db_run *run[2] = {NULL, NULL};
     struct db_func_out *fn[2] = {NULL, NULL};
     size_t nf[2] = {0, 0};

@@ -39,18 +39,15 @@ static int compute(const struct web_ctx *c, struct db *d, int64_t id, const stru
 {
     (void)id;
     int sort = -1, stat = DB_STAT_SUM;
-    uint64_t top = 50;
+    uint64_t top;
     const char *v;
     if ((v = web_arg(a, "sort")) && (sort = word_of(v, db_meas_names, DB_NMEAS)) < 0)
         return web_error(r, 400, "sort='%s': give calls, self or total", v);
     if ((v = web_arg(a, "stat")) && (stat = word_of(v, db_stat_names, DB_NSTATS)) < 0)
         return web_error(r, 400, "stat='%s': give sum, mean, median, max, min or stddev", v);
-    if ((v = web_arg(a, "top"))) {
-        char *end;
-        top = strtoull(v, &end, 10);
-        if (!*v || *end || *v == '-')
-            return web_error(r, 400, "top='%s' is not a whole number", v);
-    }
+    int bad = web_top_arg(a, 50, &top, r);
+    if (bad)
+        return bad < 0 ? -1 : 0;
     struct db_ids ids;
     int s = web_select(d, a, &ids, r);
     if (s)

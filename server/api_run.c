@@ -54,14 +54,10 @@ static int get_run(struct db *d, int64_t id, int mods, struct db_run **run, stru
 int web_api_run(const struct web_ctx *c, struct db *d, int64_t id, const struct web_args *a,
                 struct web_resp *r)
 {
-    uint64_t top = 100;
-    const char *t = web_arg(a, "top");
-    if (t) {
-        char *end;
-        top = strtoull(t, &end, 10);
-        if (!*t || *end || *t == '-')
-            return web_error(r, 400, "top='%s' is not a whole number", t);
-    }
+    uint64_t top;
+    int bad = web_top_arg(a, 100, &top, r);
+    if (bad)
+        return bad < 0 ? -1 : 0;
     struct db_run *run;
     int s = get_run(d, id, 1, &run, r);
     if (s)

@@ -77,6 +77,19 @@ int64_t web_id_arg(const char *s, const char *what, struct web_resp *r)
     return x;
 }
 
+int web_top_arg(const struct web_args *a, uint64_t dflt, uint64_t *top, struct web_resp *r)
+{
+    const char *t = web_arg(a, "top");
+    *top = dflt;
+    if (!t)
+        return 0;
+    char *end;
+    *top = strtoull(t, &end, 10);
+    if (!*t || *end || *t == '-')
+        return web_error(r, 400, "top='%s' is not a whole number", t) ? -1 : 1;
+    return 0;
+}
+
 static int ns_arg(const char *s, int64_t *out)
 {
     char *end;

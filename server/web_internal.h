@@ -12,6 +12,9 @@
 int web_select(struct db *d, const struct web_args *a, struct db_ids *ids, struct web_resp *r);
 /* A positive whole number argument, or 0 with a 400 response in r when it is not one. */
 int64_t web_id_arg(const char *s, const char *what, struct web_resp *r);
+/* top=N (0: all; dflt when not given) into *top: 0, or 1 with a 400 response in r, or -1
+ * when the response could not be made. */
+int web_top_arg(const struct web_args *a, uint64_t dflt, uint64_t *top, struct web_resp *r);
 /* A database failure as a 500 response; returns 0 (a response was made) or -1 (no memory). */
 int web_db_fail(struct web_resp *r, struct db *d, int e);
 
