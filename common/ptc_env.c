@@ -50,6 +50,12 @@ const struct ptc_env_var ptc_env_table[PTC_ENV_COUNT] = {
     [PTC_ENV_DEBUG] = {"PTCALL_DEBUG", PTC_ENV_BOOL, NULL, 0, 0, "0", "runtime",
                        "statistics on stderr: the id handler built, trampolines, and at the end "
                        "one line per process with the drain's figures"},
+    [PTC_ENV_TEST_QUEUE_DELAY_US] = {"PTCALL_TEST_QUEUE_DELAY_US", PTC_ENV_INT, NULL, 0, 100000,
+                                     "0", "runtime",
+                                     "for tests: a thread handing a full buffer to the drain "
+                                     "sleeps this long first (microseconds), which widens the "
+                                     "window in which exit() in another thread finds it there "
+                                     "(test/faults, thread_exit)"},
     [PTC_ENV_TIMEBASE] = {"PTCALL_TIMEBASE", PTC_ENV_CHOICE, "perf|calibrated", 0, 0, "perf",
                           "runtime",
                           "where the TSC's frequency comes from: perf (the kernel's perf_event "

@@ -78,6 +78,12 @@ int ptc_session_origin(const struct ptc_session *s, uint64_t *time)
     return 0;
 }
 
+int ptc_totals_complete(const struct ptc_totals *t)
+{
+    return t->record_end && !t->unfinished_processes && !t->unclosed_threads &&
+           !t->refused_objects;
+}
+
 void ptc_session_totals(const struct ptc_session *s, struct ptc_totals *t)
 {
     *t = s->tot;
@@ -99,6 +105,8 @@ void ptc_session_totals(const struct ptc_session *s, struct ptc_totals *t)
             if (x->seq_seen && !x->exit_seen && x->proc && x->proc->have_process &&
                 x->proc->ended)
                 t->unclosed_threads++;
+    /* read by every worker of a parallel decode (process-level chunks): worker 0's list */
+    t->refused_objects = s->nrefused;
     t->calls = 0;
     for (uint32_t i = 0; i < s->nfuncs; i++)
         t->calls += s->fstats[i].calls;

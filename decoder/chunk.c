@@ -320,6 +320,46 @@ static int on_mark(struct ptc_session *s, const struct ptc_chunk *c)
     return say_where(s, c, mark_chunk(s, c->h.pid, c->payload, c->h.payload_size));
 }
 
+/* A SPAWN chunk (posix_spawn in a trace): a PTC_EV_SPAWN fed to its thread, placed as a mark
+ * is. The child is a new program: it starts from an empty stack, and its own PROCESS chunk
+ * (how START) names this process as its parent. */
+static int spawn_chunk(struct ptc_session *s, uint32_t pid, const void *payload, size_t size)
+{
+    struct ptc_spawn sp;
+    if (size < sizeof(sp))
+        return ptc_session_set_error(s, PTC_E_CORRUPT,
+                                     "SPAWN chunk of pid %u is %zu bytes, shorter than its header",
+                                     pid, size);
+    memcpy(&sp, payload, sizeof(sp));
+    const char *path = (const char *)payload + sizeof(sp);
+    if (!sp.path_size || sp.path_size > 4096 || sizeof(sp) + (uint64_t)sp.path_size != size ||
+        path[sp.path_size - 1])
+        return ptc_session_set_error(s, PTC_E_CORRUPT,
+                                     "SPAWN chunk of pid %u: a %u-byte path does not fill its %zu "
+                                     "bytes", pid, sp.path_size, size);
+    if (!sp.child_pid || sp.child_pid == pid)
+        return ptc_session_set_error(s, PTC_E_CORRUPT, "SPAWN chunk of pid %u names child pid %u",
+                                     pid, sp.child_pid);
+    struct thread *t = ptc_thread_find(s, pid, sp.tid);
+    if (s->par_n > 1) { /* the worker that decodes the thread's events places it */
+        int own = t ? ptc_par_owns(s, pid, sp.tid) : ptc_par_primary(s);
+        if (own <= 0)
+            return own;
+    }
+    s->tot.spawns++;
+    if (!t)
+        return 0; /* a thread that recorded nothing before it: counted, not placed */
+    struct ptc_ev ev = {.type = PTC_EV_SPAWN,
+                        .has_time = (s->file_flags & PTC_FILE_F_TIMED) != 0,
+                        .tsc = sp.tsc, .count = sp.child_pid};
+    return ptc_thread_feed(s, t, &ev, 1);
+}
+
+static int on_spawn(struct ptc_session *s, const struct ptc_chunk *c)
+{
+    return say_where(s, c, spawn_chunk(s, c->h.pid, c->payload, c->h.payload_size));
+}
+
 static int on_counts(struct ptc_session *s, const struct ptc_chunk *c)
 {
     return say_where(s, c, ptc_counts_chunk(s, c->h.pid, c->payload, c->h.payload_size));
@@ -405,8 +445,71 @@ static int on_record_end(struct ptc_session *s, const struct ptc_chunk *c)
     return 0;
 }
 
-static int (*const by_type[PTC_CHUNK_MARK + 1])(struct ptc_session *s,
-                                                         const struct ptc_chunk *c) = {
+/* A MODULE_REFUSED chunk (docs/trace-format.md 4.16): the object is kept in the session's
+ * list of refused objects. Sizes must add up to the payload exactly and each string must end
+ * with its only NUL: a damaged chunk would otherwise name another object, or none. */
+static int refused_chunk(struct ptc_session *s, uint32_t pid, const void *payload, size_t size)
+{
+    struct ptc_module_refused m;
+    if (size < sizeof(m))
+        return ptc_session_set_error(s, PTC_E_CORRUPT, "MODULE_REFUSED chunk of pid %u is %zu "
+                                     "bytes, shorter than its %zu-byte header", pid, size,
+                                     sizeof(m));
+    memcpy(&m, payload, sizeof(m));
+    const char *path = (const char *)payload + sizeof(m);
+    if (m.path_size < 2 || m.path_size > PTC_REFUSED_PATH_MAX || m.reason_size < 2 ||
+        m.reason_size > PTC_REFUSED_REASON_MAX ||
+        sizeof(m) + (uint64_t)m.path_size + m.reason_size != size)
+        return ptc_session_set_error(s, PTC_E_CORRUPT, "MODULE_REFUSED chunk of pid %u: a "
+                                     "%u-byte path and a %u-byte reason do not fill its %zu "
+                                     "bytes (each 2 to %u/%u)", pid, m.path_size,
+                                     m.reason_size, size, PTC_REFUSED_PATH_MAX,
+                                     PTC_REFUSED_REASON_MAX);
+    const char *reason = path + m.path_size;
+    int bad_path = strnlen(path, m.path_size) != m.path_size - 1u;
+    if (bad_path || strnlen(reason, m.reason_size) != m.reason_size - 1u)
+        return ptc_session_set_error(s, PTC_E_CORRUPT, "MODULE_REFUSED chunk of pid %u: its "
+                                     "%s does not end with its only NUL", pid,
+                                     bad_path ? "path" : "reason");
+    if (s->nrefused == s->caprefused) {
+        uint32_t cap = s->caprefused ? 2 * s->caprefused : 4;
+        struct ptc_refused_object *v = realloc(s->refused, (size_t)cap * sizeof(*v));
+        if (!v)
+            return ptc_nomem(s);
+        s->refused = v;
+        s->caprefused = cap;
+    }
+    char *p = strdup(path), *r = strdup(reason);
+    if (!p || !r) {
+        free(p);
+        free(r);
+        return ptc_nomem(s);
+    }
+    s->refused[s->nrefused++] = (struct ptc_refused_object){.pid = pid, .tsc = m.tsc,
+                                                            .path = p, .reason = r};
+    return 0;
+}
+
+static int on_module_refused(struct ptc_session *s, const struct ptc_chunk *c)
+{
+    return say_where(s, c, refused_chunk(s, c->h.pid, c->payload, c->h.payload_size));
+}
+
+uint32_t ptc_session_num_refused(const struct ptc_session *s) { return s ? s->nrefused : 0; }
+
+int ptc_session_refused(const struct ptc_session *s, uint32_t i, struct ptc_refused_object *out)
+{
+    if (!s || !out || i >= s->nrefused)
+        return -PTC_E_ARG;
+    *out = s->refused[i];
+    return 0;
+}
+
+/* Indexed by type up to the last core type this reader knows; a type in range without a
+ * handler here (NULL) is one this reader does not know (on_unknown: skipped when optional,
+ * refused when required). */
+static int (*const by_type[PTC_CHUNK_MODULE_REFUSED + 1])(struct ptc_session *s,
+                                                          const struct ptc_chunk *c) = {
     [PTC_CHUNK_RECORD_INFO] = on_record_info,
     [PTC_CHUNK_PROCESS] = on_process,
     [PTC_CHUNK_TIMEBASE] = on_timebase,
@@ -420,6 +523,8 @@ static int (*const by_type[PTC_CHUNK_MARK + 1])(struct ptc_session *s,
     [PTC_CHUNK_MODULE_ARMED] = on_module_armed,
     [PTC_CHUNK_COUNTS] = on_counts,
     [PTC_CHUNK_MARK] = on_mark,
+    [PTC_CHUNK_SPAWN] = on_spawn,
+    [PTC_CHUNK_MODULE_REFUSED] = on_module_refused,
 };
 
 int ptc_session_chunk(struct ptc_session *s, const struct ptc_chunk *c)
@@ -441,7 +546,7 @@ int ptc_session_chunk(struct ptc_session *s, const struct ptc_chunk *c)
     for (int i = 0; i < s->nhandlers; i++)
         if (type >= s->handlers[i].first && type <= s->handlers[i].last)
             return s->handlers[i].fn(s->handlers[i].ctx, s, &c->h, c->payload);
-    if (type > PTC_CHUNK_MARK || type == 0)
+    if (type > PTC_CHUNK_MODULE_REFUSED || type == 0 || !by_type[type])
         return on_unknown(s, c);
     return by_type[type](s, c);
 }

@@ -195,6 +195,10 @@ struct ptc_session {
     struct ptc_module_desc *modlist; /* distinct (path, identity) of MODULE chunks; paths
                                         owned */
     uint32_t nmodlist, capmodlist;
+    /* MODULE_REFUSED chunks, in file order: objects the runtime left untraced (chunk.c);
+     * path and reason owned */
+    struct ptc_refused_object *refused;
+    uint32_t nrefused, caprefused;
     uint64_t timed_events, untimed_events;
     struct ptc_totals tot;
     uint64_t held_total;

@@ -96,6 +96,7 @@ static int merge(struct ptc_session *d, const struct ptc_session *w)
     a->open_at_end += b->open_at_end;
     a->bad_stubs += b->bad_stubs;
     a->fork_unknown += b->fork_unknown;
+    a->spawns += b->spawns;
     a->skipped_chunks += b->skipped_chunks;
     for (uint32_t i = 0; i < w->nmarks; i++) { /* ids are per worker: only counts matter */
         uint32_t id;

@@ -34,6 +34,11 @@ void ptc_session_free(struct ptc_session *s)
     for (uint32_t i = 0; i < s->nmodlist; i++)
         free((char *)s->modlist[i].path);
     free(s->modlist);
+    for (uint32_t i = 0; i < s->nrefused; i++) {
+        free((char *)s->refused[i].path);
+        free((char *)s->refused[i].reason);
+    }
+    free(s->refused);
     free(s);
 }
 

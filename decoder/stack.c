@@ -480,6 +480,11 @@ int ptc_stack_apply(struct ptc_session *s, struct thread *t, const struct ptc_ev
             }
             if (s->hook)
                 ptc_emit(s, t, PTC_CALL_MARK, 0, t->depth, UINT32_MAX, 0, e->count, 0);
+        } else if (e->type == PTC_EV_SPAWN) { /* a new program: nothing is inherited */
+            if (e->has_time && e->tsc >= t->last)
+                t->last = e->tsc;
+            if (s->hook)
+                ptc_emit(s, t, PTC_CALL_SPAWN, 0, t->depth, UINT32_MAX, 0, e->count, 0);
         } else {
             r = ptc_session_set_error(s, PTC_E_ARG, "event of unknown type %u", e->type);
             break;

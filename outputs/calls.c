@@ -70,7 +70,8 @@ static void *zalloc64(size_t n)
 }
 
 /* A line, decided; formatted by format_line(). */
-enum line_kind { L_ENTER, L_LEAF, L_RET, L_GAP, L_FORK, L_FORKED, L_UNMATCHED, L_LANDING, L_MARK };
+enum line_kind { L_ENTER, L_LEAF, L_RET, L_GAP, L_FORK, L_FORKED, L_SPAWN, L_UNMATCHED, L_LANDING,
+                 L_MARK };
 struct line {
     uint8_t kind;           /* enum line_kind */
     uint8_t how;            /* L_LEAF, L_RET: enum ptc_return_how */
@@ -354,6 +355,11 @@ static int format_line(struct calls_view *c, const struct line *l)
         ptc_wb_u64(w, l->count);
         ptc_wb_str(w, " ---\n");
         break;
+    case L_SPAWN:
+        ptc_wb_str(w, " --- spawn: child process ");
+        ptc_wb_u64(w, l->count);
+        ptc_wb_str(w, " ---\n");
+        break;
     case L_FORKED:
         ptc_wb_str(w, " --- fork child: continues with ");
         ptc_wb_u64(w, l->count);
@@ -490,7 +496,10 @@ static int calls_fork(void *view, const struct ptc_out_event *e)
     struct cthread *t = thread_of(c, e);
     if (!t || flush_pending(c, t))
         return 1;
-    new_line(c, e->kind == PTC_CALL_FORK ? L_FORK : L_FORKED, t, e->time)->count = e->count;
+    enum line_kind k = e->kind == PTC_CALL_FORK    ? L_FORK
+                       : e->kind == PTC_CALL_SPAWN ? L_SPAWN
+                                                   : L_FORKED;
+    new_line(c, k, t, e->time)->count = e->count;
     return 0;
 }
 

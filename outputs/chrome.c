@@ -210,6 +210,8 @@ static int chrome_fork(void *view, const struct ptc_out_event *e)
 {
     if (e->kind == PTC_CALL_FORK)
         instant(view, e, "fork", e->count, "child_pid");
+    else if (e->kind == PTC_CALL_SPAWN)
+        instant(view, e, "spawn", e->count, "child_pid");
     return 0;
 }
 
@@ -292,7 +294,8 @@ static int chrome_end(void *view, const struct ptc_out_info *info)
     ptc_wb_str(w, "\", \"gaps\": \"");
     ptc_wb_u64(w, t.gaps);
     ptc_wb_str(w, "\", \"complete\": \"");
-    ptc_wb_str(w, t.record_end && !t.gaps && !t.lost_events ? "true" : "false");
+    /* nothing missing: a complete trace (ptc_totals_complete) without gaps or losses */
+    ptc_wb_str(w, ptc_totals_complete(&t) && !t.gaps && !t.lost_events ? "true" : "false");
     ptc_wb_str(w, "\", \"filtered\": \"");
     ptc_wb_str(w, info->filtered ? "true" : "false");
     ptc_wb_str(w, "\"}}\n");

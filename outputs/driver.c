@@ -204,6 +204,7 @@ HOT int deliver(struct ptc_out_driver *d, const struct ptc_out_event *e, struct 
         return o->gap ? o->gap(v, e) : 0;
     case PTC_CALL_FORK:
     case PTC_CALL_FORKED:
+    case PTC_CALL_SPAWN:
         return o->fork ? o->fork(v, e) : 0;
     case PTC_CALL_UNMATCHED:
     case PTC_CALL_LANDING:

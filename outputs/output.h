@@ -84,7 +84,8 @@ struct ptc_output_ops {
     int (*enter)(void *view, const struct ptc_out_event *e);
     int (*ret)(void *view, const struct ptc_out_event *e);
     int (*gap)(void *view, const struct ptc_out_event *e);
-    /* fork (PTC_CALL_FORK, in the parent) and forked (PTC_CALL_FORKED, a child's start) */
+    /* fork (PTC_CALL_FORK, in the parent), forked (PTC_CALL_FORKED, a child's start) and
+     * spawn (PTC_CALL_SPAWN, in the parent: posix_spawn; the child inherits nothing) */
     int (*fork)(void *view, const struct ptc_out_event *e);
     /* unmatched exits and landing pads (NULL: not shown) */
     int (*note)(void *view, const struct ptc_out_event *e);

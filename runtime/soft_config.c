@@ -152,6 +152,9 @@ int config_read(void)
     if (env(PTC_ENV_DEBUG, &v, NULL, NULL))
         return CONFIG_OFF;
     rt.debug = (int)v;
+    if (env(PTC_ENV_TEST_QUEUE_DELAY_US, &v, NULL, NULL))
+        return CONFIG_OFF;
+    rt.test_queue_delay_ns = v * 1000u;
     if (env(PTC_ENV_TRAMPOLINES, &v, NULL, NULL))
         return CONFIG_OFF;
     rt.tramps = (int)v; /* wanted; start-up keeps it only where trampolines can work */

@@ -254,6 +254,8 @@ struct runtime_state {
     uint64_t flush_ns;       /* PTCALL_FLUSH_MS: partly filled buffers are written this often
                                 (0: never; soft_drain.c, flush_live) */
     uint64_t drain_live_flushes; /* chunks written from buffers still being filled */
+    uint64_t test_queue_delay_ns; /* PTCALL_TEST_QUEUE_DELAY_US: a full buffer waits this long
+                                     before it is queued (soft_thread.c, retire; tests only) */
     int fork_point_known;    /* a fork child: its parent said its FORK record is written
                                 (soft_lifecycle.c, await_fork_point) */
     /* counting mode (soft_counts.c): calls per function, no events */
@@ -369,6 +371,10 @@ void write_chunk_flags(uint16_t type, uint16_t flags, uint32_t tid, uint32_t *se
 void write_process_start(void); /* PROCESS + TIMEBASE */
 /* o's MODULE chunk; 1 when written (the caller then writes its MODULE_ARMED right behind) */
 int write_module(struct object *o);
+/* A MODULE_REFUSED chunk (optional): the object at path, recognised as instrumented, is left
+ * untraced for reason (the text of the runtime's warning). Needs the trace open and this
+ * process's PROCESS chunk written (rt.active, rt.fd >= 0). */
+void write_module_refused(const char *path, const char *reason);
 
 /* ---- soft_select.c: choosing what to trace (PTCALL_ONLY, PTCALL_SKIP) ----------------- */
 

@@ -1,11 +1,14 @@
 /* Registration: each instrumented object's constructor registers it; the first registration
  * starts tracing in the process. The runtime validates the object's map, gives its stubs
  * dense stub ids, writes its MODULE chunk and only then patches its stubs to call the
- * handler. Unregistration (its destructor) queues a MODULE_UNLOAD. */
+ * handler. An object it cannot trace (a map that names places outside the object, no memory
+ * for its tables) is refused: one warning and a MODULE_REFUSED chunk, so that the trace says
+ * its functions are missing. Unregistration (its destructor) queues a MODULE_UNLOAD. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -321,6 +324,48 @@ static void arm_object(const void *map_start, size_t map_size, uint64_t s0, uint
 }
 
 
+/* The maps of the objects refused so far: every unit's constructor registers its object, and
+ * an object is refused (said, and written) once. Under reg_mu. */
+static const void *refused_maps[MAX_OBJECTS];
+static unsigned nrefused_maps;
+
+static int was_refused(const void *map_start)
+{
+    for (unsigned i = 0; i < nrefused_maps; i++)
+        if (refused_maps[i] == map_start)
+            return 1;
+    return 0;
+}
+
+/* Leaves the instrumented object at path untraced for the reason fmt says: one line on stderr
+ * and, where this process writes a trace, a MODULE_REFUSED chunk, so that readers say the
+ * trace lacks that object's functions (docs/trace-format.md 4.16) instead of reading the run
+ * as complete. A refusal before any object was traced starts tracing as a traced object
+ * would: the chunk must follow this process's PROCESS chunk, and a program all of whose
+ * objects are refused still leaves a trace that says why it holds nothing. Caller holds
+ * reg_mu. */
+static void refuse(const void *map_start, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void refuse(const void *map_start, const char *path, const char *fmt, ...)
+{
+    if (nrefused_maps < MAX_OBJECTS)
+        refused_maps[nrefused_maps++] = map_start;
+    char reason[PTC_REFUSED_REASON_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(reason, sizeof(reason), fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        snprintf(reason, sizeof(reason), "refused");
+    warn("ptcall: %s: %s; not traced", path, reason);
+    if (!atomic_load(&rt.active) && activate() < 0) {
+        rt.enabled = 0; /* as for a traced object: the trace cannot be written */
+        return;
+    }
+    if (rt.fd >= 0) /* counting mode without a trace file writes none */
+        write_module_refused(path, reason);
+}
+
 PTC_API void __ptcall_register_object(const void *map_start, const void *map_stop,
                                       const void *stubs_start, const void *stubs_stop)
 {
@@ -339,7 +384,7 @@ PTC_API void __ptcall_register_object(const void *map_start, const void *map_sto
     for (uint32_t i = 0; i < n; i++)
         if (rt.objs[i]->map_start == map_start && atomic_load(&rt.objs[i]->live))
             goto out;
-    if (n >= MAX_OBJECTS)
+    if (was_refused(map_start)) /* another unit of an object already refused */
         goto out;
     size_t map_size = (size_t)((const char *)map_stop - (const char *)map_start);
     uint64_t s0 = (uint64_t)(uintptr_t)stubs_start, s1 = (uint64_t)(uintptr_t)stubs_stop;
@@ -371,12 +416,17 @@ PTC_API void __ptcall_register_object(const void *map_start, const void *map_sto
     if (!path[0])
         exe_path(path);
     if (placed < 0) {
-        warn("ptcall: %s: %s; not traced", path, why);
+        refuse(map_start, path, "%s", why);
         goto out;
     }
     if (err < 0) {
-        warn("ptcall: %s: corrupt ptcall_map section (%s at offset %zu); not traced", path,
-             ptc_map_strerror(err), bad);
+        refuse(map_start, path, "corrupt ptcall_map section (%s at offset %zu)",
+               ptc_map_strerror(err), bad);
+        goto out;
+    }
+    if (n >= MAX_OBJECTS) { /* after the checks: a damaged map says so first */
+        refuse(map_start, path, "more than %d instrumented objects in one process",
+               MAX_OBJECTS);
         goto out;
     }
     if (!atomic_load(&rt.active) && activate() < 0) {
@@ -384,8 +434,10 @@ PTC_API void __ptcall_register_object(const void *map_start, const void *map_sto
         goto out;
     }
     struct object *o = map_anon(sizeof(*o));
-    if (!o)
+    if (!o) {
+        refuse(map_start, path, "out of memory for its object record");
         goto out;
+    }
     o->map_start = map_start;
     o->map_size = map_size;
     o->stubs_start = s0;
@@ -394,6 +446,7 @@ PTC_API void __ptcall_register_object(const void *map_start, const void *map_sto
     o->ids = map_anon(ids_bytes);
     if (!o->ids) {
         munmap(o, sizeof(*o));
+        refuse(map_start, path, "out of memory for its stub table");
         goto out;
     }
     memset(o->ids, 0xff, ids_bytes);
@@ -422,9 +475,9 @@ PTC_API void __ptcall_register_object(const void *map_start, const void *map_sto
         if (!c.slot_use && need_use) {
             /* the MODULE chunk would announce whole calls whose exits then run, or functions
              * left out would be traced: give up */
-            warn("ptcall: %s: out of memory for its call-site table; not traced", path);
             munmap(o->ids, ids_bytes);
             munmap(o, sizeof(*o));
+            refuse(map_start, path, "out of memory for its call-site table");
             goto out;
         }
     }
@@ -436,8 +489,9 @@ PTC_API void __ptcall_register_object(const void *map_start, const void *map_sto
     rt.objs[n] = o;
     atomic_store_explicit(&rt.nobjs, n + 1, memory_order_release);
     if (code_writable(s0, s1) != 0) {
-        warn("ptcall: %s: cannot make the stub section writable (%s); not traced", path,
-             strerror(errno));
+        /* its MODULE chunk is written: the MODULE_REFUSED chunk after it says its functions
+         * were never armed */
+        refuse(map_start, path, "cannot make the stub section writable (%s)", strerror(errno));
         if (c.slot_use)
             munmap(c.slot_use, nslots);
         goto out;
@@ -464,6 +518,13 @@ PTC_API void __ptcall_unregister_object(const void *map_start)
     if (!rt.enabled || !atomic_load(&rt.active) || atomic_load(&rt.finishing))
         return;
     pthread_mutex_lock(&rt.reg_mu);
+    /* a refused object unloaded: another may be loaded at its address later */
+    for (unsigned i = 0; i < nrefused_maps;) {
+        if (refused_maps[i] == map_start)
+            refused_maps[i] = refused_maps[--nrefused_maps];
+        else
+            i++;
+    }
     uint32_t n = atomic_load(&rt.nobjs);
     for (uint32_t i = n; i-- > 0;) {
         struct object *o = rt.objs[i];

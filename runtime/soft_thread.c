@@ -179,6 +179,13 @@ static void retire(struct thread *ts, uint64_t now, int wake)
         b->end_tsc = now;
         ts->cur = NULL;
         if (b->len) {
+            /* tests only: the exit race's window (soft_flush.c, wait_slow_paths), made wide
+             * for a thread switching buffers (not for the final flush's own hand-over) */
+            if (__builtin_expect(rt.test_queue_delay_ns != 0, 0) && !wake) {
+                struct timespec d = {(time_t)(rt.test_queue_delay_ns / 1000000000u),
+                                     (long)(rt.test_queue_delay_ns % 1000000000u)};
+                nanosleep(&d, NULL);
+            }
             atomic_store(&b->state, B_QUEUED);
             enqueue(&b->it);
             if (wake)

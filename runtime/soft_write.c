@@ -162,3 +162,24 @@ int write_module(struct object *o)
     munmap(buf, mapped);
     return len > 0;
 }
+
+void write_module_refused(const char *path, const char *reason)
+{
+    /* the sizes the reader accepts (docs/trace-format.md 4.16): a longer text is cut, an
+     * empty path (the executable's could not be read) says so */
+    static const char nul = 0;
+    if (!path[0])
+        path = "(unknown object)";
+    size_t pl = strnlen(path, PTC_REFUSED_PATH_MAX - 1);
+    size_t rl = strnlen(reason[0] ? reason : "refused", PTC_REFUSED_REASON_MAX - 1);
+    if (!reason[0])
+        reason = "refused";
+    struct ptc_module_refused m = {.tsc = rdtsc_(), .path_size = (uint32_t)pl + 1,
+                                   .reason_size = (uint32_t)rl + 1};
+    struct iovec v[5] = {{&m, sizeof(m)},
+                         {(void *)(uintptr_t)path, pl},
+                         {(void *)(uintptr_t)&nul, 1},
+                         {(void *)(uintptr_t)reason, rl},
+                         {(void *)(uintptr_t)&nul, 1}};
+    write_proc_chunk_flags(PTC_CHUNK_MODULE_REFUSED, PTC_CHUNK_F_OPTIONAL, v, 5);
+}

@@ -187,6 +187,21 @@ static void print_unfinished(void *ctx, uint32_t pid, uint32_t tid, uint64_t eve
     fprintf(c->f, "; what it did after is lost\n");
 }
 
+void cli_print_refused(FILE *f, const struct ptc_session *s, const char *prefix)
+{
+    uint32_t n = ptc_session_num_refused(s);
+    if (!n)
+        return;
+    fprintf(f, "%s%u instrumented object%s not traced (", prefix, n, n == 1 ? " was" : "s were");
+    for (uint32_t i = 0; i < n; i++) {
+        struct ptc_refused_object r;
+        if (ptc_session_refused(s, i, &r) == 0)
+            fprintf(f, "%s%s: %s", i ? "; " : "", r.path, r.reason);
+    }
+    fprintf(f, "): %s functions are missing from every figure, which are lower bounds\n",
+            n == 1 ? "its" : "their");
+}
+
 void cli_print_quality(FILE *f, const struct ptc_session *s, const struct ptc_totals *t)
 {
     if (t->lost_events || t->gaps || t->lost_other) {
@@ -259,6 +274,8 @@ void cli_print_quality(FILE *f, const struct ptc_session *s, const struct ptc_to
                 t->unclosed_threads == 1 ? "has" : "have",
                 t->unclosed_threads == 1 ? "its" : "their",
                 t->unclosed_threads == 1 ? "it" : "them");
+    if (t->refused_objects)
+        cli_print_refused(f, s, "warning: INCOMPLETE: ");
     char how[96];
     if (t->record_end && cli_command_end(t->wait_status, how, sizeof(how)) && strcmp(how, "exited 0"))
         fprintf(f, "note: the command %s\n", how);
@@ -313,13 +330,29 @@ struct ptc_session *cli_decode(struct cli_args *a, ptc_call_hook hook, void *hoo
         snprintf(a->damage_msg, sizeof(a->damage_msg), "%s", ptc_session_errmsg(s));
     }
     if (!ptc_session_num_funcs(s)) {
-        char what[600];
-        snprintf(what, sizeof(what), "%s holds no instrumented module", a->path);
-        cli_fail(cmd, what, cli_advice(PTC_E_NOMODULE));
+        char what[PTC_REFUSED_PATH_MAX + PTC_REFUSED_REASON_MAX + 700];
+        const char *advice = cli_no_module(what, sizeof(what), a->path, s);
+        cli_fail(cmd, what, advice);
         ptc_session_free(s);
         return NULL;
     }
     return s;
+}
+
+const char *cli_no_module(char *what, size_t n, const char *path, const struct ptc_session *s)
+{
+    uint32_t nref = ptc_session_num_refused(s);
+    struct ptc_refused_object r;
+    if (!nref || ptc_session_refused(s, 0, &r)) {
+        snprintf(what, n, "%s holds no instrumented module", path);
+        return cli_advice(PTC_E_NOMODULE);
+    }
+    /* the program was instrumented: the runtime left every object of it untraced */
+    snprintf(what, n, "%s holds no traced module: the runtime refused %u instrumented "
+                      "object%s (%s: %s%s)", path, nref, nref == 1 ? "" : "s", r.path,
+             r.reason, nref > 1 ? "; ..." : "");
+    return "see the runtime's warnings when it ran (docs/reliability.md); rebuild the object "
+           "with ptcall-cc and record again";
 }
 
 void cli_csv_func(FILE *f, const char *name, const char *linkage, const char *module,

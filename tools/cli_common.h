@@ -65,6 +65,12 @@ void cli_json_func(FILE *f, const char *name, const char *linkage, const char *m
                    const char *file, uint32_t line);
 /* Footer lines about losses and repairs (table outputs), to f. */
 void cli_print_quality(FILE *f, const struct ptc_session *s, const struct ptc_totals *t);
+/* The trace's refused objects (MODULE_REFUSED: instrumented objects the runtime left
+ * untraced), on one line after prefix, with each one's path and reason; nothing if none. */
+void cli_print_refused(FILE *f, const struct ptc_session *s, const char *prefix);
+/* A decoded trace without functions: what to say (in what, n bytes) and the advice to give.
+ * When the runtime refused every instrumented object (MODULE_REFUSED), it says so. */
+const char *cli_no_module(char *what, size_t n, const char *path, const struct ptc_session *s);
 /* How the recorded command ended (RECORD_END's wait status) as "exited N" or "was killed by
  * signal N (SIGX)[, core dumped]" in out; 0 when the status says neither. */
 int cli_command_end(int32_t wait_status, char *out, size_t n);

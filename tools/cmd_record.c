@@ -144,6 +144,8 @@ struct trace_summary {
     uint64_t execs;         /* PROCESS chunks of exec'd images: a new life of a pid already
                                counted (report counts processes by pid, so does the summary) */
     uint64_t counts_chunks, counted; /* counting mode: COUNTS chunks, calls they hold */
+    uint64_t refused;       /* MODULE_REFUSED chunks: instrumented objects left untraced */
+    char refused_first[PTC_REFUSED_PATH_MAX + PTC_REFUSED_REASON_MAX]; /* "PATH: REASON" */
     int bad;
 };
 
@@ -191,6 +193,18 @@ static void summarize(const char *path, struct trace_summary *s)
             }
         } else if (h->type == PTC_CHUNK_MODULE) {
             s->modules++;
+        } else if (h->type == PTC_CHUNK_MODULE_REFUSED) {
+            struct ptc_module_refused m;
+            if (s->refused++ || h->payload_size < sizeof(m))
+                continue;
+            memcpy(&m, c.payload, sizeof(m));
+            const char *path = (const char *)c.payload + sizeof(m);
+            /* the decoder checks it whole; here only that the two strings are there */
+            if (m.path_size && m.reason_size &&
+                sizeof(m) + (uint64_t)m.path_size + m.reason_size == h->payload_size &&
+                !path[m.path_size - 1] && !path[m.path_size + m.reason_size - 1])
+                snprintf(s->refused_first, sizeof(s->refused_first), "%s: %s", path,
+                         path + m.path_size);
         } else if (h->type == PTC_CHUNK_PROCESS) {
             s->processes++;
             struct ptc_process p;
@@ -398,7 +412,7 @@ static int record_soft(const struct record_options *o, int *wait_status)
     }
     struct trace_summary s;
     summarize(out, &s);
-    if (!s.modules) {
+    if (!s.modules && !s.refused) {
         fprintf(stderr,
                 "ptcall: %s ran but no ptcall-instrumented code registered: build it with ptcall-cc "
                 "(see docs/pass.md); no trace written\n",
@@ -433,10 +447,17 @@ static int record_soft(const struct record_options *o, int *wait_status)
     /* a trace that lacks what it should hold is said to be incomplete, and the status says
      * so when the command's own does not (docs/usage.md, Exit status) */
     uint64_t unfinished = s.processes > s.process_ends ? s.processes - s.process_ends : 0;
-    if (end_error[0] || unfinished || left_running || s.bad) {
+    if (end_error[0] || unfinished || left_running || s.bad || s.refused) {
         fprintf(stderr, "ptcall: the trace is INCOMPLETE: ");
         if (end_error[0])
             fprintf(stderr, "%s; ", end_error);
+        /* the runtime said why on stderr as it happened; the trace says it too */
+        if (s.refused)
+            fprintf(stderr, "%llu instrumented object%s not traced (%s%s): %s functions are "
+                            "missing from every figure; ",
+                    (unsigned long long)s.refused, s.refused == 1 ? " was" : "s were",
+                    s.refused_first[0] ? s.refused_first : "a damaged MODULE_REFUSED chunk",
+                    s.refused > 1 ? ", ..." : "", s.refused == 1 ? "its" : "their");
         if (left_running)
             fprintf(stderr, "%llu process%s the command left behind %s still running (a "
                             "daemon, or a child it did not wait for): %s part of the trace is "

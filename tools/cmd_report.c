@@ -308,6 +308,25 @@ static void json_marks(FILE *f, const struct ptc_session *s, const struct ptc_to
     free(m);
 }
 
+/* "refused_objects": the instrumented objects the runtime left untraced (MODULE_REFUSED),
+ * whose functions no figure holds. */
+static void json_refused(FILE *f, const struct ptc_session *s)
+{
+    uint32_t n = ptc_session_num_refused(s);
+    fprintf(f, ",\n  \"refused_objects\": [");
+    for (uint32_t i = 0; i < n; i++) {
+        struct ptc_refused_object r;
+        if (ptc_session_refused(s, i, &r))
+            continue;
+        fprintf(f, "%s\n    {\"pid\": %u, \"path\": ", i ? "," : "", r.pid);
+        cli_json_str(f, r.path);
+        fprintf(f, ", \"reason\": ");
+        cli_json_str(f, r.reason);
+        fprintf(f, "}");
+    }
+    fprintf(f, "%s]", n ? "\n  " : "");
+}
+
 /* The JSON report's fields before "functions" (also the single-run --meta object). */
 static void json_head(FILE *f, const char *path, const struct ptc_session *s,
                       const struct ptc_totals *t, int damage, const char *damage_msg)
@@ -322,7 +341,7 @@ static void json_head(FILE *f, const char *path, const struct ptc_session *s,
             "%llu, \"lost_pt_units\": %llu, \"repairs\": %llu, \"unwound\": %llu, \"unmatched\": "
             "%llu, \"broken_frames\": %llu, \"open_at_end\": %llu, \"bad_stubs\": %llu, "
             "\"fork_unknown\": %llu, \"lossy_threads\": %llu, \"unfinished_processes\": %llu, "
-            "\"unclosed_threads\": %llu, ",
+            "\"unclosed_threads\": %llu, \"spawns\": %llu, ",
             (unsigned long long)t->events, (unsigned long long)t->whole_calls,
             (unsigned long long)t->calls, (unsigned long long)t->threads,
             (unsigned long long)t->processes, (unsigned long long)t->gaps,
@@ -333,13 +352,12 @@ static void json_head(FILE *f, const char *path, const struct ptc_session *s,
             (unsigned long long)t->open_at_end, (unsigned long long)t->bad_stubs,
             (unsigned long long)t->fork_unknown, (unsigned long long)t->lossy_threads,
             (unsigned long long)t->unfinished_processes,
-            (unsigned long long)t->unclosed_threads);
+            (unsigned long long)t->unclosed_threads, (unsigned long long)t->spawns);
     if (t->counts_segments) /* counting mode only: traces of events keep their totals */
         fprintf(f, "\"counted_calls\": %llu, \"counts_segments\": %llu, ",
                 (unsigned long long)t->counted_calls, (unsigned long long)t->counts_segments);
     fprintf(f, "\"complete\": %s, ",
-            t->record_end && !damage && !t->unfinished_processes && !t->unclosed_threads
-                ? "true" : "false");
+            ptc_totals_complete(t) && !damage ? "true" : "false");
     if (t->timed)
         fprintf(f, "\"total_time\": %llu},\n", (unsigned long long)t->total_time);
     else
@@ -355,6 +373,7 @@ static void json_head(FILE *f, const char *path, const struct ptc_session *s,
     fprintf(f, ",\n  \"unfinished\": [");
     ptc_session_unfinished_threads(s, json_unfinished, &u);
     fprintf(f, "]");
+    json_refused(f, s);
     json_marks(f, s, t);
     cli_json_selection(f, s, "  ");
 }

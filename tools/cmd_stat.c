@@ -34,6 +34,8 @@ struct st {
     uint64_t loss[8], loss_count[8];
     uint32_t processes[4096];
     size_t nproc;
+    char **refused;            /* MODULE_REFUSED chunks: "pid P: PATH: REASON" each */
+    size_t nrefused;
 };
 
 static int lookup(void *ctx, uint32_t pid, uint64_t ip, uint32_t *id)
@@ -102,6 +104,36 @@ static int add_module(struct st *s, uint32_t pid, const uint8_t *p, size_t n)
     return 0;
 }
 
+/* A MODULE_REFUSED chunk: an instrumented object the runtime left untraced. Its sizes are
+ * checked as the decoder checks them (docs/trace-format.md 4.16). */
+static int add_refused(struct st *s, uint32_t pid, const uint8_t *p, size_t n)
+{
+    struct ptc_module_refused m;
+    if (n < sizeof(m))
+        return -PTC_E_CORRUPT;
+    memcpy(&m, p, sizeof(m));
+    const char *path = (const char *)p + sizeof(m), *reason = path + m.path_size;
+    if (m.path_size < 2 || m.path_size > PTC_REFUSED_PATH_MAX || m.reason_size < 2 ||
+        m.reason_size > PTC_REFUSED_REASON_MAX ||
+        sizeof(m) + (uint64_t)m.path_size + m.reason_size != n ||
+        strnlen(path, m.path_size) != m.path_size - 1u ||
+        strnlen(reason, m.reason_size) != m.reason_size - 1u)
+        return -PTC_E_CORRUPT;
+    size_t len = m.path_size + m.reason_size + 32;
+    char *line = malloc(len);
+    void *v = realloc(s->refused, (s->nrefused + 1) * sizeof(*s->refused));
+    if (!line || !v) {
+        free(line);
+        if (v)
+            s->refused = v;
+        return -PTC_E_NOMEM;
+    }
+    s->refused = v;
+    snprintf(line, len, "pid %u: %s: %s", pid, path, reason);
+    s->refused[s->nrefused++] = line;
+    return 0;
+}
+
 static void note_process(struct st *s, uint32_t pid)
 {
     if (!pid)
@@ -123,6 +155,11 @@ static int on_chunk(void *ctx, const struct ptc_chunk_header *h, const void *pay
     const uint8_t *p = payload;
     if (h->type == PTC_CHUNK_MODULE) {
         int r = add_module(s, h->pid, p, h->payload_size);
+        if (r < 0)
+            return r;
+    }
+    if (h->type == PTC_CHUNK_MODULE_REFUSED) {
+        int r = add_refused(s, h->pid, p, h->payload_size);
         if (r < 0)
             return r;
     }
@@ -168,6 +205,8 @@ static const char *chunk_name(unsigned t)
     if (t < sizeof(n) / sizeof(n[0]))
         return n[t];
     switch (t) {
+    case PTC_CHUNK_SPAWN: return "SPAWN";
+    case PTC_CHUNK_MODULE_REFUSED: return "MODULE_REFUSED";
     case PTC_CHUNK_PT_CONFIG: return "PT_CONFIG";
     case PTC_CHUNK_PT_AUX: return "PT_AUX";
     case PTC_CHUNK_PT_SIDEBAND: return "PT_SIDEBAND";
@@ -288,6 +327,9 @@ static void st_free(struct st *S)
     }
     free(S->mods);
     free(S->soft);
+    for (size_t i = 0; i < S->nrefused; i++)
+        free(S->refused[i]);
+    free(S->refused);
 }
 
 static int run_stat(const struct cli_values *v)
@@ -333,6 +375,13 @@ static int run_stat(const struct cli_values *v)
             printf(" %s %" PRIu64 " (%" PRIu64 " B)", chunk_name(t), S.ctype[t], S.cbytes[t]);
     printf("\nprocesses: %zu, modules: %" PRIu64 ", stubs: %" PRIu64 "\n", S.nproc, S.modules,
            S.stubs);
+    if (S.nrefused) { /* not in the modules: the trace is not complete without them */
+        printf("refused: %zu instrumented object%s not traced (%s functions are in no "
+               "figure):\n", S.nrefused, S.nrefused == 1 ? " was" : "s were",
+               S.nrefused == 1 ? "its" : "their");
+        for (size_t i = 0; i < S.nrefused; i++)
+            printf("  %s\n", S.refused[i]);
+    }
     static const char *const lk[] = {"?", "dropped hits", "lost at crash", "PT truncated",
                                      "PT overflow", "perf records lost"};
     for (int k = 0; k < 6; k++)

@@ -111,8 +111,7 @@ void runs_paths_free(struct runs_paths *p)
 
 int runs_run_complete(const struct runs_run *r)
 {
-    return r->t.record_end && !r->damage && !r->t.unfinished_processes &&
-           !r->t.unclosed_threads;
+    return ptc_totals_complete(&r->t) && !r->damage;
 }
 
 int runs_run_lossy(const struct runs_run *r)
@@ -230,8 +229,7 @@ static struct ptc_session *decode_run(const struct runs_opts *o, const char *pat
         snprintf(damage_msg, dn, "%s", ptc_session_errmsg(s));
     }
     if (!ptc_session_num_funcs(s)) {
-        snprintf(what, wn, "%s holds no instrumented module", path);
-        *advice = cli_advice(PTC_E_NOMODULE);
+        *advice = cli_no_module(what, wn, path, s);
         ptc_session_free(s);
         return NULL;
     }

@@ -17,10 +17,11 @@
 #define PTC_FILE_MAGIC "PTCALLTR" /* 8 bytes, no NUL */
 #define PTC_VERSION_MAJOR 2u      /* what writers write (2: the chunk CRC covers the header) */
 #define PTC_VERSION_MAJOR_MIN 1u  /* readers read majors MIN..MAJOR and reject the others */
-#define PTC_VERSION_MINOR 1u      /* readers accept any minor: new chunks are optional (1.1:
+#define PTC_VERSION_MINOR 2u      /* readers accept any minor: new chunks are optional (1.1:
                                      MODULE stub kind PTC_STUB_CALL; 1.2: the optional
                                      MODULE_ARMED chunk; both are in 2.0; 2.1: the optional
-                                     COUNTS chunk) */
+                                     COUNTS and MARK chunks; 2.2: the optional SPAWN and
+                                     MODULE_REFUSED chunks) */
 
 struct ptc_file_header {
     char magic[8];          /* PTC_FILE_MAGIC */
@@ -69,6 +70,9 @@ enum ptc_chunk_type {
     PTC_CHUNK_MODULE_ARMED = 11, /* OPTIONAL (minor 2): struct ptc_module_armed */
     PTC_CHUNK_COUNTS = 12,       /* OPTIONAL (2.1): struct ptc_counts, counting mode */
     PTC_CHUNK_MARK = 13,         /* OPTIONAL (2.1): struct ptc_mark, ptcall_mark in a trace */
+    PTC_CHUNK_SPAWN = 14,        /* OPTIONAL (2.2): struct ptc_spawn, posix_spawn in a trace */
+    PTC_CHUNK_MODULE_REFUSED = 15, /* OPTIONAL (2.2): struct ptc_module_refused, an
+                                      instrumented object the runtime left untraced */
     /* 32..63 are Intel PT chunks (docs/trace-format.md, "Intel PT chunks") */
     PTC_CHUNK_PT_FIRST = 32,
     PTC_CHUNK_PT_LAST = 63,
@@ -186,6 +190,36 @@ struct ptc_mark {
     uint32_t reserved;      /* 0 */
     /* then the label, NUL-terminated */
 };
+
+/* posix_spawn / posix_spawnp in a trace of events (2.2; process-level, PTC_CHUNK_F_OPTIONAL):
+ * thread tid started process child_pid running path here. Written like a MARK chunk (the
+ * thread's events before the call precede it in file order). glibc spawns with clone and its
+ * own exec, which no fork or exec wrapper sees: without this chunk the child is a process
+ * whose link to its parent's timeline is lost. */
+struct ptc_spawn {
+    uint32_t tid;           /* the thread that called posix_spawn */
+    uint32_t child_pid;     /* the pid it returned */
+    uint64_t tsc;           /* when the call began (the child runs after it) */
+    uint32_t path_size;     /* bytes of the path, its NUL included (1 to 4096) */
+    uint32_t reserved;      /* 0 */
+    /* then the path the call was given (posix_spawnp: the file name as given), NUL-terminated */
+};
+
+/* An instrumented object (it has a ptcall_map) that the runtime refused to trace (2.2;
+ * process-level, PTC_CHUNK_F_OPTIONAL): its map names places outside the object, or the
+ * runtime ran out of memory or could not make its stubs writable. Its functions are in no
+ * figure of the trace, which is therefore not complete. The payload is exactly
+ * sizeof(struct ptc_module_refused) + path_size + reason_size bytes. */
+struct ptc_module_refused {
+    uint64_t tsc;           /* when it was refused */
+    uint32_t path_size;     /* bytes of the path, its NUL included (2 to PTC_REFUSED_PATH_MAX) */
+    uint32_t reason_size;   /* bytes of the reason, its NUL included (2 to
+                               PTC_REFUSED_REASON_MAX) */
+    /* then the object's path, NUL-terminated, then the reason (the runtime's warning's text),
+     * NUL-terminated; neither holds another NUL */
+};
+#define PTC_REFUSED_PATH_MAX 4096u
+#define PTC_REFUSED_REASON_MAX 1024u
 
 struct ptc_counts_module {
     uint32_t module_id;     /* the process's MODULE chunk of this id, announced before */

@@ -87,6 +87,9 @@ static void hook(void *ctx, const struct ptc_call_event *e)
     case PTC_CALL_FORKED:
         logf_("forked(%u)", e->depth);
         break;
+    case PTC_CALL_SPAWN:
+        logf_("spawn(%llu@%u)", (unsigned long long)e->count, e->depth);
+        break;
     case PTC_CALL_LANDING:
         logf_("!%s", fname(e->func));
         break;
@@ -642,6 +645,174 @@ static void test_skip_aggregates(void)
     ptc_session_free(s);
 }
 
+/* A SPAWN chunk of thread (pid, tid) (docs/trace-format.md 4.15), damaged as told: how 0
+ * whole, 1 shorter than its header, 2 a path_size one too large, 3 the path's NUL replaced,
+ * 4 child pid 0. */
+static void spawn_chunk(struct tw *w, uint32_t pid, uint32_t tid, uint32_t child, uint64_t tsc,
+                        int how)
+{
+    static const char path[] = "/bin/child";
+    uint8_t buf[sizeof(struct ptc_spawn) + sizeof(path)];
+    struct ptc_spawn h = {.tid = tid, .child_pid = how == 4 ? 0 : child, .tsc = tsc,
+                          .path_size = (uint32_t)sizeof(path) + (how == 2)};
+    memcpy(buf, &h, sizeof(h));
+    memcpy(buf + sizeof(h), path, sizeof(path));
+    if (how == 3)
+        buf[sizeof(buf) - 1] = 'x';
+    tw_raw_chunk(w, PTC_CHUNK_SPAWN, PTC_CHUNK_F_OPTIONAL, pid, 0, buf,
+                 how == 1 ? 12 : (uint32_t)sizeof(buf));
+}
+
+/* SPAWN: the spawning thread gets a spawn point where the chunk sits among its events, at the
+ * chunk's time; its stack is unchanged and the child, a new program, starts from an empty
+ * one (no fork point is waited for); the serial and the parallel decode count it. A damaged
+ * chunk is corrupt, with where. */
+static void test_spawn(void)
+{
+    struct tw *w = begin("spawn", 1);
+    struct tw_stream *p = tw_stream(w, 100, 100, 1, 0);
+    HITS(p, {TW_E(MAIN), 0}, {TW_E(A), 10});
+    tw_flush(p);
+    spawn_chunk(w, 100, 100, 200, 12, 0);
+    HITS(p, {TW_X(A), 20}, {TW_X(MAIN), 30});
+    tw_flush(p);
+    tw_process(w, 200, PTC_PROC_START, 100, 0, "/bin/prog"); /* the same program again */
+    tw_timebase(w, 200, 0, 1, 0);
+    tw_module(w, 200, 0, 0, 0x400000, "/bin/prog", NAMES, NF);
+    struct tw_stream *c = tw_stream(w, 200, 200, 1, 0);
+    HITS(c, {TW_E(MAIN), 40}, {TW_E(B), 45}, {TW_X(B), 50}, {TW_X(MAIN), 60});
+    tw_stream_free(c);
+    tw_process_end(w, 200, 0);
+    tw_stream_free(p);
+    end_trace(w);
+    log_tids = 1;
+    struct ptc_session *s = decode("spawn", 0);
+    log_tids = 0;
+    CHECK_STR(logbuf, "100:>main 100:>a 100:spawn(200@2) 100:<a=10 100:<main=30 200:>main "
+                      "200:>b 200:<b=5 200:<main=20");
+    struct ptc_totals t;
+    ptc_session_totals(s, &t);
+    CHECK_EQ(t.spawns, 1);
+    CHECK_EQ(t.processes, 2);
+    CHECK_EQ(t.fork_unknown, 0);
+    CHECK_EQ(t.open_at_end, 0);
+    CHECK_EQ(fs(s, MAIN).calls, 2); /* the child calls main itself: one row per program */
+    ptc_session_free(s);
+    s = ptc_session_new();
+    CHECK_EQ(ptc_decode_file_threads(s, path_for("spawn"), 0, 2), 0);
+    ptc_session_totals(s, &t);
+    CHECK_EQ(t.spawns, 1);
+    CHECK_EQ(fs(s, MAIN).calls, 2);
+    ptc_session_free(s);
+
+    static const char *const says[] = {NULL, "shorter than its header", "does not fill its",
+                                       "does not fill its", "names child pid 0"};
+    for (int how = 1; how <= 4; how++) {
+        char name[32];
+        snprintf(name, sizeof(name), "spawn-bad%d", how);
+        w = begin(name, 1);
+        p = tw_stream(w, 100, 100, 1, 0);
+        HITS(p, {TW_E(MAIN), 0});
+        tw_stream_free(p);
+        spawn_chunk(w, 100, 100, 200, 12, how);
+        end_trace(w);
+        s = decode(name, -PTC_E_CORRUPT);
+        const char *m = ptc_session_errmsg(s);
+        CHECK(strstr(m, "is corrupt: chunk 5 at byte ") != NULL); /* after the events */
+        CHECK(strstr(m, "SPAWN chunk of pid 100") != NULL);
+        CHECK(strstr(m, says[how]) != NULL);
+        if (!strstr(m, "SPAWN chunk of pid 100") || !strstr(m, says[how]))
+            fprintf(stderr, "  %s\n", m);
+        ptc_session_free(s);
+    }
+}
+
+/* A MODULE_REFUSED chunk of process pid (docs/trace-format.md 4.16), damaged as told: how 0
+ * whole, 1 shorter than its header, 2 a path_size one too large, 3 the reason's NUL replaced,
+ * 4 a NUL inside the path. */
+static void refused_chunk(struct tw *w, uint32_t pid, const char *path, const char *reason,
+                          int how)
+{
+    uint8_t buf[sizeof(struct ptc_module_refused) + 256];
+    struct ptc_module_refused h = {.tsc = 42, .path_size = (uint32_t)strlen(path) + 1,
+                                   .reason_size = (uint32_t)strlen(reason) + 1};
+    uint32_t size = (uint32_t)sizeof(h) + h.path_size + h.reason_size;
+    if (how == 2)
+        h.path_size++;
+    memcpy(buf, &h, sizeof(h));
+    memcpy(buf + sizeof(h), path, strlen(path) + 1);
+    memcpy(buf + sizeof(h) + strlen(path) + 1, reason, strlen(reason) + 1);
+    if (how == 3)
+        buf[size - 1] = 'x';
+    if (how == 4)
+        buf[sizeof(h) + 1] = 0;
+    tw_raw_chunk(w, PTC_CHUNK_MODULE_REFUSED, PTC_CHUNK_F_OPTIONAL, pid, 0, buf,
+                 how == 1 ? 12 : size);
+}
+
+static void check_refused(struct ptc_session *s)
+{
+    struct ptc_totals t;
+    ptc_session_totals(s, &t);
+    CHECK_EQ(t.refused_objects, 1);
+    CHECK_EQ(ptc_session_num_refused(s), 1);
+    struct ptc_refused_object r;
+    CHECK_EQ(ptc_session_refused(s, 0, &r), 0);
+    CHECK_EQ(r.pid, 100);
+    CHECK_EQ(r.tsc, 42);
+    CHECK_STR(r.path, "/lib/libbad.so");
+    CHECK_STR(r.reason, "corrupt ptcall_map section (x at offset 8)");
+    CHECK_EQ(ptc_session_refused(s, 1, &r), -PTC_E_ARG);
+    CHECK_EQ(fs(s, A).calls, 1); /* the traced object's figures are unchanged */
+}
+
+/* MODULE_REFUSED: an instrumented object the runtime left untraced is listed with its
+ * process, path and reason, and counted in the totals (readers then say the trace is not
+ * complete), by the serial and the parallel decode; a damaged one is corrupt, with where. */
+static void test_refused(void)
+{
+    struct tw *w = begin("refused", 1);
+    refused_chunk(w, 100, "/lib/libbad.so", "corrupt ptcall_map section (x at offset 8)", 0);
+    struct tw_stream *st = tw_stream(w, 100, 100, 1, 2);
+    HITS(st, {TW_E(MAIN), 0}, {TW_E(A), 1}, {TW_X(A), 2}, {TW_X(MAIN), 3});
+    tw_stream_free(st);
+    st = tw_stream(w, 100, 101, 1, 2); /* a second thread: the parallel driver can split */
+    HITS(st, {TW_E(B), 6}, {TW_X(B), 7});
+    tw_stream_free(st);
+    end_trace(w);
+    struct ptc_session *s = decode("refused", 0);
+    check_refused(s);
+    ptc_session_free(s);
+    s = ptc_session_new(); /* every worker reads process-level chunks: worker 0's list stays */
+    CHECK_EQ(ptc_decode_file_threads(s, path_for("refused"), 0, 2), 0);
+    CHECK_EQ(ptc_session_decode_threads(s), 2);
+    check_refused(s);
+    ptc_session_free(s);
+    s = decode("badstub", 0); /* none */
+    CHECK_EQ(ptc_session_num_refused(s), 0);
+    ptc_session_free(s);
+
+    static const char *const says[] = {NULL, "shorter than its 16-byte header",
+                                       "do not fill its", "reason does not end with its only NUL",
+                                       "path does not end with its only NUL"};
+    for (int how = 1; how <= 4; how++) {
+        char name[32];
+        snprintf(name, sizeof(name), "refused-bad%d", how);
+        w = begin(name, 1);
+        refused_chunk(w, 100, "/lib/libbad.so", "why", how);
+        end_trace(w);
+        s = decode(name, -PTC_E_CORRUPT);
+        const char *m = ptc_session_errmsg(s);
+        /* chunk 4 (RECORD_INFO, PROCESS, TIMEBASE, MODULE before it) and its offset */
+        CHECK(strstr(m, "is corrupt: chunk 4 at byte ") != NULL);
+        CHECK(strstr(m, "MODULE_REFUSED chunk of pid 100") != NULL);
+        CHECK(strstr(m, says[how]) != NULL);
+        if (!strstr(m, says[how]))
+            fprintf(stderr, "  %s\n", m);
+        ptc_session_free(s);
+    }
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof(tmpdir), "/tmp/ptc-test-session-XXXXXX");
@@ -661,6 +832,8 @@ int main(void)
     test_bad_stub_and_unknown_required();
     test_exec_and_lookup();
     test_armed();
+    test_refused();
+    test_spawn();
     test_direct_feed();
     char cmd[300];
     snprintf(cmd, sizeof(cmd), "%s", getenv("KEEP") ? "true" : "rm -rf"); strcat(cmd, " "); strcat(cmd, tmpdir);

@@ -53,7 +53,8 @@ def chunks(path):
     d = open(path, "rb").read()
     check(d[:8] == b"PTCALLTR", "%s: not a trace" % path)
     major, minor, hsize = struct.unpack_from("<HHI", d, 8)
-    check((major, minor) == (2, 1), "%s: format %d.%d, want 2.1" % (path, major, minor))
+    check(major == 2 and minor >= 1, "%s: format %d.%d, want 2.1 or later (COUNTS chunks)"
+          % (path, major, minor))
     off, out = hsize, []
     while off < len(d):
         t, fl, sz, pid, tid, seq, crc = struct.unpack_from("<HHIIIII", d, off)

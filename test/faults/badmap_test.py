@@ -14,12 +14,19 @@ shows that each damaged map passes ptc_map_scan without the object. Each copy ru
 `ptcall record --backend soft` (timed and untimed: the untimed runtime builds trampolines
 from the table first), with PTCALL_BACKEND=soft set directly, arm-only (PTCALL_ARM=1), and
 armed from outside while it waits (`ptcall arm PID`, which writes through /proc/PID/mem: the
-object is left alone with a warning). Asserted: exit 0 and the program's output, exactly one
-`ptcall` line on stderr naming the object and the damaged field, and a trace (complete)
-without that object: `ptcall stat` counts one module, `ptcall report` has none of its
-functions and every call of the other object's. The runtime used to crash (SIGSEGV in
-patch_unit or sites_switch). $PTCALL_RUNTIME, if set, is the runtime under test instead of
-LIBPTCALL (to show the old behaviour).
+object is left alone with a warning). Asserted: the program's output, exactly one line of the
+runtime on stderr naming the object and the damaged field, and a trace without that object:
+`ptcall stat` counts one module, `ptcall report` has none of its functions and every call of
+the other object's. The runtime used to crash (SIGSEGV in patch_unit or sites_switch).
+
+The trace says the object was refused (a MODULE_REFUSED chunk, docs/trace-format.md 4.16):
+`ptcall report` warns that it was not traced, with its path and the warning's reason, its
+JSON lists it in `refused_objects` and says `complete: false`, `ptcall stat` lists it, and
+`ptcall record` says the trace is INCOMPLETE and exits 125 (the command succeeded). Traces
+used to read as complete, with the object's functions silently missing.
+
+$PTCALL_RUNTIME, if set, is the runtime under test instead of LIBPTCALL (to show the old
+behaviour).
 """
 import os
 import shutil
@@ -117,14 +124,30 @@ def ptcall_lines(stderr):
     return [l for l in stderr.splitlines() if l.startswith("ptcall")]
 
 
-def check_trace(ptcall, trace, what, traced, untraced, victim, recorded=True):
+def refusal_reason(warning, victim):
+    """The reason of the runtime's warning `ptcall: PATH: REASON; not traced`, which the
+    trace's MODULE_REFUSED chunk repeats."""
+    head, tail = "ptcall: %s: " % victim, "; not traced"
+    if warning.startswith(head) and warning.endswith(tail):
+        return warning[len(head):-len(tail)]
+    return None
+
+
+def check_trace(ptcall, trace, what, traced, untraced, victim, reason):
     """The trace holds one module, every call of the traced object's functions, none of the
-    damaged object's. Complete when recorded by ptcall record (a trace the runtime wrote on
-    its own has no RECORD_END: then its process must have closed it)."""
+    damaged object's, and says that object was refused with the warning's reason: stat lists
+    it, report's text warns, its JSON lists it in refused_objects and is not complete. The
+    process closed its trace (a trace the runtime wrote on its own has no RECORD_END)."""
     st = run([ptcall, "stat", trace])
     check(st.returncode == 0 and "modules: 1," in st.stdout,
           "%s: the trace holds one module: %s" % (what, [l for l in st.stdout.splitlines()
                                                          if "modules" in l]))
+    said = "%s: %s" % (victim, reason)
+    refused = [l for l in st.stdout.splitlines() if said in l]
+    check("refused: 1 instrumented object was not traced" in st.stdout and len(refused) == 1 and
+          refused[0].strip().startswith("pid "),
+          "%s: stat lists the refused object with its reason: %s"
+          % (what, [l for l in st.stdout.splitlines() if "refused" in l or victim in l]))
     doc, err = report(ptcall, trace)
     if not check(doc is not None, "%s: report reads the trace: %s" % (what, err.strip()[:200])):
         return
@@ -132,12 +155,23 @@ def check_trace(ptcall, trace, what, traced, untraced, victim, recorded=True):
     named = set(calls) | set(doc.get("uncalled", []))
     mods = {f["module"] for f in doc["functions"]}
     t = doc["totals"]
-    done = t["complete"] if recorded else t["unfinished_processes"] == 0
-    check(done and all(calls.get(n) == c for n, c in traced.items()),
-          "%s: %s, every call of the traced object: %s"
-          % (what, "complete" if recorded else "closed", calls))
+    check(t["unfinished_processes"] == 0 and t["unclosed_threads"] == 0 and
+          all(calls.get(n) == c for n, c in traced.items()),
+          "%s: closed, every call of the traced object: %s" % (what, calls))
     check(not (named & set(untraced)) and victim not in mods,
           "%s: nothing of %s in the report: %s" % (what, os.path.basename(victim), sorted(named)))
+    ref = doc.get("refused_objects")
+    check(t["complete"] is False and isinstance(ref, list) and len(ref) == 1 and
+          ref[0].get("path") == victim and ref[0].get("reason") == reason and
+          isinstance(ref[0].get("pid"), int) and ref[0]["pid"] > 0,
+          "%s: JSON: complete false, refused_objects names the object and the reason: %s %s"
+          % (what, t["complete"], ref))
+    text = run([ptcall, "report", trace])
+    lines = [l for l in text.stdout.splitlines() if "instrumented object was not traced" in l]
+    check(text.returncode == 0 and len(lines) == 1 and
+          ("(%s): its functions are missing from every figure" % said) in lines[0],
+          "%s: report's text warns that the object was not traced, and why: %s"
+          % (what, lines or text.stderr.strip()[:200]))
 
 
 def one_case(work, how, victim_name):
@@ -153,13 +187,24 @@ def one_case(work, how, victim_name):
     return d, victim, what
 
 
-def expect_run(p, what, victim, field, says):
+def expect_run(p, what, victim, field, says, status=0):
+    """The program ran whole, with one warning of the runtime naming the object; returns that
+    warning. Under `ptcall record` (status 125) record's own last line says the trace is
+    incomplete because the object was not traced."""
     rc = p.returncode
-    check(rc == 0, "%s: exit 0 (%s)" % (what, "signal %d" % -rc if rc < 0 else rc))
+    check(rc == status, "%s: exit %d (%s)" % (what, status, "signal %d" % -rc if rc < 0 else rc))
     check(p.stdout == EXPECT, "%s: the program's output: %r" % (what, p.stdout[:80]))
     lines = ptcall_lines(p.stderr)
+    if status == 125:
+        rec = lines[-1:] if lines and lines[-1].startswith("ptcall: the trace is INCOMPLETE") \
+            else []
+        lines = lines[:-1] if rec else lines
+        check(len(rec) == 1 and "1 instrumented object was not traced (%s: " % victim in rec[0]
+              and field in rec[0],
+              "%s: record says the trace is INCOMPLETE, naming the object: %s" % (what, rec))
     check(len(lines) == 1 and victim in lines[0] and field in lines[0] and says in lines[0],
           "%s: one warning naming the object, %s and '%s': %s" % (what, field, says, lines))
+    return lines[0] if len(lines) == 1 else ""
 
 
 def arm_from_outside(ptcall, prog, env, what, victim, field):
@@ -228,20 +273,44 @@ def main():
             trace = os.path.join(d, "record%s.ptc" % ("-untimed" if timing else ""))
             p = run([ptcall, "record", "-q", "--backend", "soft", *timing, "-o", trace, "--",
                      prog], env=env)
-            expect_run(p, w, victim, field, "not traced")
-            if p.returncode == 0:
-                check_trace(ptcall, trace, w, traced, untraced, victim)
+            # the trace lacks an object's functions: incomplete, though the command succeeded
+            warning = expect_run(p, w, victim, field, "not traced", status=125)
+            if p.returncode == 125:
+                check_trace(ptcall, trace, w, traced, untraced, victim,
+                            refusal_reason(warning, victim))
         # the runtime on its own, as a program started without ptcall record runs it
         trace = os.path.join(d, "direct.ptc")
         p = run([prog], env=dict(env, LD_PRELOAD=rt, PTCALL_BACKEND="soft", PTCALL_OUTPUT=trace))
-        expect_run(p, what + ", PTCALL_BACKEND=soft", victim, field, "not traced")
+        warning = expect_run(p, what + ", PTCALL_BACKEND=soft", victim, field, "not traced")
         if p.returncode == 0:
             check_trace(ptcall, trace, what + ", PTCALL_BACKEND=soft", traced, untraced, victim,
-                        recorded=False)
+                        refusal_reason(warning, victim))
         # arm-only (an external Intel PT recorder): the object's call sites stay disarmed
         p = run([prog], env=dict(env, LD_PRELOAD=rt, PTCALL_ARM="1"))
         expect_run(p, what + ", PTCALL_ARM=1", victim, field, "stay disarmed")
         arm_from_outside(ptcall, prog, env, what, victim, field)
+
+    # every instrumented object refused: the trace still says why it holds nothing
+    d = os.path.join(work, "both")
+    os.makedirs(d)
+    damage(os.path.join(good, "libbadmap.so"), os.path.join(d, "libbadmap.so"), "slot-far")
+    damage(os.path.join(good, "badmap"), os.path.join(d, "badmap"), "sites-far")
+    trace = os.path.join(d, "record.ptc")
+    p = run([ptcall, "record", "-q", "--backend", "soft", "-o", trace, "--",
+             os.path.join(d, "badmap")], env=dict(base, LD_LIBRARY_PATH=d))
+    lines = ptcall_lines(p.stderr)
+    check(p.returncode == 125 and p.stdout == EXPECT and len(lines) == 3 and
+          "2 instrumented objects were not traced" in lines[-1],
+          "both objects damaged: record 125, two warnings and INCOMPLETE: %d %s"
+          % (p.returncode, lines))
+    st = run([ptcall, "stat", trace])
+    check("modules: 0," in st.stdout and "refused: 2 instrumented objects" in st.stdout,
+          "both objects damaged: stat lists no module and 2 refused: %s"
+          % [l for l in st.stdout.splitlines() if "modules" in l or "refused" in l])
+    r = run([ptcall, "report", trace])
+    check(r.returncode == 1 and "the runtime refused 2 instrumented objects" in r.stderr,
+          "both objects damaged: report says every object was refused: %d %s"
+          % (r.returncode, r.stderr.strip()[:300]))
 
     print("%d check(s) failed" % check.fails if check.fails else "all checks passed")
     return 1 if check.fails else 0

@@ -94,12 +94,65 @@ def totals(doc):
     return doc["totals"] if doc else {}
 
 
+def spawn_linked(ptcall, trace, mode, t):
+    """A posix_spawn child is linked to its parent's timeline: one spawn point, inside the
+    parent's run_self(), naming the other process of the trace, before any of its events."""
+    check(t.get("spawns") == 1, "%s: report counts 1 spawn (%s)" % (mode, t.get("spawns")))
+    p = run([ptcall, "export", trace, "--format", "chrome", "--force"])
+    if not check(p.returncode == 0, "%s: export chrome (%s)" % (mode, p.stderr.strip()[:200])):
+        return
+    ev = json.loads(p.stdout)["traceEvents"]
+    sp = [e for e in ev if e.get("ph") == "i" and e["name"] == "spawn"]
+    pids = sorted({e["pid"] for e in ev if e.get("ph") in ("B", "E")})
+    if not check(len(sp) == 1 and len(pids) == 2,
+                 "%s: one spawn instant (%d), two processes (%s)" % (mode, len(sp), pids)):
+        return
+    s = sp[0]
+    parent, child = s["pid"], s["args"]["child_pid"]
+    rs = [e["ts"] for e in ev if e.get("ph") in ("B", "E") and e["pid"] == parent and
+          e["tid"] == s["tid"] and e["name"] == "run_self"]
+    first_child = min(e["ts"] for e in ev if e.get("ph") == "B" and e["pid"] == child)
+    check(child in pids and child != parent and len(rs) == 2 and rs[0] <= s["ts"] <= rs[1] and
+          first_child >= s["ts"],
+          "%s: the spawn instant of pid %d names child %d (pids %s), inside run_self %s at %.3f "
+          "us, before the child's first call at %.3f us" % (mode, parent, child, pids, rs,
+                                                           s["ts"], first_child))
+    p = run([ptcall, "calls", trace])
+    check(("--- spawn: child process %d ---" % child) in p.stdout,
+          "%s: calls shows '--- spawn: child process %d ---'" % (mode, child))
+    p = run([ptcall, "stat", trace])
+    check(" SPAWN 1 (" in p.stdout, "%s: stat counts the SPAWN chunk" % mode)
+
+
+def exit_race(ptcall, prog, work, runs=5):
+    """exit() in one thread while another hands a full buffer to the drain: the final flush
+    waits for that buffer (it was lost once in CI while the trace said complete).
+    PTCALL_TEST_QUEUE_DELAY_US makes every buffer switch of the calling thread sleep 20 ms
+    before it queues its buffer, so exit() finds it there nearly every time."""
+    env = dict(os.environ, PTCALL_TEST_QUEUE_DELAY_US="20000")
+    for i in range(runs):
+        trace = os.path.join(work, "exitrace%d.ptc" % i)
+        made_file = os.path.join(work, "exitrace.made")
+        p = run([ptcall, "record", "-q", "--buffer", "4K", "-o", trace, "--", prog, "exitrace",
+                 200, made_file], env=env)
+        with open(made_file, "rb") as f:
+            made = struct.unpack("<q", f.read(8))[0]
+        doc, err = report(ptcall, trace)
+        t = totals(doc)
+        got = calls_of(doc, "work_main") if doc else -1
+        check(p.returncode == 4 and doc is not None and t["complete"] and got == made and
+              calls_of(doc, "work") == 200,
+              "exit race %d: exit 4, complete, every call of the thread that was handing a "
+              "buffer over when exit() began: %d of %d (%s)"
+              % (i + 1, got, made, p.stderr.strip()[-200:]))
+
+
 def process_faults(ptcall, prog, work):
     """exec of an uninstrumented program, vfork, posix_spawn, forkpty, fork+exec in a loop,
     daemon(), threads created and ending while others call: every call, each child's parent
     stack."""
     n = 2000
-    for mode, procs in (("execsh", 1), ("vfork", 2), ("spawn", 2), ("forkpty", 2)):
+    for mode, procs in (("execsh", 1), ("vfork", 2), ("spawn", 2), ("spawnp", 2), ("forkpty", 2)):
         trace = os.path.join(work, mode + ".ptc")
         p = run([ptcall, "record", "-q", "-o", trace, "--", prog, mode, n])
         doc, err = report(ptcall, trace)
@@ -112,6 +165,8 @@ def process_faults(ptcall, prog, work):
                   t["fork_unknown"] == 0 and t["lost_events"] == 0,
                   "%s: %d processes, every call of work() (%d of %d), no unknown fork point"
                   % (mode, t["processes"], calls_of(doc, "work"), want))
+            if mode.startswith("spawn"):  # linked to the parent's timeline
+                spawn_linked(ptcall, trace, mode, t)
 
     # 1,000 fork+exec: each child's events start from its parent's stack at the fork
     trace = os.path.join(work, "forkexec.ptc")
@@ -301,6 +356,8 @@ def main():
             # thread_exit: the main thread goes on calling until exit() ends it
             check(got == n if mode != "thread_exit" else got >= 2 * n,
                   "%s: every call of work() is there (%d)" % (mode, got))
+
+    exit_race(ptcall, prog, work)
 
     # a thread whose THREAD exit chunk is missing (the end of its stream may be): said
     whole = os.path.join(work, "ok.ptc")

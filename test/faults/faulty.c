@@ -3,6 +3,12 @@
  *   faulty MODE CALLS
  * MODE: ok, fail (exit 3), kill (SIGKILL itself), segv, abort, _exit, thread_exit (exit() from
  * a second thread while the first still calls)
+ *   faulty exitrace N FILE
+ * the main thread calls work_main() until a second thread, after N calls of work(), sets a
+ * flag and calls exit(4); main stops calling once it sees the flag, and keeps in FILE (shared
+ * memory) how many calls it made: all of them must be in the trace. Run with
+ * PTCALL_TEST_QUEUE_DELAY_US, main is nearly always handing a full buffer over when exit()
+ * begins (the final flush must wait for it)
  *   faulty slow FILE
  * calls work() 10 times every 100 us until killed, keeping in FILE (shared memory) how many
  * calls it made and when it started: for the SIGKILL loss bound (faults_test.py)
@@ -15,6 +21,7 @@
  *   faulty execsh N     N calls, then exec /bin/true (an uninstrumented program)
  *   faulty vfork N      N calls; vfork, the child execs this program as `faulty ok N`
  *   faulty spawn N      N calls; posix_spawn of this program as `faulty ok N`, waited for
+ *   faulty spawnp N     the same with posix_spawnp
  *   faulty forkpty N    N calls; forkpty(): the child calls work() N times on the new
  *                       terminal and exits 0; the parent reads the terminal until the child
  *                       has gone and waits for it
@@ -75,6 +82,42 @@ struct progress {
     volatile double t0; /* CLOCK_MONOTONIC seconds */
     volatile int pid;
 };
+
+__attribute__((noinline)) static long work_main(long x)
+{
+    sink += x;
+    return x * 2 + 1;
+}
+
+static volatile int exiting;
+
+static void *race_exiter(void *arg)
+{
+    calls((long)arg);
+    struct timespec nap = {0, 5 * 1000 * 1000}; /* main is asleep in the runtime by now */
+    nanosleep(&nap, NULL);
+    exiting = 1;
+    exit(4);
+}
+
+static int exitrace(long n, const char *file)
+{
+    int fd = open(file, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0 || ftruncate(fd, sizeof(long)) != 0)
+        return 2;
+    volatile long *made = mmap(NULL, sizeof(long), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (made == MAP_FAILED)
+        return 2;
+    pthread_t t;
+    if (pthread_create(&t, NULL, race_exiter, (void *)n) != 0)
+        return 2;
+    for (long i = 0; !exiting; i++) {
+        work_main(i);
+        *made = i + 1;
+    }
+    for (;;) /* exit() in the other thread ends the process */
+        pause();
+}
 
 static int slow(const char *file)
 {
@@ -160,19 +203,20 @@ static int forkexec(const char *self, long n)
 
 extern char **environ;
 
-static int run_self(const char *self, long n, int use_vfork)
+/* how: 'v' vfork and execv, 's' posix_spawn, 'p' posix_spawnp */
+__attribute__((noinline)) static int run_self(const char *self, long n, char how)
 {
     char num[32];
     snprintf(num, sizeof(num), "%ld", n);
     char *argv[] = {(char *)self, "ok", num, NULL};
     pid_t c;
-    if (use_vfork) {
+    if (how == 'v') {
         c = vfork();
         if (c == 0) {
             execv(self, argv);
             _exit(127);
         }
-    } else if (posix_spawn(&c, self, NULL, NULL, argv, environ) != 0) {
+    } else if ((how == 's' ? posix_spawn : posix_spawnp)(&c, self, NULL, NULL, argv, environ)) {
         return 2;
     }
     if (c < 0)
@@ -344,6 +388,8 @@ int main(int argc, char **argv)
     long n = argc > 2 ? atol(argv[2]) : 100000;
     if (!strcmp(mode, "slow"))
         return argc > 2 ? slow(argv[2]) : 2;
+    if (!strcmp(mode, "exitrace"))
+        return argc > 3 ? exitrace(n, argv[3]) : 2;
     if (!strcmp(mode, "forkstorm"))
         return forkstorm(argc > 2 ? atol(argv[2]) : 1000);
     if (!strcmp(mode, "daemon"))
@@ -365,8 +411,8 @@ int main(int argc, char **argv)
         execl("/bin/true", "true", (char *)NULL);
         return 127;
     }
-    if (!strcmp(mode, "vfork") || !strcmp(mode, "spawn"))
-        return run_self(argv[0], n, mode[0] == 'v');
+    if (!strcmp(mode, "vfork") || !strcmp(mode, "spawn") || !strcmp(mode, "spawnp"))
+        return run_self(argv[0], n, mode[0] == 'v' ? 'v' : mode[5] ? 'p' : 's');
     if (!strcmp(mode, "forkpty"))
         return run_forkpty(n);
     if (!strcmp(mode, "fail"))

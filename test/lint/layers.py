@@ -58,7 +58,8 @@ FLOORS = {
         ["soft_resume.c", "soft_sites.c", "soft_counts.c"],     # signal resume, call sites,
                                                                 # counting mode
         ["soft_fastpath.c", "soft_flush.c"],                    # generated handler, flushes
-        ["soft_signal.c", "soft_mark.c"],                       # signal handlers, marks
+        ["soft_signal.c", "soft_mark.c", "soft_spawn.c"],       # signal handlers, marks,
+                                                                # posix_spawn
         ["soft_lifecycle.c"],                                   # start-up, fork, exec, exit
         ["soft_register.c", "soft_forkserver.c"],               # object registration,
                                                                 # pre-main point, fork server

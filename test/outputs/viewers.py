@@ -108,9 +108,9 @@ class Build:
             cmd.append("-lpthread")
         return exe if run(cmd).returncode == 0 else None
 
-    def record(self, exe, name, *opts):
+    def record(self, exe, name, *opts, args=()):
         trace = os.path.join(self.work, f"{name}.ptc")
-        p = run([self.ptcall, "record", "-q", "-o", trace, *opts, "--", exe])
+        p = run([self.ptcall, "record", "-q", "-o", trace, *opts, "--", exe, *args])
         return trace if p.returncode == 0 and os.path.isfile(trace) else None
 
     def ptc(self, *args, out=None, ok=(0,)):
@@ -290,6 +290,10 @@ def schemas(b):
     untimed = b.record(os.path.join(b.work, "threads"), "untimed", "--no-timestamps")
     fork_untimed = b.record(os.path.join(b.work, "fork"), "fork-untimed", "--no-timestamps")
     check(bool(threads2 and untimed and fork_untimed), "threads recorded again, and untimed (--no-timestamps)")
+    # posix_spawn: a SPAWN chunk (report's totals.spawns, chrome's instant "spawn")
+    faulty = b.compile("faulty", os.path.join(b.src, "test", "faults", "faulty.c"))
+    spawn = faulty and b.record(faulty, "spawn", args=("spawn", "50"))
+    check(spawn is not None, "test/faults/faulty.c compiled and `faulty spawn 50` recorded")
     cut = w("cut.ptc")
     with open(threads, "rb") as f:
         data = f.read()
@@ -300,7 +304,7 @@ def schemas(b):
     golden = None
     if os.access(gen, os.X_OK) and run([gen, "golden", w("golden.ptc")]).returncode == 0:
         golden = w("golden.ptc")
-    timed = [t for t in traces.values()] + ([golden] if golden else [])
+    timed = [t for t in traces.values()] + [t for t in (golden, spawn) if t]
     every = timed + [t for t in (untimed, fork_untimed) if t]
 
     outputs = {}  # schema file -> [(output file, pointer)]

@@ -19,6 +19,8 @@ enum ptc_ev_type {
                         starts from a copy of this thread's shadow stack */
     PTC_EV_MARK = 4, /* ptcall_mark ran here (MARK chunk): count = the session's id of its
                         label (ptc_session_mark_label); the stack is unchanged */
+    PTC_EV_SPAWN = 5, /* posix_spawn started process count here (SPAWN chunk); the child
+                         starts a new program from an empty stack: this one is unchanged */
 };
 
 struct ptc_ev {
@@ -223,8 +225,17 @@ struct ptc_totals {
                                  --counts`): included in `calls` and the functions' calls,
                                  with no times and no call graph behind them */
     uint64_t counts_segments; /* COUNTS chunks read (segments: ptcall_mark, exits) */
+    uint64_t refused_objects; /* instrumented objects the runtime refused to trace
+                                 (MODULE_REFUSED chunks, ptc_session_refused): their functions
+                                 are missing from every figure, which are lower bounds */
+    uint64_t spawns;          /* SPAWN chunks read: processes started by posix_spawn */
 };
 void ptc_session_totals(const struct ptc_session *s, struct ptc_totals *t);
+/* Whether totals t describe a complete trace: it ended with RECORD_END, every process closed
+ * its trace, every thread of those has its THREAD exit chunk, and no instrumented object was
+ * refused. Gaps and lost events make a trace lossy, not incomplete; a salvaged (damaged) read
+ * is the caller's to add. The one definition every output uses. */
+int ptc_totals_complete(const struct ptc_totals *t);
 /* When the first traced process started, on the time scale of struct ptc_call_event's
  * time (0, or -PTC_E_ARG when the trace does not say). */
 int ptc_session_origin(const struct ptc_session *s, uint64_t *time);
@@ -255,6 +266,8 @@ enum ptc_call_kind {
     PTC_CALL_LANDING = 7,   /* func resumed at a landing pad (after popping frames) */
     PTC_CALL_MARK = 8,      /* ptcall_mark(label) here: count = the session's id of the
                                label (ptc_session_mark_label), depth = the stack's depth */
+    PTC_CALL_SPAWN = 9,     /* this thread started process count (posix_spawn) here;
+                               depth = the stack's depth */
 };
 /* The label of mark label id (PTC_EV_MARK, PTC_CALL_MARK), or "" for an unknown id. Marks of
  * one label share its id. Labels are valid UTF-8: each byte of the program's label that
@@ -411,5 +424,20 @@ struct ptc_module_desc {
 };
 /* The modules and their count; *out is valid until the session is freed. */
 size_t ptc_session_modules(const struct ptc_session *s, const struct ptc_module_desc **out);
+/* Instrumented objects the runtime refused to trace (MODULE_REFUSED chunks,
+ * docs/trace-format.md 4.16): their map was damaged, or the runtime ran out of memory or
+ * could not patch them. Their functions are in no figure, so a trace with any is not
+ * complete (ptc_totals.refused_objects). In file order, one per chunk (an object refused in
+ * several processes is listed for each). */
+struct ptc_refused_object {
+    uint32_t pid;             /* the process that refused it */
+    uint64_t tsc;             /* when */
+    const char *path;         /* the object's path; valid until the session is freed */
+    const char *reason;       /* the runtime's reason, as its warning said it */
+};
+uint32_t ptc_session_num_refused(const struct ptc_session *s);
+/* Refused object i (0 .. ptc_session_num_refused() - 1): 0, or -PTC_E_ARG when out of
+ * range. */
+int ptc_session_refused(const struct ptc_session *s, uint32_t i, struct ptc_refused_object *out);
 
 #endif
