@@ -145,6 +145,7 @@ struct trace_summary {
                                counted (report counts processes by pid, so does the summary) */
     uint64_t counts_chunks, counted; /* counting mode: COUNTS chunks, calls they hold */
     uint64_t refused;       /* MODULE_REFUSED chunks: instrumented objects left untraced */
+    uint64_t spawns;        /* SPAWN chunks: processes started by posix_spawn */
     char refused_first[PTC_REFUSED_PATH_MAX + PTC_REFUSED_REASON_MAX]; /* "PATH: REASON" */
     int bad;
 };
@@ -193,6 +194,8 @@ static void summarize(const char *path, struct trace_summary *s)
             }
         } else if (h->type == PTC_CHUNK_MODULE) {
             s->modules++;
+        } else if (h->type == PTC_CHUNK_SPAWN) {
+            s->spawns++;
         } else if (h->type == PTC_CHUNK_MODULE_REFUSED) {
             struct ptc_module_refused m;
             if (s->refused++ || h->payload_size < sizeof(m))
@@ -431,10 +434,16 @@ static int record_soft(const struct record_options *o, int *wait_status)
         /* untimed, a leaf's call is one record: the decoder counts it as two events. What
          * the file holds, not what the processes said they made (a killed one says nothing) */
         const char *what = o->timed || o->leaf_exits ? "event" : "event record";
-        char execs_note[48] = "";
+        /* " (N execs)", " (N spawned)" or " (N execs, N spawned)" */
+        char execs[32] = "", spawned[32] = "", execs_note[80] = "";
         if (s.execs)
-            snprintf(execs_note, sizeof(execs_note), " (%llu exec%s)",
-                     (unsigned long long)s.execs, s.execs == 1 ? "" : "s");
+            snprintf(execs, sizeof(execs), "%llu exec%s", (unsigned long long)s.execs,
+                     s.execs == 1 ? "" : "s");
+        if (s.spawns)
+            snprintf(spawned, sizeof(spawned), "%llu spawned", (unsigned long long)s.spawns);
+        if (s.execs || s.spawns)
+            snprintf(execs_note, sizeof(execs_note), " (%s%s%s)", execs,
+                     s.execs && s.spawns ? ", " : "", spawned);
         fprintf(stderr,
                 "ptcall: %llu %ss in %llu process%s%s, %.1f MiB (%.2f bytes/%s in event "
                 "chunks), %llu waits, %llu dropped%s: %s\n",

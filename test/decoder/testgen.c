@@ -210,6 +210,51 @@ static void bench_program(const char *path, uint64_t n, int timed, uint32_t nfun
     free(buf);
 }
 
+/* A seed with the chunks of format 2.2: a posix_spawn (SPAWN) on the parent's timeline, the
+ * spawned program's own process, and an object the runtime refused (MODULE_REFUSED). */
+static void spawn_seed(const char *path)
+{
+    struct tw *w = tw_open(path, PTC_BACKEND_SOFT, PTC_FILE_F_TIMED);
+    tw_record_info(w, PTC_FILE_F_TIMED, "./prog");
+    tw_process(w, 1000, PTC_PROC_START, 1, 0, "/usr/bin/prog");
+    tw_timebase(w, 1000, 1, 1, 0);
+    tw_module(w, 1000, 0, 0, 0x401000, "/usr/bin/prog", NAMES, NF);
+    static const char refused[] = "/usr/lib/libbad.so\0corrupt ptcall_map section (x at offset 8)";
+    struct ptc_module_refused r = {.tsc = 1000010, .path_size = 19,
+                                   .reason_size = (uint32_t)sizeof(refused) - 19};
+    uint8_t rb[sizeof(r) + sizeof(refused)];
+    memcpy(rb, &r, sizeof(r));
+    memcpy(rb + sizeof(r), refused, sizeof(refused));
+    tw_raw_chunk(w, PTC_CHUNK_MODULE_REFUSED, PTC_CHUNK_F_OPTIONAL, 1000, 0, rb, sizeof(rb));
+    struct tw_stream *m = tw_stream(w, 1000, 1000, 1, 0);
+    tw_hit(m, TW_E(MAIN), 1000100);
+    tw_hit(m, TW_E(PARSE), 1000200);
+    tw_flush(m);
+    static const char exe[] = "/usr/bin/child";
+    struct ptc_spawn sp = {.tid = 1000, .child_pid = 1001, .tsc = 1000250,
+                           .path_size = (uint32_t)sizeof(exe)};
+    uint8_t sb[sizeof(sp) + sizeof(exe)];
+    memcpy(sb, &sp, sizeof(sp));
+    memcpy(sb + sizeof(sp), exe, sizeof(exe));
+    tw_raw_chunk(w, PTC_CHUNK_SPAWN, PTC_CHUNK_F_OPTIONAL, 1000, 0, sb, sizeof(sb));
+    tw_hit(m, TW_X(PARSE), 1000300);
+    tw_hit(m, TW_X(MAIN), 1000400);
+    tw_stream_free(m);
+    tw_process(w, 1001, PTC_PROC_START, 1000, 0, exe);
+    tw_timebase(w, 1001, 1, 1, 0);
+    tw_module(w, 1001, 0, 0, 0x401000, exe, NAMES, NF);
+    struct tw_stream *c = tw_stream(w, 1001, 1001, 1, 0);
+    tw_hit(c, TW_E(MAIN), 1000500);
+    tw_hit(c, TW_X(MAIN), 1000600);
+    tw_stream_free(c);
+    tw_thread(w, 1001, 1001, PTC_THREAD_EXIT, "child");
+    tw_process_end(w, 1001, 0);
+    tw_thread(w, 1000, 1000, PTC_THREAD_EXIT, "prog");
+    tw_process_end(w, 1000, 0);
+    tw_record_end(w, 0);
+    tw_close(w);
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 3 && !strcmp(argv[1], "golden")) {
@@ -226,6 +271,8 @@ int main(int argc, char **argv)
         bench(p, 300, 1);
         snprintf(p, sizeof(p), "%s/bench-small-untimed.ptc", argv[2]);
         bench(p, 300, 0);
+        snprintf(p, sizeof(p), "%s/spawn-refused.ptc", argv[2]);
+        spawn_seed(p);
     } else if (argc >= 4 && !strcmp(argv[1], "bench-program")) {
         bench_program(argv[2], strtoull(argv[3], NULL, 0), argc > 4 && !strcmp(argv[4], "timed"),
                       argc > 5 ? (uint32_t)strtoul(argv[5], NULL, 0) : 24);

@@ -94,7 +94,7 @@ def totals(doc):
     return doc["totals"] if doc else {}
 
 
-def spawn_linked(ptcall, trace, mode, t):
+def spawn_linked(ptcall, prog, trace, mode, t):
     """A posix_spawn child is linked to its parent's timeline: one spawn point, inside the
     parent's run_self(), naming the other process of the trace, before any of its events."""
     check(t.get("spawns") == 1, "%s: report counts 1 spawn (%s)" % (mode, t.get("spawns")))
@@ -122,6 +122,10 @@ def spawn_linked(ptcall, trace, mode, t):
           "%s: calls shows '--- spawn: child process %d ---'" % (mode, child))
     p = run([ptcall, "stat", trace])
     check(" SPAWN 1 (" in p.stdout, "%s: stat counts the SPAWN chunk" % mode)
+    p = run([ptcall, "record", "-o", trace + ".2", "--", prog, mode, 10])
+    check(p.returncode == 0 and " in 2 processes (1 spawned), " in p.stderr,
+          "%s: record's summary counts the spawned process: %s"
+          % (mode, (p.stderr.strip().splitlines() or [""])[-1][:160]))
 
 
 def exit_race(ptcall, prog, work, runs=5):
@@ -166,7 +170,7 @@ def process_faults(ptcall, prog, work):
                   "%s: %d processes, every call of work() (%d of %d), no unknown fork point"
                   % (mode, t["processes"], calls_of(doc, "work"), want))
             if mode.startswith("spawn"):  # linked to the parent's timeline
-                spawn_linked(ptcall, trace, mode, t)
+                spawn_linked(ptcall, prog, trace, mode, t)
 
     # 1,000 fork+exec: each child's events start from its parent's stack at the fork
     trace = os.path.join(work, "forkexec.ptc")
