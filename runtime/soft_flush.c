@@ -45,6 +45,28 @@ static void wait_slow_paths(const struct thread *self, uint64_t ns)
         }
 }
 
+/* After the final drain: a buffer a thread handed over that the drain never wrote (one still
+ * being handed over when the wait above gave up, or lost another way) is a LOSS chunk of its
+ * records, so that the trace never says complete without them. Caller holds thr_mu and
+ * drain_mu. */
+static void unwritten_buffers(void)
+{
+    for (struct thread *ts = rt.threads; ts; ts = ts->next) {
+        uint64_t bufs = atomic_load(&ts->bufs_handed) - ts->bufs_released;
+        if (!bufs)
+            continue;
+        struct ptc_loss l = {.kind = PTC_LOSS_CRASH,
+                             .tid = ts->tid,
+                             .count = atomic_load(&ts->recs_handed) - ts->recs_released,
+                             .tsc_to = rdtsc_()};
+        static const char note[] = "records of buffers the thread handed to the drain that "
+                                   "were never written: the process ended while the thread "
+                                   "was still handing one over";
+        struct iovec v[2] = {{&l, sizeof(l)}, {(void *)note, sizeof(note)}};
+        write_proc_chunk(PTC_CHUNK_LOSS, v, 2);
+    }
+}
+
 /* Final flush: every queued buffer, every thread's current buffer, THREAD exit chunks and
  * PROCESS_END. After it the process records nothing more. crash: called from a signal
  * handler (bounded waits). */
@@ -95,6 +117,7 @@ void finish(int how, int status, int crash)
         /* other threads are still running (they die with the process): take what their
          * current buffers hold now */
         if (lock_with_timeout(&rt.thr_mu, crash ? 500000000ull : 5000000000ull) == 0) {
+            unwritten_buffers();
             for (struct thread *ts = rt.threads; ts; ts = ts->next) {
                 if (ts != self) {
                     struct ptc_tls *ot = ts->tls; /* NULL: the thread is exiting */

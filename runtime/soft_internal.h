@@ -155,6 +155,11 @@ struct thread {
     uint8_t *discard;       /* drop mode: events written here are counted and thrown away */
     int discarding;
     _Atomic int in_slow;
+    /* buffers (and their records) the thread handed to the drain, and those the drain wrote
+     * and released: at exit they must be equal, else the difference is lost and said
+     * (soft_flush.c, finish), whatever lost it */
+    _Atomic uint64_t bufs_handed, recs_handed;
+    uint64_t bufs_released, recs_released;
     _Atomic uint64_t nested_drop; /* events from signal handlers that hit the slow path */
     uint64_t pending_drop;  /* dropped, not yet reported by a LOSS record */
     _Atomic uint32_t free_seq;

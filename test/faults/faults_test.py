@@ -145,9 +145,9 @@ def exit_race(ptcall, prog, work, runs=5):
         t = totals(doc)
         got = calls_of(doc, "work_main") if doc else -1
         check(p.returncode == 4 and doc is not None and t["complete"] and got == made and
-              calls_of(doc, "work") == 200,
-              "exit race %d: exit 4, complete, every call of the thread that was handing a "
-              "buffer over when exit() began: %d of %d (%s)"
+              calls_of(doc, "work") == 200 and t["lost_events"] == 0,
+              "exit race %d: exit 4, complete, no loss, every call of the thread that was "
+              "handing a buffer over when exit() began: %d of %d (%s)"
               % (i + 1, got, made, p.stderr.strip()[-200:]))
 
 
