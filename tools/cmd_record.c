@@ -157,6 +157,39 @@ static int no_crc(void *ctx, const struct ptc_chunk_header *h)
     return 1;
 }
 
+/* A process killed while its drain wrote a chunk (SIGKILL can stop the kernel between two
+ * pages of a write) leaves the file ending inside that chunk, and a RECORD_END appended then
+ * would read as the chunk's missing bytes: readers would lose it, and with it how the command
+ * ended. Zeros up to the chunk's announced end make the cut chunk whole but failing its CRC
+ * (readers refuse it and name --salvage, which skips it and reads on), and RECORD_END then
+ * starts where a chunk may. Walks the chunk headers only. Returns the bytes added (0: the
+ * file ends on a chunk boundary, or its end cannot be told; then nothing is changed). */
+static uint64_t pad_cut_chunk(int fd, uint64_t *cut_at)
+{
+    struct ptc_file_header fh;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || pread(fd, &fh, sizeof(fh), 0) != (ssize_t)sizeof(fh) ||
+        memcmp(fh.magic, PTC_FILE_MAGIC, 8) != 0 || fh.header_size < sizeof(fh) ||
+        fh.header_size % 8)
+        return 0;
+    uint64_t size = (uint64_t)st.st_size, at = fh.header_size;
+    while (at + sizeof(struct ptc_chunk_header) <= size) {
+        struct ptc_chunk_header h;
+        if (pread(fd, &h, sizeof(h), (off_t)at) != (ssize_t)sizeof(h) || h.type == 0 ||
+            h.payload_size > (1u << 30))
+            return 0; /* not a chunk header: damage the walk cannot size */
+        uint64_t total = sizeof(h) + h.payload_size + ptc_chunk_padding(h.payload_size);
+        if (at + total > size) {
+            if (ftruncate(fd, (off_t)(at + total)) != 0)
+                return 0;
+            *cut_at = at;
+            return at + total - size;
+        }
+        at += total;
+    }
+    return 0;
+}
+
 /* Streams over the chunks: totals from PROCESS_END, counts of MODULE / LOSS. The file was
  * just written by this run: the summary leaves checking CRCs to the decoder (a damaged
  * chunk is not counted, and the summary ends where the reader must stop). */
@@ -400,12 +433,21 @@ static int record_soft(const struct record_options *o, int *wait_status)
     *wait_status = ws;
 
     char end_error[PATH_MAX + 128] = "";
-    fd = open(out, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+    uint64_t padded = 0, cut_at = 0;
+    fd = open(out, O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW); /* read: pad_cut_chunk */
     if (fd >= 0) {
+        if (!left_running) /* a process still running may be writing the last chunk */
+            padded = pad_cut_chunk(fd, &cut_at);
         struct ptc_record_end re = {.wait_status = ws, .wall_ns = now_ns(CLOCK_MONOTONIC) - start_ns,
                                     .child_pid = (uint32_t)pid};
         struct iovec v = {&re, sizeof(re)};
+        struct stat before;
+        int have_before = padded && fstat(fd, &before) == 0;
         int e = ptc_write_chunk(fd, PTC_CHUNK_RECORD_END, 0, 0, 0, 1, &v, 1);
+        if (e < 0 && have_before) { /* no RECORD_END after it (a full disk): the cut as it was */
+            if (ftruncate(fd, before.st_size - (off_t)padded) == 0)
+                padded = 0;
+        }
         if (e < 0 || close(fd))
             snprintf(end_error, sizeof(end_error), "cannot finish %s: %s", out,
                      strerror(e < 0 ? -e : errno));
@@ -456,10 +498,15 @@ static int record_soft(const struct record_options *o, int *wait_status)
     /* a trace that lacks what it should hold is said to be incomplete, and the status says
      * so when the command's own does not (docs/usage.md, Exit status) */
     uint64_t unfinished = s.processes > s.process_ends ? s.processes - s.process_ends : 0;
-    if (end_error[0] || unfinished || left_running || s.bad || s.refused) {
+    if (end_error[0] || unfinished || left_running || s.bad || s.refused || padded) {
         fprintf(stderr, "ptcall: the trace is INCOMPLETE: ");
         if (end_error[0])
             fprintf(stderr, "%s; ", end_error);
+        if (padded)
+            fprintf(stderr, "a process was killed while writing the chunk at byte %llu (%llu "
+                            "bytes of it missing, filled with zeros so that the file reads on: "
+                            "ptcall report --salvage skips it); ",
+                    (unsigned long long)cut_at, (unsigned long long)padded);
         /* the runtime said why on stderr as it happened; the trace says it too */
         if (s.refused)
             fprintf(stderr, "%llu instrumented object%s not traced (%s%s): %s functions are "

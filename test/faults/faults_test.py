@@ -409,6 +409,24 @@ def main():
               "the command was killed by signal 9 (SIGKILL)" in table.stdout,
               "%s: report's table warns and says how the command ended" % mode)
 
+    # a chunk cut by the kill (forced: the program appends part of one, then SIGKILL): record
+    # fills the cut chunk with zeros so that its RECORD_END reads whole after it
+    trace = os.path.join(work, "cutkill.ptc")
+    p = run([ptcall, "record", "-q", "-o", trace, "--", prog, "cutkill", 1000])
+    check(p.returncode == 137 and "killed while writing the chunk" in p.stderr and
+          "4020 bytes of it missing" in p.stderr,
+          "cut chunk: record exits 137 and says the chunk was cut and filled: %s"
+          % p.stderr.strip()[-240:])
+    doc, err = report(ptcall, trace)
+    check(doc is None and "fails its CRC check" in err and "--salvage" in err,
+          "cut chunk: report refuses the filled chunk and names --salvage: %s" % err.strip()[-200:])
+    doc, err = report(ptcall, trace, "--salvage")
+    check(doc is not None and doc["command"] == {"exit_status": None, "signal": 9,
+                                                 "core_dumped": False} and
+          calls_of(doc, "work") == 1000 and not doc["totals"]["complete"],
+          "cut chunk: report --salvage reads on to RECORD_END (killed by signal 9), every call "
+          "before the cut chunk, not complete: %s" % (doc and doc["command"]))
+
     # SIGKILL from outside while the program calls slowly (its buffer takes ~0.2 s to fill):
     # the drain writes partly filled buffers every PTCALL_FLUSH_MS (50 by default), so the
     # events lost are at most about that much of the run. Killed at random points of the
