@@ -110,7 +110,16 @@ def main():
             if check(p.returncode == 0, "bandwidth on the imported Intel PT trace"):
                 d = json.loads(p.stdout)
                 meas, pred = d.get("measured", {}).get("packets", {}), d["modes"][0]["packets"]
-                check(meas == pred, f"measured packets == predicted: {meas} vs {pred}")
+                # an MTC between the stream's last TIP.PGE and its TIP.PGD (a crystal boundary
+                # crossed during the last stub) follows every decoded time: the prediction
+                # from decoded hits cannot place it (docs/bandwidth.md); at most one per stream
+                mm, pm = meas.get("MTC", {}), pred.get("MTC", {})
+                extra = mm.get("count", 0) - pm.get("count", 0)
+                rest = lambda d: {k: v for k, v in d.items() if k != "MTC"}
+                check(rest(meas) == rest(pred) and extra in (0, 1) and
+                      mm.get("bytes", 0) - pm.get("bytes", 0) == 2 * extra,
+                      f"measured packets == predicted (MTC: at most the last stub's one more): "
+                      f"{meas} vs {pred}")
 
     # 4. bad input
     untimed = os.path.join(work, "untimed.ptc")
