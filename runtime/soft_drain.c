@@ -365,7 +365,6 @@ static void relocate_buf(struct buf *b)
 static void release_buf(struct buf *b)
 {
     struct thread *ts = b->ts;
-    ts->bufs_released++;
     ts->recs_released += b->len / rt.rec;
     if (n_given_up)
         relocate_buf(b);

@@ -52,12 +52,12 @@ static void wait_slow_paths(const struct thread *self, uint64_t ns)
 static void unwritten_buffers(void)
 {
     for (struct thread *ts = rt.threads; ts; ts = ts->next) {
-        uint64_t bufs = atomic_load(&ts->bufs_handed) - ts->bufs_released;
-        if (!bufs)
+        uint64_t unwritten = atomic_load(&ts->recs_handed) - ts->recs_released;
+        if (!unwritten)
             continue;
         struct ptc_loss l = {.kind = PTC_LOSS_CRASH,
                              .tid = ts->tid,
-                             .count = atomic_load(&ts->recs_handed) - ts->recs_released,
+                             .count = unwritten,
                              .tsc_to = rdtsc_()};
         static const char note[] = "records of buffers the thread handed to the drain that "
                                    "were never written: the process ended while the thread "

@@ -55,6 +55,9 @@ extern __thread struct ptc_tls ptc_tls __attribute__((tls_model("initial-exec"))
 extern uint64_t ptc_xsave_size; /* the slow path's register save area (soft_state.c) */
 extern uint8_t ptc_use_xsave;   /* xsave64 (else fxsave64) */
 void xsave_init(void);          /* sets both from CPUID */
+/* The C library's function name, looked up once into *cache (soft_state.c): an interposed
+ * call may come before the runtime's constructor (a library's static constructors run first). */
+void *libc_fn(void *_Atomic *cache, const char *name);
 
 void ptc_soft_handler(void);
 void ptc_soft_handler_timed(void);
@@ -155,11 +158,11 @@ struct thread {
     uint8_t *discard;       /* drop mode: events written here are counted and thrown away */
     int discarding;
     _Atomic int in_slow;
-    /* buffers (and their records) the thread handed to the drain, and those the drain wrote
-     * and released: at exit they must be equal, else the difference is lost and said
-     * (soft_flush.c, finish), whatever lost it */
-    _Atomic uint64_t bufs_handed, recs_handed;
-    uint64_t bufs_released, recs_released;
+    /* records of the buffers the thread handed to the drain, and of those the drain wrote
+     * and released (a handed buffer holds at least one): at exit they must be equal, else
+     * the difference is lost and said (soft_flush.c, finish), whatever lost it */
+    _Atomic uint64_t recs_handed;
+    uint64_t recs_released;
     _Atomic uint64_t nested_drop; /* events from signal handlers that hit the slow path */
     uint64_t pending_drop;  /* dropped, not yet reported by a LOSS record */
     _Atomic uint32_t free_seq;

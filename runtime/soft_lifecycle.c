@@ -63,18 +63,6 @@ int exit_handlers_registered(void) { return atomic_load(&program_exit_handlers);
 typedef int (*cxa_atexit_fn)(void (*)(void *), void *, void *);
 typedef int (*on_exit_fn)(void (*)(int, void *), void *);
 
-/* The C library's function: looked up on first use, which may come before the runtime's
- * constructor (a library's static constructors run first). */
-static void *libc_fn(void *_Atomic *cache, const char *name)
-{
-    void *f = atomic_load(cache);
-    if (!f) {
-        f = dlsym(RTLD_NEXT, name);
-        atomic_store(cache, f);
-    }
-    return f;
-}
-
 static void *_Atomic real_cxa_atexit, *_Atomic real_on_exit, *_Atomic real_thread_atexit;
 
 static int libc_cxa_atexit(void (*fn)(void *), void *arg, void *dso)

@@ -5,7 +5,6 @@
  * calling thread's events, as a mark is written (soft_mark.c). glibc's system() and popen()
  * spawn through internal calls no wrapper can reach (docs/reliability.md). */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <errno.h>
 #include <spawn.h>
 #include <string.h>
@@ -16,16 +15,6 @@ typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t 
                         const posix_spawnattr_t *, char *const[], char *const[]);
 
 static void *_Atomic real_spawn, *_Atomic real_spawnp;
-
-static spawn_fn libc_spawn(void *_Atomic *cache, const char *name)
-{
-    void *f = atomic_load(cache);
-    if (!f) {
-        f = dlsym(RTLD_NEXT, name);
-        atomic_store(cache, f);
-    }
-    return (spawn_fn)f;
-}
 
 /* The SPAWN chunk of child, started at tsc by the calling thread. */
 static void trace_spawn(pid_t child, const char *path, uint64_t tsc)
@@ -70,11 +59,12 @@ static int spawn(spawn_fn f, pid_t *pid, const char *path, const posix_spawn_fil
 PTC_API int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
                         const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
-    return spawn(libc_spawn(&real_spawn, "posix_spawn"), pid, path, fa, attr, argv, envp);
+    return spawn((spawn_fn)libc_fn(&real_spawn, "posix_spawn"), pid, path, fa, attr, argv, envp);
 }
 
 PTC_API int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
                          const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
-    return spawn(libc_spawn(&real_spawnp, "posix_spawnp"), pid, file, fa, attr, argv, envp);
+    return spawn((spawn_fn)libc_fn(&real_spawnp, "posix_spawnp"), pid, file, fa, attr, argv,
+                 envp);
 }

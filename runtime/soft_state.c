@@ -3,6 +3,7 @@
  * everything reads it, it calls nothing. */
 #define _GNU_SOURCE
 #include <cpuid.h>
+#include <dlfcn.h>
 
 #include "soft_internal.h"
 
@@ -33,4 +34,14 @@ void xsave_init(void)
             ptc_use_xsave = 1;
         }
     }
+}
+
+void *libc_fn(void *_Atomic *cache, const char *name)
+{
+    void *f = atomic_load(cache);
+    if (!f) {
+        f = dlsym(RTLD_NEXT, name);
+        atomic_store(cache, f);
+    }
+    return f;
 }

@@ -179,7 +179,6 @@ static void retire(struct thread *ts, uint64_t now, int wake)
         b->end_tsc = now;
         ts->cur = NULL;
         if (b->len) {
-            atomic_fetch_add(&ts->bufs_handed, 1);
             atomic_fetch_add(&ts->recs_handed, b->len / rt.rec);
             /* tests only: the exit race's window (soft_flush.c, wait_slow_paths), made wide
              * for a thread switching buffers (not for the final flush's own hand-over) */
@@ -507,9 +506,8 @@ void threads_after_fork(struct thread *self)
         self->dropped = self->waits = self->wait_ns = 0;
         self->seq = 0;
         self->events = 0;
-        atomic_store(&self->bufs_handed, 0);
         atomic_store(&self->recs_handed, 0);
-        self->bufs_released = self->recs_released = 0;
+        self->recs_released = 0;
         self->start_written = 0;
         self->tid = gettid_();
         self->start_tsc = rdtsc_();

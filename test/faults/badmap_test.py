@@ -36,6 +36,11 @@ import sys
 
 from faultlib import Checks, report, run
 
+# the ELF section table reader of the fuzz_map seeds: name -> (name, type, flags, addr,
+# offset, size, ...)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuzz"))
+from map_seeds import sections  # noqa: E402
+
 check = Checks()
 
 MAGIC = 0x4D435450
@@ -46,19 +51,6 @@ FAR = 0x4000_0000_0000  # 64 TiB
 EXPECT = "ok %d %d\n" % (sum(i ^ 5 for i in range(100)), sum(3 * i + 1 for i in range(50)))
 MAIN_FUNCS = {"main": 1, "main_work": 100}
 LIB_FUNCS = {"lib_entry": 1, "lib_work": 50}
-
-
-def sections(b):
-    """name -> (name, type, flags, addr, offset, size, ...) of an ELF64 file's sections."""
-    shoff, = struct.unpack_from("<Q", b, 0x28)
-    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", b, 0x3A)
-    hdrs = [struct.unpack_from("<IIQQQQIIQQ", b, shoff + i * shentsize) for i in range(shnum)]
-    strtab = hdrs[shstrndx]
-    out = {}
-    for h in hdrs:
-        start = strtab[4] + h[0]
-        out[b[start:b.index(b"\0", start)].decode("latin-1")] = h
-    return out
 
 
 def damage(src, dst, how):
