@@ -192,8 +192,9 @@ static uint64_t pad_cut_chunk(int fd, uint64_t *cut_at)
 
 /* Streams over the chunks: totals from PROCESS_END, counts of MODULE / LOSS. The file was
  * just written by this run: the summary leaves checking CRCs to the decoder (a damaged
- * chunk is not counted, and the summary ends where the reader must stop). */
-static void summarize(const char *path, struct trace_summary *s)
+ * chunk is not counted, and the summary ends where the reader must stop). The chunk at byte
+ * cut_at (UINT64_MAX: none) is one pad_cut_chunk filled: its header's counts are not there. */
+static void summarize(const char *path, uint64_t cut_at, struct trace_summary *s)
 {
     memset(s, 0, sizeof(*s));
     struct stat st;
@@ -215,6 +216,8 @@ static void summarize(const char *path, struct trace_summary *s)
                 continue;
             break;
         }
+        if (c.offset == cut_at)
+            continue;
         const struct ptc_chunk_header *h = &c.h;
         if (h->type == PTC_CHUNK_PROCESS_END) {
             s->process_ends++;
@@ -456,7 +459,7 @@ static int record_soft(const struct record_options *o, int *wait_status)
                  strerror(errno));
     }
     struct trace_summary s;
-    summarize(out, &s);
+    summarize(out, padded ? cut_at : UINT64_MAX, &s);
     if (!s.modules && !s.refused) {
         fprintf(stderr,
                 "ptcall: %s ran but no ptcall-instrumented code registered: build it with ptcall-cc "

@@ -412,7 +412,7 @@ def main():
     # a chunk cut by the kill (forced: the program appends part of one, then SIGKILL): record
     # fills the cut chunk with zeros so that its RECORD_END reads whole after it
     trace = os.path.join(work, "cutkill.ptc")
-    p = run([ptcall, "record", "-q", "-o", trace, "--", prog, "cutkill", 1000])
+    p = run([ptcall, "record", "-o", trace, "--", prog, "cutkill", 1000])
     check(p.returncode == 137 and "killed while writing the chunk" in p.stderr and
           "4020 bytes of it missing" in p.stderr,
           "cut chunk: record exits 137 and says the chunk was cut and filled: %s"
@@ -426,6 +426,10 @@ def main():
           calls_of(doc, "work") == 1000 and not doc["totals"]["complete"],
           "cut chunk: report --salvage reads on to RECORD_END (killed by signal 9), every call "
           "before the cut chunk, not complete: %s" % (doc and doc["command"]))
+    m = re.search(r"ptcall: (\d+) events in ", p.stderr)
+    check(doc is not None and m and int(m.group(1)) == doc["totals"]["events"],
+          "cut chunk: record's summary counts the events the file holds, not the cut chunk's "
+          "500 records: %s of %s" % (m and m.group(1), doc and doc["totals"]["events"]))
 
     # SIGKILL from outside while the program calls slowly (its buffer takes ~0.2 s to fill):
     # the drain writes partly filled buffers every PTCALL_FLUSH_MS (50 by default), so the

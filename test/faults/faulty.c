@@ -3,9 +3,10 @@
  *   faulty MODE CALLS
  * MODE: ok, fail (exit 3), kill (SIGKILL itself), segv, abort, _exit, thread_exit (exit() from
  * a second thread while the first still calls)
- *   faulty cutkill N    N calls, 0.3 s (the periodic flush writes them), then appends to its own trace (PTCALL_OUTPUT) the first 100
- *                       bytes of a chunk that announces 4,096, as a drain's write cut by
- *                       SIGKILL leaves it, and kills itself with SIGKILL
+ *   faulty cutkill N    N calls, 0.3 s (the periodic flush writes them), then appends to
+ *                       its own trace (PTCALL_OUTPUT) the first 100 bytes of a SOFT_EVENTS
+ *                       chunk that announces 4,096 bytes and 500 records, as a drain's write
+ *                       cut by SIGKILL leaves it, and kills itself with SIGKILL
  *   faulty exitrace N FILE
  * the main thread calls work_main() until a second thread, after N calls of work(), sets a
  * flag and calls exit(4); main stops calling once it sees the flag, and keeps in FILE (shared
@@ -425,6 +426,8 @@ int main(int argc, char **argv)
         const char *out = getenv("PTCALL_OUTPUT");
         int fd = out ? open(out, O_WRONLY | O_APPEND) : -1;
         uint8_t part[100] = {7, 0, 0, 0, 0x00, 0x10, 0, 0}; /* SOFT_EVENTS, 4,096 bytes */
+        part[24 + 16] = 500 & 0xff; /* its num_records, which the cut leaves */
+        part[24 + 17] = 500 >> 8;
         if (fd < 0 || write(fd, part, sizeof(part)) != (ssize_t)sizeof(part))
             return 2;
         raise(SIGKILL);
