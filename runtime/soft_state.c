@@ -1,6 +1,7 @@
-/* The runtime's state, one per process (struct runtime_state, soft_internal.h), and what the
- * CPU offers the handlers' slow path for saving registers. The bottom floor of runtime/:
- * everything reads it, it calls nothing. */
+/* The runtime's state, one per process (struct runtime_state, soft_internal.h), what the
+ * CPU offers the handlers' slow path for saving registers, and the C library's functions
+ * behind the interposed ones. The bottom floor of runtime/: everything reads it, it calls
+ * nothing of the runtime. */
 #define _GNU_SOURCE
 #include <cpuid.h>
 #include <dlfcn.h>
