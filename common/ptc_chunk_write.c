@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ptc_crc.h"
@@ -93,17 +94,92 @@ uint64_t ptc_fnv1a64(uint64_t h, const void *data, size_t n)
     return h;
 }
 
-int ptc_create_trace(const char *path)
+/* An existing path is emptied only when it is a regular file of the caller's that holds a
+ * trace or nothing: `record -o /dev/null` used to truncate the device and later unlink it. */
+static int reusable_trace(int fd, const struct stat *seen)
 {
-    return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    struct stat st;
+    char magic[8];
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_dev != seen->st_dev ||
+        st.st_ino != seen->st_ino || st.st_uid != geteuid())
+        return 0;
+    return st.st_size == 0 || (pread(fd, magic, sizeof(magic), 0) == (ssize_t)sizeof(magic) &&
+                               !memcmp(magic, PTC_FILE_MAGIC, sizeof(magic)));
+}
+
+int ptc_create_trace(const char *path, struct ptc_trace_path *tp)
+{
+    struct stat st;
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    int created = fd >= 0;
+    if (fd < 0) {
+        if (errno != EEXIST || lstat(path, &st))
+            return -1;
+        if (S_ISLNK(st.st_mode)) {
+            errno = ELOOP;
+            return -1;
+        }
+        if (!S_ISREG(st.st_mode)) { /* opening a FIFO or a device could block or act */
+            errno = EEXIST;
+            return -1;
+        }
+        fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        if (fd < 0)
+            return -1;
+        int e = reusable_trace(fd, &st) ? 0 : EEXIST;
+        if (!e && (ftruncate(fd, 0) || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)))
+            e = errno;
+        if (e) {
+            close(fd);
+            errno = e;
+            return -1;
+        }
+    }
+    if (fstat(fd, &st)) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    if (tp)
+        *tp = (struct ptc_trace_path){created, (unsigned long)st.st_dev, (unsigned long)st.st_ino};
+    return fd;
+}
+
+int ptc_remove_created_trace(const char *path, const struct ptc_trace_path *tp)
+{
+    struct stat st;
+    if (!tp->created || lstat(path, &st) || !S_ISREG(st.st_mode) ||
+        (unsigned long)st.st_dev != tp->dev || (unsigned long)st.st_ino != tp->ino)
+        return -1;
+    return unlink(path);
+}
+
+static const char *file_kind(mode_t m)
+{
+    return S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device" :
+           S_ISFIFO(m) ? "a FIFO" : S_ISSOCK(m) ? "a socket" : S_ISDIR(m) ? "a directory" :
+           "not a regular file";
 }
 
 void ptc_create_trace_error(char *buf, size_t n, const char *path, int err)
 {
-    if (err == ELOOP)
+    struct stat st;
+    if (err == ELOOP) {
         snprintf(buf, n, "%s is a symbolic link: a trace is not written through one (it could "
                          "overwrite the file it names); give the file itself with -o", path);
-    else
+    } else if (err == EEXIST && !lstat(path, &st) && !S_ISREG(st.st_mode)) {
+        snprintf(buf, n, "%s is %s, not a trace file: ptcall writes traces only to regular "
+                         "files; choose a file name with -o", path, file_kind(st.st_mode));
+    } else if (err == EEXIST && !lstat(path, &st) && st.st_uid != geteuid()) {
+        snprintf(buf, n, "%s belongs to another user (uid %u): ptcall replaces only its own "
+                         "traces; choose another file with -o", path, (unsigned)st.st_uid);
+    } else if (err == EEXIST) {
+        snprintf(buf, n, "%s exists and is not a ptcall trace: ptcall replaces only earlier "
+                         "traces (and empty files); remove it yourself or choose another file "
+                         "with -o", path);
+    } else {
         snprintf(buf, n, "cannot create %s: %s; choose another file with -o", path,
                  strerror(err));
+    }
 }

@@ -32,12 +32,26 @@ static inline size_t ptc_chunk_padding(size_t n) { return (8 - (n & 7)) & 7; }
 uint64_t ptc_fnv1a64(uint64_t h, const void *data, size_t n);
 #define PTC_FNV1A64_INIT 0xcbf29ce484222325ULL
 
-/* Creates (or empties) a trace file for writing: mode 0600 (a trace holds the command line
- * and the program's paths) and never through a symbolic link (which could steer the trace
- * onto any file the user may write): then -1 with errno ELOOP, as for other failures. */
-int ptc_create_trace(const char *path);
-/* What to say after ptc_create_trace(path) failed with err: "cannot create P: why; what to do"
+/* What ptc_create_trace found at the path. */
+struct ptc_trace_path {
+    int created;         /* 1: the file is new (the caller may remove it again), 0: a trace emptied */
+    unsigned long dev;   /* the file's device and inode, to check before removing it */
+    unsigned long ino;
+};
+
+/* Creates a trace file for writing, or empties an earlier trace of the caller's: mode 0600
+ * (a trace holds the command line and the program's paths). It never writes through a
+ * symbolic link (errno ELOOP), and never empties or replaces anything but a regular file
+ * that is a ptcall trace (or empty) and is the caller's own (errno EEXIST): a device, a
+ * FIFO, a directory, another user's file or a file of other content is left as it is.
+ * Returns the descriptor (offset 0, blocking), or -1 with errno. tp may be NULL. */
+int ptc_create_trace(const char *path, struct ptc_trace_path *tp);
+/* What to say after ptc_create_trace(path) failed with err: "P is ...: why; what to do"
  * into buf. */
 void ptc_create_trace_error(char *buf, size_t n, const char *path, int err);
+
+/* Removes path if it is still the file ptc_create_trace created (tp->created, same device
+ * and inode). 0 when removed, -1 when it was not ours to remove. */
+int ptc_remove_created_trace(const char *path, const struct ptc_trace_path *tp);
 
 #endif

@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/auxv.h>
+
+extern char **environ;
 
 #define KIB 1024ull
 #define MIB (1024ull * 1024)
@@ -242,5 +245,18 @@ int ptc_env_parse(enum ptc_env_id id, const char *text, uint64_t *num, const cha
 
 int ptc_env_get(enum ptc_env_id id, uint64_t *num, const char **str, char *err, size_t errsz)
 {
-    return ptc_env_parse(id, getenv(ptc_env_table[id].name), num, str, err, errsz);
+    return ptc_env_parse(id, secure_getenv(ptc_env_table[id].name), num, str, err, errsz);
+}
+
+int ptc_env_secure(void)
+{
+    return getauxval(AT_SECURE) != 0;
+}
+
+const char *ptc_env_first_set(void)
+{
+    for (char **e = environ; e && *e; e++)
+        if (!strncmp(*e, "PTCALL_", 7))
+            return *e;
+    return NULL;
 }

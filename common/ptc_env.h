@@ -71,7 +71,16 @@ extern const struct ptc_env_var ptc_env_table[PTC_ENV_COUNT];
 int ptc_env_parse(enum ptc_env_id id, const char *text, uint64_t *num, const char **str,
                   char *err, size_t errsz);
 
-/* ptc_env_parse of getenv(name). */
+/* ptc_env_parse of secure_getenv(name): a set-user-ID or set-group-ID process (AT_SECURE)
+ * sees every variable unset, as glibc's secure mode does, so that its caller cannot steer a
+ * process that holds rights the caller lacks (docs/reliability.md, *Local attackers*). */
 int ptc_env_get(enum ptc_env_id id, uint64_t *num, const char **str, char *err, size_t errsz);
+
+/* 1 in a set-user-ID or set-group-ID process (the kernel's AT_SECURE), where ptc_env_get
+ * reads nothing; 0 otherwise. */
+int ptc_env_secure(void);
+
+/* The first PTCALL_* variable of the environment (its "NAME=VALUE" text), or NULL. */
+const char *ptc_env_first_set(void);
 
 #endif

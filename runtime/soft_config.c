@@ -103,6 +103,20 @@ int config_read(void)
     uint64_t backend, arm, v, v2;
     const char *out;
     int be_set;
+    /* A set-user-ID program runs with rights its caller lacks: its caller's PTCALL_OUTPUT
+     * would create or append to a file with the owner's rights, PTCALL_COUNTS_FD write into
+     * any descriptor. Like glibc's secure mode, the caller's settings are ignored. */
+    if (ptc_env_secure()) {
+        const char *any = ptc_env_first_set();
+        if (any) {
+            const char *eq = strchr(any, '=');
+            warn("ptcall: %.*s and the other PTCALL_* variables are ignored: this is a "
+                 "set-user-ID or set-group-ID program (secure mode, as glibc's); trace it "
+                 "as the user it runs as, or as root (docs/reliability.md)",
+                 (int)(eq ? eq - any : 64), any);
+        }
+        return CONFIG_OFF;
+    }
     if (env(PTC_ENV_BACKEND, &backend, NULL, &be_set) || env(PTC_ENV_ARM, &arm, NULL, NULL))
         return CONFIG_OFF;
     if ((be_set && backend == 1) || arm)

@@ -6,9 +6,11 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "ptc_chunk_write.h"
 #include "ptc_map_read.h"
+
 #include "soft_internal.h"
 
 void warn(const char *fmt, ...)
@@ -38,7 +40,9 @@ static uint32_t file_flags(void)
 static int is_trace_file(int fd)
 {
     char magic[8];
-    return pread(fd, magic, sizeof(magic), 0) == (ssize_t)sizeof(magic) &&
+    struct stat st; /* a device or FIFO is never a trace, whatever reading it gives */
+    return !fstat(fd, &st) && S_ISREG(st.st_mode) &&
+           pread(fd, magic, sizeof(magic), 0) == (ssize_t)sizeof(magic) &&
            !memcmp(magic, PTC_FILE_MAGIC, sizeof(magic));
 }
 
@@ -58,8 +62,9 @@ int open_trace_file(void)
             fd = -1;
         }
     } else if (errno == EEXIST) {
-        fd = open(rt.output, O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
-        if (fd >= 0 && !is_trace_file(fd)) {
+        /* O_NONBLOCK: a FIFO must not hold the program; is_trace_file refuses it */
+        fd = open(rt.output, O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        if (fd >= 0 && (!is_trace_file(fd) || fcntl(fd, F_SETFL, O_APPEND))) {
             close(fd);
             warn("ptcall: %s exists and is not a ptcall trace: not tracing (PTCALL_OUTPUT "
                  "must name a new file or a trace; the file was left as it was)", rt.output);

@@ -9,24 +9,12 @@
 #include <unistd.h>
 
 #include "cli_view.h"
+#include "ptc_outfile.h"
 #include "commands.h"
 #include "options.h"
 #include "views.h"
 
 #define CHROME_DEFAULT_LIMIT (200ull << 20) /* what Perfetto UI and chrome://tracing load */
-
-/* Opens a temporary file beside out, renamed over it only when the export is whole. */
-static int open_tmp(const char *out, char *tmp, size_t n)
-{
-    if ((size_t)snprintf(tmp, n, "%s.tmp-XXXXXX", out) >= n) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    int fd = mkstemp(tmp);
-    if (fd >= 0)
-        fchmod(fd, 0644 & ~(mode_t)0); /* mkstemp makes 0600: exports are ordinary files */
-    return fd;
-}
 
 static int run_export(struct cli_values *o)
 {
@@ -54,24 +42,23 @@ static int run_export(struct cli_values *o)
     if (force)
         limit = 0;
 
-    char tmp[4096];
+    struct ptc_outfile of = {.fd = STDOUT_FILENO};
     int fd = STDOUT_FILENO;
     if (out && strcmp(out, "-")) {
-        fd = open_tmp(out, tmp, sizeof(tmp));
-        if (fd < 0) {
+        int e = ptc_outfile_open(&of, out, 0644); /* exports are ordinary files */
+        if (e) {
             char what[4200];
-            snprintf(what, sizeof(what), "cannot create %s: %s", out, strerror(errno));
+            snprintf(what, sizeof(what), "cannot create %s: %s", out, strerror(-e));
             return cli_fail("export", what, "check the directory and its permissions");
         }
+        fd = of.fd;
     } else {
         out = NULL;
     }
     struct ptc_wbuf w;
     if (ptc_wbuf_init(&w, fd, 1 << 20)) {
-        if (out) {
-            close(fd);
-            unlink(tmp);
-        }
+        if (out)
+            ptc_outfile_abort(&of);
         return cli_fail("export", "out of memory", cli_advice(PTC_E_NOMEM));
     }
     w.limit = limit;
@@ -126,24 +113,15 @@ static int run_export(struct cli_values *o)
         cli_warn_salvaged("export", "the export covers", a.damage_msg);
     ptc_wbuf_free(&w);
     cli_view_free(&vr);
-    if (out) {
-        if (!st && fsync(fd) && errno != EINVAL) {
+    if (out && st) {
+        ptc_outfile_abort(&of);
+    } else if (out) {
+        int e = ptc_outfile_commit(&of);
+        if (e) {
             char what[4200];
-            snprintf(what, sizeof(what), "cannot write %s: %s", out, strerror(errno));
-            st = cli_fail("export", what, "check the disk");
+            snprintf(what, sizeof(what), "cannot write %s: %s", out, strerror(-e));
+            st = cli_fail("export", what, "check the disk, the directory and its permissions");
         }
-        if (close(fd) && !st) {
-            char what[4200];
-            snprintf(what, sizeof(what), "cannot write %s: %s", out, strerror(errno));
-            st = cli_fail("export", what, "check the disk");
-        }
-        if (!st && rename(tmp, out)) {
-            char what[4200];
-            snprintf(what, sizeof(what), "cannot create %s: %s", out, strerror(errno));
-            st = cli_fail("export", what, "check the directory and its permissions");
-        }
-        if (st)
-            unlink(tmp);
     }
     return st;
 }

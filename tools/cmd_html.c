@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ptc_outfile.h"
 #include "cli_common.h"
 #include "commands.h"
 #include "db_collect.h"
@@ -213,24 +214,19 @@ static int build(struct db *d, const struct web_static *st, const char *out, siz
     char *html = sb_take(&page, &plen);
     if (!html)
         return cli_fail("html", "out of memory", cli_advice(PTC_E_NOMEM));
-    /* a temporary file beside out, renamed over it when whole: never half a report */
-    char tmp[4200];
-    snprintf(tmp, sizeof(tmp), "%s.tmp-XXXXXX", out);
-    int fd = mkstemp(tmp);
-    FILE *fo = fd >= 0 ? fdopen(fd, "wb") : NULL;
-    if (fd >= 0 && !fo)
-        close(fd);
-    int werr = !fo || fwrite(html, 1, plen, fo) != plen;
-    if (fo && fclose(fo))
-        werr = 1;
-    if (!werr && (chmod(tmp, 0644) || rename(tmp, out)))
-        werr = 1;
+    /* written whole or not at all, and never over a device (common/ptc_outfile.h) */
+    struct ptc_outfile of;
+    int e = ptc_outfile_open(&of, out, 0644);
+    if (!e)
+        e = ptc_outfile_write(&of, html, plen);
     free(html);
-    if (werr) {
+    if (!e)
+        e = ptc_outfile_commit(&of);
+    else
+        ptc_outfile_abort(&of);
+    if (e) {
         char what[4300];
-        snprintf(what, sizeof(what), "cannot write %s: %s", out, strerror(errno));
-        if (fd >= 0)
-            unlink(tmp);
+        snprintf(what, sizeof(what), "cannot write %s: %s", out, strerror(-e));
         return cli_fail("html", what, "check the directory and its permissions");
     }
     printf("ptcall html: %s (%zu run%s; open it in a browser, no server needed)\n", out,

@@ -26,6 +26,7 @@ struct binary { char path[PATH_MAX]; uint64_t load; int has_load; };
 
 struct imp {
     int fd;
+    struct ptc_trace_path made; /* whether import created the output (only then may it remove it) */
     const char *out;
     struct ptc_seqtab seq; /* per (pid, tid) chunk stream */
     struct binary bins[32];
@@ -329,7 +330,7 @@ static int run_import(const struct cli_values *v)
         return cli_usage_error(CMD_IMPORT, "--perf-data brings its own streams; do not add raw "
                                            "ones");
     m->out = out;
-    m->fd = ptc_create_trace(out);
+    m->fd = ptc_create_trace(out, &m->made);
     if (m->fd < 0) {
         char why[PATH_MAX + 200];
         ptc_create_trace_error(why, sizeof(why), out, errno);
@@ -414,8 +415,8 @@ static int run_import(const struct cli_values *v)
         rc = chunk(m, PTC_CHUNK_RECORD_END, 0, 0, &re, sizeof(re), NULL, 0) ? 1 : 0;
     ptc_seq_free(&m->seq);
     close(m->fd);
-    if (rc)
-        unlink(out);
+    if (rc) /* only a file import created: never one it emptied, nor what replaced it */
+        ptc_remove_created_trace(out, &m->made);
     return rc ? 1 : 0;
 }
 

@@ -348,7 +348,8 @@ static int record_soft(const struct record_options *o, int *wait_status)
             return -1;
         }
     }
-    int fd = ptc_create_trace(out);
+    struct ptc_trace_path made;
+    int fd = ptc_create_trace(out, &made);
     if (fd < 0) {
         char why[PATH_MAX + 200];
         ptc_create_trace_error(why, sizeof(why), out, errno);
@@ -465,8 +466,11 @@ static int record_soft(const struct record_options *o, int *wait_status)
                 "ptcall: %s ran but no ptcall-instrumented code registered: build it with ptcall-cc "
                 "(see docs/pass.md); no trace written\n",
                 o->argv[0]);
-        /* a header and nothing traced: leave no file that looks like a recording */
-        unlink(out);
+        /* a header and nothing traced: leave no file that looks like a recording, but
+         * remove only the file record made (never what -o named before, nor what replaced it) */
+        if (ptc_remove_created_trace(out, &made))
+            fprintf(stderr, "ptcall: %s now holds no recording and was left in place (an "
+                    "earlier trace, emptied: record removes only files it created)\n", out);
         return 1;
     }
     if (!o->quiet && o->counts) {

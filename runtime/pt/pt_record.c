@@ -103,6 +103,7 @@ struct rproc {
 struct rec {
     const struct record_options *o;
     int out;
+    struct ptc_trace_path made; /* whether record created out (only then may it remove it) */
     uint32_t seq0;
     struct rcpu *cpus;
     int ncpus;
@@ -522,7 +523,7 @@ static int rec_abort(struct rec *r)
     ptc_seq_free(&r->seq);
     if (r->out > 0) {
         close(r->out);
-        unlink(r->o->output ? r->o->output : "ptcall.ptc");
+        ptc_remove_created_trace(r->o->output ? r->o->output : "ptcall.ptc", &r->made);
         r->out = -1;
     }
     return -1;
@@ -635,7 +636,7 @@ int record_pt(const struct record_options *o, int *wait_status)
     size_t data_pages = 16;
     at.pt.aux_watermark = (uint32_t)(aux / 4);
 
-    r->out = ptc_create_trace(o->output ? o->output : "ptcall.ptc");
+    r->out = ptc_create_trace(o->output ? o->output : "ptcall.ptc", &r->made);
     if (r->out < 0 || fcntl(r->out, F_SETFL, O_APPEND)) {
         char why[PATH_MAX + 200];
         ptc_create_trace_error(why, sizeof(why), o->output ? o->output : "ptcall.ptc", errno);
