@@ -42,14 +42,34 @@ void ptc_chunk_header_init(struct ptc_chunk_header *h, uint16_t type, uint16_t f
     h->crc32 = ptc_crc32_update(crc, h, 20);
 }
 
-int ptc_write_chunk(int fd, uint16_t type, uint16_t flags, uint32_t pid, uint32_t tid,
-                    uint32_t seq, const struct iovec *parts, int nparts)
+/* Appends n zero bytes: what a chunk cut by an earlier failed write still owes. */
+static int write_zeros(int fd, uint64_t *n)
+{
+    static const uint8_t zeros[4096];
+    while (*n) {
+        ssize_t w = write(fd, zeros, *n < sizeof(zeros) ? (size_t)*n : sizeof(zeros));
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return w < 0 ? -errno : -EIO;
+        *n -= (uint64_t)w;
+    }
+    return 0;
+}
+
+int ptc_write_chunk_owed(int fd, uint64_t *owed, uint16_t type, uint16_t flags, uint32_t pid,
+                         uint32_t tid, uint32_t seq, const struct iovec *parts, int nparts)
 {
     static const uint8_t zeros[8];
     struct ptc_chunk_header h;
     struct iovec iov[16];
     if (nparts < 0 || nparts > 14)
         return -EINVAL;
+    if (owed && *owed) { /* finish the cut chunk first, so this one starts on a boundary */
+        int e = write_zeros(fd, owed);
+        if (e)
+            return e;
+    }
     ptc_chunk_header_init(&h, type, flags, pid, tid, seq, parts, nparts);
     iov[0].iov_base = &h;
     iov[0].iov_len = sizeof(h);
@@ -63,14 +83,19 @@ int ptc_write_chunk(int fd, uint16_t type, uint16_t flags, uint32_t pid, uint32_
         iov[n].iov_len = pad;
         n++;
     }
+    uint64_t total = sizeof(h) + h.payload_size + pad, done = 0;
     struct iovec *cur = iov;
     while (n > 0) {
         ssize_t w = writev(fd, cur, n);
         if (w < 0) {
             if (errno == EINTR)
                 continue;
-            return -errno;
+            int e = errno;
+            if (owed && done) /* part of the chunk is in the file: the rest is owed */
+                *owed = total - done;
+            return -e;
         }
+        done += (uint64_t)w;
         while (n > 0 && (size_t)w >= cur->iov_len) {
             w -= (ssize_t)cur->iov_len;
             cur++;
@@ -82,6 +107,12 @@ int ptc_write_chunk(int fd, uint16_t type, uint16_t flags, uint32_t pid, uint32_
         }
     }
     return 0;
+}
+
+int ptc_write_chunk(int fd, uint16_t type, uint16_t flags, uint32_t pid, uint32_t tid,
+                    uint32_t seq, const struct iovec *parts, int nparts)
+{
+    return ptc_write_chunk_owed(fd, NULL, type, flags, pid, tid, seq, parts, nparts);
 }
 
 uint64_t ptc_fnv1a64(uint64_t h, const void *data, size_t n)

@@ -20,6 +20,14 @@ void ptc_file_header_init(struct ptc_file_header *h, uint32_t backend, uint32_t 
 int ptc_write_chunk(int fd, uint16_t type, uint16_t flags, uint32_t pid, uint32_t tid,
                     uint32_t seq, const struct iovec *parts, int nparts);
 
+/* ptc_write_chunk for a writer that goes on after a failed write (a disk that filled up and
+ * then freed space): *owed (start at 0) holds how many bytes of a chunk a failed write cut
+ * short; the next call first appends that many zeros, so the cut chunk keeps its announced
+ * length (it fails its CRC and a reader skips it whole) and this chunk starts on a chunk
+ * boundary. Without it every chunk after the cut one was read at the wrong offset. */
+int ptc_write_chunk_owed(int fd, uint64_t *owed, uint16_t type, uint16_t flags, uint32_t pid,
+                         uint32_t tid, uint32_t seq, const struct iovec *parts, int nparts);
+
 /* Fills *h for a chunk with the given payload (computes size and CRC). */
 void ptc_chunk_header_init(struct ptc_chunk_header *h, uint16_t type, uint16_t flags,
                            uint32_t pid, uint32_t tid, uint32_t seq,

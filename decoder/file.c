@@ -57,7 +57,14 @@ int ptc_decode_reader(struct ptc_session *s, struct ptc_reader *r, int rc, unsig
             ptc_reader_close(r);
             return rc;
         }
-        if (ptc_reader_can_continue(r)) { /* a CRC failure: the reader is after the chunk */
+        /* a damaged or cut chunk: go on at the next whole chunk, wherever the damage left it
+         * (a chunk cut by a full disk used to hide every chunk written after it) */
+        uint64_t skipped;
+        if (ptc_reader_resync(r, &skipped) > 0) {
+            s->tot.skipped_chunks++;
+            continue;
+        }
+        if (ptc_reader_can_continue(r)) {
             s->tot.skipped_chunks++;
             continue;
         }

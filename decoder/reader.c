@@ -35,6 +35,8 @@ struct ptc_reader {
     void *crc_skip_ctx;
     ptc_read_hook read_hook; /* every byte read, in order */
     void *read_hook_ctx;
+    uint64_t hooked;        /* bytes handed to read_hook so far (a resync reads some again) */
+    uint64_t last_at;       /* where the chunk ptc_reader_next last tried starts */
     struct ptc_chunk_header fail_h; /* the chunk the last error is about, if fail_have */
     uint64_t fail_at;
     int fail_have;
@@ -59,6 +61,7 @@ void ptc_reader_set_read_hook(struct ptc_reader *r, ptc_read_hook fn, void *ctx)
         fn(ctx, r->mem, r->mem_size);
     else if (fn && r->fd >= 0 && r->len && !r->buf_off)
         fn(ctx, r->buf, r->len);
+    r->hooked = r->fd < 0 ? r->mem_size : r->buf_off + r->len;
 }
 
 static int rerr(struct ptc_reader *r, int err, int final, const char *fmt, ...)
@@ -107,10 +110,13 @@ static long long avail(struct ptc_reader *r, size_t n, const uint8_t **p)
                     continue;
                 return -1;
             }
-            if (got == 0)
+            if (got == 0) {
                 r->eof = 1;
-            else if (r->read_hook)
-                r->read_hook(r->read_hook_ctx, r->buf + r->len, (size_t)got);
+            } else if (r->read_hook && r->buf_off + r->len + (uint64_t)got > r->hooked) {
+                uint64_t from = r->buf_off + r->len, skip = r->hooked > from ? r->hooked - from : 0;
+                r->read_hook(r->read_hook_ctx, r->buf + r->len + skip, (size_t)got - skip);
+                r->hooked = from + (uint64_t)got;
+            }
             r->len += (size_t)got;
         }
         have = r->len - r->pos;
@@ -253,6 +259,7 @@ int ptc_reader_next(struct ptc_reader *r, struct ptc_chunk *c)
     r->fail_have = 0;
     const uint8_t *p;
     uint64_t at = r->off;
+    r->last_at = at;
     long long got = avail(r, sizeof(struct ptc_chunk_header), &p);
     if (got == -2)
         return rerr(r, PTC_E_NOMEM, 1, "out of memory");
@@ -328,4 +335,74 @@ int ptc_reader_next(struct ptc_reader *r, struct ptc_chunk *c)
     c->offset = at;
     c->index = idx;
     return 1;
+}
+
+/* A chunk whose header is plausible and whose bytes (padding and CRC) check out, whole in
+ * p[0, n). */
+static int whole_chunk_at(const struct ptc_reader *r, const uint8_t *p, size_t n, size_t *total)
+{
+    struct ptc_chunk_header h;
+    if (n < sizeof(h))
+        return 0;
+    memcpy(&h, p, sizeof(h));
+    if (h.type == 0 || h.payload_size > PTC_MAX_CHUNK_PAYLOAD)
+        return 0;
+    size_t t = sizeof(h) + h.payload_size + ptc_chunk_padding(h.payload_size);
+    if (n < t)
+        return 0;
+    for (size_t i = sizeof(h) + h.payload_size; i < t; i++)
+        if (p[i])
+            return 0;
+    *total = t;
+    return ptc_chunk_crc(p, p + sizeof(h), h.payload_size, r->hdr.version_major) == h.crc32;
+}
+
+int ptc_reader_resync(struct ptc_reader *r, uint64_t *skipped)
+{
+    uint64_t from = r->last_at + 1;
+    *skipped = 0;
+    if (r->final_err == PTC_E_NOMEM || r->final_err == PTC_E_IO || r->final_err == PTC_E_FORMAT ||
+        r->final_err == PTC_E_VERSION || !r->last_at)
+        return -1; /* nothing to pass over: the input cannot be read, or is not a trace */
+    /* back to the byte after the failed chunk's start: that chunk was read into the buffer
+     * whole (or up to the end of the file), so it is still there */
+    if (r->fd < 0) {
+        if (from > r->mem_size)
+            return -1;
+        r->off = from;
+    } else {
+        if (from < r->buf_off || from > r->buf_off + r->len)
+            return -1;
+        r->pos = (size_t)(from - r->buf_off);
+        r->off = from;
+    }
+    r->final_err = 0;
+    r->fail_have = 0;
+    for (;;) {
+        const uint8_t *p;
+        long long got = avail(r, sizeof(struct ptc_chunk_header), &p);
+        if (got < 0) {
+            rerr(r, got == -2 ? PTC_E_NOMEM : PTC_E_IO, 1, "cannot read %s: %s", r->path,
+                 got == -2 ? "out of memory" : strerror(errno));
+            return -1;
+        }
+        if (got < (long long)sizeof(struct ptc_chunk_header)) { /* nothing whole after it */
+            *skipped = r->off + (uint64_t)got - r->last_at;
+            consume(r, (size_t)got);
+            return 0;
+        }
+        struct ptc_chunk_header h;
+        memcpy(&h, p, sizeof(h));
+        size_t total = sizeof(h) + (size_t)h.payload_size + ptc_chunk_padding(h.payload_size);
+        if (h.type != 0 && h.payload_size <= PTC_MAX_CHUNK_PAYLOAD &&
+            (r->file_size == UINT64_MAX || r->off + total <= r->file_size)) {
+            got = avail(r, total, &p);
+            size_t t;
+            if (got == (long long)total && whole_chunk_at(r, p, (size_t)got, &t)) {
+                *skipped = r->off - r->last_at;
+                return 1; /* ptc_reader_next reads it */
+            }
+        }
+        consume(r, 1);
+    }
 }

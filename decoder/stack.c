@@ -524,7 +524,8 @@ int ptc_session_add_loss(struct ptc_session *s, uint32_t pid, const struct ptc_l
     (void)note;
     if (!s || !loss)
         return -PTC_E_ARG;
-    if (loss->kind == PTC_LOSS_DROPPED || loss->kind == PTC_LOSS_CRASH)
+    if (loss->kind == PTC_LOSS_DROPPED || loss->kind == PTC_LOSS_CRASH ||
+        loss->kind == PTC_LOSS_WRITE)
         s->tot.lost_events += loss->count;
     else
         s->tot.lost_other += loss->count;
@@ -532,7 +533,8 @@ int ptc_session_add_loss(struct ptc_session *s, uint32_t pid, const struct ptc_l
         struct thread *t = ptc_thread_get(s, pid, loss->tid);
         if (!t)
             return ptc_nomem(s);
-        if (loss->kind == PTC_LOSS_DROPPED || loss->kind == PTC_LOSS_CRASH)
+        if (loss->kind == PTC_LOSS_DROPPED || loss->kind == PTC_LOSS_CRASH ||
+            loss->kind == PTC_LOSS_WRITE)
             t->lost += loss->count;
         else
             t->gaps++;

@@ -3,6 +3,8 @@
  * writes what is buffered and tracing goes on. */
 #define _GNU_SOURCE
 #include <sched.h>
+#include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "soft_internal.h"
@@ -43,6 +45,27 @@ static void wait_slow_paths(const struct thread *self, uint64_t ns)
             struct timespec nap = {0, 50 * 1000};
             nanosleep(&nap, NULL);
         }
+}
+
+/* Chunks a write error lost (a disk that filled up and later freed space) are said in the
+ * trace itself, once the runtime can write again: the runtime's line on stderr may be gone,
+ * and without it `record` and `report` would call the trace whole. */
+static void write_errors_loss(void)
+{
+    uint64_t errors = atomic_load(&rt.write_errors);
+    if (!errors)
+        return;
+    struct ptc_loss l = {.kind = PTC_LOSS_WRITE,
+                         .count = atomic_load(&rt.write_lost_records),
+                         .tsc_to = rdtsc_()};
+    char note[160];
+    int len = snprintf(note, sizeof(note), "%llu chunks could not be written (%s); the events "
+                       "of %llu records are missing", (unsigned long long)errors,
+                       strerror(rt.write_first_errno), (unsigned long long)l.count);
+    if (len < 0 || len >= (int)sizeof(note))
+        len = (int)sizeof(note) - 1;
+    struct iovec v[2] = {{&l, sizeof(l)}, {note, (size_t)len + 1}};
+    write_proc_chunk(PTC_CHUNK_LOSS, v, 2);
 }
 
 /* After the final drain: a buffer a thread handed over that the drain never wrote (one still
@@ -150,6 +173,7 @@ void finish(int how, int status, int crash)
             write_proc_chunk(PTC_CHUNK_LOSS, v, 2);
         }
     }
+    write_errors_loss();
     struct ptc_process_end e = {
         .how = (uint32_t)how,
         .status = status,

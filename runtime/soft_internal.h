@@ -254,6 +254,11 @@ struct runtime_state {
     /* process totals of exited threads (drain-owned) */
     uint64_t tot_events, tot_dropped, tot_waits;
     _Atomic uint64_t late_events, write_errors;
+    /* bytes of a chunk a failed write cut short (a full disk): the next write appends them as
+     * zeros first, so chunks after it start on a boundary (ptc_write_chunk_owed) */
+    _Atomic uint64_t write_owed;
+    _Atomic uint64_t write_lost_records; /* event records of chunks a write error lost */
+    int write_first_errno;
     int debug;               /* PTCALL_DEBUG=1: drain statistics on stderr at the end */
     uint64_t drain_tsc, drain_records, drain_chunks, drain_bytes;
     _Atomic uint64_t drain_wakes; /* futex wake-ups of the sleeping drain */

@@ -173,6 +173,8 @@ static void atfork_child(void)
     atomic_store(&rt.drain_wakes, 0);
     atomic_store(&rt.late_events, 0);
     atomic_store(&rt.write_errors, 0);
+    atomic_store(&rt.write_owed, 0);
+    atomic_store(&rt.write_lost_records, 0); /* the parent's cut chunk is the parent's to finish */
     tramp_restarts_reset();
     reservations_settled_reset();
     rt.cache = NULL;

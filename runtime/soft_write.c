@@ -99,9 +99,21 @@ void exe_path(char path[PATH_MAX])
 void write_chunk_flags(uint16_t type, uint16_t flags, uint32_t tid, uint32_t *seq,
                        const struct iovec *parts, int n)
 {
-    int r = ptc_write_chunk(rt.fd, type, flags, rt.pid, tid, (*seq)++, parts, n);
-    if (r < 0 && atomic_fetch_add(&rt.write_errors, 1) == 0)
+    /* taken, not read: two threads must not both pay what one cut chunk owes */
+    uint64_t owed = atomic_exchange(&rt.write_owed, 0);
+    int r = ptc_write_chunk_owed(rt.fd, &owed, type, flags, rt.pid, tid, (*seq)++, parts, n);
+    if (owed)
+        atomic_fetch_add(&rt.write_owed, owed);
+    if (r < 0 && type == PTC_CHUNK_SOFT_EVENTS && n >= 1 &&
+        parts[0].iov_len >= sizeof(struct ptc_soft_events)) {
+        struct ptc_soft_events h;
+        memcpy(&h, parts[0].iov_base, sizeof(h));
+        atomic_fetch_add(&rt.write_lost_records, h.num_records);
+    }
+    if (r < 0 && atomic_fetch_add(&rt.write_errors, 1) == 0) {
+        rt.write_first_errno = -r;
         warn("ptcall: cannot write the trace file %s: %s", rt.output, strerror(-r));
+    }
 }
 
 void write_chunk(uint16_t type, uint32_t tid, uint32_t *seq, const struct iovec *parts, int n)

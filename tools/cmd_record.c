@@ -22,6 +22,8 @@
 #include "commands.h"
 #include "options.h"
 #include "ptc_chunk_write.h"
+#include "ptc_crc.h"
+#include "ptc_varint.h"
 #include "ptc_record_options.h"
 #include "ptcall/decode.h"
 #include "ptcall/trace_format.h"
@@ -139,6 +141,7 @@ static uint64_t now_ns(clockid_t c)
 
 struct trace_summary {
     uint64_t events, dropped, waits, modules, processes, loss_chunks, event_bytes, file_bytes;
+    uint64_t write_losses, write_lost_records; /* LOSS(WRITE): chunks the runtime could not write */
     uint64_t written;       /* event records in the file's SOFT_EVENTS chunks */
     uint64_t process_ends;  /* PROCESS_END chunks: processes that closed their trace */
     uint64_t execs;         /* PROCESS chunks of exec'd images: a new life of a pid already
@@ -150,13 +153,6 @@ struct trace_summary {
     int bad;
 };
 
-static int no_crc(void *ctx, const struct ptc_chunk_header *h)
-{
-    (void)ctx;
-    (void)h;
-    return 1;
-}
-
 /* A process killed while its drain wrote a chunk (SIGKILL can stop the kernel between two
  * pages of a write) leaves the file ending inside that chunk, and a RECORD_END appended then
  * would read as the chunk's missing bytes: readers would lose it, and with it how the command
@@ -164,6 +160,24 @@ static int no_crc(void *ctx, const struct ptc_chunk_header *h)
  * (readers refuse it and name --salvage, which skips it and reads on), and RECORD_END then
  * starts where a chunk may. Walks the chunk headers only. Returns the bytes added (0: the
  * file ends on a chunk boundary, or its end cannot be told; then nothing is changed). */
+/* The largest chunk the runtime writes: an events chunk of the largest buffer (PTCALL_BUFFER
+ * 256 MiB, twice that encoded), with room for its header. */
+#define PTC_RUNTIME_MAX_CHUNK ((512u << 20) + 4096u)
+
+/* Whether the chunk at byte at of fd is whole and passes its CRC. */
+static int chunk_crc_ok(int fd, uint64_t at, uint16_t version_major)
+{
+    struct ptc_chunk_header h;
+    if (pread(fd, &h, sizeof(h), (off_t)at) != (ssize_t)sizeof(h) ||
+        h.payload_size > PTC_RUNTIME_MAX_CHUNK)
+        return 0;
+    uint8_t *p = malloc(h.payload_size ? h.payload_size : 1);
+    int ok = p && pread(fd, p, h.payload_size, (off_t)(at + sizeof(h))) == (ssize_t)h.payload_size &&
+             ptc_chunk_crc((const uint8_t *)&h, p, h.payload_size, version_major) == h.crc32;
+    free(p);
+    return ok;
+}
+
 static uint64_t pad_cut_chunk(int fd, uint64_t *cut_at)
 {
     struct ptc_file_header fh;
@@ -172,7 +186,7 @@ static uint64_t pad_cut_chunk(int fd, uint64_t *cut_at)
         memcmp(fh.magic, PTC_FILE_MAGIC, 8) != 0 || fh.header_size < sizeof(fh) ||
         fh.header_size % 8)
         return 0;
-    uint64_t size = (uint64_t)st.st_size, at = fh.header_size;
+    uint64_t size = (uint64_t)st.st_size, at = fh.header_size, prev = 0;
     while (at + sizeof(struct ptc_chunk_header) <= size) {
         struct ptc_chunk_header h;
         if (pread(fd, &h, sizeof(h), (off_t)at) != (ssize_t)sizeof(h) || h.type == 0 ||
@@ -180,19 +194,48 @@ static uint64_t pad_cut_chunk(int fd, uint64_t *cut_at)
             return 0; /* not a chunk header: damage the walk cannot size */
         uint64_t total = sizeof(h) + h.payload_size + ptc_chunk_padding(h.payload_size);
         if (at + total > size) {
+            /* only a chunk the walk reached on true chunk boundaries: when chunks were
+             * written after a cut one, the walk reads a header out of their bytes and would
+             * pad up to whatever size it holds (321 MB on an 8 MB disk); the chunk before must
+             * pass its CRC, and the cut one be no larger than the runtime writes */
+            if (h.payload_size > PTC_RUNTIME_MAX_CHUNK ||
+                (prev && !chunk_crc_ok(fd, prev, fh.version_major)))
+                return 0;
             if (ftruncate(fd, (off_t)(at + total)) != 0)
                 return 0;
             *cut_at = at;
             return at + total - size;
         }
+        prev = at;
         at += total;
     }
     return 0;
 }
 
-/* Streams over the chunks: totals from PROCESS_END, counts of MODULE / LOSS. The file was
- * just written by this run: the summary leaves checking CRCs to the decoder (a damaged
- * chunk is not counted, and the summary ends where the reader must stop). The chunk at byte
+/* The stub hits among an events chunk's records: its control records (a child's FORK, a
+ * LOSS marker) are not events (the summary counted one more event per forked child than
+ * report did). A payload that does not decode whole counts its header's figure. */
+static uint64_t hit_records(const void *payload, uint32_t size, struct ptc_soft_events se)
+{
+    const uint8_t *p = (const uint8_t *)payload + sizeof(se), *end = (const uint8_t *)payload + size;
+    uint64_t hits = 0, v = 0, operand = 0;
+    for (uint32_t i = 0; i < se.num_records; i++) {
+        if (ptc_varint_get(&p, end, &v))
+            return se.num_records;
+        if (v >= PTC_SOFT_ID_BASE)
+            hits++;
+        else if ((v == PTC_SOFT_LOSS || v == PTC_SOFT_FORK) && ptc_varint_get(&p, end, &operand))
+            return se.num_records;
+        if ((se.flags & PTC_SOFT_F_TIMED) && ptc_varint_get(&p, end, &operand))
+            return se.num_records;
+    }
+    return hits;
+}
+
+/* Streams over the chunks: totals from PROCESS_END, counts of MODULE / LOSS. CRCs are
+ * checked, so that a damaged chunk is not counted and the chunks after it are found where
+ * they are (without them a chunk cut by a kill or a full disk made the rest read as chunks
+ * at the wrong offsets): the summary counts what report --salvage reads. The chunk at byte
  * cut_at (UINT64_MAX: none) is one pad_cut_chunk filled: its header's counts are not there. */
 static void summarize(const char *path, uint64_t cut_at, struct trace_summary *s)
 {
@@ -206,13 +249,13 @@ static void summarize(const char *path, uint64_t cut_at, struct trace_summary *s
         return;
     }
     s->file_bytes = (uint64_t)st.st_size;
-    ptc_reader_set_crc_skip(r, no_crc, NULL);
     struct ptc_chunk c;
     int rc;
     while ((rc = ptc_reader_next(r, &c)) != 0) {
         if (rc < 0) {
             s->bad = 1;
-            if (ptc_reader_can_continue(r))
+            uint64_t skipped; /* the chunks after damage count too, as report --salvage reads */
+            if (ptc_reader_resync(r, &skipped) > 0 || ptc_reader_can_continue(r))
                 continue;
             break;
         }
@@ -266,11 +309,19 @@ static void summarize(const char *path, uint64_t cut_at, struct trace_summary *s
             }
         } else if (h->type == PTC_CHUNK_LOSS) {
             s->loss_chunks++;
+            struct ptc_loss l;
+            if (h->payload_size >= sizeof(l)) {
+                memcpy(&l, c.payload, sizeof(l));
+                if (l.kind == PTC_LOSS_WRITE) {
+                    s->write_losses++;
+                    s->write_lost_records += l.count;
+                }
+            }
         } else if (h->type == PTC_CHUNK_SOFT_EVENTS) {
             if (h->payload_size > sizeof(struct ptc_soft_events)) {
                 struct ptc_soft_events se;
                 memcpy(&se, c.payload, sizeof(se));
-                s->written += se.num_records;
+                s->written += hit_records(c.payload, h->payload_size, se);
                 s->event_bytes += h->payload_size - sizeof(struct ptc_soft_events);
             }
         }
@@ -505,8 +556,14 @@ static int record_soft(const struct record_options *o, int *wait_status)
     /* a trace that lacks what it should hold is said to be incomplete, and the status says
      * so when the command's own does not (docs/usage.md, Exit status) */
     uint64_t unfinished = s.processes > s.process_ends ? s.processes - s.process_ends : 0;
-    if (end_error[0] || unfinished || left_running || s.bad || s.refused || padded) {
+    if (end_error[0] || unfinished || left_running || s.bad || s.refused || padded ||
+        s.write_losses) {
         fprintf(stderr, "ptcall: the trace is INCOMPLETE: ");
+        if (s.write_losses)
+            fprintf(stderr, "the runtime could not write part of the trace (%llu event records "
+                            "lost: a write error such as a full disk, see the messages above; "
+                            "the trace says it in a LOSS chunk); ",
+                    (unsigned long long)s.write_lost_records);
         if (end_error[0])
             fprintf(stderr, "%s; ", end_error);
         if (padded)

@@ -17,11 +17,11 @@
 #define PTC_FILE_MAGIC "PTCALLTR" /* 8 bytes, no NUL */
 #define PTC_VERSION_MAJOR 2u      /* what writers write (2: the chunk CRC covers the header) */
 #define PTC_VERSION_MAJOR_MIN 1u  /* readers read majors MIN..MAJOR and reject the others */
-#define PTC_VERSION_MINOR 2u      /* readers accept any minor: new chunks are optional (1.1:
+#define PTC_VERSION_MINOR 3u      /* readers accept any minor: new chunks are optional (1.1:
                                      MODULE stub kind PTC_STUB_CALL; 1.2: the optional
                                      MODULE_ARMED chunk; both are in 2.0; 2.1: the optional
                                      COUNTS and MARK chunks; 2.2: the optional SPAWN and
-                                     MODULE_REFUSED chunks) */
+                                     MODULE_REFUSED chunks; 2.3: LOSS kind WRITE) */
 
 struct ptc_file_header {
     char magic[8];          /* PTC_FILE_MAGIC */
@@ -274,6 +274,8 @@ enum ptc_loss_kind {
     PTC_LOSS_PT_TRUNCATED = 3, /* pt: AUX buffer was full */
     PTC_LOSS_PT_OVERFLOW = 4,  /* pt: internal buffer overflow (OVF) */
     PTC_LOSS_PERF_LOST = 5,    /* pt: sideband records lost */
+    PTC_LOSS_WRITE = 6,        /* soft (2.3): event records in chunks the runtime could not
+                                  write (a full disk that freed space later, an I/O error) */
 };
 
 struct ptc_loss {

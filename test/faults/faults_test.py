@@ -303,6 +303,14 @@ def signal_faults(ptcall, prog, work):
               "fork x1000 under a 10 kHz SIGALRM, --buffer 4K, run %d: every handler call "
               "(%s of %s), every work(), 1001 processes" % (
                   i + 1, calls_of(doc, "on_alarm") if doc else "?", m.group(1) if m else "?"))
+    # record's summary counts the events report reads: a forked child's FORK control record
+    # is not an event (the summary said 1,000 events more than report for 1,000 forks)
+    p = run([ptcall, "record", "-o", trace, "--", prog, "forkstorm", "1000"], timeout=120)
+    m = re.search(r"ptcall: (\d+) events in 1001 processes", p.stderr)
+    doc, err = report(ptcall, trace)
+    check(m is not None and doc is not None and int(m.group(1)) == totals(doc)["events"],
+          "fork x1000: record's summary counts the events report reads (%s, %s)"
+          % (m.group(1) if m else p.stderr.strip()[-120:], totals(doc)["events"] if doc else None))
 
 
 def unwritable(ptcall, prog, work):
@@ -479,8 +487,59 @@ def main():
                 check(not doc["totals"]["complete"], "full disk: salvaged, marked incomplete")
         finally:
             run(["umount", mnt])
+    fill_then_free(ptcall, prog, work)
     print("faults: %d failure(s)" % check.fails)
     return 1 if check.fails else 0
+
+
+def fill_then_free(ptcall, prog, work):
+    """A disk that fills up, cutting a chunk, and then frees space: the runtime finishes the
+    cut chunk with zeros before its next one, so framing holds, and report --salvage finds
+    every chunk written after it (the events after the space came back used to be lost, and
+    record padded 321 MB of zeros onto an 8 MB tmpfs)."""
+    mnt = os.path.join(work, "fills")
+    os.makedirs(mnt)
+    if run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", mnt]).returncode != 0:
+        print("SKIP: disk that fills and frees: cannot mount a small tmpfs here (needs root)")
+        return
+    try:
+        n = 20000
+        trace = os.path.join(mnt, "fill.ptc")
+        p = run([ptcall, "record", "-o", trace, "--", prog, "fillfree", n,
+                 os.path.join(mnt, "filler")])
+        check(p.returncode == 125 and "No space left on device" in p.stderr,
+              "fill then free: record exits 125 and says why: %d %s"
+              % (p.returncode, p.stderr.strip()[-200:]))
+        size = os.path.getsize(trace)
+        check(size <= 8 << 20, "fill then free: the trace fits the 8 MiB disk (%d bytes; no "
+              "padding past the file system)" % size)
+        doc, err = report(ptcall, trace, "--salvage")
+        if check(doc is not None, "fill then free: report --salvage reads it: %s" % err[-200:]):
+            got = calls_of(doc, "work")
+            check(2 * n <= got < 3 * n, "fill then free: every call before the disk filled and "
+                  "after it freed space is read (%d of %d..%d)" % (got, 2 * n, 3 * n - 1))
+            check(not doc["totals"]["complete"], "fill then free: marked incomplete")
+    finally:
+        run(["umount", mnt])
+    # chunks written after a cut one, misaligned (what any writer without the fix above, or
+    # a process killed mid-write while others went on, leaves): salvage finds them all, and
+    # record does not pad after them
+    n = 3000
+    trace = os.path.join(work, "cutgoon.ptc")
+    p = run([ptcall, "record", "-o", trace, "--", prog, "cutgoon", n])
+    check(p.returncode == 125 and "filled with zeros" not in p.stderr,
+          "chunks after a cut one: record says INCOMPLETE and pads nothing: %d %s"
+          % (p.returncode, p.stderr.strip()[-200:]))
+    doc, err = report(ptcall, trace, "--salvage")
+    got = calls_of(doc, "work") if doc else None
+    check(got == 2 * n, "chunks after a cut one: report --salvage finds every call before and "
+          "after it (%s of %d)" % (got, 2 * n))
+    m = re.search(r"ptcall: (\d+) events in", p.stderr)
+    check(doc is not None and m is not None and int(m.group(1)) == doc["totals"]["events"],
+          "chunks after a cut one: the summary counts what report --salvage reads (%s, %s)"
+          % (m.group(1) if m else None, doc["totals"]["events"] if doc else None))
+    check(doc is not None and doc["command"].get("exit_status") == 0 if doc else False,
+          "chunks after a cut one: RECORD_END found after them: %s" % (doc or {}).get("command"))
 
 
 if __name__ == "__main__":

@@ -386,6 +386,35 @@ static int storm(long n)
     return 0;
 }
 
+/* A disk that fills up and frees space again while the program calls: calls, then another
+ * process (here the program itself) fills the file system but for 8 KiB, so that the next
+ * chunk is cut after 8 KiB; more calls; the space comes back; more calls. */
+static int fill_free(long n, const char *filler)
+{
+    static char block[65536];
+    calls(n);
+    usleep(300 * 1000); /* the periodic flush writes them */
+    int fd = open(filler, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0)
+        return 2;
+    off_t size = 0;
+    for (;;) {
+        ssize_t w = write(fd, block, sizeof(block));
+        if (w <= 0)
+            break;
+        size += w;
+    }
+    if (ftruncate(fd, size > 8192 ? size - 8192 : 0) != 0)
+        return 2;
+    close(fd);
+    calls(n);
+    usleep(300 * 1000);
+    unlink(filler);
+    calls(n);
+    printf("made %ld calls\n", 3 * n);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "ok";
@@ -406,6 +435,8 @@ int main(int argc, char **argv)
         return churn(n);
     if (!strcmp(mode, "forkexec"))
         return forkexec(argv[0], argc > 2 ? atol(argv[2]) : 1000);
+    if (!strcmp(mode, "fillfree"))
+        return argc > 3 ? fill_free(n, argv[3]) : 2;
     if (!strcmp(mode, "storm"))
         return storm(argc > 2 ? atol(argv[2]) : 300000);
     calls(n);
@@ -421,7 +452,7 @@ int main(int argc, char **argv)
         return run_forkpty(n);
     if (!strcmp(mode, "fail"))
         return 3;
-    if (!strcmp(mode, "cutkill")) {
+    if (!strcmp(mode, "cutkill") || !strcmp(mode, "cutgoon")) {
         usleep(300 * 1000); /* the periodic flush writes the calls first */
         const char *out = getenv("PTCALL_OUTPUT");
         int fd = out ? open(out, O_WRONLY | O_APPEND) : -1;
@@ -430,7 +461,13 @@ int main(int argc, char **argv)
         part[24 + 17] = 500 >> 8;
         if (fd < 0 || write(fd, part, sizeof(part)) != (ssize_t)sizeof(part))
             return 2;
-        raise(SIGKILL);
+        if (mode[3] == 'k')
+            raise(SIGKILL);
+        /* cutgoon: the process goes on, its chunks now after a cut one (as another process's
+         * after one cut by a full disk or a kill) */
+        calls(n);
+        printf("made %ld calls\n", n);
+        return 0;
     }
     if (!strcmp(mode, "kill"))
         raise(SIGKILL);

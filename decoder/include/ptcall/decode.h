@@ -355,6 +355,14 @@ void ptc_reader_set_read_hook(struct ptc_reader *r, ptc_read_hook fn, void *ctx)
 /* After an error of ptc_reader_next(): whether it may be called again (1: the damaged chunk
  * was skipped), or the error is final (0). */
 int ptc_reader_can_continue(const struct ptc_reader *r);
+/* After an error of ptc_reader_next() about a damaged or cut chunk: looks for the next whole
+ * chunk (a plausible header, zero padding, its CRC right) from the byte after the damaged
+ * chunk's start, so that chunks written after a cut one (a disk that filled up and freed
+ * space, a process killed in the middle of a write while others went on) are found however
+ * the damage shifted them. Returns 1 when ptc_reader_next() will read that chunk, 0 when none
+ * follows (the reader is at the end), -1 when the error cannot be passed (a read error, out
+ * of memory). *skipped: the bytes passed over from the damaged chunk's start. */
+int ptc_reader_resync(struct ptc_reader *r, uint64_t *skipped);
 /* After an error of ptc_reader_next(): 1 with the header of the chunk it failed on (as read,
  * unchecked) and that chunk's file offset, or 0 when it failed before a whole chunk header
  * (at ptc_reader_offset()). */
