@@ -101,7 +101,8 @@ static int commit_line(struct calls_view *c)
 }
 
 /* The function's name as uftrace shows it: C++ parameter lists dropped ("f() {", not
- * "f(int)() {"); NULL when out of memory. */
+ * "f(int)() {"), made safe for a text line (control characters and bytes that are not UTF-8
+ * as visible escapes); NULL when out of memory. */
 static const char *name_of(struct calls_view *c, uint32_t id, size_t *len)
 {
     const char *n = ptc_strcache_get(&c->names, id, len);
@@ -109,8 +110,13 @@ static const char *name_of(struct calls_view *c, uint32_t id, size_t *len)
         char buf[4096];
         const struct ptc_func_info *f = ptc_session_func(c->s, id);
         const char *sh = f ? ptc_out_short_name(f->name, buf, sizeof(buf)) : "?";
-        *len = strlen(sh);
-        n = ptc_strcache_set(&c->names, id, sh, *len);
+        struct ptc_wbuf tmp;
+        if (ptc_wbuf_init(&tmp, -1, 8192))
+            return NULL;
+        ptc_wb_esc(&tmp, sh, strlen(sh), PTC_ESC_TEXT);
+        *len = tmp.len;
+        n = tmp.err ? NULL : ptc_strcache_set(&c->names, id, tmp.buf, tmp.len);
+        ptc_wbuf_free(&tmp);
     }
     return n;
 }
