@@ -390,7 +390,9 @@ static int format_line(struct calls_view *c, const struct line *l)
         indent(w, l->depth);
         ptc_wb_char(w, '(');
         ptc_wb_put_padded(w, l->name, l->name_len);
-        ptc_wb_str(w, " resumes at a landing pad)\n");
+        ptc_wb_str(w, " resumes at a landing pad: ");
+        ptc_wb_u64(w, l->count);
+        ptc_wb_str(w, l->count == 1 ? " frame unwound)\n" : " frames unwound)\n");
         break;
     }
     return 0;
@@ -525,11 +527,18 @@ static int calls_mark(void *view, const struct ptc_out_event *e)
 static int calls_note(void *view, const struct ptc_out_event *e)
 {
     struct calls_view *c = view;
+    /* a landing stub after nothing was unwound: the first return of setjmp (or a catch
+     * reached again without a throw), where there is nothing to say */
+    if (e->kind == PTC_CALL_LANDING && !e->count)
+        return 0;
     struct cthread *t = thread_of(c, e);
     struct line *l;
-    return !t || flush_pending(c, t) ||
-           named_line(c, e->kind == PTC_CALL_UNMATCHED ? L_UNMATCHED : L_LANDING, t, e->time,
-                      e->depth, e->func, &l);
+    if (!t || flush_pending(c, t) ||
+        named_line(c, e->kind == PTC_CALL_UNMATCHED ? L_UNMATCHED : L_LANDING, t, e->time,
+                   e->depth, e->func, &l))
+        return 1;
+    l->count = e->count;
+    return 0;
 }
 
 static int calls_thread_end(void *view, uint32_t pid, uint32_t tid, uintptr_t *user)
