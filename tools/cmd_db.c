@@ -153,8 +153,10 @@ static void json_s(FILE *f, const char *s)
 /* A run as a JSON object (docs/db.md, docs/schema/db-*.schema.json). */
 static void json_run(FILE *f, const struct db_run *r, int with_modules, const char *indent)
 {
-    fprintf(f, "{\"id\": %lld, \"content_hash\": \"%s\", \"trace\": ", (long long)r->id,
-            r->content_hash);
+    /* every string as the database holds it, escaped (a database is a file: any bytes) */
+    fprintf(f, "{\"id\": %lld, \"content_hash\": ", (long long)r->id);
+    json_s(f, r->content_hash);
+    fputs(", \"trace\": ", f);
     json_s(f, r->trace);
     fprintf(f, ", \"trace_bytes\": %lld, \"program\": ", (long long)r->trace_bytes);
     json_s(f, r->program);
@@ -177,8 +179,11 @@ static void json_run(FILE *f, const struct db_run *r, int with_modules, const ch
                 r->core_dumped ? "true" : "false");
     else
         fputs("null", f);
-    fprintf(f, ", \"backend\": \"%s\", \"timed\": %s, \"time_unit\": \"%s\",\n%s \"totals\": {",
-            r->backend, r->timed ? "true" : "false", r->time_unit, indent);
+    fputs(", \"backend\": ", f);
+    json_s(f, r->backend);
+    fprintf(f, ", \"timed\": %s, \"time_unit\": ", r->timed ? "true" : "false");
+    json_s(f, r->time_unit);
+    fprintf(f, ",\n%s \"totals\": {", indent);
     for (int i = 0; i < DB_NCOUNTERS; i++)
         fprintf(f, "%s\"%s\": %llu", i ? ", " : "", db_counter_names[i],
                 (unsigned long long)r->counters[i]);
