@@ -22,8 +22,9 @@
       one row per function.
   names_test.py clones BUILD SRC WORK    (ctest outputs-clone-names)
       A C++20 coroutine (clones_prog.cpp: counter(int) and its (.resume) and (.destroy)
-      parts) compiled by ptcall-c++ -std=c++20: calls, folded stacks and the svg keep the
-      three apart, with the report's calls each.
+      parts) and foo(int) with a (.cold) and a (.llvm.4242) clone (asm labels), compiled by
+      ptcall-c++ -std=c++20: calls, folded stacks and the svg keep them apart, with the
+      report's calls each.
   names_test.py landing BUILD SRC WORK   (ctest outputs-landing)
       test/e2e/programs/longjmp.c and exceptions.cpp: `calls` says "(F resumes at a landing
       pad: N frames unwound)" only where frames were unwound (the longjmp's return, the catch),
@@ -416,13 +417,16 @@ def clones(build, src, work):
         raise SystemExit("FAIL: cannot build or record the coroutine program")
     rep = json.loads(run([ptcall, "report", trace, "--format", "json"]).stdout)
     calls = {f["name"]: f["calls"] for f in rep["functions"]}
-    parts = ["counter(int)", "counter(int) (.resume)", "counter(int) (.destroy)"]
-    if not check(all(p in calls for p in parts),
-                 f"report: the coroutine's ramp, resume and destroy functions ({sorted(calls)})"):
+    parts = {"counter(int)": "counter", "counter(int) (.resume)": "counter (.resume)",
+             "counter(int) (.destroy)": "counter (.destroy)", "foo(int)": "foo",
+             "foo(int) (.cold)": "foo (.cold)", "foo(int) (.llvm.4242)": "foo (.llvm.4242)"}
+    if not check(set(parts) <= set(calls),
+                 f"report: the coroutine's ramp, resume and destroy functions, foo and its "
+                 f"clones ({sorted(calls)})"):
         return
-    want = {"counter": calls[parts[0]], "counter (.resume)": calls[parts[1]],
-            "counter (.destroy)": calls[parts[2]]}
-    check(calls[parts[1]] == 6, f"report: (.resume) ran 6 times ({calls[parts[1]]})")
+    want = {short: calls[name] for name, short in parts.items()}
+    check([calls[p] for p in parts] == [1, 6, 1, 1, 2, 3],
+          f"report: the calls the program made ({[calls[p] for p in parts]})")
     # calls: one line per call, named apart
     lines = run([ptcall, "calls", trace]).stdout.decode().split("\n")
     got = {}
@@ -430,20 +434,21 @@ def clones(build, src, work):
         m = re.search(r"\|\s+(.*)\(\);$", l)
         if m:
             got[m.group(1)] = got.get(m.group(1), 0) + 1
-    check({k: v for k, v in got.items() if k.startswith("counter")} == want,
-          f"calls: counter, counter (.resume), counter (.destroy) apart ({got})")
+    check({k: v for k, v in got.items() if k != "main"} == want,
+          f"calls: counter, counter (.resume), counter (.destroy), foo, foo (.cold), "
+          f"foo (.llvm.4242) apart ({got})")
     folded = run([ptcall, "export", trace, "--format", "folded", "--weight", "calls"]).stdout
     got = {}
     for l in folded.decode().split("\n"):
         if l:
             path, w = l.rsplit(" ", 1)
             got[path.split(";")[-1]] = got.get(path.split(";")[-1], 0) + int(w)
-    check({k: v for k, v in got.items() if k.startswith("counter")} == want,
-          f"export --format folded: the three apart with their calls ({got})")
+    check({k: v for k, v in got.items() if k != "main"} == want,
+          f"export --format folded: each apart with its calls ({got})")
     root = ET.fromstring(run([ptcall, "export", trace, "--format", "svg", "--weight",
                               "calls"]).stdout)
     frames = {g.get("data-name") for g in root.iter("{http://www.w3.org/2000/svg}g")}
-    check(set(want) <= frames, "export --format svg: a frame for each of the three")
+    check(set(want) <= frames, "export --format svg: a frame for each of them")
 
 
 # ---------------------------------------------------------------------------------------------
