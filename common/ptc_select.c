@@ -24,12 +24,37 @@ static size_t strip_qualifiers(char *buf, size_t len)
     return len;
 }
 
+/* Where the clone suffixes at the end of name[0..len) start (len when it has none): LLVM's
+ * demangler writes a clone's suffix as " (.resume)", " (.destroy)" (C++20 coroutines),
+ * " (.cold)", " (.llvm.123)", GNU's as " [clone .cold]" (one per suffix). They make a clone
+ * a function of its own, so they stay in the short name. */
+static size_t clone_suffixes(const char *name, size_t len)
+{
+    for (;;) {
+        char open = len && name[len - 1] == ')' ? '(' : len && name[len - 1] == ']' ? '[' : 0;
+        if (!open)
+            return len;
+        size_t i = len - 1;
+        while (i > 0 && name[i - 1] != open && name[i - 1] != '(' && name[i - 1] != ')' &&
+               name[i - 1] != '[' && name[i - 1] != ']')
+            i--;
+        /* name[i - 1] opens the group, name[i..len - 1) is its inside */
+        if (i < 2 || name[i - 1] != open || name[i - 2] != ' ')
+            return len;
+        if (open == '(' ? name[i] != '.' : strncmp(name + i, "clone .", 7))
+            return len;
+        len = i - 2;
+    }
+}
+
 const char *ptc_func_short_name(const char *name, char *buf, size_t n)
 {
-    size_t len = strlen(name);
-    if (len >= n)
+    size_t all = strlen(name);
+    if (all >= n)
         return name;
-    memcpy(buf, name, len + 1);
+    size_t len = clone_suffixes(name, all);
+    memcpy(buf, name, len);
+    buf[len] = 0;
     len = strip_qualifiers(buf, len);
     if (!len || buf[len - 1] != ')')
         return name;
@@ -41,7 +66,8 @@ const char *ptc_func_short_name(const char *name, char *buf, size_t n)
         else if (buf[i] == '(' && --depth == 0) {
             if (i == 0)
                 return name;
-            buf[i] = 0;
+            size_t cut = clone_suffixes(name, all);
+            memcpy(buf + i, name + cut, all - cut + 1); /* the suffixes, and the NUL */
             return buf;
         }
     }

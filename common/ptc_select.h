@@ -18,7 +18,10 @@
 #define PTC_SELECT_MAX 64
 
 /* The display name without its C++ parameter list and trailing qualifiers ("f(int) const"
- * -> "f"), in buf (n bytes), or name itself when it has none or does not fit. */
+ * -> "f"), in buf (n bytes), or name itself when it has none or does not fit. A clone's
+ * suffixes stay ("counter(int) (.resume)" -> "counter (.resume)", "f(int) [clone .cold]" ->
+ * "f [clone .cold]"): a coroutine's resume and destroy parts, cold parts and LTO's renamed
+ * copies are functions of their own. */
 const char *ptc_func_short_name(const char *name, char *buf, size_t n);
 
 /* Whether glob (fnmatch, no flags) matches a function's display name, that name without

@@ -289,7 +289,12 @@ int cov_view_diff(FILE *f, int format, const struct cov_analysis *a, const char 
 
 /* Shared by the views: a function's display name ("" never: falls back to the linkage). */
 const char *cov_func_name(const struct cov_data *d, uint32_t f);
+/* A name as a JSON string literal, a CSV field, a name in a text table (common/ptc_escape.h,
+ * the one escaping of every output). */
 void cov_json_str(FILE *f, const char *s);
 void cov_csv_str(FILE *f, const char *s);
+void cov_text_str(FILE *f, const char *s);
+/* A CSV line column: empty when not known (0). */
+void cov_csv_line(FILE *f, uint32_t line);
 
 #endif

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cov.h"
+#include "ptc_escape.h"
 
 void cov_data_init(struct cov_data *d)
 {
@@ -112,58 +113,25 @@ const char *cov_func_name(const struct cov_data *d, uint32_t f)
     return fn->linkage && *fn->linkage ? fn->linkage : "?";
 }
 
-/* Bytes of the well-formed UTF-8 sequence at p (1 to 4), or 0 when it is not one. */
-static int utf8_len(const unsigned char *p)
-{
-    int n = p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc2 ? 2 : 0;
-    if (!n || p[0] >= 0xf5)
-        return 0;
-    for (int i = 1; i < n; i++)
-        if ((p[i] & 0xc0) != 0x80)
-            return 0;
-    if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0) ||
-        (p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))
-        return 0;   /* overlong, surrogate, beyond U+10FFFF */
-    return n;
-}
-
-/* Names come from binaries and files: bytes that are not UTF-8 become U+FFFD, so the output
- * stays valid JSON whatever a map or a damaged .ptcov holds. */
+/* Names come from binaries and files: the one escaping of every output (common/ptc_escape.h)
+ * keeps the JSON valid and the CSV safe whatever a map or a damaged .ptcov holds. */
 void cov_json_str(FILE *f, const char *s)
 {
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        if (*p == '"' || *p == '\\') {
-            fprintf(f, "\\%c", *p);
-        } else if (*p < 0x20 || *p == 0x7f) {
-            fprintf(f, "\\u%04x", *p);
-        } else if (*p < 0x80) {
-            fputc(*p, f);
-        } else {
-            int n = utf8_len(p);
-            if (n) {
-                fwrite(p, 1, (size_t)n, f);
-                p += n - 1;
-            } else {
-                fputs("\\ufffd", f);
-            }
-        }
-    }
-    fputc('"', f);
+    ptc_fput_json(f, s ? s : "");
 }
 
 void cov_csv_str(FILE *f, const char *s)
 {
-    s = s ? s : "";
-    if (!strpbrk(s, ",\"\r\n")) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
+    ptc_fput_csv(f, s);
+}
+
+void cov_text_str(FILE *f, const char *s)
+{
+    ptc_fput_text(f, s);
+}
+
+void cov_csv_line(FILE *f, uint32_t line)
+{
+    if (line)
+        fprintf(f, "%u", line);
 }

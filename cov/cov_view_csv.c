@@ -22,8 +22,9 @@ int cov_view_csv(FILE *f, const struct cov_analysis *a, const struct cov_view_op
             cov_csv_str(f, d->modules[fn->module].path);
             fputc(',', f);
             cov_csv_str(f, fn->file);
-            fprintf(f, ",%u,%u,%" PRIu64 ",%" PRIu64 "\n", fn->line, b->nunreached, b->insns,
-                    b->blocks);
+            fputc(',', f);
+            cov_csv_line(f, fn->line);
+            fprintf(f, ",%u,%" PRIu64 ",%" PRIu64 "\n", b->nunreached, b->insns, b->blocks);
         }
         return fflush(f) || ferror(f) ? -EIO : 0;
     }
@@ -38,8 +39,10 @@ int cov_view_csv(FILE *f, const struct cov_analysis *a, const struct cov_view_op
         cov_csv_str(f, d->modules[fn->module].path);
         fputc(',', f);
         cov_csv_str(f, fn->file);
-        fprintf(f, ",%u,%d,%u,%" PRIu64 ",", fn->line, a->inputs_reaching[i] > 0,
-                a->inputs_reaching[i], a->calls[i]);
+        fputc(',', f);
+        cov_csv_line(f, fn->line);
+        fprintf(f, ",%d,%u,%" PRIu64 ",", a->inputs_reaching[i] > 0, a->inputs_reaching[i],
+                a->calls[i]);
         if (a->first_input[i] != UINT32_MAX) {
             const struct cov_input *in = &d->inputs[a->first_input[i]];
             cov_csv_str(f, in->name);

@@ -29,10 +29,12 @@ int cov_view_diff(FILE *f, int format, const struct cov_analysis *a, const char 
         fprintf(f, ",\"reached\":%u,\"functions\":%u},\"both\":%u,\"only\":[", b->reached,
                 b->d->nfuncs, common);
     } else {
-        fprintf(f, "A: %s: %u functions reached of %u\nB: %s: %u functions reached of %u\n"
-                   "reached by both: %u; only by A: %u; only by B: %u\n",
-                pa, a->reached, a->d->nfuncs, pb, b->reached, b->d->nfuncs, common, only[0],
-                only[1]);
+        fputs("A: ", f);
+        cov_text_str(f, pa);
+        fprintf(f, ": %u functions reached of %u\nB: ", a->reached, a->d->nfuncs);
+        cov_text_str(f, pb);
+        fprintf(f, ": %u functions reached of %u\nreached by both: %u; only by A: %u; only by "
+                   "B: %u\n", b->reached, b->d->nfuncs, common, only[0], only[1]);
     }
     for (uint32_t i = 0; i < nrows; i++) {
         const struct cov_diff_row *r = &rows[i];
@@ -48,7 +50,9 @@ int cov_view_diff(FILE *f, int format, const struct cov_analysis *a, const char 
             cov_csv_str(f, d->modules[fn->module].path);
             fputc(',', f);
             cov_csv_str(f, fn->file);
-            fprintf(f, ",%u,%u\n", fn->line, r->inputs);
+            fputc(',', f);
+            cov_csv_line(f, fn->line);
+            fprintf(f, ",%u\n", r->inputs);
         } else if (format == 2) {
             fprintf(f, "%s\n{\"only_in\":\"%s\",\"name\":", i ? "," : "", who);
             cov_json_str(f, cov_func_name(d, r->func));
@@ -62,8 +66,11 @@ int cov_view_diff(FILE *f, int format, const struct cov_analysis *a, const char 
         } else {
             if (i == 0 || rows[i - 1].side != r->side)
                 fprintf(f, "\nonly reached by %s (inputs reaching it):\n", who);
-            fprintf(f, "  %6u  %s  %s:%u\n", r->inputs, cov_func_name(d, r->func), fn->file,
-                    fn->line);
+            fprintf(f, "  %6u  ", r->inputs);
+            cov_text_str(f, cov_func_name(d, r->func));
+            fputs("  ", f);
+            cov_text_str(f, fn->file);
+            fprintf(f, ":%u\n", fn->line);
         }
     }
     if (format == 2)

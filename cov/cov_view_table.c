@@ -50,24 +50,33 @@ int cov_view_table(FILE *f, const struct cov_analysis *a, const struct cov_view_
 {
     const struct cov_data *d = a->d;
     char t[64], st[96];
-    fprintf(f, "coverage of %s: %u inputs of '%s'\n", o->ptcov ? o->ptcov : "?", d->ninputs,
-            d->target ? d->target : "?");
+    fputs("coverage of ", f);
+    cov_text_str(f, o->ptcov ? o->ptcov : "?");
+    fprintf(f, ": %u inputs of '", d->ninputs);
+    cov_text_str(f, d->target ? d->target : "?");
+    fputs("'\n", f);
     fprintf(f, "  %u exited, %u crashed, %u hung, %u not run\n\n", a->counted[COV_EXITED],
             a->counted[COV_SIGNALED], a->counted[COV_TIMEOUT], a->counted[COV_ERROR]);
     fprintf(f, "functions reached: %u of %u instrumented (%.1f %%)\n\n", a->reached, d->nfuncs,
             pct(a->reached, d->nfuncs));
 
     fprintf(f, "per module:\n");
-    for (uint32_t m = 0; m < a->nmodules_g; m++)
-        fprintf(f, "  %6u / %-6u %5.1f %%  %s%s%s\n", a->modules[m].reached, a->modules[m].funcs,
-                pct(a->modules[m].reached, a->modules[m].funcs), a->modules[m].name,
-                d->modules[m].build_id[0] ? "  build id " : "", d->modules[m].build_id);
+    for (uint32_t m = 0; m < a->nmodules_g; m++) {
+        fprintf(f, "  %6u / %-6u %5.1f %%  ", a->modules[m].reached, a->modules[m].funcs,
+                pct(a->modules[m].reached, a->modules[m].funcs));
+        cov_text_str(f, a->modules[m].name);
+        fputs(d->modules[m].build_id[0] ? "  build id " : "", f);
+        cov_text_str(f, d->modules[m].build_id);
+        fputc('\n', f);
+    }
     fprintf(f, "\nper source file:\n");
     uint32_t nf = cut(o->top, a->nfiles);
-    for (uint32_t i = 0; i < nf; i++)
-        fprintf(f, "  %6u / %-6u %5.1f %%  %s\n", a->files[i].reached, a->files[i].funcs,
-                pct(a->files[i].reached, a->files[i].funcs),
-                a->files[i].name[0] ? a->files[i].name : "(unknown)");
+    for (uint32_t i = 0; i < nf; i++) {
+        fprintf(f, "  %6u / %-6u %5.1f %%  ", a->files[i].reached, a->files[i].funcs,
+                pct(a->files[i].reached, a->files[i].funcs));
+        cov_text_str(f, a->files[i].name[0] ? a->files[i].name : "(unknown)");
+        fputc('\n', f);
+    }
     more(f, nf, a->nfiles);
 
     fprintf(f, "\ncoverage over campaign time (inputs that reached new functions):\n");
@@ -75,8 +84,9 @@ int cov_view_table(FILE *f, const struct cov_analysis *a, const struct cov_view_
     uint32_t nc = cut(o->top, a->ncurve);
     for (uint32_t i = 0; i < nc; i++) {
         fmt_ms(t, sizeof(t), a->curve[i].time_ms);
-        fprintf(f, "  %9s %8u  %s (+%u)\n", t, a->curve[i].reached, d->inputs[a->curve[i].input].name,
-                a->new_count[a->curve[i].input]);
+        fprintf(f, "  %9s %8u  ", t, a->curve[i].reached);
+        cov_text_str(f, d->inputs[a->curve[i].input].name);
+        fprintf(f, " (+%u)\n", a->new_count[a->curve[i].input]);
     }
     more(f, nc, a->ncurve);
 
@@ -86,14 +96,17 @@ int cov_view_table(FILE *f, const struct cov_analysis *a, const struct cov_view_
         const struct cov_input *in = &d->inputs[i];
         fmt_ms(t, sizeof(t), in->time_ms);
         outcome(st, sizeof(st), in);
-        fprintf(f, "  %9s %6u %+6d  %-5s %s  [%s]\n", t, in->nhits, (int)a->new_count[i],
-                cov_kind_name(in->kind), in->name, st);
+        fprintf(f, "  %9s %6u %+6d  %-5s ", t, in->nhits, (int)a->new_count[i],
+                cov_kind_name(in->kind));
+        cov_text_str(f, in->name);
+        fprintf(f, "  [%s]\n", st);
         if (a->new_count[i]) {
             fprintf(f, "            first:");
             uint32_t shown = 0;
             for (uint32_t k = 0; k < in->nhits; k++)
                 if (a->first_input[in->hits[k].func] == i && (!o->top || shown < o->top)) {
-                    fprintf(f, " %s", cov_func_name(d, in->hits[k].func));
+                    fputc(' ', f);
+                    cov_text_str(f, cov_func_name(d, in->hits[k].func));
                     shown++;
                 }
             if (shown < a->new_count[i])
@@ -113,8 +126,11 @@ int cov_view_table(FILE *f, const struct cov_analysis *a, const struct cov_view_
             continue;
         }
         shown++;
-        fprintf(f, "  %6u %12" PRIu64 "  %s  (%s)\n", a->inputs_reaching[i], a->calls[i],
-                cov_func_name(d, i), d->inputs[a->first_input[i]].name);
+        fprintf(f, "  %6u %12" PRIu64 "  ", a->inputs_reaching[i], a->calls[i]);
+        cov_text_str(f, cov_func_name(d, i));
+        fputs("  (", f);
+        cov_text_str(f, d->inputs[a->first_input[i]].name);
+        fputs(")\n", f);
     }
     more(f, cut(o->top, shown), shown);
 
@@ -123,27 +139,38 @@ int cov_view_table(FILE *f, const struct cov_analysis *a, const struct cov_view_
     for (uint32_t i = 0; i < d->nfuncs; i++) {
         if (a->inputs_reaching[i])
             continue;
-        if (!o->top || shown < o->top)
-            fprintf(f, "  %s  %s:%u\n", cov_func_name(d, i), d->funcs[i].file, d->funcs[i].line);
+        if (!o->top || shown < o->top) {
+            fputs("  ", f);
+            cov_text_str(f, cov_func_name(d, i));
+            fputs("  ", f);
+            cov_text_str(f, d->funcs[i].file);
+            fprintf(f, ":%u\n", d->funcs[i].line);
+        }
         shown++;
     }
     more(f, cut(o->top, shown), shown);
 
     if (o->blockers) {
         fprintf(f, "\nblockers: reached functions whose direct callees were never reached\n");
-        if (!a->have_sizes)
-            fprintf(f, "  (the map of %s has no callee and size data: built before map version 6, "
-                       "ranked by callees)\n", d->nmodules ? d->modules[0].path : "the target");
+        if (!a->have_sizes) {
+            fputs("  (the map of ", f);
+            cov_text_str(f, d->nmodules ? d->modules[0].path : "the target");
+            fputs(" has no callee and size data: built before map version 6, ranked by "
+                  "callees)\n", f);
+        }
         fprintf(f, "  %8s %7s %9s  %s\n", "insns", "blocks", "callees", "function: unreached callees");
         uint32_t nb = cut(o->top, a->nblockers);
         for (uint32_t i = 0; i < nb; i++) {
             const struct cov_blocker *b = &a->blockers[i];
             const struct cov_func *fn = &d->funcs[b->func];
-            fprintf(f, "  %8" PRIu64 " %7" PRIu64 " %9u  %s:", b->insns, b->blocks, b->nunreached,
-                    cov_func_name(d, b->func));
+            fprintf(f, "  %8" PRIu64 " %7" PRIu64 " %9u  ", b->insns, b->blocks, b->nunreached);
+            cov_text_str(f, cov_func_name(d, b->func));
+            fputc(':', f);
             for (uint32_t k = 0; k < fn->ncallees; k++)
-                if (!a->inputs_reaching[fn->callees[k]])
-                    fprintf(f, " %s", cov_func_name(d, fn->callees[k]));
+                if (!a->inputs_reaching[fn->callees[k]]) {
+                    fputc(' ', f);
+                    cov_text_str(f, cov_func_name(d, fn->callees[k]));
+                }
             fputc('\n', f);
         }
         more(f, nb, a->nblockers);

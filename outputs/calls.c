@@ -101,7 +101,8 @@ static int commit_line(struct calls_view *c)
 }
 
 /* The function's name as uftrace shows it: C++ parameter lists dropped ("f() {", not
- * "f(int)() {"); NULL when out of memory. */
+ * "f(int)() {"), made safe for a text line (control characters and bytes that are not UTF-8
+ * as visible escapes); NULL when out of memory. */
 static const char *name_of(struct calls_view *c, uint32_t id, size_t *len)
 {
     const char *n = ptc_strcache_get(&c->names, id, len);
@@ -109,8 +110,13 @@ static const char *name_of(struct calls_view *c, uint32_t id, size_t *len)
         char buf[4096];
         const struct ptc_func_info *f = ptc_session_func(c->s, id);
         const char *sh = f ? ptc_out_short_name(f->name, buf, sizeof(buf)) : "?";
-        *len = strlen(sh);
-        n = ptc_strcache_set(&c->names, id, sh, *len);
+        struct ptc_wbuf tmp;
+        if (ptc_wbuf_init(&tmp, -1, 8192))
+            return NULL;
+        ptc_wb_esc(&tmp, sh, strlen(sh), PTC_ESC_TEXT);
+        *len = tmp.len;
+        n = tmp.err ? NULL : ptc_strcache_set(&c->names, id, tmp.buf, tmp.len);
+        ptc_wbuf_free(&tmp);
     }
     return n;
 }
@@ -384,7 +390,9 @@ static int format_line(struct calls_view *c, const struct line *l)
         indent(w, l->depth);
         ptc_wb_char(w, '(');
         ptc_wb_put_padded(w, l->name, l->name_len);
-        ptc_wb_str(w, " resumes at a landing pad)\n");
+        ptc_wb_str(w, " resumes at a landing pad: ");
+        ptc_wb_u64(w, l->count);
+        ptc_wb_str(w, l->count == 1 ? " frame unwound)\n" : " frames unwound)\n");
         break;
     }
     return 0;
@@ -519,11 +527,18 @@ static int calls_mark(void *view, const struct ptc_out_event *e)
 static int calls_note(void *view, const struct ptc_out_event *e)
 {
     struct calls_view *c = view;
+    /* a landing stub after nothing was unwound: the first return of setjmp (or a catch
+     * reached again without a throw), where there is nothing to say */
+    if (e->kind == PTC_CALL_LANDING && !e->count)
+        return 0;
     struct cthread *t = thread_of(c, e);
     struct line *l;
-    return !t || flush_pending(c, t) ||
-           named_line(c, e->kind == PTC_CALL_UNMATCHED ? L_UNMATCHED : L_LANDING, t, e->time,
-                      e->depth, e->func, &l);
+    if (!t || flush_pending(c, t) ||
+        named_line(c, e->kind == PTC_CALL_UNMATCHED ? L_UNMATCHED : L_LANDING, t, e->time,
+                   e->depth, e->func, &l))
+        return 1;
+    l->count = e->count;
+    return 0;
 }
 
 static int calls_thread_end(void *view, uint32_t pid, uint32_t tid, uintptr_t *user)

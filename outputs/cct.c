@@ -164,8 +164,9 @@ void ptc_cct_put_path(const struct ptc_cct *t, const struct ptc_session *s, uint
             ptc_wb_str(w, sep);
         const struct ptc_func_info *fi = ptc_session_func(s, ids[i]);
         const char *name = fi ? ptc_out_short_name(fi->name, buf, sizeof(buf)) : "?";
-        for (const char *p = name; *p; p++)
-            ptc_wb_char(w, *p == ';' ? ':' : *p == '\n' ? ' ' : *p);
+        /* a name of a text line (control characters and bytes that are not UTF-8 shown as
+         * escapes: a newline would end the line), without the frames' separator */
+        ptc_wb_esc_map(w, name, strlen(name), PTC_ESC_TEXT, ';', ':');
     }
     if (ids != stackbuf)
         free(ids);

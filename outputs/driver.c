@@ -31,6 +31,9 @@ struct dthread {
     uint32_t cap, depth;
     int32_t froot;          /* depth of the outermost --function match on the stack, -1 */
     int32_t xroot;          /* depth of the outermost --exclude match, -1 */
+    uint64_t unwound;       /* frames left other than by their exit (unwound, repaired,
+                               popped by a landing pad) since the last entry or exit: what a
+                               landing pad resumes after (0 at a setjmp's first return) */
     uintptr_t view_user;
     struct dthread *next;
 };
@@ -336,6 +339,7 @@ HOT void on_enter(struct ptc_out_driver *d, struct dthread *t, const struct ptc_
         return;
     }
     t->depth = dep; /* the decoder's depth is the truth */
+    t->unwound = 0;
     if (t->froot >= (int32_t)dep)
         t->froot = -1;
     if (t->xroot >= (int32_t)dep)
@@ -354,6 +358,7 @@ HOT void on_return(struct ptc_out_driver *d, struct dthread *t, const struct ptc
                       uint64_t now)
 {
     uint32_t dep = ce->depth;
+    t->unwound = ce->how == PTC_RET_EXIT ? 0 : t->unwound + 1;
     if (dep >= t->depth || t->fr[dep].func != ce->func) {
         /* a frame the driver did not see enter (inherited without a snapshot): make one */
         if (frames_reserve(t, dep + 1)) {
@@ -489,6 +494,7 @@ static void hook(void *ctx, const struct ptc_call_event *ce)
     case PTC_CALL_GAP:
         t->depth = 0;
         t->froot = t->xroot = -1;
+        t->unwound = 0;
         break;
     case PTC_CALL_FORK:
         save_fork(d, t, (uint32_t)ce->count);
@@ -496,6 +502,11 @@ static void hook(void *ctx, const struct ptc_call_event *ce)
     default:
         break;
     }
+    /* a landing pad's note says how many frames it resumes after (none: the first return
+     * of setjmp, which passes the landing stub too) */
+    uint64_t unwound = t->unwound;
+    if (ce->kind == PTC_CALL_LANDING)
+        t->unwound = 0;
     if (!t->selected)
         return;
     struct ptc_out_event e;
@@ -504,7 +515,9 @@ static void hook(void *ctx, const struct ptc_call_event *ce)
     e.tid = t->tid;
     e.func = ce->func;
     e.time = now;
-    e.count = ce->kind == PTC_CALL_FORKED ? ce->depth : ce->count;
+    e.count = ce->kind == PTC_CALL_FORKED   ? ce->depth
+              : ce->kind == PTC_CALL_LANDING ? unwound
+                                             : ce->count;
     e.kind = ce->kind;
     e.has_time = ce->has_time;
     if (ce->kind == PTC_CALL_UNMATCHED || ce->kind == PTC_CALL_LANDING ||

@@ -76,7 +76,8 @@ static int events_ret(void *view, const struct ptc_out_event *e)
         ptc_wb_char(w, ',');
         ptc_wb_csv_str(w, file);
         ptc_wb_char(w, ',');
-        ptc_wb_u64(w, line);
+        if (line) /* 0: not known, an empty field */
+            ptc_wb_u64(w, line);
         ptc_wb_char(w, ',');
         if (v->timed) {
             ptc_wb_u64(w, e->start);

@@ -30,7 +30,9 @@ struct ptc_out_event {
     uint64_t self;          /* return: duration minus time in callees that were shown */
     uint64_t count;         /* gap: events lost (0 unknown); fork: the child's pid;
                                forked: frames inherited from the parent; mark: the label's
-                               id (ptc_session_mark_label) */
+                               id (ptc_session_mark_label); landing: the frames left other
+                               than by their exit since the thread's last entry or exit (0:
+                               nothing unwound, as at the first return of setjmp) */
     uint8_t kind;           /* enum ptc_call_kind (decode.h) */
     uint8_t how;            /* return: enum ptc_return_how */
     uint8_t has_time;

@@ -99,7 +99,7 @@ static int paths_end(void *view, const struct ptc_out_info *info)
     uint32_t shown = v->o.top && v->o.top < n ? (uint32_t)v->o.top : n;
     if (v->o.format == PTC_PATHS_TABLE) {
         ptc_wb_str(w, "# hot paths of ");
-        ptc_wb_str(w, info->trace);
+        ptc_wb_text_str(w, info->trace);
         ptc_wb_str(w, ": call paths with ");
         if (v->o.min_calls) {
             ptc_wb_str(w, "at least ");

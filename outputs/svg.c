@@ -111,11 +111,10 @@ static void frame(struct svg_view *v, uint32_t id, double x, double width, uint3
         if (len <= fit) {
             ptc_wb_xml_str(w, name);
         } else {
-            char cut[1024];
-            size_t k = fit - 2 < sizeof(cut) - 1 ? fit - 2 : sizeof(cut) - 1;
-            memcpy(cut, name, k);
-            cut[k] = 0;
-            ptc_wb_xml_str(w, cut);
+            size_t k = fit - 2 < 1023 ? fit - 2 : 1023;
+            while (k && ((unsigned char)name[k] & 0xc0) == 0x80)
+                k--; /* not inside a character */
+            ptc_wb_esc(w, name, k, PTC_ESC_XML);
             ptc_wb_str(w, "..");
         }
         ptc_wb_str(w, "</text>");

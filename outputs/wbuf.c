@@ -206,69 +206,67 @@ void ptc_wb_sec9(struct ptc_wbuf *w, uint64_t ns, unsigned width)
     put_right(w, p, (size_t)(end - p), width);
 }
 
+static void put_wb(void *ctx, const char *s, size_t n)
+{
+    ptc_wb_put(ctx, s, n);
+}
+
+void ptc_wb_esc(struct ptc_wbuf *w, const char *s, size_t n, enum ptc_esc_mode mode)
+{
+    ptc_escape(s, n, mode, put_wb, w);
+}
+
+struct put_map {
+    struct ptc_wbuf *w;
+    char from, to;
+};
+
+static void put_wb_map(void *ctx, const char *s, size_t n)
+{
+    const struct put_map *m = ctx;
+    while (n) {
+        size_t k = n < 4096 ? n : 4096;
+        char *o = ptc_wb_room(m->w, k);
+        for (size_t i = 0; i < k; i++)
+            o[i] = s[i] == m->from ? m->to : s[i];
+        m->w->len += k;
+        s += k;
+        n -= k;
+    }
+}
+
+void ptc_wb_esc_map(struct ptc_wbuf *w, const char *s, size_t n, enum ptc_esc_mode mode,
+                    char from, char to)
+{
+    struct put_map m = {w, from, to};
+    ptc_escape(s, n, mode, put_wb_map, &m);
+}
+
 void ptc_wb_json_str(struct ptc_wbuf *w, const char *s)
 {
     ptc_wb_char(w, '"');
-    ptc_wb_json_chars(w, s);
+    ptc_wb_esc(w, s, strlen(s), PTC_ESC_JSON);
     ptc_wb_char(w, '"');
 }
 
 void ptc_wb_json_chars(struct ptc_wbuf *w, const char *s)
 {
-    static const char hex[] = "0123456789abcdef";
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        const unsigned char *run = p;
-        while (*p >= 0x20 && *p != '"' && *p != '\\')
-            p++;
-        if (p > run)
-            ptc_wb_put(w, (const char *)run, (size_t)(p - run));
-        if (!*p)
-            break;
-        char *o = ptc_wb_room(w, 6);
-        switch (*p) {
-        case '"': memcpy(o, "\\\"", 2); w->len += 2; break;
-        case '\\': memcpy(o, "\\\\", 2); w->len += 2; break;
-        case '\n': memcpy(o, "\\n", 2); w->len += 2; break;
-        case '\t': memcpy(o, "\\t", 2); w->len += 2; break;
-        case '\r': memcpy(o, "\\r", 2); w->len += 2; break;
-        default:
-            memcpy(o, "\\u00", 4);
-            o[4] = hex[*p >> 4];
-            o[5] = hex[*p & 15];
-            w->len += 6;
-        }
-    }
+    ptc_wb_esc(w, s, strlen(s), PTC_ESC_JSON);
 }
 
 void ptc_wb_csv_str(struct ptc_wbuf *w, const char *s)
 {
-    if (!strpbrk(s, ",\"\r\n")) {
-        ptc_wb_str(w, s);
-        return;
-    }
-    ptc_wb_char(w, '"');
-    for (const char *p = s; *p; p++) {
-        if (*p == '"')
-            ptc_wb_char(w, '"');
-        ptc_wb_char(w, *p);
-    }
-    ptc_wb_char(w, '"');
+    ptc_escape_csv(s, strlen(s), put_wb, w);
 }
 
 void ptc_wb_xml_str(struct ptc_wbuf *w, const char *s)
 {
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '&': ptc_wb_str(w, "&amp;"); break;
-        case '<': ptc_wb_str(w, "&lt;"); break;
-        case '>': ptc_wb_str(w, "&gt;"); break;
-        case '"': ptc_wb_str(w, "&quot;"); break;
-        case '\'': ptc_wb_str(w, "&#39;"); break;
-        default:
-            if (*p >= 0x20 || *p == '\t' || *p == '\n')
-                ptc_wb_char(w, (char)*p);
-        }
-    }
+    ptc_wb_esc(w, s, strlen(s), PTC_ESC_XML);
+}
+
+void ptc_wb_text_str(struct ptc_wbuf *w, const char *s)
+{
+    ptc_wb_esc(w, s, strlen(s), PTC_ESC_TEXT);
 }
 
 void ptc_wb_double(struct ptc_wbuf *w, double v, int decimals)

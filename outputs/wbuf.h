@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "ptc_escape.h"
+
 struct ptc_wbuf {
     int fd;
     char *buf;
@@ -93,15 +95,23 @@ PTC_WB_INLINE void ptc_wb_put_padded(struct ptc_wbuf *w, const char *s, size_t n
 /* ns as seconds with nine decimals ("12.345678901"), right-aligned in width: the time
  * column of `ptcall calls`, in three-digit groups. */
 void ptc_wb_sec9(struct ptc_wbuf *w, uint64_t ns, unsigned width);
+/* Names (functions, paths, labels) in every format go through common/ptc_escape.h: these
+ * write them to a view. */
+/* s (n bytes) escaped for mode, without quotes. */
+void ptc_wb_esc(struct ptc_wbuf *w, const char *s, size_t n, enum ptc_esc_mode mode);
+/* The same with each `from` of the result written as `to` (folded stacks: ';' ends a frame). */
+void ptc_wb_esc_map(struct ptc_wbuf *w, const char *s, size_t n, enum ptc_esc_mode mode,
+                    char from, char to);
 /* A JSON string literal (quotes included). */
 void ptc_wb_json_str(struct ptc_wbuf *w, const char *s);
 /* The same without the quotes: a part of a string literal ("mark: " + a label). */
 void ptc_wb_json_chars(struct ptc_wbuf *w, const char *s);
-/* An RFC 4180 CSV field: quoted when it holds a comma, quote, CR or LF. */
+/* A CSV field (ptc_escape_csv: quoted when needed, formula-like starts guarded). */
 void ptc_wb_csv_str(struct ptc_wbuf *w, const char *s);
-/* Text for XML/HTML content and attribute values (&, <, >, ", ' escaped; control
- * characters other than tab and newline dropped). */
+/* Text for XML/HTML content and attribute values (PTC_ESC_XML). */
 void ptc_wb_xml_str(struct ptc_wbuf *w, const char *s);
+/* A name in a text table (PTC_ESC_TEXT: one line, no terminal control). */
+void ptc_wb_text_str(struct ptc_wbuf *w, const char *s);
 /* A double in %.*f form (slow path: printf), for the few numbers that need it. */
 void ptc_wb_double(struct ptc_wbuf *w, double v, int decimals);
 

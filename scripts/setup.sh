@@ -8,6 +8,7 @@
 # PostgreSQL server of their own (Debian's postgresql: initdb, pg_ctl) and use xxhsum.
 # ptcall serve is built on libmicrohttpd; its page's charts are uPlot (npm, web/package.json),
 # served from ptcall's data directory; the browser tests (test/web) use the Chromium above
+# graphviz: `dot` reads `ptcall graph` in the hostile-names test (test/outputs/names_test.py)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 SUDO=""
@@ -21,6 +22,7 @@ pkgs=(
   chromium chromium-driver python3-selenium python3-jsonschema nodejs
   libsqlite3-dev libpq-dev postgresql libxxhash-dev xxhash
   libmicrohttpd-dev
+  graphviz
 )
 # npm: Debian's package, unless npm is already there (NodeSource's nodejs ships its own npm and
 # conflicts with Debian's)

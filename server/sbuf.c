@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptc_escape.h"
+
 void sb_init(struct sbuf *b)
 {
     memset(b, 0, sizeof(*b));
@@ -91,26 +93,9 @@ void sb_printf(struct sbuf *b, const char *fmt, ...)
     b->n += (size_t)k;
 }
 
-/* The length of the valid UTF-8 sequence at s (1..4), or 0 when it is not one. */
-static size_t utf8_len(const unsigned char *s)
+static void put_sb(void *ctx, const char *s, size_t n)
 {
-    unsigned c = s[0];
-    size_t n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3
-                             : (c & 0xf8) == 0xf0 ? 4 : 0;
-    if (!n || (n == 2 && c < 0xc2) || (n == 4 && c > 0xf4))
-        return 0;
-    for (size_t i = 1; i < n; i++)
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-    if (n == 3 && c == 0xe0 && s[1] < 0xa0)
-        return 0;
-    if (n == 3 && c == 0xed && s[1] >= 0xa0) /* surrogates */
-        return 0;
-    if (n == 4 && c == 0xf0 && s[1] < 0x90)
-        return 0;
-    if (n == 4 && c == 0xf4 && s[1] >= 0x90)
-        return 0;
-    return n;
+    sb_add(ctx, s, n);
 }
 
 void sb_json_str(struct sbuf *b, const char *s)
@@ -120,38 +105,9 @@ void sb_json_str(struct sbuf *b, const char *s)
         return;
     }
     sb_add(b, "\"", 1);
-    const unsigned char *u = (const unsigned char *)s;
-    while (*u) {
-        unsigned c = *u;
-        /* <, > and & as escapes: a JSON document embedded in an HTML <script> block can then
-         * never close it, whatever a function is called */
-        if (c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' ||
-            c == 0x7f) {
-            if (c == '"' || c == '\\')
-                sb_printf(b, "\\%c", c);
-            else if (c == '\n')
-                sb_puts(b, "\\n");
-            else if (c == '\t')
-                sb_puts(b, "\\t");
-            else
-                sb_printf(b, "\\u%04x", c);
-            u++;
-            continue;
-        }
-        size_t n = utf8_len(u);
-        if (!n) {
-            sb_puts(b, "\\ufffd");
-            u++;
-            continue;
-        }
-        /* U+2028/2029 end a line in older JavaScript */
-        if (n == 3 && u[0] == 0xe2 && u[1] == 0x80 && (u[2] == 0xa8 || u[2] == 0xa9)) {
-            sb_printf(b, "\\u%04x", u[2] == 0xa8 ? 0x2028 : 0x2029);
-        } else {
-            sb_add(b, u, n);
-        }
-        u += n;
-    }
+    /* <, > and & as escapes: a JSON document embedded in an HTML <script> block can then
+     * never close it, whatever a function is called */
+    ptc_escape(s, strlen(s), PTC_ESC_JSON_SCRIPT, put_sb, b);
     sb_add(b, "\"", 1);
 }
 
@@ -167,14 +123,6 @@ void sb_json_num(struct sbuf *b, double v)
 
 void sb_html(struct sbuf *b, const char *s)
 {
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '&': sb_puts(b, "&amp;"); break;
-        case '<': sb_puts(b, "&lt;"); break;
-        case '>': sb_puts(b, "&gt;"); break;
-        case '"': sb_puts(b, "&quot;"); break;
-        case '\'': sb_puts(b, "&#39;"); break;
-        default: sb_add(b, s, 1);
-        }
-    }
+    if (s)
+        ptc_escape(s, strlen(s), PTC_ESC_XML, put_sb, b);
 }

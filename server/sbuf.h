@@ -1,6 +1,7 @@
-/* A growable byte buffer for the web views (JSON bodies, HTML pages), with the escaping
- * every user-supplied string goes through: JSON strings safe to embed in HTML (<, >, & and
- * the line separators as \u escapes) and HTML text/attributes. Allocation failures are kept
+/* A growable byte buffer for the web views (JSON bodies, HTML pages), and the escaping every
+ * user-supplied string goes through (common/ptc_escape.h, the one escaping of every output):
+ * JSON strings safe to embed in HTML (<, >, & and the line separators as \u escapes) and
+ * HTML text/attributes. Allocation failures are kept
  * in the buffer (oom) and checked once at the end, so view code stays linear. */
 #ifndef PTCALL_SBUF_H
 #define PTCALL_SBUF_H
@@ -26,7 +27,8 @@ void sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(print
 void sb_json_str(struct sbuf *b, const char *s);
 /* A JSON number: whole numbers as integers, others with two decimals; NaN/inf as null. */
 void sb_json_num(struct sbuf *b, double v);
-/* Text for HTML element content or a quoted attribute value: & < > " ' escaped. */
+/* Text for HTML element content or a quoted attribute value: & < > " ' escaped, and what
+ * XML 1.0 does not allow as U+FFFD (PTC_ESC_XML). */
 void sb_html(struct sbuf *b, const char *s);
 
 #endif

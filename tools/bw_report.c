@@ -132,7 +132,8 @@ static void table_header(const struct bw_report *r, FILE *f)
 {
     struct ptc_sim_totals t;
     ptc_sim_totals(r->sim, &t);
-    fprintf(f, "%s: %s trace, %" PRIu64 " thread(s), %" PRIu64 " stub hits", r->path,
+    cli_text_str(f, r->path);
+    fprintf(f, ": %s trace, %" PRIu64 " thread(s), %" PRIu64 " stub hits",
             r->pt_trace ? "Intel PT" : "soft", t.threads, t.hits);
     if (t.span_ns)
         fprintf(f, " over %.3f s", (double)t.span_ns / 1e9);
@@ -216,9 +217,12 @@ static void table_funcs(const struct bw_report *r, FILE *f)
     fprintf(f, "\nFunctions by the bytes their entries and exits cost (%s), %zu of %zu:\n",
             ptc_sim_timing_name(r->cfg.timing[last]), show, n);
     fprintf(f, "  %12s %12s %7s  %s\n", "entry B", "exit B", "share", "function");
-    for (size_t k = 0; k < show; k++)
-        fprintf(f, "  %12" PRIu64 " %12" PRIu64 " %6.2f%%  %s\n", v[k].entry, v[k].exit,
-                all ? 100.0 * (double)v[k].key / (double)all : 0.0, fname(r, v[k].func));
+    for (size_t k = 0; k < show; k++) {
+        fprintf(f, "  %12" PRIu64 " %12" PRIu64 " %6.2f%%  ", v[k].entry, v[k].exit,
+                all ? 100.0 * (double)v[k].key / (double)all : 0.0);
+        cli_text_str(f, fname(r, v[k].func));
+        fputc('\n', f);
+    }
     free(v);
 }
 
@@ -337,8 +341,11 @@ static void table_full(const struct bw_report *r, FILE *f)
     if (show)
         fprintf(f, "  Functions by estimated bytes (%s), %zu of %zu:\n",
                 ptc_sim_timing_name(r->cfg.timing[r->cfg.nmodes - 1]), show, x->nfuncs);
-    for (size_t k = 0; k < show; k++)
-        fprintf(f, "  %14" PRIu64 "  %s\n", x->funcs[k].bytes, x->funcs[k].name);
+    for (size_t k = 0; k < show; k++) {
+        fprintf(f, "  %14" PRIu64 "  ", x->funcs[k].bytes);
+        cli_text_str(f, x->funcs[k].name);
+        fputc('\n', f);
+    }
 }
 
 static void write_table(const struct bw_report *r, FILE *f)

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "ptc_escape.h"
 #include "ptc_pt_decode.h"
 
 int cli_fail(const char *cmd, const char *what, const char *advice)
@@ -71,49 +72,87 @@ void cli_fmt_time(char *buf, size_t n, uint64_t v, int ns)
         snprintf(buf, n, "%.3f s", (double)v / 1e9);
 }
 
+/* The one escaping of every output (common/ptc_escape.h). */
 void cli_json_str(FILE *f, const char *s)
 {
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
-    }
-    fputc('"', f);
+    ptc_fput_json(f, s ? s : "");
 }
 
 void cli_csv_str(FILE *f, const char *s)
 {
-    if (!strpbrk(s, ",\"\n\r")) {
-        fputs(s, f);
+    ptc_fput_csv(f, s);
+}
+
+/* Graphviz reads no quoted string longer than 16,384 bytes: a name in a DOT string is cut
+ * after CLI_DOT_MAX bytes, where "..." says so. */
+#define CLI_DOT_MAX 4096
+
+struct dot_budget {
+    FILE *f;
+    size_t left;
+    int cut;
+};
+
+static void put_dot(void *ctx, const char *s, size_t n)
+{
+    struct dot_budget *b = ctx;
+    if (b->cut)
+        return;
+    if (n <= b->left) {
+        fwrite(s, 1, n, b->f);
+        b->left -= n;
         return;
     }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
+    b->cut = 1;
+    if (memchr(s, '\\', n)) /* an escape: whole or not at all (a lone \ escapes the quote) */
+        return;
+    size_t k = b->left;
+    while (k && ((unsigned char)s[k] & 0xc0) == 0x80)
+        k--; /* not inside a character */
+    fwrite(s, 1, k, b->f);
+}
+
+void cli_dot_chars(FILE *f, const char *s)
+{
+    struct dot_budget b = {f, CLI_DOT_MAX, 0};
+    if (s)
+        ptc_escape(s, strlen(s), PTC_ESC_DOT, put_dot, &b);
+    if (b.cut)
+        fputs("...", f);
 }
 
 void cli_dot_str(FILE *f, const char *s)
 {
     fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            fputc('\\', f);
-        if (*s == '\n')
-            fputs("\\n", f);
-        else
-            fputc(*s, f);
-    }
+    cli_dot_chars(f, s);
     fputc('"', f);
 }
 
+void cli_text_str(FILE *f, const char *s)
+{
+    ptc_fput_text(f, s);
+}
+
+struct counted {
+    FILE *f;
+    size_t n;
+};
+
+static void put_counted(void *ctx, const char *s, size_t n)
+{
+    struct counted *c = ctx;
+    fwrite(s, 1, n, c->f);
+    c->n += n;
+}
+
+void cli_text_pad(FILE *f, const char *s, int width)
+{
+    struct counted c = {f, 0};
+    if (s)
+        ptc_escape(s, strlen(s), PTC_ESC_TEXT, put_counted, &c);
+    for (; c.n < (size_t)(width > 0 ? width : 0); c.n++)
+        fputc(' ', f);
+}
 
 const char *cli_backend_name(uint32_t backend)
 {
@@ -195,8 +234,11 @@ void cli_print_refused(FILE *f, const struct ptc_session *s, const char *prefix)
     fprintf(f, "%s%u instrumented object%s not traced (", prefix, n, n == 1 ? " was" : "s were");
     for (uint32_t i = 0; i < n; i++) {
         struct ptc_refused_object r;
-        if (ptc_session_refused(s, i, &r) == 0)
-            fprintf(f, "%s%s: %s", i ? "; " : "", r.path, r.reason);
+        if (ptc_session_refused(s, i, &r) == 0) {
+            fputs(i ? "; " : "", f);
+            cli_text_str(f, r.path);
+            fprintf(f, ": %s", r.reason);
+        }
     }
     fprintf(f, "): %s functions are missing from every figure, which are lower bounds\n",
             n == 1 ? "its" : "their");
@@ -365,7 +407,10 @@ void cli_csv_func(FILE *f, const char *name, const char *linkage, const char *mo
     cli_csv_str(f, module);
     fputc(',', f);
     cli_csv_str(f, file);
-    fprintf(f, ",%u", line);
+    if (line) /* 0: not known, an empty field (JSON says 0) */
+        fprintf(f, ",%u", line);
+    else
+        fputc(',', f);
 }
 
 void cli_json_func(FILE *f, const char *name, const char *linkage, const char *module,

@@ -52,10 +52,17 @@ void cli_warn_salvaged(const char *cmd, const char *covers, const char *damage_m
 int cli_flush_output(const char *cmd, const char *what);
 /* A duration: "12.345 ms" (ns input) or "1234 ticks" (no time base). */
 void cli_fmt_time(char *buf, size_t n, uint64_t v, int ns);
-/* Writes s as a JSON string literal / CSV field / DOT string (quoted). */
+/* Writes s as a JSON string literal / CSV field / DOT string (quoted) / a name in a text
+ * table, through the one escaping of every output (common/ptc_escape.h). */
 void cli_json_str(FILE *f, const char *s);
 void cli_csv_str(FILE *f, const char *s);
 void cli_dot_str(FILE *f, const char *s);
+/* The inside of a DOT string (Graphviz reads none over 16,384 bytes: cut after 4,096 bytes,
+ * with "..."). */
+void cli_dot_chars(FILE *f, const char *s);
+void cli_text_str(FILE *f, const char *s);
+/* cli_text_str, then spaces up to width bytes (printf's "%-Ns" for a name in a column). */
+void cli_text_pad(FILE *f, const char *s, int width);
 /* A function's identity in the report's columns: CSV `name,linkage_name,module,file,line`,
  * JSON `"name": ..., "linkage_name": ..., "module": ..., "file": ..., "line": N` (no
  * separator before or after). */

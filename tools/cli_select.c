@@ -10,7 +10,9 @@ int cli_print_selection(FILE *f, const char *prefix, const struct ptc_session *s
     if (!sel.selected)
         return 0;
     uint32_t off = sel.funcs - sel.traced;
-    fprintf(f, "%straced: %u of %u functions (%s)", prefix, sel.traced, sel.funcs, sel.spec);
+    fprintf(f, "%straced: %u of %u functions (", prefix, sel.traced, sel.funcs);
+    cli_text_str(f, sel.spec);
+    fprintf(f, ")");
     if (off)
         fprintf(f, "; the other %u were not armed: how often they ran is not known, and calls "
                    "through them show as direct calls",

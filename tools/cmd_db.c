@@ -153,8 +153,10 @@ static void json_s(FILE *f, const char *s)
 /* A run as a JSON object (docs/db.md, docs/schema/db-*.schema.json). */
 static void json_run(FILE *f, const struct db_run *r, int with_modules, const char *indent)
 {
-    fprintf(f, "{\"id\": %lld, \"content_hash\": \"%s\", \"trace\": ", (long long)r->id,
-            r->content_hash);
+    /* every string as the database holds it, escaped (a database is a file: any bytes) */
+    fprintf(f, "{\"id\": %lld, \"content_hash\": ", (long long)r->id);
+    json_s(f, r->content_hash);
+    fputs(", \"trace\": ", f);
     json_s(f, r->trace);
     fprintf(f, ", \"trace_bytes\": %lld, \"program\": ", (long long)r->trace_bytes);
     json_s(f, r->program);
@@ -177,8 +179,11 @@ static void json_run(FILE *f, const struct db_run *r, int with_modules, const ch
                 r->core_dumped ? "true" : "false");
     else
         fputs("null", f);
-    fprintf(f, ", \"backend\": \"%s\", \"timed\": %s, \"time_unit\": \"%s\",\n%s \"totals\": {",
-            r->backend, r->timed ? "true" : "false", r->time_unit, indent);
+    fputs(", \"backend\": ", f);
+    json_s(f, r->backend);
+    fprintf(f, ", \"timed\": %s, \"time_unit\": ", r->timed ? "true" : "false");
+    json_s(f, r->time_unit);
+    fprintf(f, ",\n%s \"totals\": {", indent);
     for (int i = 0; i < DB_NCOUNTERS; i++)
         fprintf(f, "%s\"%s\": %llu", i ? ", " : "", db_counter_names[i],
                 (unsigned long long)r->counters[i]);
@@ -226,10 +231,20 @@ static void json_run(FILE *f, const struct db_run *r, int with_modules, const ch
     fputs("}", f);
 }
 
-static void tags_text(FILE *f, const struct db_run *r, const char *sep)
+/* NAME=VALUE pairs; text: escaped for a text table (cli_text_str), else as they are (a CSV
+ * field escapes the whole). */
+static void tags_text(FILE *f, const struct db_run *r, const char *sep, int text)
 {
-    for (size_t i = 0; i < r->ntags; i++)
-        fprintf(f, "%s%s=%s", i ? sep : "", r->tags[i].name, r->tags[i].value);
+    for (size_t i = 0; i < r->ntags; i++) {
+        fputs(i ? sep : "", f);
+        if (text) {
+            cli_text_str(f, r->tags[i].name);
+            fputc('=', f);
+            cli_text_str(f, r->tags[i].value);
+        } else {
+            fprintf(f, "%s=%s", r->tags[i].name, r->tags[i].value);
+        }
+    }
 }
 
 /* ---- db add ----------------------------------------------------------------------------- */
@@ -314,10 +329,15 @@ static int add_one(struct db *d, const struct cli_values *v, const char *path,
         c.in.ntags = ntags;
         e = db_ingest(d, &c.in, &id, &existing);
     }
-    if (!e)
-        printf("run %lld: %s (%s, %llu events, %zu functions called, %s)\n", (long long)id, path,
-               c.in.program, (unsigned long long)c.in.counters[DB_C_EVENTS], c.in.nfuncs,
+    if (!e) {
+        printf("run %lld: ", (long long)id);
+        cli_text_str(stdout, path);
+        printf(" (");
+        cli_text_str(stdout, c.in.program);
+        printf(", %llu events, %zu functions called, %s)\n",
+               (unsigned long long)c.in.counters[DB_C_EVENTS], c.in.nfuncs,
                !c.in.complete ? "INCOMPLETE" : c.in.lossy ? "lossy" : "complete");
+    }
     int rc = 0;
     if (e == -DB_E_CONSTRAINT) {
         char what[700];
@@ -390,7 +410,9 @@ int cmd_db_add(int argc, char **argv)
 
 static void list_table(const char *where, const struct db_run *runs, size_t n)
 {
-    printf("# ptcall db list: %zu run%s in %s\n", n, n == 1 ? "" : "s", where);
+    printf("# ptcall db list: %zu run%s in ", n, n == 1 ? "" : "s");
+    cli_text_str(stdout, where);
+    printf("\n");
     printf("%6s  %-19s  %-16s  %-12s  %-7s  %12s  %6s  %12s  %9s  %-10s  %s\n", "run", "recorded",
            "program", "host", "backend", "duration", "exit", "events", "functions", "quality",
            "tags");
@@ -403,11 +425,14 @@ static void list_table(const char *where, const struct db_run *runs, size_t n)
         else
             snprintf(dur, sizeof(dur), "-");
         fmt_exit(ex, sizeof(ex), r);
-        printf("%6lld  %-19s  %-16s  %-12s  %-7s  %12s  %6s  %12llu  %9llu  %-10s  ",
-               (long long)r->id, date, r->program, r->host, r->backend, dur, ex,
+        printf("%6lld  %-19s  ", (long long)r->id, date);
+        cli_text_pad(stdout, r->program, 16);
+        printf("  ");
+        cli_text_pad(stdout, r->host, 12);
+        printf("  %-7s  %12s  %6s  %12llu  %9llu  %-10s  ", r->backend, dur, ex,
                (unsigned long long)r->counters[DB_C_EVENTS], (unsigned long long)r->functions,
                quality(r));
-        tags_text(stdout, r, " ");
+        tags_text(stdout, r, " ", 1);
         putchar('\n');
     }
 }
@@ -449,7 +474,7 @@ static void list_csv(const struct db_run *runs, size_t n)
         size_t len = 0;
         FILE *m = open_memstream(&buf, &len);
         if (m) {
-            tags_text(m, r, ";");
+            tags_text(m, r, ";", 0);
             fclose(m);
             cli_csv_str(stdout, buf ? buf : "");
         }
@@ -547,12 +572,20 @@ static void show_table(const char *where, const struct db_run *r, const struct d
 {
     char date[32], added[32], dur[32], ex[96];
     int ns = !strcmp(r->time_unit, "ns");
-    printf("# ptcall db show: run %lld of %s\n", (long long)r->id, where);
-    printf("program     %s", r->program);
-    if (r->program_path)
-        printf(" (%s)", r->program_path);
-    printf("\ncommand     %s\n", r->command ? r->command : "(not in the trace)");
-    printf("host        %s (the host that ran 'ptcall db add')\n", r->host);
+    printf("# ptcall db show: run %lld of ", (long long)r->id);
+    cli_text_str(stdout, where);
+    printf("\nprogram     ");
+    cli_text_str(stdout, r->program);
+    if (r->program_path) {
+        printf(" (");
+        cli_text_str(stdout, r->program_path);
+        printf(")");
+    }
+    printf("\ncommand     ");
+    cli_text_str(stdout, r->command ? r->command : "(not in the trace)");
+    printf("\nhost        ");
+    cli_text_str(stdout, r->host);
+    printf(" (the host that ran 'ptcall db add')\n");
     fmt_date(date, sizeof(date), r->start_ns);
     if (r->has_duration)
         cli_fmt_time(dur, sizeof(dur), (uint64_t)r->duration_ns, 1);
@@ -569,8 +602,9 @@ static void show_table(const char *where, const struct db_run *r, const struct d
     printf("command end %s\n", ex);
     printf("backend     %s, %s\n", r->backend,
            !r->timed ? "untimed (calls only)" : ns ? "times in ns" : "times in TSC ticks");
-    printf("trace       %s (%lld bytes, content hash %s)\n", r->trace,
-           (long long)r->trace_bytes, r->content_hash);
+    printf("trace       ");
+    cli_text_str(stdout, r->trace);
+    printf(" (%lld bytes, content hash %s)\n", (long long)r->trace_bytes, r->content_hash);
     fmt_date(added, sizeof(added), r->added_ns);
     printf("added       %s\n", added);
     printf("quality     %s: events %llu, threads %llu, processes %llu, gaps %llu, lost events "
@@ -581,17 +615,23 @@ static void show_table(const char *where, const struct db_run *r, const struct d
            (unsigned long long)r->counters[DB_C_GAPS],
            (unsigned long long)r->counters[DB_C_LOST_EVENTS],
            (unsigned long long)r->counters[DB_C_UNFINISHED_PROCESSES]);
-    if (r->selection)
-        printf("selection   %s: %llu functions traced\n", r->selection,
-               (unsigned long long)r->traced_functions);
+    if (r->selection) {
+        printf("selection   ");
+        cli_text_str(stdout, r->selection);
+        printf(": %llu functions traced\n", (unsigned long long)r->traced_functions);
+    }
     printf("tags        ");
-    tags_text(stdout, r, " ");
+    tags_text(stdout, r, " ", 1);
     printf("%s\n", r->ntags ? "" : "(none)");
-    for (size_t i = 0; i < r->nmods; i++)
-        printf("%s %s (%s%s%s%s, %lld functions)\n", i ? "           " : "modules    ",
-               r->mods[i].path, r->mods[i].identity[0] ? "identity " : "identity not known",
-               r->mods[i].identity, r->mods[i].build_id ? ", build id " : "",
-               r->mods[i].build_id ? r->mods[i].build_id : "", (long long)r->mods[i].functions);
+    for (size_t i = 0; i < r->nmods; i++) {
+        printf("%s ", i ? "           " : "modules    ");
+        cli_text_str(stdout, r->mods[i].path);
+        printf(" (%s", r->mods[i].identity[0] ? "identity " : "identity not known");
+        cli_text_str(stdout, r->mods[i].identity);
+        printf("%s", r->mods[i].build_id ? ", build id " : "");
+        cli_text_str(stdout, r->mods[i].build_id ? r->mods[i].build_id : "");
+        printf(", %lld functions)\n", (long long)r->mods[i].functions);
+    }
     printf("functions   %llu called, %llu caller->callee edges\n",
            (unsigned long long)r->functions, (unsigned long long)r->edges);
     if (r->timed) {
@@ -611,12 +651,15 @@ static void show_table(const char *where, const struct db_run *r, const struct d
             char tb[32], sb[32];
             cli_fmt_time(tb, sizeof(tb), f->total, ns);
             cli_fmt_time(sb, sizeof(sb), f->self, ns);
-            printf("%12llu %14s %6.1f%% %14s %6.1f%%  %s [%s]\n", (unsigned long long)f->calls,
-                   tb, pct(f->total, r->total_time), sb, pct(f->self, r->total_time), f->name,
-                   base);
+            printf("%12llu %14s %6.1f%% %14s %6.1f%%  ", (unsigned long long)f->calls, tb,
+                   pct(f->total, r->total_time), sb, pct(f->self, r->total_time));
         } else {
-            printf("%12llu  %s [%s]\n", (unsigned long long)f->calls, f->name, base);
+            printf("%12llu  ", (unsigned long long)f->calls);
         }
+        cli_text_str(stdout, f->name);
+        printf(" [");
+        cli_text_str(stdout, base);
+        printf("]\n");
     }
     if (shown < n)
         printf("(%zu more functions called; --top 0 shows all)\n", n - shown);
@@ -852,7 +895,9 @@ static void query_table(const char *where, const struct query *q, const struct d
     const struct db_hot *h = q->h;
     static const char *const meas_word[] = {"calls", "total time", "self time"};
     int meas = q->sort == SORT_SELF ? DB_M_SELF : q->sort == SORT_TOTAL ? DB_M_TOTAL : DB_M_CALLS;
-    printf("# ptcall db query: %zu run%s of %s (", ids->n, ids->n == 1 ? "" : "s", where);
+    printf("# ptcall db query: %zu run%s of ", ids->n, ids->n == 1 ? "" : "s");
+    cli_text_str(stdout, where);
+    printf(" (");
     for (size_t i = 0; i < ids->n && i < 12; i++)
         printf("%s%lld", i ? ", " : "", (long long)ids->v[i]);
     printf("%s), ranked by the %s of %s\n", ids->n > 12 ? ", ..." : "", db_stat_names[q->stats[0]],
@@ -889,7 +934,11 @@ static void query_table(const char *where, const struct query *q, const struct d
                     printf(" %14s", t);
                 }
             }
-        printf("  %s [%s]\n", f->f.name ? f->f.name : "?", f->f.module ? f->f.module : "?");
+        printf("  ");
+        cli_text_str(stdout, f->f.name ? f->f.name : "?");
+        printf(" [");
+        cli_text_str(stdout, f->f.module ? f->f.module : "?");
+        printf("]\n");
     }
     if (shown < h->n)
         printf("(%zu more functions called; --top 0 shows all)\n", h->n - shown);

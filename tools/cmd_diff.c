@@ -91,10 +91,13 @@ static const struct runs_run *first_run(const struct runs_agg *g) { return &g->r
 static void print_table(const struct diff *d, const struct drow *rows, size_t n, size_t shown)
 {
     const struct runs_run *rb = first_run(d->gb), *rn = first_run(d->gn);
-    printf("# ptcall diff of %s (base: %llu events, %llu calls) and %s (new: %llu events, %llu "
-           "calls)\n",
-           rb->path, (unsigned long long)rb->t.events, (unsigned long long)rb->t.calls, rn->path,
-           (unsigned long long)rn->t.events, (unsigned long long)rn->t.calls);
+    printf("# ptcall diff of ");
+    cli_text_str(stdout, rb->path);
+    printf(" (base: %llu events, %llu calls) and ", (unsigned long long)rb->t.events,
+           (unsigned long long)rb->t.calls);
+    cli_text_str(stdout, rn->path);
+    printf(" (new: %llu events, %llu calls)\n", (unsigned long long)rn->t.events,
+           (unsigned long long)rn->t.calls);
     if (!d->timed) {
         if (rb->t.timed && rn->t.timed)
             printf("# the runs differ in time base (ns and TSC ticks): calls only\n");
@@ -134,8 +137,11 @@ static void print_table(const struct diff *d, const struct drow *rows, size_t n,
             printf("%s%11s %11s %11s %7s", m ? " " : "", vb, vn, vd, vr);
         }
         const struct runs_fn *f = any(r);
-        printf("  %s [%s]%s\n", f->name, ptc_out_base(f->module),
-               !r->b ? " (new)" : !r->n ? " (gone)" : "");
+        printf("  ");
+        cli_text_str(stdout, f->name);
+        printf(" [");
+        cli_text_str(stdout, ptc_out_base(f->module));
+        printf("]%s\n", !r->b ? " (new)" : !r->n ? " (gone)" : "");
     }
     size_t nnew = 0, ngone = 0, same = 0;
     for (size_t i = 0; i < n; i++) {
@@ -160,8 +166,9 @@ static void print_table(const struct diff *d, const struct drow *rows, size_t n,
         if (runs_run_lossy(both[k])) {
             char q[1024];
             runs_describe_quality(both[k], q, sizeof(q));
-            printf("warning: %s %s: %s: its figures are lower bounds\n", k ? "new" : "base",
-                   both[k]->path, q);
+            printf("warning: %s ", k ? "new" : "base");
+            cli_text_str(stdout, both[k]->path);
+            printf(": %s: its figures are lower bounds\n", q);
         }
 }
 

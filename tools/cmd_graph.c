@@ -76,8 +76,7 @@ static int print_graph(const char *path, const struct ptc_session *s, const stru
                 max_edge = edges[i].count;
         }
     printf("// ptcall graph format_version=1: dynamic call graph of ");
-    for (const char *p = path; *p; p++)
-        putchar(*p == '\n' ? ' ' : *p);
+    cli_text_str(stdout, path); /* one line: a comment ends at the line's end */
     printf("\n// nodes: functions (label: name, calls%s); edges: caller -> callee, label = calls\n",
            t->timed ? ", inclusive time" : "");
     if (filtered)
@@ -95,17 +94,18 @@ static int print_graph(const char *path, const struct ptc_session *s, const stru
             continue;
         const struct ptc_func_info *fi = ptc_session_func(s, id);
         const struct ptc_func_stats *st = ST(id);
-        char label[1200], tb[32] = "";
+        char tb[32] = "";
         if (t->timed) {
             char b[28];
             cli_fmt_time(b, sizeof(b), st->total, t->has_timebase);
-            snprintf(tb, sizeof(tb), "\n%s", b);
+            snprintf(tb, sizeof(tb), "\\n%s", b);
         }
-        snprintf(label, sizeof(label), "%s\n%llu call%s%s", fi->name,
-                 (unsigned long long)st->calls, st->calls == 1 ? "" : "s", tb);
-        printf("  f%u [label=", id);
-        cli_dot_str(stdout, label);
-        printf(", tooltip=");
+        /* the name escaped for a label (common/ptc_escape.h; a long one cut), then lines of
+         * figures: \n is a line break of Graphviz's labels */
+        printf("  f%u [label=\"", id);
+        cli_dot_chars(stdout, fi->name);
+        printf("\\n%llu call%s%s\", tooltip=", (unsigned long long)st->calls,
+               st->calls == 1 ? "" : "s", tb);
         cli_dot_str(stdout, fi->module);
         if (heat) {
             char col[16];

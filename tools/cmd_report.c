@@ -54,14 +54,25 @@ static double pct(uint64_t v, uint64_t total) { return total ? 100.0 * (double)v
 
 static void print_rows(const struct ptc_totals *t, struct row *rows, size_t n, size_t shown);
 
+/* A table's last column, "function [module]": names from binaries and paths, escaped to stay
+ * one line that sends the terminal nothing (cli_text_str). */
+static void print_name(const char *name, const char *module)
+{
+    cli_text_str(stdout, name);
+    printf(" [");
+    cli_text_str(stdout, ptc_out_base(module));
+    printf("]");
+}
+
 /* The table's header lines. */
 static void print_head(const char *path, const struct ptc_session *s, const struct ptc_totals *t)
 {
     int timed = t->timed;
     int ns = t->has_timebase;
-    printf("# ptcall report of %s: %s backend, %llu process%s, %llu thread%s, %llu events, "
-           "%llu calls\n",
-           path, cli_backend_name(t->backend), (unsigned long long)t->processes,
+    printf("# ptcall report of ");
+    cli_text_str(stdout, path);
+    printf(": %s backend, %llu process%s, %llu thread%s, %llu events, %llu calls\n",
+           cli_backend_name(t->backend), (unsigned long long)t->processes,
            t->processes == 1 ? "" : "es", (unsigned long long)t->threads,
            t->threads == 1 ? "" : "s", (unsigned long long)t->events,
            (unsigned long long)t->calls);
@@ -98,13 +109,13 @@ static void print_rows(const struct ptc_totals *t, struct row *rows, size_t n, s
             char tb[32], sb[32];
             cli_fmt_time(tb, sizeof(tb), r->st.total, ns);
             cli_fmt_time(sb, sizeof(sb), r->st.self, ns);
-            printf("%12llu %14s %6.1f%% %14s %6.1f%%  %s [%s]\n",
-                   (unsigned long long)r->st.calls, tb, pct(r->st.total, t->total_time), sb,
-                   pct(r->st.self, t->total_time), r->fi->name, ptc_out_base(r->fi->module));
+            printf("%12llu %14s %6.1f%% %14s %6.1f%%  ", (unsigned long long)r->st.calls, tb,
+                   pct(r->st.total, t->total_time), sb, pct(r->st.self, t->total_time));
         } else {
-            printf("%12llu  %s [%s]\n", (unsigned long long)r->st.calls, r->fi->name,
-                   ptc_out_base(r->fi->module));
+            printf("%12llu  ", (unsigned long long)r->st.calls);
         }
+        print_name(r->fi->name, r->fi->module);
+        printf("\n");
     }
     if (shown < n)
         printf("(%zu more function%s called; --top 0 shows all)\n", n - shown,
@@ -530,7 +541,8 @@ static void print_runs_table(const struct multi *mu, const struct runs_fn **rows
             printf(" ... (%zu in all; --format json lists them)", g->nread);
             break;
         }
-        printf("%s %s", listed > 1 ? "," : "", g->run[i].path);
+        printf("%s ", listed > 1 ? "," : "");
+        cli_text_str(stdout, g->run[i].path);
     }
     printf("\n");
     if (g->mixed_units)
@@ -583,7 +595,8 @@ static void print_runs_table(const struct multi *mu, const struct runs_fn **rows
         for (int k = 0; k < mu->nstats; k++)
             for (int m = 0; m < (mu->timed ? RUNS_NMEAS : 1); m++)
                 table_stat(mu, f, m, mu->stats[k]);
-        printf("  %s [%s]", f->name, ptc_out_base(f->module));
+        printf("  ");
+        print_name(f->name, f->module);
         if (f->untraced_runs)
             printf(" (not traced in %u run%s)", f->untraced_runs,
                    f->untraced_runs == 1 ? "" : "s");
@@ -616,12 +629,17 @@ static void print_runs_table(const struct multi *mu, const struct runs_fn **rows
             }
             char d[1024];
             runs_describe_quality(r, d, sizeof(d));
-            printf("warning:   %s: %s\n", r->path, d);
+            printf("warning:   ");
+            cli_text_str(stdout, r->path);
+            printf(": %s\n", d);
         }
     }
     for (size_t i = 0; i < g->nrun; i++)
-        if (g->run[i].skipped)
-            printf("warning: left out %s: %s\n", g->run[i].path, g->run[i].skipped);
+        if (g->run[i].skipped) {
+            printf("warning: left out ");
+            cli_text_str(stdout, g->run[i].path);
+            printf(": %s\n", g->run[i].skipped);
+        }
     uint64_t rep = SUM(g, repairs), unw = SUM(g, unwound), unm = SUM(g, unmatched),
              open = SUM(g, open_at_end);
     if (rep)
@@ -1074,8 +1092,11 @@ static int report_one(const struct report_opts *o, struct cli_args *a)
                     printf("\n## process %u", g->pid);
                 const char *name = o->by == PTC_BY_THREAD ? ptc_session_thread_name(s, g->pid, g->tid)
                                                           : ptc_session_process_name(s, g->pid);
-                if (name && *name)
-                    printf(" \"%s\"", o->by == PTC_BY_PROCESS ? ptc_out_base(name) : name);
+                if (name && *name) {
+                    printf(" \"");
+                    cli_text_str(stdout, o->by == PTC_BY_PROCESS ? ptc_out_base(name) : name);
+                    printf("\"");
+                }
                 printf(": %llu calls\n", (unsigned long long)g->calls);
                 print_rows(&t, rows, n, shown);
             } else if (o->fmt == FMT_CSV) {

@@ -367,8 +367,10 @@ static int run_stat(const struct cli_values *v)
                      : fh.backend == PTC_BACKEND_PT   ? "pt"
                      : fh.backend == PTC_BACKEND_IMPORT ? "import"
                                                         : "unknown";
-    printf("file: %s, %lld bytes, format %u.%u, backend %s\n", path, (long long)sb.st_size,
-           fh.version_major, fh.version_minor, bk);
+    printf("file: ");
+    cli_text_str(stdout, path);
+    printf(", %lld bytes, format %u.%u, backend %s\n", (long long)sb.st_size, fh.version_major,
+           fh.version_minor, bk);
     printf("chunks: %" PRIu64 ":", S.chunks);
     for (unsigned t = 0; t < 64; t++)
         if (S.ctype[t])
@@ -379,8 +381,11 @@ static int run_stat(const struct cli_values *v)
         printf("refused: %zu instrumented object%s not traced (%s functions are in no "
                "figure):\n", S.nrefused, S.nrefused == 1 ? " was" : "s were",
                S.nrefused == 1 ? "its" : "their");
-        for (size_t i = 0; i < S.nrefused; i++)
-            printf("  %s\n", S.refused[i]);
+        for (size_t i = 0; i < S.nrefused; i++) {
+            printf("  ");
+            cli_text_str(stdout, S.refused[i]);
+            printf("\n");
+        }
     }
     static const char *const lk[] = {"?", "dropped hits", "lost at crash", "PT truncated",
                                      "PT overflow", "perf records lost"};

@@ -107,10 +107,11 @@ int stat_bytes_per_function(const char *path, unsigned top, FILE *out)
     for (uint32_t k = 0; k < show; k++) {
         uint32_t f = order[k];
         const struct ptc_func_info *fi = ptc_session_func(s, f);
-        fprintf(out, "  %14" PRIu64 " %12" PRIu64 " %9.2f %6.2f%%  %s\n", b.bytes[f], b.hits[f],
+        fprintf(out, "  %14" PRIu64 " %12" PRIu64 " %9.2f %6.2f%%  ", b.bytes[f], b.hits[f],
                 (double)b.bytes[f] / (double)b.hits[f],
-                b.total ? 100.0 * (double)b.bytes[f] / (double)b.total : 0.0,
-                fi ? fi->name : "?");
+                b.total ? 100.0 * (double)b.bytes[f] / (double)b.total : 0.0);
+        cli_text_str(out, fi ? fi->name : "?");
+        fputc('\n', out);
     }
     if (b.unknown_size && b.unknown_size < b.events)
         fprintf(out, "  (%" PRIu64 " hits of unknown size: the first of a stream, or after a "

@@ -27,7 +27,8 @@ LIBS = {
     "bandwidth": ["decode", "common"],
     "runtime": [],  # libptcall.so: its own files (the common ones it compiles in are not checked)
     "db": [],       # the runs database's storage layer: SQLite, libpq, libxxhash only
-    "web": ["db"],  # the web views (server/, docs/web.md): the database and libmicrohttpd
+    "web": ["db", "common"],  # the web views (server/, docs/web.md): the database,
+                              # libmicrohttpd, and common/'s escaping of names (ptc_escape.c)
     "cov": ["common"],  # fuzzing-campaign coverage (docs/cov.md): the map reader, libelf
 }
 

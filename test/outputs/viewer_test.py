@@ -104,13 +104,51 @@ def load_json(path, what):
 _QUALIFIERS = (" const", " volatile", " &&", " &", " noexcept")
 
 
+def _clone_suffixes(name):
+    """Where the clone suffixes at the end of a demangled name start (common/ptc_select.c
+    clone_suffixes): LLVM's " (.resume)", " (.cold)", " (.llvm.123)", GNU's " [clone .cold]"."""
+    end = len(name)
+    while end and name[end - 1] in ")]":
+        opening = "(" if name[end - 1] == ")" else "["
+        i = end - 1
+        while i > 0 and name[i - 1] not in "()[]":
+            i -= 1
+        if i < 2 or name[i - 1] != opening or name[i - 2] != " ":
+            break
+        if not (name[i] == "." if opening == "(" else name.startswith("clone .", i)):
+            break
+        end = i - 2
+    return end
+
+
+def text_escape(name):
+    r"""A name as the text outputs write it (common/ptc_escape.c, PTC_ESC_TEXT): \n, \t, \r,
+    other control characters and DEL as \xHH, C1 controls as \u0080..\u009f."""
+    out = []
+    for ch in name:
+        c = ord(ch)
+        if ch in "\n\t\r":
+            out.append({"\n": "\\n", "\t": "\\t", "\r": "\\r"}[ch])
+        elif c < 0x20 or c == 0x7f:
+            out.append("\\x%02x" % c)
+        elif 0x80 <= c <= 0x9f:
+            out.append("\\u%04x" % c)
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
 def short_name(name, folded=False):
     """The name the folded and svg exports show for a function whose display name is `name`
     (outputs/driver.c ptc_out_short_name): a demangled C++ name without its parameter list and
-    trailing qualifiers ("ns::f(int) const" -> "ns::f"); other names as they are. In folded
-    stacks (outputs/cct.c) ';' becomes ':' and a newline a space, so that lines stay parseable."""
+    trailing qualifiers ("ns::f(int) const" -> "ns::f"), a clone's suffixes kept
+    ("f(int) (.cold)" -> "f (.cold)"); other names as they are. In folded stacks
+    (outputs/cct.c) a name is escaped as in text outputs and ';' becomes ':', so that lines
+    stay parseable."""
     s = name
-    if len(s) < 1024:
+    if len(name.encode("utf-8", "surrogateescape")) < 1024:
+        cut_at = _clone_suffixes(name)
+        s, suffix = name[:cut_at], name[cut_at:]
         again = True
         while again:
             again = False
@@ -127,11 +165,11 @@ def short_name(name, folded=False):
                 elif s[i] == "(":
                     depth -= 1
                     if depth == 0:
-                        cut = s[:i] if i > 0 else None
+                        cut = s[:i] + suffix if i > 0 else None
                         break
         s = cut if cut is not None else name
     if folded:
-        s = s.replace(";", ":").replace("\n", " ")
+        s = text_escape(s).replace(";", ":")
     return s
 
 
