@@ -71,6 +71,7 @@ struct cov_data {
     char *target;         /* the command line, words joined by spaces (for people) */
     uint32_t timeout_ms;
     uint64_t created;     /* Unix seconds */
+    uint32_t file_version; /* the .ptcov version it was read from (0: not read from one) */
     uint32_t nmodules, nfuncs, ninputs;
     struct cov_module *modules;
     struct cov_func *funcs;
@@ -152,7 +153,7 @@ int64_t cov_afl_field(const char *name, const char *key);
 /* ---- the .ptcov file (cov_file.c, docs/cov.md) -------------------------------------- */
 
 #define COV_FILE_MAGIC "PTCOV\r\n\032"   /* 8 bytes, PNG-style: catches text-mode damage */
-#define COV_FILE_VERSION 1u
+#define COV_FILE_VERSION 2u   /* 2: CRC-32 of the header and of each record; 1 is read */
 
 /* Writes d to path (through a temporary file renamed over it: whole or not at all).
  * Returns 0 or -errno. */
@@ -160,6 +161,11 @@ int cov_file_write(const struct cov_data *d, const char *path, char *why, size_t
 /* Reads path into d (initialised by the caller). Returns 0, -ENOENT/-EACCES, -EINVAL (not
  * a .ptcov, damaged or truncated: why says where), -EPROTO (a newer version), -ENOMEM. */
 int cov_file_read(struct cov_data *d, const char *path, char *why, size_t n);
+/* The same over a file's bytes in memory (path only names it in why): what cov_file_read
+ * does after reading, and the fuzz target's entry. A damaged version 2 file is refused
+ * naming the record and its bytes; d->file_version says which version was read. */
+int cov_file_parse(struct cov_data *d, const uint8_t *data, size_t size, const char *path,
+                   char *why, size_t n);
 
 /* ---- the counters (cov_counts.c) --------------------------------------------------- */
 

@@ -444,6 +444,11 @@ static int load(const char *cmd, const char *path, struct cov_data *d, struct co
         cov_data_free(d);
         return 1;
     }
+    if (d->file_version < 2)
+        fprintf(stderr, "%s: note: %s is a version %u .ptcov, which has no checksum: damage to "
+                        "it cannot be told from other figures (a 'cov run' of this ptcall "
+                        "writes version %u)\n",
+                cmd, path, d->file_version, COV_FILE_VERSION);
     cov_data_sort_inputs(d);
     if (cov_analyse(d, a)) {
         fprintf(stderr, "%s: out of memory\n", cmd);
