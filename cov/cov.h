@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
 
 /* ---- the data set (cov_data.c) ------------------------------------------------------ */
 
@@ -121,6 +122,8 @@ struct cov_entry {
     int64_t time_ms;      /* campaign time, -1 unknown */
     uint64_t size;
     int64_t mtime_ms;     /* file time (ms since the epoch), for corpora without time: */
+    uint8_t file_time;    /* a plain corpus file: campaign time from file times
+                             (cov_corpus_times) */
 };
 
 struct cov_entries {
@@ -137,9 +140,15 @@ void cov_entries_free(struct cov_entries *e);
  * Returns 0, or an error when dir itself cannot be read. */
 int cov_corpus_add_dir(struct cov_entries *e, const char *dir, FILE *warn, char *why,
                        size_t n);
-/* Sets the campaign time of entries without one: modification time minus the earliest
- * modification time among them. */
+/* Sets the campaign time of plain corpus files: modification time minus the earliest
+ * modification time among them. AFL++ entries without a time keep -1 (unknown). */
 void cov_corpus_times(struct cov_entries *e);
+/* Opens an input to run: read-only, without blocking on a FIFO or taking a terminal; st
+ * filled. Returns the descriptor, -EINVAL when it is not a regular file (any more), or
+ * -errno. */
+int cov_open_input(const char *path, struct stat *st);
+/* s made fit for one message line (control bytes and invalid UTF-8 as \xNN), in out. */
+const char *cov_shown(const char *s, char *out, size_t n);
 /* An AFL++ output directory (afl-fuzz -o OUTDIR): OUTDIR/queue (one instance) or
  * OUTDIR/NAME/queue for each instance (-M/-S NAME, or 'default'), each with crashes/ and
  * hangs/ beside it. Entries named `id:...,time:MS,...` take their campaign time from the
@@ -209,6 +218,7 @@ struct cov_result {
     uint64_t exec_us;
     uint32_t nhits;
     struct cov_hit *hits; /* malloc'ed, sorted by function; the caller owns it */
+    uint32_t left_running; /* processes of the run still alive after it ended: killed */
 };
 
 struct cov_runner;
@@ -218,9 +228,15 @@ struct cov_runner;
  * an error with why (the target could not start at all). */
 int cov_runner_start(const struct cov_target *t, struct cov_data *d, const char *workdir,
                      int index, struct cov_runner **out, char *why, size_t n);
-/* Runs one input (its bytes). Returns 0 (r filled, also for crashes and hangs) or an error
- * that ends the runner (the fork server died and could not be restarted). */
-int cov_runner_run(struct cov_runner *r, const void *data, size_t len, struct cov_result *res,
+/* Runs one input: len bytes of the regular file open on fd, copied to the runner's work
+ * file through a small buffer (never read whole; holes stay holes). Returns 0 (r filled,
+ * also for crashes and hangs, and COV_ERROR with the errno when the input could not be
+ * copied), or an error that ends the runner (the fork server died and could not be restarted).
+ * Processes the run left behind (a grandchild still calling instrumented code) are killed
+ * before the counters are read, so their calls count for this input and never the next
+ * one, and counted in res->left_running: the tool is their subreaper
+ * (PR_SET_CHILD_SUBREAPER) and the fork server's child a process group of its own. */
+int cov_runner_run(struct cov_runner *r, int fd, uint64_t len, struct cov_result *res,
                    char *why, size_t n);
 /* Whether the runner uses the fork server. */
 int cov_runner_forkserver(const struct cov_runner *r);
