@@ -666,8 +666,11 @@ static int copy_range(struct cov_runner *r, int fd, off_t off, off_t end)
             if (!r->copy_buf && !(r->copy_buf = malloc(COPY_BUF)))
                 return -ENOMEM;
             k = pread(fd, r->copy_buf, want < COPY_BUF ? want : COPY_BUF, off);
-            if (k > 0 && pwrite(r->input_fd, r->copy_buf, (size_t)k, off) != k)
-                return errno ? -errno : -EIO;
+            if (k > 0) {
+                ssize_t w = pwrite(r->input_fd, r->copy_buf, (size_t)k, off);
+                if (w != k)
+                    return w < 0 ? -errno : -EIO;
+            }
         }
         if (k < 0 && errno == EINTR)
             continue;

@@ -24,6 +24,9 @@ int main(int argc, char **argv)
         n = read(0, b, sizeof(b) - 1);
     }
     if (n > 0 && b[0] == 'g') {
+        int p[2];
+        if (pipe(p))
+            return 2;
         pid_t pid = fork();
         if (pid == 0) {
             const char *pf = getenv("COV_PIDFILE");
@@ -32,12 +35,16 @@ int main(int argc, char **argv)
                 fprintf(f, "%d\n", (int)getpid());
                 fclose(f);
             }
+            spin();
+            close(p[1]); /* started: the input may end */
             for (;;) {
                 spin();
                 usleep(100);
             }
         }
-        usleep(20000); /* the grandchild is running when the input ends */
+        close(p[1]);
+        char c;
+        (void)read(p[0], &c, 1); /* EOF once the grandchild runs */
     }
     return 0;
 }
