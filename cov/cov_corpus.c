@@ -70,6 +70,14 @@ const char *cov_shown(const char *s, char *out, size_t n)
         for (size_t i = 1; i < len; i++)
             if ((p[i] & 0xc0) != 0x80)
                 len = 0;
+        /* overlong forms, surrogates, past U+10FFFF, and the C1 controls (U+0080-U+009F,
+         * which some terminals obey) are escaped too */
+        if ((len == 2 && p[0] == 0xc2 && p[1] < 0xa0) ||
+            (len == 3 && p[0] == 0xe0 && p[1] < 0xa0) ||
+            (len == 3 && p[0] == 0xed && p[1] >= 0xa0) ||
+            (len == 4 && p[0] == 0xf0 && p[1] < 0x90) ||
+            (len == 4 && p[0] == 0xf4 && p[1] >= 0x90))
+            len = 0;
         if (len == 1 && *p == '\\') {
             out[k++] = '\\';
             out[k++] = '\\';
@@ -92,9 +100,9 @@ const char *cov_shown(const char *s, char *out, size_t n)
 }
 
 /* Whether path is an input: a regular, readable, non-empty file. Says why not on warn. stat
- * first (no side effect: a device is never opened), then open without blocking and without
- * following a last link again (a FIFO swapped in between is seen by fstat, not waited on);
- * a symbolic link to a regular file is an input, a loop of them is reported (ELOOP). */
+ * first (no side effect: a device is never opened), then open without blocking and check
+ * again with fstat (a FIFO swapped in between is refused, not waited on). Symbolic links are
+ * followed: a link to a regular file is an input, a loop of them is reported (ELOOP). */
 int cov_entry_check(const char *path, const char *shown, struct stat *st, FILE *warn)
 {
     char sh[768];

@@ -78,6 +78,7 @@ def main():
     sock = socket.socket(socket.AF_UNIX)
     sock.bind("corpus/sock")
     open(b"corpus/empty\nname", "wb").close()
+    open(b"corpus/e-\xff\xc2\x85\\-\x1b[2J", "wb").close()   # not UTF-8, C1, \\, an escape
     with open(b"corpus/nl\nb", "wb") as f:
         f.write(b"b22")
     with open(b"corpus/bad-\xff\xfe-utf8", "wb") as f:
@@ -108,7 +109,8 @@ def main():
                      b"skipping corpus/loop1: Too many levels of symbolic links",
                      b"skipping corpus/loop2: Too many levels of symbolic links",
                      b"skipping corpus/sock: not a regular file (a socket)",
-                     b"skipping corpus/empty\\x0aname: empty"]:
+                     b"skipping corpus/empty\\x0aname: empty",
+                     b"skipping corpus/e-\\xff\\xc2\\x85\\\\-\\x1b[2J: empty"]:
             check(want in err, "hostile corpus: said %s" % want.decode())
         check(lines_ok(err), "hostile corpus: every stderr line is one of ptcall's")
         # the target (not ptcall) reads at most 63 bytes of it: what ptcall holds is its own
