@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
 
 /* ---- the data set (cov_data.c) ------------------------------------------------------ */
 
@@ -71,6 +72,7 @@ struct cov_data {
     char *target;         /* the command line, words joined by spaces (for people) */
     uint32_t timeout_ms;
     uint64_t created;     /* Unix seconds */
+    uint32_t file_version; /* the .ptcov version it was read from (0: not read from one) */
     uint32_t nmodules, nfuncs, ninputs;
     struct cov_module *modules;
     struct cov_func *funcs;
@@ -120,6 +122,8 @@ struct cov_entry {
     int64_t time_ms;      /* campaign time, -1 unknown */
     uint64_t size;
     int64_t mtime_ms;     /* file time (ms since the epoch), for corpora without time: */
+    uint8_t file_time;    /* a plain corpus file: campaign time from file times
+                             (cov_corpus_times) */
 };
 
 struct cov_entries {
@@ -136,9 +140,15 @@ void cov_entries_free(struct cov_entries *e);
  * Returns 0, or an error when dir itself cannot be read. */
 int cov_corpus_add_dir(struct cov_entries *e, const char *dir, FILE *warn, char *why,
                        size_t n);
-/* Sets the campaign time of entries without one: modification time minus the earliest
- * modification time among them. */
+/* Sets the campaign time of plain corpus files: modification time minus the earliest
+ * modification time among them. AFL++ entries without a time keep -1 (unknown). */
 void cov_corpus_times(struct cov_entries *e);
+/* Opens an input to run: read-only, without blocking on a FIFO or taking a terminal; st
+ * filled. Returns the descriptor, -EINVAL when it is not a regular file (any more), or
+ * -errno. */
+int cov_open_input(const char *path, struct stat *st);
+/* s made fit for one message line (control bytes and invalid UTF-8 as \xNN), in out. */
+const char *cov_shown(const char *s, char *out, size_t n);
 /* An AFL++ output directory (afl-fuzz -o OUTDIR): OUTDIR/queue (one instance) or
  * OUTDIR/NAME/queue for each instance (-M/-S NAME, or 'default'), each with crashes/ and
  * hangs/ beside it. Entries named `id:...,time:MS,...` take their campaign time from the
@@ -152,7 +162,7 @@ int64_t cov_afl_field(const char *name, const char *key);
 /* ---- the .ptcov file (cov_file.c, docs/cov.md) -------------------------------------- */
 
 #define COV_FILE_MAGIC "PTCOV\r\n\032"   /* 8 bytes, PNG-style: catches text-mode damage */
-#define COV_FILE_VERSION 1u
+#define COV_FILE_VERSION 2u   /* 2: CRC-32 of the header and of each record; 1 is read */
 
 /* Writes d to path (through a temporary file renamed over it: whole or not at all).
  * Returns 0 or -errno. */
@@ -160,6 +170,11 @@ int cov_file_write(const struct cov_data *d, const char *path, char *why, size_t
 /* Reads path into d (initialised by the caller). Returns 0, -ENOENT/-EACCES, -EINVAL (not
  * a .ptcov, damaged or truncated: why says where), -EPROTO (a newer version), -ENOMEM. */
 int cov_file_read(struct cov_data *d, const char *path, char *why, size_t n);
+/* The same over a file's bytes in memory (path only names it in why): what cov_file_read
+ * does after reading, and the fuzz target's entry. A damaged version 2 file is refused
+ * naming the record and its bytes; d->file_version says which version was read. */
+int cov_file_parse(struct cov_data *d, const uint8_t *data, size_t size, const char *path,
+                   char *why, size_t n);
 
 /* ---- the counters (cov_counts.c) --------------------------------------------------- */
 
@@ -203,6 +218,7 @@ struct cov_result {
     uint64_t exec_us;
     uint32_t nhits;
     struct cov_hit *hits; /* malloc'ed, sorted by function; the caller owns it */
+    uint32_t left_running; /* processes of the run still alive after it ended: killed */
 };
 
 struct cov_runner;
@@ -212,9 +228,15 @@ struct cov_runner;
  * an error with why (the target could not start at all). */
 int cov_runner_start(const struct cov_target *t, struct cov_data *d, const char *workdir,
                      int index, struct cov_runner **out, char *why, size_t n);
-/* Runs one input (its bytes). Returns 0 (r filled, also for crashes and hangs) or an error
- * that ends the runner (the fork server died and could not be restarted). */
-int cov_runner_run(struct cov_runner *r, const void *data, size_t len, struct cov_result *res,
+/* Runs one input: len bytes of the regular file open on fd, copied to the runner's work
+ * file through a small buffer (never read whole; holes stay holes). Returns 0 (r filled,
+ * also for crashes and hangs, and COV_ERROR with the errno when the input could not be
+ * copied), or an error that ends the runner (the fork server died and could not be restarted).
+ * Processes the run left behind (a grandchild still calling instrumented code) are killed
+ * before the counters are read, so their calls count for this input and never the next
+ * one, and counted in res->left_running: the tool is their subreaper
+ * (PR_SET_CHILD_SUBREAPER) and the fork server's child a process group of its own. */
+int cov_runner_run(struct cov_runner *r, int fd, uint64_t len, struct cov_result *res,
                    char *why, size_t n);
 /* Whether the runner uses the fork server. */
 int cov_runner_forkserver(const struct cov_runner *r);

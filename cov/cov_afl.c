@@ -5,6 +5,8 @@
  * campaign time in milliseconds. Entries synced from other instances (sync:NAME) and old
  * AFL's have none: they take their file time minus the instance's start_time (fuzzer_stats). */
 #include <errno.h>
+#include <stdint.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -28,21 +30,35 @@ int64_t cov_afl_field(const char *name, const char *key)
     return -1;
 }
 
-/* start_time (Unix seconds) from DIR/fuzzer_stats, in ms; -1 when absent. */
-static int64_t instance_start_ms(const char *inst)
+/* start_time (Unix seconds) from DIR/fuzzer_stats, in ms; -1 when absent or unreadable
+ * (said on warn). Opened without blocking and refused unless a regular file: a FIFO there
+ * hung `cov run` for ever. */
+static int64_t instance_start_ms(const char *inst, FILE *warn)
 {
-    char path[4096];
+    char path[4096], sh[768];
     if (snprintf(path, sizeof(path), "%s/fuzzer_stats", inst) >= (int)sizeof(path))
         return -1;
-    FILE *f = fopen(path, "re");
-    if (!f)
+    struct stat st;
+    int fd = cov_open_input(path, &st);
+    if (fd == -ENOENT)
         return -1;
+    if (fd < 0) {
+        fprintf(warn, "ptcall cov: %s: %s: entries without time: in their names get an unknown "
+                      "campaign time\n", cov_shown(path, sh, sizeof(sh)),
+                fd == -EINVAL ? "not a regular file" : strerror(-fd));
+        return -1;
+    }
+    FILE *f = fdopen(fd, "re");
+    if (!f) {
+        close(fd);
+        return -1;
+    }
     char line[512];
     int64_t v = -1;
     while (fgets(line, sizeof(line), f)) {
         long long s;
         if (sscanf(line, "start_time : %lld", &s) == 1) {
-            v = (int64_t)s * 1000;
+            v = s > 0 && s < INT64_MAX / 1000 ? (int64_t)s * 1000 : -1;
             break;
         }
     }
@@ -70,7 +86,9 @@ static int add_sub(struct cov_entries *e, const char *outdir, const char *inst_r
     size_t count;
     int rc = cov_list_dir(dir, &names, &count);
     if (rc) {
-        fprintf(warn, "ptcall cov: skipping %s: %s\n", dir, strerror(-rc));
+        char sh[768];
+        fprintf(warn, "ptcall cov: skipping %s: %s\n", cov_shown(dir, sh, sizeof(sh)),
+                strerror(-rc));
         e->skipped++;
         return rc == -ENOMEM ? rc : 0;
     }
@@ -82,7 +100,9 @@ static int add_sub(struct cov_entries *e, const char *outdir, const char *inst_r
         if (snprintf(path, sizeof(path), "%s/%s", dir, names[i]) >= (int)sizeof(path) ||
             snprintf(shown, sizeof(shown), "%s%s%s/%s", inst_rel, *inst_rel ? "/" : "", sub,
                      names[i]) >= (int)sizeof(shown)) {
-            fprintf(warn, "ptcall cov: skipping %s/%s: path too long\n", dir, names[i]);
+            char sh[768];
+            fprintf(warn, "ptcall cov: skipping %s: path too long\n",
+                    cov_shown(names[i], sh, sizeof(sh)));
             e->skipped++;
             continue;
         }
@@ -93,8 +113,9 @@ static int add_sub(struct cov_entries *e, const char *outdir, const char *inst_r
         }
         int64_t t = cov_afl_field(names[i], "time");
         if (t < 0 && start_ms >= 0) {
+            /* a file older than the instance's start has no campaign time we can tell */
             int64_t m = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
-            t = m >= start_ms ? m - start_ms : 0;
+            t = m >= start_ms ? m - start_ms : -1;
         }
         rc = cov_entries_push(e, path, shown, kind, t, &st);
     }
@@ -109,7 +130,7 @@ static int add_instance(struct cov_entries *e, const char *outdir, const char *i
     if (snprintf(inst, sizeof(inst), "%s%s%s", outdir, *inst_rel ? "/" : "", inst_rel) >=
         (int)sizeof(inst))
         return -ENAMETOOLONG;
-    int64_t start = instance_start_ms(inst);
+    int64_t start = instance_start_ms(inst, warn);
     int rc = add_sub(e, outdir, inst_rel, "queue", COV_KIND_QUEUE, start, warn);
     if (!rc)
         rc = add_sub(e, outdir, inst_rel, "crashes", COV_KIND_CRASH, start, warn);

@@ -42,6 +42,7 @@ int cov_entries_push(struct cov_entries *e, const char *path, const char *name, 
         return -ENOMEM;
     }
     x->kind = (uint8_t)kind;
+    x->file_time = 0;
     x->time_ms = time_ms;
     x->size = (uint64_t)st->st_size;
     x->mtime_ms = (int64_t)st->st_mtim.tv_sec * 1000 + st->st_mtim.tv_nsec / 1000000;
@@ -49,34 +50,105 @@ int cov_entries_push(struct cov_entries *e, const char *path, const char *name, 
     return 0;
 }
 
-/* Whether dir/name is an input: a regular, readable, non-empty file. Says why not on warn. */
+/* Writes s for a message line: bytes that are not printable ASCII or part of valid UTF-8
+ * (a newline, a terminal escape, a Latin-1 byte of an old file name) as \xNN, and a
+ * backslash as \\, so that a hostile name is still one line that says which file. */
+const char *cov_shown(const char *s, char *out, size_t n)
+{
+    size_t k = 0;
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p && k + 5 < n) {
+        size_t len = 0;
+        if (*p >= 0x20 && *p < 0x7f)
+            len = 1;
+        else if (*p >= 0xc2 && *p <= 0xdf)
+            len = 2;
+        else if (*p >= 0xe0 && *p <= 0xef)
+            len = 3;
+        else if (*p >= 0xf0 && *p <= 0xf4)
+            len = 4;
+        for (size_t i = 1; i < len; i++)
+            if ((p[i] & 0xc0) != 0x80)
+                len = 0;
+        /* overlong forms, surrogates, past U+10FFFF, and the C1 controls (U+0080-U+009F,
+         * which some terminals obey) are escaped too */
+        if ((len == 2 && p[0] == 0xc2 && p[1] < 0xa0) ||
+            (len == 3 && p[0] == 0xe0 && p[1] < 0xa0) ||
+            (len == 3 && p[0] == 0xed && p[1] >= 0xa0) ||
+            (len == 4 && p[0] == 0xf0 && p[1] < 0x90) ||
+            (len == 4 && p[0] == 0xf4 && p[1] >= 0x90))
+            len = 0;
+        if (len == 1 && *p == '\\') {
+            out[k++] = '\\';
+            out[k++] = '\\';
+        } else if (len && k + len < n) {
+            memcpy(out + k, p, len);
+            k += len;
+        } else {
+            len = 1;
+            k += (size_t)snprintf(out + k, n - k, "\\x%02x", *p);
+        }
+        p += len;
+    }
+    if (*p && n > 4) {
+        k = k < n - 4 ? k : n - 4;
+        memcpy(out + k, "...", 3);
+        k += 3;
+    }
+    out[n ? (k < n ? k : n - 1) : 0] = 0;
+    return out;
+}
+
+/* Whether path is an input: a regular, readable, non-empty file. Says why not on warn. stat
+ * first (no side effect: a device is never opened), then open without blocking and check
+ * again with fstat (a FIFO swapped in between is refused, not waited on). Symbolic links are
+ * followed: a link to a regular file is an input, a loop of them is reported (ELOOP). */
 int cov_entry_check(const char *path, const char *shown, struct stat *st, FILE *warn)
 {
+    char sh[768];
+    cov_shown(shown, sh, sizeof(sh));
     if (stat(path, st)) {
-        fprintf(warn, "ptcall cov: skipping %s: %s\n", shown, strerror(errno));
+        fprintf(warn, "ptcall cov: skipping %s: %s\n", sh, strerror(errno));
         return 0;
     }
     if (S_ISDIR(st->st_mode)) {
         fprintf(warn, "ptcall cov: skipping %s: a directory (corpora are read one level deep)\n",
-                shown);
+                sh);
         return 0;
     }
     if (!S_ISREG(st->st_mode)) {
-        fprintf(warn, "ptcall cov: skipping %s: not a regular file\n", shown);
+        fprintf(warn, "ptcall cov: skipping %s: not a regular file (%s)\n", sh,
+                S_ISFIFO(st->st_mode)    ? "a FIFO"
+                : S_ISSOCK(st->st_mode) ? "a socket"
+                : S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode) ? "a device"
+                                                              : "another kind of file");
         return 0;
     }
     if (st->st_size == 0) {
-        fprintf(warn, "ptcall cov: skipping %s: empty\n", shown);
+        fprintf(warn, "ptcall cov: skipping %s: empty\n", sh);
         return 0;
     }
     /* open, not access(): the effective rights of this process, as the run will need them */
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = cov_open_input(path, st);
     if (fd < 0) {
-        fprintf(warn, "ptcall cov: skipping %s: %s\n", shown, strerror(errno));
+        fprintf(warn, "ptcall cov: skipping %s: %s\n", sh,
+                fd == -EINVAL ? "not a regular file any more" : strerror(-fd));
         return 0;
     }
     close(fd);
     return 1;
+}
+
+int cov_open_input(const char *path, struct stat *st)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return -errno;
+    if (fstat(fd, st) || !S_ISREG(st->st_mode)) {
+        close(fd);
+        return -EINVAL;
+    }
+    return fd;
 }
 
 /* Sorted names of dir's entries (not . and ..): the order the user sees in `ls`. */
@@ -153,9 +225,11 @@ int cov_corpus_add_dir(struct cov_entries *e, const char *dir, FILE *warn, char 
             break;
         }
         struct stat st;
-        if (cov_entry_check(path, path, &st, warn))
+        if (cov_entry_check(path, path, &st, warn)) {
             rc = cov_entries_push(e, path, path, COV_KIND_QUEUE, -1, &st);
-        else
+            if (!rc)
+                e->v[e->n - 1].file_time = 1;
+        } else
             e->skipped++;
         free(path);
     }
@@ -169,9 +243,11 @@ void cov_corpus_times(struct cov_entries *e)
 {
     int64_t t0 = INT64_MAX;
     for (size_t i = 0; i < e->n; i++)
-        if (e->v[i].time_ms < 0 && e->v[i].mtime_ms < t0)
+        if (e->v[i].file_time && e->v[i].mtime_ms < t0)
             t0 = e->v[i].mtime_ms;
+    /* AFL++ entries whose time could not be read stay unknown (-1): placed among the
+     * corpus's file times they would claim a moment nothing says they had */
     for (size_t i = 0; i < e->n; i++)
-        if (e->v[i].time_ms < 0)
+        if (e->v[i].file_time)
             e->v[i].time_ms = e->v[i].mtime_ms - t0;
 }

@@ -1,17 +1,23 @@
 /* The .ptcov file (docs/cov.md): a header, then records (type byte, LEB128 payload length,
- * payload), the END record last. Length-prefixed records let a reader skip types a later
- * minor revision adds; END (with the number of inputs) tells a whole file from one cut
- * short by a killed `cov run`. */
+ * payload, and from version 2 a CRC-32 of the three), the END record last. Length-prefixed
+ * records let a reader skip types a later minor revision adds; END (with the number of
+ * inputs) tells a whole file from one cut short by a killed `cov run`; the CRCs (version 2)
+ * tell a damaged file from one that holds other figures: without them half of all single
+ * flipped bits were read as other names, counts or times. Version 1 (no CRC) is still read. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cov.h"
+#include "ptc_crc.h"
 #include "ptc_varint.h"
 
 enum { REC_END = 0, REC_RUN = 1, REC_MODULE = 2, REC_INPUT = 3 };
-#define HEADER_SIZE 16u
+#define HEADER_SIZE_V1 16u
+#define HEADER_SIZE 20u   /* version 2: the first 16 bytes and their CRC-32 */
 
 /* ---- writing ------------------------------------------------------------------------ */
 
@@ -62,15 +68,25 @@ static void put_u64(struct buf *b, uint64_t v)
     put(b, t, 8);
 }
 
-/* Appends record type with payload rec to out. */
+static void put_u32(struct buf *b, uint32_t v)
+{
+    uint8_t t[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
+    put(b, t, 4);
+}
+
+/* Appends record type with payload rec to out, and the CRC-32 of the type byte, the length
+ * and the payload. */
 static void put_rec(struct buf *out, unsigned type, const struct buf *rec)
 {
     uint8_t t = (uint8_t)type;
+    size_t at = out->n;
     put(out, &t, 1);
     put_v(out, rec->n);
     put(out, rec->p, rec->n);
     if (rec->oom)
         out->oom = 1;
+    if (!out->oom)
+        put_u32(out, ptc_crc32(out->p + at, out->n - at));
 }
 
 static int write_all(FILE *f, struct buf *b)
@@ -102,6 +118,9 @@ int cov_file_write(const struct cov_data *d, const char *path, char *why, size_t
     memcpy(hdr, COV_FILE_MAGIC, 8);
     hdr[8] = COV_FILE_VERSION;
     hdr[12] = HEADER_SIZE;
+    uint32_t hcrc = ptc_crc32(hdr, 16);
+    for (int i = 0; i < 4; i++)
+        hdr[16 + i] = (uint8_t)(hcrc >> (8 * i));
     put(&out, hdr, sizeof(hdr));
 
     put_s(&rec, d->target);
@@ -295,61 +314,75 @@ static int read_input(struct cov_data *d, struct rd *r)
     return r->bad;
 }
 
-int cov_file_read(struct cov_data *d, const char *path, char *why, size_t n)
+static uint32_t le32(const uint8_t *p)
 {
-    FILE *f = fopen(path, "rbe");
-    if (!f) {
-        int e = errno;
-        snprintf(why, n, "cannot open %s: %s", path, strerror(e));
-        return -e;
-    }
-    uint8_t *data = NULL;
-    size_t size = 0, cap = 0;
-    for (;;) {
-        if (size == cap) {
-            cap = cap ? cap * 2 : 1u << 16;
-            uint8_t *p = realloc(data, cap);
-            if (!p) {
-                free(data);
-                fclose(f);
-                snprintf(why, n, "out of memory");
-                return -ENOMEM;
-            }
-            data = p;
-        }
-        size_t got = fread(data + size, 1, cap - size, f);
-        size += got;
-        if (got == 0)
-            break;
-    }
-    int ioerr = ferror(f);
-    fclose(f);
+    return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* What a record is, for messages: "the INPUT record 3" names the part of the file. */
+static void rec_name(char *out, size_t n, unsigned type, const struct cov_data *d)
+{
+    if (type == REC_RUN)
+        snprintf(out, n, "RUN record");
+    else if (type == REC_MODULE)
+        snprintf(out, n, "MODULE record %u", d->nmodules);
+    else if (type == REC_INPUT)
+        snprintf(out, n, "INPUT record %u", d->ninputs);
+    else if (type == REC_END)
+        snprintf(out, n, "END record");
+    else
+        snprintf(out, n, "record of type %u", type);
+}
+
+int cov_file_parse(struct cov_data *d, const uint8_t *data, size_t size, const char *path,
+                   char *why, size_t n)
+{
     int rc = 0;
-    if (ioerr) {
-        snprintf(why, n, "cannot read %s", path);
-        rc = -EIO;
-    } else if (size < HEADER_SIZE || memcmp(data, COV_FILE_MAGIC, 8)) {
+    unsigned version = 0;
+    if (size < HEADER_SIZE_V1 || memcmp(data, COV_FILE_MAGIC, 8)) {
         snprintf(why, n, "%s is not a .ptcov file (made by 'ptcall cov run')", path);
-        rc = -EINVAL;
-    } else if (data[8] != COV_FILE_VERSION || data[9] || data[10] || data[11]) {
-        snprintf(why, n, "%s is a .ptcov of version %u; this ptcall reads version %u", path,
-                 (unsigned)(data[8] | data[9] << 8), COV_FILE_VERSION);
-        rc = -EPROTO;
+        return -EINVAL;
     }
-    size_t hs = size >= HEADER_SIZE ? data[12] | (size_t)data[13] << 8 : 0;
-    if (!rc && (hs < HEADER_SIZE || hs > size)) {
+    version = le32(data + 8);
+    if (version == 0 || version > COV_FILE_VERSION) {
+        snprintf(why, n, "%s is a .ptcov of version %u; this ptcall reads versions 1 to %u",
+                 path, version, COV_FILE_VERSION);
+        return -EPROTO;
+    }
+    size_t hs = le32(data + 12);
+    if (version >= 2) {
+        if (size < HEADER_SIZE || le32(data + 16) != ptc_crc32(data, 16)) {
+            snprintf(why, n, "%s is damaged: its header (bytes 0 to 19) fails its checksum",
+                     path);
+            return -EINVAL;
+        }
+    }
+    if (hs < (version >= 2 ? HEADER_SIZE : HEADER_SIZE_V1) || hs > size) {
         snprintf(why, n, "%s: damaged header", path);
-        rc = -EINVAL;
+        return -EINVAL;
     }
+    d->file_version = version;
+    size_t crc_size = version >= 2 ? 4 : 0;
     const uint8_t *p = data + hs, *end = data + size;
     int ended = 0;
     while (!rc && p < end) {
+        const uint8_t *start = p;
         unsigned type = *p++;
         struct rd hdr = {p, end, 0};
         uint64_t len = get_v(&hdr);
-        if (hdr.bad || len > (uint64_t)(end - hdr.p)) {
-            snprintf(why, n, "%s is truncated or damaged at byte %zu", path,
-                     (size_t)(p - 1 - data));
+        char what[64];
+        rec_name(what, sizeof(what), type, d);
+        if (hdr.bad || len > (uint64_t)(end - hdr.p) ||
+            crc_size > (size_t)(end - hdr.p) - len) {
+            snprintf(why, n, "%s is truncated or damaged at byte %zu (its %s)", path,
+                     (size_t)(start - data), what);
+            rc = -EINVAL;
+            break;
+        }
+        if (crc_size && le32(hdr.p + len) != ptc_crc32(start, (size_t)(hdr.p + len - start))) {
+            snprintf(why, n,
+                     "%s is damaged: its %s (bytes %zu to %zu) fails its checksum", path,
+                     what, (size_t)(start - data), (size_t)(hdr.p + len + crc_size - data) - 1);
             rc = -EINVAL;
             break;
         }
@@ -374,17 +407,16 @@ int cov_file_read(struct cov_data *d, const char *path, char *why, size_t n)
                 break;
             }
             ended = 1;
-            p = r.end;
             break;
         }
         /* other types: a later revision's records, skipped whole */
         if (bad) {
-            snprintf(why, n, bad == 2 ? "out of memory" : "%s: damaged record at byte %zu",
-                     path, (size_t)(p - 1 - data));
+            snprintf(why, n, bad == 2 ? "out of memory" : "%s: damaged %s at byte %zu", path,
+                     what, (size_t)(start - data));
             rc = bad == 2 ? -ENOMEM : -EINVAL;
             break;
         }
-        p = r.end;
+        p = r.end + crc_size;
     }
     if (!rc && !ended) {
         snprintf(why, n,
@@ -413,6 +445,55 @@ int cov_file_read(struct cov_data *d, const char *path, char *why, size_t n)
                     break;
                 }
     }
+    return rc;
+}
+
+int cov_file_read(struct cov_data *d, const char *path, char *why, size_t n)
+{
+    /* O_NONBLOCK: a FIFO named as the file is refused below, not waited on */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        int e = errno;
+        snprintf(why, n, "cannot open %s: %s", path, strerror(e));
+        return -e;
+    }
+    struct stat st;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+        close(fd);
+        snprintf(why, n, "%s is not a regular file (a .ptcov is one)", path);
+        return -EINVAL;
+    }
+    uint8_t *data = NULL;
+    size_t size = 0, cap = 0;
+    int rc = 0;
+    for (;;) {
+        if (size == cap) {
+            cap = cap ? cap * 2 : 1u << 16;
+            uint8_t *p = realloc(data, cap);
+            if (!p) {
+                rc = -ENOMEM;
+                break;
+            }
+            data = p;
+        }
+        ssize_t got = read(fd, data + size, cap - size);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            rc = -EIO;
+            break;
+        }
+        if (got == 0)
+            break;
+        size += (size_t)got;
+    }
+    close(fd);
+    if (rc == -ENOMEM)
+        snprintf(why, n, "out of memory");
+    else if (rc)
+        snprintf(why, n, "cannot read %s", path);
+    else
+        rc = cov_file_parse(d, data, size, path, why, n);
     free(data);
     return rc;
 }

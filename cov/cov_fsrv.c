@@ -47,7 +47,11 @@ struct cov_runner {
     size_t env_own;
     int restarts;
     unsigned runs;
+    int cfr_ok;                     /* copy_file_range works from the inputs to the work file */
+    char *copy_buf;                 /* else COPY_BUF bytes at a time */
 };
+
+#define COPY_BUF (64u << 10)
 
 static uint64_t now_us(void)
 {
@@ -409,6 +413,36 @@ static void set_outcome(struct cov_result *res, int timed_out, int status, uint3
     }
 }
 
+/* The processes left in the run's process group pgid once its first process ended:
+ * orphans, which PR_SET_CHILD_SUBREAPER gives to this process. The ones that ended are
+ * reaped; those still running are killed and reaped, and counted: a grandchild that goes on
+ * calling instrumented code would otherwise add its calls to the next input's counters.
+ * Without the subreaper (waitpid: ECHILD) the group is waited for a moment instead. */
+static uint32_t sweep_group(pid_t pgid)
+{
+    while (waitpid(-pgid, NULL, WNOHANG) > 0) {
+    }
+    if (kill(-pgid, 0) != 0)
+        return 0;   /* ESRCH: nobody left */
+    kill(-pgid, SIGKILL);
+    uint32_t left = 0;
+    for (;;) {
+        pid_t w = waitpid(-pgid, NULL, 0);
+        if (w > 0) {
+            left++;
+            continue;
+        }
+        if (errno == EINTR)
+            continue;
+        break;
+    }
+    for (int i = 0; i < 100 && kill(-pgid, 0) == 0; i++) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    return left ? left : 1;
+}
+
 static int run_fs(struct cov_runner *r, struct cov_result *res, char *why, size_t n)
 {
     uint64_t t0 = now_us();
@@ -434,6 +468,7 @@ static int run_fs(struct cov_runner *r, struct cov_result *res, char *why, size_
     }
     res->exec_us = now_us() - t0;
     set_outcome(res, timed_out, (int)status, r->t->timeout_ms);
+    res->left_running = sweep_group((pid_t)pid);   /* the child leads its own group */
     return collect(r, res);
 }
 
@@ -494,6 +529,7 @@ static int run_exec(struct cov_runner *r, struct cov_result *res, char *why, siz
         kill(-pid, SIGKILL);
         reap(pid);
     }
+    res->left_running = sweep_group(pid);   /* spawn made it a group */
     set_outcome(res, timed_out, status, r->t->timeout_ms);
     res->exec_us = now_us() - t0;
     if (res->outcome == COV_EXITED && res->value == 127) {
@@ -543,6 +579,7 @@ void cov_runner_stop(struct cov_runner *r)
     }
     free_envp(r->envp, r->env_own);
     free(r->fmap);
+    free(r->copy_buf);
     free(r);
 }
 
@@ -557,6 +594,7 @@ int cov_runner_start(const struct cov_target *t, struct cov_data *d, const char 
     r->t = t;
     r->d = d;
     r->ctl = r->st = r->counts_fd = r->input_fd = r->log_fd = -1;
+    r->cfr_ok = 1;
     snprintf(r->input_path, sizeof(r->input_path), "%s/input-%d", workdir, index);
     snprintf(r->log_path, sizeof(r->log_path), "%s/stderr-%d", workdir, index);
     int rc = 0;
@@ -609,21 +647,79 @@ int cov_runner_start(const struct cov_target *t, struct cov_data *d, const char 
     return 0;
 }
 
+/* Copies [off, end) of fd to the work file at the same offsets: copy_file_range (the kernel
+ * moves the bytes), else pread/pwrite through the runner's 64 KiB buffer. */
+static int copy_range(struct cov_runner *r, int fd, off_t off, off_t end)
+{
+    while (off < end) {
+        size_t want = (size_t)(end - off < (1 << 30) ? end - off : (1 << 30));
+        ssize_t k = -1;
+        if (r->cfr_ok) {
+            loff_t in = off, out = off;
+            k = copy_file_range(fd, &in, r->input_fd, &out, want, 0);
+            if (k < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
+                          errno == EOPNOTSUPP || errno == EBADF)) {
+                r->cfr_ok = 0;   /* another file system, or an old kernel */
+                continue;
+            }
+        } else {
+            if (!r->copy_buf && !(r->copy_buf = malloc(COPY_BUF)))
+                return -ENOMEM;
+            k = pread(fd, r->copy_buf, want < COPY_BUF ? want : COPY_BUF, off);
+            if (k > 0) {
+                ssize_t w = pwrite(r->input_fd, r->copy_buf, (size_t)k, off);
+                if (w != k)
+                    return w < 0 ? -errno : -EIO;
+            }
+        }
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return -errno;
+        if (k == 0)
+            return -ENODATA;   /* the file shrank since it was listed */
+        off += k;
+    }
+    return 0;
+}
+
 /* Rewrites the work file with one input, in place: the data first, then the old tail cut
  * off only when the file was longer. Truncating to 0 before each write cost a journalled
- * truncate and a sleep in the kernel per input (ext4), more than the rest of the write. The
- * offset matters only to a target reading its stdin (the shared description); with @@ the
- * target opens the file itself. */
-static int write_input(struct cov_runner *r, const void *data, size_t len)
+ * truncate and a sleep in the kernel per input (ext4), more than the rest of the write. An
+ * input with holes (a sparse file) is the exception: the work file is emptied and only its
+ * data ranges copied, so a 2 GiB sparse input costs neither 2 GiB of memory nor of disk.
+ * The offset matters only to a target reading its stdin (the shared description); with @@
+ * the target opens the file itself. Returns 0, -EIO... of the work file, or the input's
+ * read error as -ENODATA/-errno with *in_err set. */
+static int write_input(struct cov_runner *r, int fd, uint64_t len, int *in_err)
 {
-    ssize_t w = len ? pwrite(r->input_fd, data, len, 0) : 0;
-    if (w != (ssize_t)len) {
-        int e = w < 0 ? errno : EIO;
+    off_t end = (off_t)len;
+    off_t hole = len ? lseek(fd, 0, SEEK_HOLE) : 0;
+    int sparse = hole >= 0 && hole < end;
+    int rc = 0;
+    if (sparse) {
+        if (ftruncate(r->input_fd, 0))
+            return -errno;
+        r->input_len = 0;
+        for (off_t at = 0; at < end && !rc;) {
+            off_t data = lseek(fd, at, SEEK_DATA);
+            if (data < 0 || data >= end)
+                break;   /* ENXIO: holes to the end */
+            off_t h = lseek(fd, data, SEEK_HOLE);
+            h = h < 0 || h > end ? end : h;
+            rc = copy_range(r, fd, data, h);
+            at = h;
+        }
+    } else {
+        rc = copy_range(r, fd, 0, end);
+    }
+    if (rc) {
         if (len > r->input_len)
             r->input_len = len; /* part of it may be in the file: cut it next time */
-        return -e;
+        *in_err = 1;
+        return rc;
     }
-    if (r->input_len > len && ftruncate(r->input_fd, (off_t)len))
+    if ((sparse || r->input_len > len) && ftruncate(r->input_fd, end))
         return -errno;
     r->input_len = len;
     if (r->stdin_mode && lseek(r->input_fd, 0, SEEK_SET) < 0)
@@ -631,11 +727,19 @@ static int write_input(struct cov_runner *r, const void *data, size_t len)
     return 0;
 }
 
-int cov_runner_run(struct cov_runner *r, const void *data, size_t len, struct cov_result *res,
+int cov_runner_run(struct cov_runner *r, int fd, uint64_t len, struct cov_result *res,
                    char *why, size_t n)
 {
     memset(res, 0, sizeof(*res));
-    int rc = write_input(r, data, len);
+    int in_err = 0;
+    int rc = write_input(r, fd, len, &in_err);
+    if (rc && in_err && rc != -ENOMEM) {
+        /* the input could not be copied (it shrank, a read error, a full disk): recorded as
+         * not run (error, the errno), and the runner goes on */
+        res->outcome = COV_ERROR;
+        res->value = -rc;
+        return 0;
+    }
     if (rc) {
         snprintf(why, n, "cannot write %s: %s", r->input_path, strerror(-rc));
         return rc;

@@ -86,6 +86,10 @@ static void serve(void)
             _exit(2);
         }
         if (pid == 0) {
+            /* A process group of its own: what the input's run starts and leaves running
+             * (a grandchild still calling instrumented code) is found and killed by the
+             * tool through it, before its calls reach the next input's counters. */
+            setpgid(0, 0);
             close(ctl);
             close(st);
             rt.fs_ctl = rt.fs_st = -1;

@@ -7,8 +7,9 @@
 # The runs database (ptcall db) builds on libsqlite3, libpq and libxxhash; its tests start a
 # PostgreSQL server of their own (Debian's postgresql: initdb, pg_ctl) and use xxhsum.
 # ptcall serve is built on libmicrohttpd; its page's charts are uPlot (npm, web/package.json),
-# served from ptcall's data directory; the browser tests (test/web) use the Chromium above
+# served from ptcall's data directory; the browser tests (test/web) use the Chromium above.
 # graphviz: `dot` reads `ptcall graph` in the hostile-names test (test/outputs/names_test.py)
+# ccache: test/pass-e2e checks that the compiler wrappers make its hash see ptcall's settings
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 SUDO=""
@@ -23,6 +24,7 @@ pkgs=(
   libsqlite3-dev libpq-dev postgresql libxxhash-dev xxhash
   libmicrohttpd-dev
   graphviz
+  ccache
 )
 # npm: Debian's package, unless npm is already there (NodeSource's nodejs ships its own npm and
 # conflicts with Debian's)

@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -94,41 +95,6 @@ struct job {
     int fs;
 };
 
-static int read_file(const char *path, char **buf, size_t *len, size_t *cap)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    struct stat st;
-    if (fstat(fd, &st)) {
-        int e = errno;
-        close(fd);
-        return -e;
-    }
-    size_t want = (size_t)st.st_size;
-    if (want + 1 > *cap) {
-        char *p = realloc(*buf, want + 1);
-        if (!p) {
-            close(fd);
-            return -ENOMEM;
-        }
-        *buf = p;
-        *cap = want + 1;
-    }
-    size_t got = 0;
-    while (got < want) {
-        ssize_t r = read(fd, *buf + got, want - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        got += (size_t)r;
-    }
-    close(fd);
-    *len = got;
-    return 0;
-}
-
 static void *worker(void *arg)
 {
     struct job *j = arg;
@@ -139,21 +105,26 @@ static void *worker(void *arg)
         return NULL;
     }
     j->fs = cov_runner_forkserver(j->runner);
-    char *buf = NULL;
-    size_t cap = 0;
     for (;;) {
         size_t i = atomic_fetch_add(j->next, 1);
         if (i >= j->e->n)
             break;
-        size_t len = 0;
         struct cov_result *r = &j->results[i];
-        int rc = read_file(j->e->v[i].path, &buf, &len, &cap);
-        if (rc) {
+        struct stat st;
+        /* the file itself goes to the runner, never read whole into memory; opened without
+         * blocking: a FIFO swapped in since the listing is refused, not waited on */
+        int fd = cov_open_input(j->e->v[i].path, &st), rc = 0;
+        if (fd < 0) {
             /* gone or changed since the corpus was listed: recorded as not run */
             memset(r, 0, sizeof(*r));
             r->outcome = COV_ERROR;
-            r->value = -rc;
-        } else if ((rc = cov_runner_run(j->runner, buf, len, r, j->why, sizeof(j->why)))) {
+            r->value = -fd;
+        } else {
+            rc = cov_runner_run(j->runner, fd, (uint64_t)st.st_size, r, j->why,
+                                sizeof(j->why));
+            close(fd);
+        }
+        if (rc) {
             r->outcome = COV_ERROR;
             r->value = -rc;
             j->ran[i] = 1;
@@ -163,7 +134,6 @@ static void *worker(void *arg)
         j->ran[i] = 1;
         atomic_fetch_add(j->done, 1);
     }
-    free(buf);
     return NULL;
 }
 
@@ -297,6 +267,13 @@ static int run_cov(struct cli_values *v)
         }
         goto collect;
     }
+    /* Orphans of the target's runs come to this process (not to init), in their run's
+     * process group: a runner kills and reaps what an input left running before it reads
+     * the counters (cov_runner_run), so a grandchild's calls never land in the next input. */
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0))
+        fprintf(stderr, "%s: note: cannot become the subreaper of the target's processes "
+                        "(%s): processes an input leaves running are killed but not waited "
+                        "for\n", cmd, strerror(errno));
     /* runner 0 first, alone: it may add the target's instrumented libraries to d, which
      * the other runners then only read */
     if (cov_runner_start(&t, &d, workdir, 0, &js[0].runner, why, sizeof(why))) {
@@ -351,8 +328,17 @@ collect:;
             status = 1;
         }
 
-    uint32_t crashes = 0, hangs = 0, errors = 0;
+    uint32_t crashes = 0, hangs = 0, errors = 0, leaving = 0;
     for (size_t i = 0; i < e.n; i++) {
+        if (ran[i] && results[i].left_running && leaving++ < 10) {
+            char sh[768];
+            fprintf(stderr,
+                    "%s: %s left %u process%s running after it ended (killed then: %s calls "
+                    "until then count for this input, not the next)\n",
+                    cmd, cov_shown(e.v[i].name, sh, sizeof(sh)), results[i].left_running,
+                    results[i].left_running == 1 ? "" : "es",
+                    results[i].left_running == 1 ? "its" : "their");
+        }
         struct cov_input *in = cov_data_add_input(&d);
         if (!in) {
             fprintf(stderr, "%s: out of memory\n", cmd);
@@ -403,6 +389,9 @@ collect:;
                                                              : "exec per input",
             jobs, jobs == 1 ? "" : "s", crashes, hangs, errors,
             e.skipped ? " (and skipped entries, above)" : "", reached, d.nfuncs, v->output);
+    if (leaving > 10)
+        fprintf(stderr, "%s: %u inputs in all left processes running (the first 10 above)\n",
+                cmd, leaving);
     if (errors)
         status = 1;
 out:
@@ -444,6 +433,11 @@ static int load(const char *cmd, const char *path, struct cov_data *d, struct co
         cov_data_free(d);
         return 1;
     }
+    if (d->file_version < 2)
+        fprintf(stderr, "%s: note: %s is a version %u .ptcov, which has no checksum: damage to "
+                        "it cannot be told from other figures (a 'cov run' of this ptcall "
+                        "writes version %u)\n",
+                cmd, path, d->file_version, COV_FILE_VERSION);
     cov_data_sort_inputs(d);
     if (cov_analyse(d, a)) {
         fprintf(stderr, "%s: out of memory\n", cmd);

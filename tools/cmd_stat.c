@@ -421,7 +421,12 @@ static int run_stat(const struct cli_values *v)
         printf("no events: the trace holds neither soft event chunks nor Intel PT data\n");
     }
     st_free(&S);
-    if ((S.pt_chunks || S.nsoft) && stat_bytes_per_function(path, 20, stdout))
+    /* A foreign PT stream imported without --binary has no module: no function to charge
+     * bytes to, which is a fact about the trace, not a failure of stat. */
+    if ((S.pt_chunks || S.nsoft) && !S.modules)
+        printf("\nbytes per function: none (the trace holds no instrumented module: imported "
+               "without --binary, its hits cannot be named)\n");
+    else if ((S.pt_chunks || S.nsoft) && stat_bytes_per_function(path, 20, stdout))
         return 1;
     return cli_flush_output("stat", "the statistics");
 }

@@ -117,7 +117,9 @@ const struct cli_command cli_commands[CMD_COUNT] = {
                      "reached and their calls to OUT.ptcov. An argument @@ is replaced by the "
                      "input's path; without one the input is the target's stdin. A crash is "
                      "recorded with its signal, a hang is killed at --timeout: neither stops the "
-                     "run. Unreadable, empty or directory entries are reported and skipped. A "
+                     "run. Unreadable, empty or directory entries and ones that are not regular "
+                     "files (FIFOs, sockets) are reported and skipped. A process an input leaves "
+                     "running is killed when the input ends, and said. A "
                      "libFuzzer-style harness (LLVMFuzzerTestOneInput, linked with ptcall-cc "
                      "-fptcall-fuzz-driver) runs its inputs in batches, one process each. "
                      "See docs/cov.md."},

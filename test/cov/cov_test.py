@@ -251,6 +251,50 @@ def main():
                 f.write(b)
             break
 
+    # every single flipped bit of a real .ptcov is refused (version 2: CRCs over the header
+    # and each record), in-process by the reader itself (test/cov/ptcov_flip.c)
+    flip = os.path.join(build, "test", "cov", "ptcov_flip")
+    for f in ["only-a.ptcov", "stdin.ptcov"]:
+        r = run([flip, f])
+        print(r.stdout.strip())
+        check(r.returncode == 0, "bit flips of %s: %s" % (f, r.stdout[-600:]))
+    # through the command: a flip names the damaged record and its bytes
+    b = bytearray(small)
+    b[len(b) // 2] ^= 0x10
+    with open("bad.ptcov", "wb") as f:
+        f.write(b)
+    r = run([ptcall, "cov", "report", "bad.ptcov"])
+    check(r.returncode == 1 and "fails its checksum" in r.stderr and "record" in r.stderr and
+          r.stderr.count("\n") == 1, "a flipped bit: %s" % r.stderr)
+
+    # version 1 (no CRC) is still read, with a note; the same figures as version 2
+    def to_v1(b):
+        hs = int.from_bytes(b[12:16], "little")
+        out, p = bytearray(b[:8]) + (1).to_bytes(4, "little") + (16).to_bytes(4, "little"), hs
+        while p < len(b):
+            q, ln, shift = p + 1, 0, 0
+            while True:
+                ln |= (b[q] & 0x7f) << shift
+                shift += 7
+                q += 1
+                if not b[q - 1] & 0x80:
+                    break
+            out += b[p:q + ln]
+            p = q + ln + 4  # the CRC
+        return bytes(out)
+    with open("v1.ptcov", "wb") as f:
+        f.write(to_v1(small))
+    r1 = run([ptcall, "cov", "report", "v1.ptcov", "--format", "json"])
+    r2 = run([ptcall, "cov", "report", "only-a.ptcov", "--format", "json"])
+    check(r1.returncode == 0 and "version 1 .ptcov, which has no checksum" in r1.stderr and
+          r2.returncode == 0 and "no checksum" not in r2.stderr,
+          "version 1: %d %s / %s" % (r1.returncode, r1.stderr, r2.stderr))
+    if r1.returncode == 0 and r2.returncode == 0:
+        d1, d2 = json.loads(r1.stdout), json.loads(r2.stdout)
+        d1.pop("ptcov", None)
+        d2.pop("ptcov", None)
+        check(d1 == d2, "version 1 and 2 read apart")
+
     # AFL++ output directories: another layout is refused with what was expected; the queue
     # subset AFL++ wrote is read with kinds and the time: of its names
     r = run([ptcall, "cov", "run", "-o", "x.ptcov", "--afl", "corpus", "--", "./target"])

@@ -10,6 +10,10 @@
 #   seeds.sh map PYTHON PTCALL_CC SRC OBJ... DIR
 #                                            images of built objects' maps (map_seeds.py):
 #                                            OBJ..., and programs compiled with ptcall-cc
+#   seeds.sh ptcov PTCALL PTCALL_CC SRC COV_DIR DIR
+#                                            .ptcov files the cov tests wrote under COV_DIR
+#                                            (cov-e2e, cov-hostile); made here with
+#                                            ptcall cov run when they have not run
 # Every kind also gets the checked-in inputs of test/fuzz/regress/KIND/: inputs that once
 # crashed a target (or made it disagree, leak or time out), so that every run - the ctest's
 # seconds included - replays them first.
@@ -51,6 +55,24 @@ map)
     # shellcheck disable=SC2086
     "$py" "$here/map_seeds.py" "$dir" $objs
     rm -rf "$tmp" ;;
+ptcov)
+    ptcall=$1 cc=$2 src=$3 covdir=$4
+    find "$covdir" -name '*.ptcov' -size -64k 2>/dev/null | head -n 40 | while read -r f; do
+        cp "$f" "$dir/$(echo "$f" | tr / _)"
+    done
+    if [ -z "$(ls "$dir")" ] && [ -x "$cc" ]; then
+        tmp=$(mktemp -d)
+        mkdir "$tmp/c"
+        printf a1 >"$tmp/c/in-a"
+        printf b22 >"$tmp/c/in-b"
+        printf x >"$tmp/c/in-x"
+        printf c >"$tmp/c/in-c"
+        PTCALL_PLACEMENT=early "$cc" -O1 -g "$src/test/cov/cov_target.c" -o "$tmp/t" &&
+            "$ptcall" cov run --timeout 300 -o "$dir/made.ptcov" --corpus "$tmp/c" -- \
+                "$tmp/t" >/dev/null 2>&1 || true
+        rm -rf "$tmp"
+    fi
+    echo "seeds.sh: $(ls "$dir" | wc -l) .ptcov seed(s)" ;;
 *)
     echo "seeds.sh: no seeds of kind '$kind'" >&2
     exit 2 ;;

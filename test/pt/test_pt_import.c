@@ -182,6 +182,24 @@ int main(int argc, char **argv)
     decode_compare("raw per-CPU streams", out, &r, 1, 1000, 1000);
     ptgen_free(&r);
 
+    /* the same streams as a foreign trace (no --binary: no module, as DynamoRIO's, kAFL's or
+     * libipt's PT files import): stat prints its figures and exits 0, saying why it has no
+     * bytes per function (it exited 1 with "holds no instrumented module") */
+    snprintf(out, sizeof(out), "%s/pt-import-foreign.ptc", dir);
+    snprintf(cmd, sizeof(cmd),
+             "%s import -o %s --pid 1000 --tid 1000 --cpu-stream 0:%s --cpu-stream 1:%s "
+             "--cpu-stream 2:%s 2>/dev/null",
+             ptcall, out, raw[0], raw[1], raw[2]);
+    CHECK(system(cmd) == 0, "%s", cmd);
+    snprintf(cmd, sizeof(cmd), "%s stat %s > %s/stat-foreign.txt 2>&1", ptcall, out, dir);
+    CHECK(system(cmd) == 0, "stat of a foreign PT trace must exit 0: %s", cmd);
+    snprintf(cmd, sizeof(cmd),
+             "grep -q '^bytes per function: none (the trace holds no instrumented module' "
+             "%s/stat-foreign.txt && grep -q '^chunks: ' %s/stat-foreign.txt",
+             dir, dir);
+    CHECK(system(cmd) == 0, "stat of a foreign PT trace: figures and the reason the table is "
+                            "absent (%s/stat-foreign.txt)", dir);
+
     /* 2. perf.data: two threads of one process on two CPUs, with AUX/SWITCH sideband */
     ptgen_default(&o, 78);
     o.nprocs = 1;
