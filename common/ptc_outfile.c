@@ -1,5 +1,7 @@
 /* Output files written whole or not at all (ptc_outfile.h). */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "ptc_outfile.h"
 
 #include <errno.h>

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ptc_outfile.h"
 #include "cov.h"
 #include "ptc_crc.h"
 #include "ptc_varint.h"
@@ -89,28 +90,25 @@ static void put_rec(struct buf *out, unsigned type, const struct buf *rec)
         put_u32(out, ptc_crc32(out->p + at, out->n - at));
 }
 
-static int write_all(FILE *f, struct buf *b)
+static int write_all(struct ptc_outfile *f, struct buf *b)
 {
     if (b->oom)
         return -ENOMEM;
-    if (b->n && fwrite(b->p, 1, b->n, f) != b->n)
-        return -EIO;
+    int e = b->n ? ptc_outfile_write(f, b->p, b->n) : 0;
     b->n = 0;
-    return 0;
+    return e;
 }
 
 int cov_file_write(const struct cov_data *d, const char *path, char *why, size_t n)
 {
-    char tmp[4096];
-    if (snprintf(tmp, sizeof(tmp), "%s.tmp%ld", path, (long)getpid()) >= (int)sizeof(tmp)) {
-        snprintf(why, n, "%s: name too long", path);
-        return -ENAMETOOLONG;
-    }
-    FILE *f = fopen(tmp, "wbe");
-    if (!f) {
-        int e = errno;
-        snprintf(why, n, "cannot create %s: %s", tmp, strerror(e));
-        return -e;
+    /* a temporary file of an unguessable name beside path (a fixed name.tmpPID could be a
+     * link another user planted in a shared directory), renamed over it when whole; a
+     * device or FIFO is written into, never replaced (common/ptc_outfile.h) */
+    struct ptc_outfile f;
+    int oe = ptc_outfile_open(&f, path, 0644);
+    if (oe) {
+        snprintf(why, n, "cannot create %s: %s", path, strerror(-oe));
+        return oe;
     }
     struct buf out = {0}, rec = {0};
     int rc = 0;
@@ -148,7 +146,7 @@ int cov_file_write(const struct cov_data *d, const char *path, char *why, size_t
                 put_v(&rec, fn->callees[k]);
         }
         put_rec(&out, REC_MODULE, &rec);
-        rc = write_all(f, &out);
+        rc = write_all(&f, &out);
     }
     for (uint32_t i = 0; i < d->ninputs && !rc; i++) {
         const struct cov_input *in = &d->inputs[i];
@@ -169,24 +167,21 @@ int cov_file_write(const struct cov_data *d, const char *path, char *why, size_t
         }
         put_rec(&out, REC_INPUT, &rec);
         if (out.n > (1u << 20))
-            rc = write_all(f, &out);
+            rc = write_all(&f, &out);
     }
     if (!rc) {
         rec.n = 0;
         put_v(&rec, d->ninputs);
         put_rec(&out, REC_END, &rec);
-        rc = write_all(f, &out);
+        rc = write_all(&f, &out);
     }
     free(out.p);
     free(rec.p);
-    if (fflush(f) || fsync(fileno(f)))
-        rc = rc ? rc : -errno;
-    if (fclose(f))
-        rc = rc ? rc : -errno;
-    if (!rc && rename(tmp, path))
-        rc = -errno;
+    if (rc)
+        ptc_outfile_abort(&f);
+    else
+        rc = ptc_outfile_commit(&f);
     if (rc) {
-        unlink(tmp);
         snprintf(why, n, "cannot write %s: %s", path,
                  rc == -ENOMEM ? "out of memory" : strerror(-rc));
     }

@@ -10,7 +10,7 @@
 #   scripts/fuzz-long.sh [SECONDS_PER_TARGET] [BUILD_DIR] [TARGET...]
 #
 # SECONDS_PER_TARGET defaults to 3600; BUILD_DIR to ./build (configured and built here:
-# the targets need clang-14 with libFuzzer). TARGETs: decode perf-data pt-raw map pt-diff ptcov
+# the targets need clang-14 with libFuzzer). TARGETs: decode perf-data pt-raw map pt-diff ptcov pt-trace
 # (default: all). FUZZ_JOBS=N runs N targets at a time; each target runs as a series of fresh
 # processes of FUZZ_SLICE seconds (300) on its corpus (see run_one). docs/pt.md ("Fuzzing") has
 # the rates measured here and the last runs' figures.
@@ -21,7 +21,7 @@ secs=${1:-3600}
 build=${2:-build}
 shift $(($# > 2 ? 2 : $#))
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(decode perf-data pt-raw map pt-diff ptcov)
+[ ${#targets[@]} -eq 0 ] && targets=(decode perf-data pt-raw map pt-diff ptcov pt-trace)
 jobs=${FUZZ_JOBS:-1}
 slice_secs=${FUZZ_SLICE:-300}
 
@@ -46,13 +46,14 @@ spec() {
     perf-data) echo "fuzz_perf_data 65536 perf $b/test/fuzz/fuzz_seeds $b/test/pt/perf-data-real" ;;
     pt-raw) echo "fuzz_pt_raw 16384 raw $b/test/fuzz/fuzz_seeds" ;;
     pt-diff) echo "fuzz_pt_diff 16384 diff $b/test/fuzz/fuzz_seeds" ;;
+    pt-trace) echo "fuzz_pt_trace 65536 ptc $b/test/fuzz/fuzz_seeds" ;;
     map)
         local objs="$b/test/pt/pt_stubprog $b/test/pt/libpt_stublib.so"
         [ -f "$b/test/runtime/rt_prog" ] && objs="$objs $b/test/runtime/rt_prog"
         [ -f "$b/test/runtime/librt_lib.so" ] && objs="$objs $b/test/runtime/librt_lib.so"
         echo "fuzz_map 65536 map python3 $b/bin/ptcall-cc $root $objs" ;;
     ptcov) echo "fuzz_ptcov 65536 ptcov $b/tools/ptcall $b/bin/ptcall-cc $root $b/test/cov" ;;
-    *) echo "fuzz-long: no target '$1' (decode perf-data pt-raw map pt-diff ptcov)" >&2; return 1 ;;
+    *) echo "fuzz-long: no target '$1' (decode perf-data pt-raw map pt-diff ptcov pt-trace)" >&2; return 1 ;;
     esac
 }
 

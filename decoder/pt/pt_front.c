@@ -112,14 +112,19 @@ int ptc_pt_front_chunk(struct ptc_pt_front *f, const struct ptc_chunk_header *h,
     case PTC_CHUNK_PT_CONFIG: {
         if (n < 8)
             return -PTC_E_CORRUPT;
-        memset(&f->cfg, 0, sizeof(f->cfg));
+        /* read into a copy and checked before it is taken: a damaged configuration skipped
+         * by --salvage used to stay in f->cfg, and its shift of 70 reached the time
+         * conversion (undefined behaviour) */
+        struct ptc_pt_config cfg;
+        memset(&cfg, 0, sizeof(cfg));
         uint32_t sz;
         memcpy(&sz, p, 4);
-        memcpy(&f->cfg, p, sz < sizeof(f->cfg) ? (sz < n ? sz : n) : sizeof(f->cfg));
+        memcpy(&cfg, p, sz < sizeof(cfg) ? (sz < n ? sz : n) : sizeof(cfg));
         /* the time conversion's shift is a shift count: more than 63 is damage, not a
-         * configuration (and undefined behaviour if used) */
-        if (f->cfg.time_shift > 63 || f->cfg.mtc_freq > 15)
+         * configuration */
+        if (cfg.time_shift > 63 || cfg.mtc_freq > 15)
             return -PTC_E_CORRUPT;
+        f->cfg = cfg;
         f->have_cfg = 1;
         ptc_pt_dcfg_from_config(&f->dc, &f->cfg);
         f->dc.mode = f->mode;

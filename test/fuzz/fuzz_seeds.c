@@ -4,13 +4,17 @@
  *   fuzz_seeds diff DIR   the same streams for fuzz_pt_diff: 4 config bytes, 4 bytes of
  *                         cutting seed, the stream
  *   fuzz_seeds perf DIR   perf.data files as the test writer makes them (ptgen_perf.c)
+ *   fuzz_seeds ptc DIR    whole Intel PT trace files of the test writer (fuzz_pt_trace), one
+ *                         with a damaged second PT_CONFIG (a time shift of 70) among them
  * Streams vary timing (none, TSC, MTC, CYC), PSB period, overflows, interrupts on stubs,
  * foreign packets and a cut last packet; they are small, so the fuzzer runs fast. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "fuzz_crcs.h"
 #include "fuzz_trace.h"
 #include "pt_diff.h"
 #include "ptgen.h"
@@ -28,6 +32,47 @@ static int write_file(const char *dir, const char *name, int i, const void *a, s
         return 1;
     }
     return fclose(f) ? 1 : 0;
+}
+
+/* A copy of trace path with a second PT_CONFIG whose time shift is 70 (its CRC fixed up, as the
+ * fuzz target does): the damage a configuration check must catch before anything uses it. */
+static int damage_config(const char *path, const char *dir)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 1;
+    static uint8_t b[1 << 20];
+    size_t n = fread(b, 1, sizeof(b), f);
+    fclose(f);
+    for (size_t off = 64; off + 24 <= n;) {
+        struct ptc_chunk_header h;
+        memcpy(&h, b + off, sizeof(h));
+        size_t total = 24 + h.payload_size + ((8 - (h.payload_size & 7)) & 7);
+        if (h.type == PTC_CHUNK_PT_CONFIG &&
+            h.payload_size >= offsetof(struct ptc_pt_config, time_shift) + 2) {
+            /* the good configuration, then a damaged copy of it: --salvage skips the copy
+             * and must not keep any of it */
+            static uint8_t d[(1 << 20) + 4096];
+            if (n + total > sizeof(d))
+                return 1;
+            memcpy(d, b, off + total);
+            memcpy(d + off + total, b + off, total);
+            memcpy(d + off + 2 * total, b + off + total, n - off - total);
+            struct ptc_pt_config c;
+            memset(&c, 0, sizeof(c));
+            memcpy(&c, d + off + total + 24,
+                   h.payload_size < sizeof(c) ? h.payload_size : sizeof(c));
+            c.time_shift = 70; /* with a perf time base: the conversion uses it */
+            c.flags |= PTC_PT_F_TIME_ZERO;
+            memcpy(d + off + total + 24, &c, h.payload_size < sizeof(c) ? h.payload_size : sizeof(c));
+            uint8_t *fixed = fix_crcs(d, n + total);
+            int bad = !fixed || write_file(dir, "ptc-shift70", 0, fixed, n + total, NULL, 0);
+            free(fixed);
+            return bad;
+        }
+        off += total;
+    }
+    return 0;
 }
 
 static void opts(struct ptgen_opts *o, int i)
@@ -48,7 +93,7 @@ static void opts(struct ptgen_opts *o, int i)
 int main(int argc, char **argv)
 {
     if (argc != 3) {
-        fprintf(stderr, "usage: fuzz_seeds raw|diff|perf DIR\n");
+        fprintf(stderr, "usage: fuzz_seeds raw|diff|perf|ptc DIR\n");
         return 2;
     }
     const char *kind = argv[1], *dir = argv[2];
@@ -105,8 +150,28 @@ int main(int argc, char **argv)
             n++;
         }
         unlink(tmp);
+    } else if (!strcmp(kind, "ptc")) {
+        for (int i = 0; i < 12 && !bad; i++) {
+            struct ptgen_opts o;
+            opts(&o, i);
+            o.nprocs = 1 + i % 2;
+            o.threads = 1 + (i / 2) % 2;
+            o.ncpus = 1 + i % 3;
+            o.no_gap_chunks = i % 4 == 3;
+            char out[4096];
+            snprintf(out, sizeof(out), "%s/ptc-%02d", dir, i);
+            struct ptgen_result r;
+            if (ptgen_write(&o, out, &r)) {
+                fprintf(stderr, "fuzz_seeds: ptgen failed\n");
+                return 1;
+            }
+            ptgen_free(&r);
+            n++;
+            if (i == 1)
+                bad = damage_config(out, dir);
+        }
     } else {
-        fprintf(stderr, "fuzz_seeds: no seeds of kind '%s' (raw, diff, perf)\n", kind);
+        fprintf(stderr, "fuzz_seeds: no seeds of kind '%s' (raw, diff, perf, ptc)\n", kind);
         return 2;
     }
     printf("fuzz_seeds: %d %s seed(s) in %s\n", n, kind, dir);

@@ -3,6 +3,7 @@
 # is the directory to fill.
 #   seeds.sh decode PTC_TESTGEN DIR          trace files of the test writer (decoder-fuzz)
 #   seeds.sh raw|diff FUZZ_SEEDS DIR         raw PT streams from ptgen (fuzz-pt-raw, -pt-diff)
+#   seeds.sh ptc FUZZ_SEEDS DIR              whole PT trace files from ptgen (fuzz-pt-trace)
 #   seeds.sh perf FUZZ_SEEDS REAL_DIR DIR    perf.data: the test writer's, and the files the
 #                                            real perf wrote for pt-perf-data-real (REAL_DIR;
 #                                            recorded here with perf when that test has not
@@ -25,7 +26,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 case $kind in
 decode)
     "$1" seeds "$dir" ;;
-raw | diff)
+raw | diff | ptc)
     "$1" "$kind" "$dir" ;;
 perf)
     "$1" perf "$dir"
