@@ -32,7 +32,8 @@ struct server {
 };
 
 /* The connections MHD keeps at most (it refuses more at once); the guard keeps fewer
- * (SOFT_LIMIT), evicting, so that this one is not reached by clients that do not ask. */
+ * (guard_cfg.soft_limit), evicting, so that this one is not reached by clients that do not
+ * ask. */
 #define HARD_LIMIT 512u
 /* The guard's deadlines (web_conns.h), which bytes do not renew (Apache's mod_reqtimeout
  * does the same): a local client sends its request line and header at once, and a browser
