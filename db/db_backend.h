@@ -109,7 +109,9 @@ struct db {
 extern const struct db_ops db_sqlite_ops;
 extern const struct db_ops db_pg_ops;
 
-/* Sets d->err (printf-style) and returns -code. */
+/* Sets d->err (printf-style) and returns -code. The message is one line whatever it quotes:
+ * SQLite's messages quote names from the file (a damaged or hostile database may hold a
+ * newline or a terminal's escape in them), so control characters become spaces. */
 static inline int db_fail(struct db *d, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static inline int db_fail(struct db *d, int code, const char *fmt, ...)
@@ -118,6 +120,9 @@ static inline int db_fail(struct db *d, int code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(d->err, sizeof(d->err), fmt, ap);
     va_end(ap);
+    for (char *p = d->err; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = ' ';
     return -code;
 }
 

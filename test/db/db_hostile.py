@@ -153,6 +153,9 @@ def damaged(env, base):
         "the first half of a database": good[:len(good) // 2],
         "pages overwritten with random bytes": good[:4096] + bytes(rnd.randrange(256) for _ in range(len(good) - 4096)),
         "the SQLite header alone": good[:100],
+        # found by fuzz-db: SQLite's message quotes an index name that holds a newline
+        "a schema whose names hold a newline": open(os.path.join(env.src, "test", "fuzz", "regress", "db",
+                                                                 "newline-in-index-name.db"), "rb").read(),
     }
     for what, data in cases.items():
         path = os.path.join(env.work, "damaged.db")
