@@ -201,15 +201,21 @@ static char *file_uri(const char *path, const char *query)
 /* Opens path to read only. SQLite's readers of a WAL database write its index (PATH-shm) and
  * create PATH-wal when missing: a reader that may not write the file must not make them,
  * since files it leaves behind belong to it and the owner's next writer cannot use them. So
- * a file this process may write (its own, or root's reading) is opened read-only as usual;
- * another's, whose writer has the WAL open now (both files there), is read through that WAL
- * without writing its index (readonly_shm: the index is rebuilt in memory); and one no
- * writer has open is read as an immutable file (nothing locked or created; the connection
- * sees the file as it was: d->frozen). */
+ * a file this process may write (its own, or root's reading) is opened as a writer opens it
+ * but refuses every change (query_only), so that SQLite removes the WAL files at the end as
+ * it does for writers (a read-only connection would leave them); another's, whose writer
+ * has the WAL open now (both files there), is read through that WAL without writing its
+ * index (readonly_shm: the index is rebuilt in memory); and one no writer has open is read
+ * as an immutable file (nothing locked or created; the connection sees the file as it was:
+ * d->frozen). */
 static int open_read(struct db *d, struct sq *q, const char *path)
 {
-    if (may_write(path))
-        return sqlite3_open_v2(path, &q->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+    if (may_write(path)) {
+        int rc = sqlite3_open_v2(path, &q->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+                                 NULL);
+        return rc == SQLITE_OK ? sqlite3_exec(q->db, "PRAGMA query_only=1", NULL, NULL, NULL)
+                               : rc;
+    }
     int live = exists(path, "-wal") && exists(path, "-shm");
     char *uri = file_uri(path, live ? "mode=ro&readonly_shm=1" : "immutable=1");
     if (!uri)

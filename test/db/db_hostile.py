@@ -200,6 +200,10 @@ def modes(env, traces):
     con.rollback()
     con.close()
     check(side and all(x == 0o600 for x in side), "... and its WAL files too (%s)" % ", ".join("%o" % x for x in side))
+    outs = [env.db(path, "list"), env.db(path, "query"), env.db(path, "show", "1")]
+    left = [s for s in ("-wal", "-shm") if os.path.exists(path + s)]
+    check(all(p.returncode == 0 for p in outs) and not left,
+          "its owner's db list, query and show (read-only) leave no WAL files beside it", str(left))
     mine = os.path.join(env.work, "mine.db")
     open(mine, "wb").close()
     os.chmod(mine, 0o640)
