@@ -23,6 +23,9 @@ enum db_err {
     DB_E_VERSION = 8,    /* the schema is newer than this ptcall's */
     DB_E_NOSCHEMA = 9,   /* no ptcall database there (read-only commands) */
     DB_E_FOREIGN = 10,   /* the database holds tables that are not ptcall's */
+    DB_E_DAMAGED = 11,   /* its schema_version is one no ptcall writes: damaged, or not ptcall's */
+    DB_E_READONLY = 12,  /* it must be migrated (or written) and this process may only read it */
+    DB_E_FULL = 13,      /* the file system holding it is full */
 };
 
 enum db_type { DB_NULL = 0, DB_INT = 1, DB_TEXT = 2, DB_REAL = 3 };
@@ -50,6 +53,14 @@ typedef int (*db_row_fn)(void *ctx, int ncol, const struct db_val *col);
 
 struct db;
 
+/* How a connection is opened. */
+enum db_how {
+    DB_HOW_READ,   /* to read only: the connection writes nothing, not even SQLite's WAL files
+                    * beside a file this user may not write */
+    DB_HOW_WRITE,  /* to read and write an existing database (-DB_E_READONLY if it cannot) */
+    DB_HOW_CREATE, /* as DB_HOW_WRITE, creating a new SQLite file (mode 0600) when missing */
+};
+
 struct db_ops {
     const char *name;          /* "sqlite", "postgresql" */
     /* the column definition of an auto-numbered 64-bit primary key */
@@ -60,9 +71,13 @@ struct db_ops {
     /* run inside a schema transaction so that concurrent openers migrate one at a time
      * (NULL: the transaction itself is exclusive) */
     const char *schema_lock_sql;
-    /* opens target (a file path, a postgresql:// URL); create: may create a new file.
-     * Sets d->h; on failure d->err says why. Returns 0 or -DB_E_*. */
-    int (*open)(struct db *d, const char *target, int create);
+    /* opens target (a file path, a postgresql:// URL) as how says (enum db_how). Sets d->h
+     * (and d->readonly, d->frozen); on failure d->err says why. Returns 0 or -DB_E_*. */
+    int (*open)(struct db *d, const char *target, int how);
+    /* once the database is known to be empty or ptcall's, before the first write: what a
+     * writer's connection needs that changes the file (SQLite: WAL mode); NULL: nothing. A
+     * foreign database is refused untouched. */
+    int (*setup_write)(struct db *d);
     int (*begin)(struct db *d);       /* a write transaction */
     /* a read-only transaction that sees one snapshot of the database from its first
      * statement to its end (commit or rollback ends it), so that the several statements of
@@ -84,12 +99,19 @@ struct db {
     char where[512];           /* what was opened, for messages (a URL without password) */
     char err[1024];            /* the last error, one line */
     int in_txn;
+    int readonly;              /* opened with DB_HOW_READ: nothing may be written */
+    /* the connection reads the file as it was when opened and never sees later changes
+     * (SQLite's immutable mode, for a file this user may not write while no writer has it
+     * open): open a new one for a later question */
+    int frozen;
 };
 
 extern const struct db_ops db_sqlite_ops;
 extern const struct db_ops db_pg_ops;
 
-/* Sets d->err (printf-style) and returns -code. */
+/* Sets d->err (printf-style) and returns -code. The message is one line whatever it quotes:
+ * SQLite's messages quote names from the file (a damaged or hostile database may hold a
+ * newline or a terminal's escape in them), so control characters become spaces. */
 static inline int db_fail(struct db *d, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static inline int db_fail(struct db *d, int code, const char *fmt, ...)
@@ -98,6 +120,9 @@ static inline int db_fail(struct db *d, int code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(d->err, sizeof(d->err), fmt, ap);
     va_end(ap);
+    for (char *p = d->err; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = ' ';
     return -code;
 }
 

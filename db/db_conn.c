@@ -41,7 +41,7 @@ static void mask_password(const char *url, char *out, size_t n)
     }
 }
 
-int db_connect(struct db *d, const char *url, int create)
+int db_connect(struct db *d, const char *url, enum db_how how)
 {
     memset(d, 0, sizeof(*d));
     const char *target = url;
@@ -59,7 +59,7 @@ int db_connect(struct db *d, const char *url, int create)
     mask_password(url, d->where, sizeof(d->where));
     if (d->ops == &db_sqlite_ops)
         snprintf(d->where, sizeof(d->where), "%s", target);
-    int e = d->ops->open(d, target, create);
+    int e = d->ops->open(d, target, (int)how);
     if (e)
         d->ops->close(d);
     return e;

@@ -10,9 +10,9 @@ const char *db_default_url(void);
 /* Whether url names a PostgreSQL database (postgresql://, postgres://). */
 int db_url_is_pg(const char *url);
 /* Opens url: postgresql://... or postgres://... through libpq, anything else (a path, or
- * sqlite:PATH) as an SQLite file, created when create is set. d->where gets the URL without
+ * sqlite:PATH) as an SQLite file, as how says (enum db_how). d->where gets the URL without
  * its password. Returns 0 or -DB_E_* with d->err set; d is closed again on failure. */
-int db_connect(struct db *d, const char *url, int create);
+int db_connect(struct db *d, const char *url, enum db_how how);
 void db_disconnect(struct db *d);
 /* The first column of the first row of a query as an integer: 0 with *found 1, or 0 with
  * *found 0 when there is no row (or it is NULL), or -DB_E_*. */

@@ -76,6 +76,8 @@ static int pg_result_fail(struct db *d, PGresult *r, const char *what)
         code = DB_E_CONSTRAINT;
     else if (state && (!strcmp(state, "40001") || !strcmp(state, "40P01")))
         code = DB_E_RETRY;
+    else if (state && !strcmp(state, "25006")) /* read_only_sql_transaction */
+        code = DB_E_READONLY;
     if (code == DB_E_CONNECT)
         return db_fail(d, code, "%s: lost the connection to %s: %s", what, d->where, msg);
     return db_fail(d, code, "%s: %s", what, msg);
@@ -100,9 +102,12 @@ static void quiet(void *arg, const char *message)
     (void)message;
 }
 
-static int pg_open(struct db *d, const char *url, int create)
+static int plain(struct db *d, const char *sql, const char *what);
+
+static int pg_open(struct db *d, const char *url, int how)
 {
-    (void)create; /* the database itself must exist; its tables are made by the schema */
+    /* the database itself must exist (DB_HOW_CREATE as DB_HOW_WRITE): its tables are made by
+     * the schema */
     struct pg *g = calloc(1, sizeof(*g));
     if (!g)
         return db_fail(d, DB_E_NOMEM, "out of memory");
@@ -120,6 +125,15 @@ static int pg_open(struct db *d, const char *url, int create)
         return db_fail(d, DB_E_CONNECT, "cannot connect to %s: %s", d->where, msg);
     }
     PQsetNoticeProcessor(g->c, quiet, NULL);
+    /* a reader's session writes nothing, whatever it is asked */
+    d->readonly = how == DB_HOW_READ;
+    if (d->readonly) {
+        int e = plain(d, "SET default_transaction_read_only = on", "cannot set up the session");
+        if (e) {
+            pg_close(d);
+            return e;
+        }
+    }
     return 0;
 }
 

@@ -903,15 +903,17 @@ static int on_stats(void *ctx, int ncol, const struct db_val *col)
     return 0;
 }
 
-/* The means, standard deviations (population, as `report --stat stddev`) and minima over
- * nruns runs, a run without the function counting as 0, from the sums, sums of squares and
- * minima over the runs that called it. */
+/* The means, standard deviations and minima over nruns runs, a run without the function
+ * counting as 0, from the sums, sums of squares and minima over the runs that called it.
+ * The standard deviation is the sample's (divisor nruns - 1; 0 for one run), as `report
+ * --stat stddev` computes it: the same runs give the same figure everywhere. */
 static void finish_stats(struct db_hot_fn *f, size_t nruns)
 {
     for (int m = 0; m < DB_NMEAS; m++) {
         double *v = f->v[m];
         double mean = v[DB_STAT_SUM] / (double)nruns;
-        double var = v[DB_STAT_STDDEV] / (double)nruns - mean * mean;
+        double var = nruns < 2 ? 0.0
+                               : (v[DB_STAT_STDDEV] - mean * v[DB_STAT_SUM]) / (double)(nruns - 1);
         v[DB_STAT_MEAN] = mean;
         v[DB_STAT_STDDEV] = var > 0 ? sqrt(var) : 0.0; /* rounding can take it below 0 */
         if (f->runs < nruns)

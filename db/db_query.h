@@ -103,7 +103,8 @@ enum db_stat {
     DB_STAT_MEDIAN,
     DB_STAT_MAX,
     DB_STAT_MIN,
-    DB_STAT_STDDEV,          /* population standard deviation, as `report --stat stddev` */
+    DB_STAT_STDDEV,          /* sample standard deviation (divisor runs - 1), as `report
+                              * --stat stddev` */
     DB_NSTATS
 };
 extern const char *const db_meas_names[DB_NMEAS];     /* "calls", "total", "self" */

@@ -230,10 +230,16 @@ int db_read_version(struct db *d, int *version)
     if ((e = db_value(d, "SELECT max(version) FROM schema_version", 0, NULL, &v, &found)))
         return e;
     if (!found)
-        return db_fail(d, DB_E_FAIL,
+        return db_fail(d, DB_E_DAMAGED,
                        "%s has an empty schema_version table: it was damaged or is not a ptcall "
                        "runs database",
                        d->where);
+    /* migrations[] is indexed by it: only versions a ptcall may have written go on */
+    if (v < 1 || v > DB_SCHEMA_PLAUSIBLE)
+        return db_fail(d, DB_E_DAMAGED,
+                       "%s says its schema version is %lld, which no ptcall writes: it was "
+                       "damaged or is not a ptcall runs database",
+                       d->where, (long long)v);
     *version = (int)v;
     return 0;
 }
@@ -272,38 +278,90 @@ static int migrate(struct db *d, void *ctx)
     return 0;
 }
 
+/* Migrates d (open to write) from version v to DB_SCHEMA_VERSION. */
+static int migrate_to_current(struct db *d)
+{
+    struct migrate m = {0};
+    int e = db_transaction(d, migrate, &m);
+    if (e && e != -DB_E_VERSION && e != -DB_E_FOREIGN && e != -DB_E_DAMAGED) {
+        char msg[sizeof(d->err)];
+        snprintf(msg, sizeof(msg), "%s", d->err);
+        db_fail(d, -e, "cannot %s the schema of %s (version %d to %d): %s",
+                m.from ? "migrate" : "create", d->where, m.from, DB_SCHEMA_VERSION, msg);
+    }
+    return e;
+}
+
+/* A reader's database of an older version: migrated on a writer's connection of its own
+ * (the reader's writes nothing), closed again. */
+static int migrate_for_reader(struct db *d, const char *url, int v)
+{
+    struct db w;
+    int e = db_connect(&w, url, DB_HOW_WRITE);
+    if (!e) {
+        e = w.ops->setup_write ? w.ops->setup_write(&w) : 0;
+        if (!e)
+            e = migrate_to_current(&w);
+        if (e)
+            memcpy(d->err, w.err, sizeof(d->err));
+        db_disconnect(&w);
+        return e;
+    }
+    if (e == -DB_E_READONLY)
+        return db_fail(d, DB_E_READONLY,
+                       "%s has schema version %d and this ptcall reads version %d: it must be "
+                       "migrated first, which writes it, and %s",
+                       w.where, v, DB_SCHEMA_VERSION, w.err);
+    memcpy(d->err, w.err, sizeof(d->err));
+    return e;
+}
+
 int db_open(struct db *d, const char *url, enum db_mode mode)
 {
-    int e = db_connect(d, url, mode == DB_WRITE);
-    if (e)
-        return e;
-    int v;
-    if ((e = db_read_version(d, &v)))
-        goto fail;
-    if (v == DB_SCHEMA_VERSION)
-        return 0;
-    if (v > DB_SCHEMA_VERSION) {
-        e = newer(d, v);
-        goto fail;
-    }
-    if (v == 0 && mode == DB_READ) {
-        e = db_fail(d, DB_E_NOSCHEMA, "%s holds no ptcall runs", d->where);
-        goto fail;
-    }
-    struct migrate m = {0};
-    if ((e = db_transaction(d, migrate, &m))) {
-        char msg[sizeof(d->err)];
-        if (e != -DB_E_VERSION && e != -DB_E_FOREIGN) {
-            snprintf(msg, sizeof(msg), "%s", d->err);
-            db_fail(d, -e, "cannot %s the schema of %s (version %d to %d): %s",
-                    m.from ? "migrate" : "create", d->where, m.from, DB_SCHEMA_VERSION, msg);
+    enum db_how how = mode == DB_READ     ? DB_HOW_READ
+                      : mode == DB_CHANGE ? DB_HOW_WRITE
+                                          : DB_HOW_CREATE;
+    for (int attempt = 0;; attempt++) {
+        int e = db_connect(d, url, how);
+        if (e)
+            return e;
+        int v;
+        if ((e = db_read_version(d, &v)))
+            goto fail;
+        if (v == DB_SCHEMA_VERSION && how != DB_HOW_READ && d->ops->setup_write &&
+            (e = d->ops->setup_write(d)))
+            goto fail;
+        if (v == DB_SCHEMA_VERSION)
+            return 0;
+        if (v > DB_SCHEMA_VERSION) {
+            e = newer(d, v);
+            goto fail;
         }
-        goto fail;
+        if (v == 0 && mode != DB_WRITE) {
+            e = db_fail(d, DB_E_NOSCHEMA, "%s holds no ptcall runs", d->where);
+            goto fail;
+        }
+        if (how != DB_HOW_READ && d->ops->setup_write && (e = d->ops->setup_write(d)))
+            goto fail;
+        if (mode != DB_READ) {
+            if ((e = migrate_to_current(d)))
+                goto fail;
+            return 0;
+        }
+        if (attempt) { /* migrated, and still older: another ptcall took it back */
+            e = db_fail(d, DB_E_FAIL, "%s is still at schema version %d after its migration",
+                        d->where, v);
+            goto fail;
+        }
+        db_disconnect(d);
+        e = migrate_for_reader(d, url, v);
+        if (e)
+            return e;
+        continue;
+    fail:
+        db_disconnect(d);
+        return e;
     }
-    return 0;
-fail:
-    db_disconnect(d);
-    return e;
 }
 
 void db_close(struct db *d)

@@ -21,17 +21,26 @@ enum {
 };
 extern const char *const db_counter_names[DB_NCOUNTERS];
 
+/* The highest schema_version taken for one a later ptcall may have written (a release adds
+ * one at a time): a version above it, or below 1, was never written by any ptcall. */
+#define DB_SCHEMA_PLAUSIBLE 1000
+
 enum db_mode {
-    DB_READ,  /* the database must exist (an older one is still migrated) */
-    DB_WRITE, /* create the file (SQLite) and the tables when missing */
+    DB_READ,   /* to read: the database must exist, and the connection writes nothing (an
+                * older schema is migrated first, on a connection of its own, which needs
+                * write access: -DB_E_READONLY without it) */
+    DB_CHANGE, /* to change an existing database (db rm) */
+    DB_WRITE,  /* create the file (SQLite) and the tables when missing */
 };
 /* Connects to url (db_conn.h) and brings its schema to DB_SCHEMA_VERSION: creates it in an
- * empty database (DB_WRITE), migrates an older one, refuses a newer one or a database with
- * other tables. Concurrent openers migrate one at a time. Returns 0 or -DB_E_* with d->err
- * set (and d closed). */
+ * empty database (DB_WRITE), migrates an older one, refuses a newer one (DB_E_VERSION), a
+ * version no ptcall writes (DB_E_DAMAGED) or a database with other tables (DB_E_FOREIGN).
+ * Concurrent openers migrate one at a time. Returns 0 or -DB_E_* with d->err set (and d
+ * closed). */
 int db_open(struct db *d, const char *url, enum db_mode mode);
 void db_close(struct db *d);
-/* The schema version of an open database (0: none). */
+/* The schema version of an open database (0: none): 0, or -DB_E_FOREIGN (other tables),
+ * -DB_E_DAMAGED (an empty schema_version, or a version no ptcall writes), -DB_E_*. */
 int db_read_version(struct db *d, int *version);
 
 #endif

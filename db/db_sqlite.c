@@ -2,10 +2,14 @@
  * once: the database runs in WAL mode (readers never wait for the writer) and every write
  * transaction starts with BEGIN IMMEDIATE, so that a writer waits for the write lock at its
  * start (up to the busy timeout) instead of failing half-way when it upgrades a read lock. */
+#include <errno.h>
+#include <fcntl.h>
 #include <sqlite3.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "db_backend.h"
@@ -44,15 +48,38 @@ static int code_of(int rc)
         return DB_E_BUSY;
     case SQLITE_NOMEM:
         return DB_E_NOMEM;
+    case SQLITE_READONLY:
+        return DB_E_READONLY;
     default:
         return DB_E_FAIL;
     }
+}
+
+/* Whether the file system holding d's file has no room left: SQLite says "disk I/O error"
+ * when it cannot grow its WAL index on a full disk, "database or disk is full" elsewhere. */
+static int disk_full(const struct db *d)
+{
+    char dir[sizeof(d->where)];
+    snprintf(dir, sizeof(dir), "%s", d->where);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof(dir), ".");
+    else if (slash == dir)
+        dir[1] = 0;
+    else
+        *slash = 0;
+    struct statvfs v;
+    /* a few pages: SQLite needs more than one to go on */
+    return !statvfs(dir, &v) && (uint64_t)v.f_bavail * v.f_frsize < 64 * 1024;
 }
 
 static int sq_fail(struct db *d, int rc, const char *what)
 {
     struct sq *q = d->h;
     const char *msg = q && q->db ? sqlite3_errmsg(q->db) : sqlite3_errstr(rc);
+    if (((rc & 0xff) == SQLITE_FULL || (rc & 0xff) == SQLITE_IOERR) && disk_full(d))
+        return db_fail(d, DB_E_FULL, "%s: the file system holding %s is full (%s)", what,
+                       d->where, msg);
     if ((rc & 0xff) == SQLITE_NOTADB)
         return db_fail(d, DB_E_FOREIGN, "%s is not an SQLite database (%s)", d->where, msg);
     if ((rc & 0xff) == SQLITE_BUSY)
@@ -113,40 +140,136 @@ static int on_wal(void *arg, sqlite3 *db, const char *name, int pages)
     return SQLITE_OK;
 }
 
-static int sq_open(struct db *d, const char *path, int create)
+/* A new database file, created 0600 before SQLite opens it: it holds command lines and
+ * paths, as traces do (which are 0600 too); SQLite would create it 0644 (its WAL files take
+ * the database file's mode). O_EXCL: an existing file is opened as it is, never chmod'ed (it
+ * may be someone else's). */
+static int create_private(struct db *d, const char *path)
 {
-    if (!create && access(path, F_OK))
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+        close(fd);
+        return 0;
+    }
+    if (errno == EEXIST)
+        return 0;
+    return db_fail(d, DB_E_CONNECT, "cannot open %s (to create it): %s", path, strerror(errno));
+}
+
+/* Whether this process may write path and the directory it is in (where SQLite puts the
+ * WAL and its index, PATH-wal and PATH-shm). */
+static int may_write(const char *path)
+{
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(dir, sizeof(dir), ".");
+    else if (slash == path)
+        snprintf(dir, sizeof(dir), "/");
+    else
+        snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+    return !access(path, W_OK) && !access(dir, W_OK | X_OK);
+}
+
+static int exists(const char *path, const char *suffix)
+{
+    char p[4200];
+    snprintf(p, sizeof(p), "%s%s", path, suffix);
+    return !access(p, F_OK);
+}
+
+/* "file:PATH?QUERY" with PATH percent-encoded as an SQLite URI needs ('?', '#', '%' and
+ * anything unusual). NULL when out of memory. */
+static char *file_uri(const char *path, const char *query)
+{
+    size_t n = strlen(path);
+    char *u = malloc(3 * n + strlen(query) + 8);
+    if (!u)
+        return NULL;
+    char *p = u + sprintf(u, "file:");
+    for (const unsigned char *c = (const unsigned char *)path; *c; c++) {
+        if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+            strchr("/-._~", *c))
+            *p++ = (char)*c;
+        else
+            p += sprintf(p, "%%%02X", *c);
+    }
+    sprintf(p, "?%s", query);
+    return u;
+}
+
+/* Opens path to read only. SQLite's readers of a WAL database write its index (PATH-shm) and
+ * create PATH-wal when missing: a reader that may not write the file must not make them,
+ * since files it leaves behind belong to it and the owner's next writer cannot use them. So
+ * a file this process may write (its own, or root's reading) is opened as a writer opens it
+ * but refuses every change (query_only), so that SQLite removes the WAL files at the end as
+ * it does for writers (a read-only connection would leave them); another's, whose writer
+ * has the WAL open now (both files there), is read through that WAL without writing its
+ * index (readonly_shm: the index is rebuilt in memory); and one no writer has open is read
+ * as an immutable file (nothing locked or created; the connection sees the file as it was:
+ * d->frozen). */
+static int open_read(struct db *d, struct sq *q, const char *path)
+{
+    if (may_write(path)) {
+        int rc = sqlite3_open_v2(path, &q->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+                                 NULL);
+        return rc == SQLITE_OK ? sqlite3_exec(q->db, "PRAGMA query_only=1", NULL, NULL, NULL)
+                               : rc;
+    }
+    int live = exists(path, "-wal") && exists(path, "-shm");
+    char *uri = file_uri(path, live ? "mode=ro&readonly_shm=1" : "immutable=1");
+    if (!uri)
+        return SQLITE_NOMEM;
+    int rc = sqlite3_open_v2(uri, &q->db,
+                             SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL);
+    free(uri);
+    d->frozen = !live;
+    return rc;
+}
+
+static int sq_open(struct db *d, const char *path, int how)
+{
+    if (how != DB_HOW_CREATE && access(path, F_OK))
         return db_fail(d, DB_E_NOSCHEMA, "there is no database %s", path);
+    if (how == DB_HOW_CREATE) {
+        int e = create_private(d, path);
+        if (e)
+            return e;
+    }
     struct sq *q = calloc(1, sizeof(*q));
     if (!q)
         return db_fail(d, DB_E_NOMEM, "out of memory");
     d->h = q;
-    int rc = sqlite3_open_v2(path, &q->db,
-                             SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) |
-                                 SQLITE_OPEN_NOMUTEX,
-                             NULL);
+    d->readonly = how == DB_HOW_READ;
+    int rc = how == DB_HOW_READ ? open_read(d, q, path)
+                                : sqlite3_open_v2(path, &q->db,
+                                                  SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+                                                  NULL);
     if (rc != SQLITE_OK) {
-        int e = db_fail(d, DB_E_CONNECT, "cannot open %s: %s", path,
-                        q->db ? sqlite3_errmsg(q->db) : sqlite3_errstr(rc));
+        int e = db_fail(d, rc == SQLITE_NOMEM ? DB_E_NOMEM : DB_E_CONNECT, "cannot open %s: %s",
+                        path, q->db ? sqlite3_errmsg(q->db) : sqlite3_errstr(rc));
+        sq_close(d);
+        return e;
+    }
+    /* SQLite opens a file it may not write read-only without saying so: a writer must know
+     * before its first statement */
+    if (how != DB_HOW_READ && sqlite3_db_readonly(q->db, "main") == 1) {
+        int e = db_fail(d, DB_E_READONLY, "%s is read-only to this user (%s)", path,
+                        access(path, W_OK) ? strerror(errno) : "its directory or file system");
         sq_close(d);
         return e;
     }
     sqlite3_busy_timeout(q->db, BUSY_TIMEOUT_MS);
     sqlite3_wal_hook(q->db, on_wal, NULL);
-    /* WAL is a property of the file (kept once set), which a reader of a read-only file
-     * cannot set: it reads without; foreign keys are per connection, and make `db rm`
-     * cascade as PostgreSQL does */
-    rc = set_wal(q->db);
-    if (rc == SQLITE_READONLY && !create)
-        rc = SQLITE_OK;
-    if (rc == SQLITE_OK)
-        rc = sqlite3_exec(q->db, "PRAGMA foreign_keys=ON", NULL, NULL, NULL);
+    /* foreign keys are per connection, and make `db rm` cascade as PostgreSQL does; WAL
+     * (sq_setup_write) waits until the file is known to be ptcall's */
+    rc = sqlite3_exec(q->db, "PRAGMA foreign_keys=ON", NULL, NULL, NULL);
     /* In WAL mode NORMAL syncs at checkpoints, not at every commit: a killed process still
      * loses nothing it committed and never leaves half a run, and the database stays sound
      * through a power loss, which may take back the last runs added (their traces can be
      * added again). FULL would add an fsync to every `db add`: tens of ms on this VM's
      * disk, several per cent of `report`'s time on a 10^8-event trace (docs/db.md). */
-    if (rc == SQLITE_OK)
+    if (rc == SQLITE_OK && how != DB_HOW_READ)
         rc = sqlite3_exec(q->db, "PRAGMA synchronous=NORMAL", NULL, NULL, NULL);
     if (rc != SQLITE_OK) {
         int e = sq_fail(d, rc, "cannot set up the database");
@@ -154,6 +277,15 @@ static int sq_open(struct db *d, const char *path, int create)
         return e;
     }
     return 0;
+}
+
+/* WAL is a property of the file (kept once set, which changes its header): set by writers
+ * of an empty or a ptcall database only, never by readers. */
+static int sq_setup_write(struct db *d)
+{
+    struct sq *q = d->h;
+    int rc = set_wal(q->db);
+    return rc == SQLITE_OK ? 0 : sq_fail(d, rc, "cannot set up the database");
 }
 
 static uint64_t hash_of(const char *s)
@@ -338,6 +470,7 @@ const struct db_ops db_sqlite_ops = {
                   "'sqlite_%'",
     .schema_lock_sql = NULL, /* BEGIN IMMEDIATE is exclusive among writers */
     .open = sq_open,
+    .setup_write = sq_setup_write,
     .begin = sq_begin,
     .begin_read = sq_begin_read,
     .commit = sq_commit,

@@ -10,8 +10,8 @@
 #   scripts/fuzz-long.sh [SECONDS_PER_TARGET] [BUILD_DIR] [TARGET...]
 #
 # SECONDS_PER_TARGET defaults to 3600; BUILD_DIR to ./build (configured and built here:
-# the targets need clang-14 with libFuzzer). TARGETs: decode perf-data pt-raw map pt-diff ptcov pt-trace
-# (default: all). FUZZ_JOBS=N runs N targets at a time; each target runs as a series of fresh
+# the targets need clang-14 with libFuzzer). TARGETs: decode perf-data pt-raw map pt-diff ptcov
+# pt-trace db http (default: all). FUZZ_JOBS=N runs N targets at a time; each target runs as a series of fresh
 # processes of FUZZ_SLICE seconds (300) on its corpus (see run_one). docs/pt.md ("Fuzzing") has
 # the rates measured here and the last runs' figures.
 set -euo pipefail
@@ -21,7 +21,7 @@ secs=${1:-3600}
 build=${2:-build}
 shift $(($# > 2 ? 2 : $#))
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(decode perf-data pt-raw map pt-diff ptcov pt-trace)
+[ ${#targets[@]} -eq 0 ] && targets=(decode perf-data pt-raw map pt-diff ptcov pt-trace db http)
 jobs=${FUZZ_JOBS:-1}
 slice_secs=${FUZZ_SLICE:-300}
 
@@ -53,7 +53,9 @@ spec() {
         [ -f "$b/test/runtime/librt_lib.so" ] && objs="$objs $b/test/runtime/librt_lib.so"
         echo "fuzz_map 65536 map python3 $b/bin/ptcall-cc $root $objs" ;;
     ptcov) echo "fuzz_ptcov 65536 ptcov $b/tools/ptcall $b/bin/ptcall-cc $root $b/test/cov" ;;
-    *) echo "fuzz-long: no target '$1' (decode perf-data pt-raw map pt-diff ptcov pt-trace)" >&2; return 1 ;;
+    db) echo "fuzz_db 65536 db python3 $root" ;;
+    http) echo "fuzz_http 4096 http" ;;
+    *) echo "fuzz-long: no target '$1' (decode perf-data pt-raw map pt-diff ptcov pt-trace db http)" >&2; return 1 ;;
     esac
 }
 

@@ -3,7 +3,8 @@
  * by the database's dictionary key (module base name, linkage name, file), which is how diff
  * matches them; new and gone functions marked. Largest absolute change of sort
  * (calls|self|total; default total, calls when a run is untimed) first; top=N (default 100,
- * 0 all). */
+ * 0 all). Runs that share no instrumented module are refused (409), as `ptcall diff`
+ * refuses them, unless allow_different=1. */
 #define _GNU_SOURCE /* qsort_r */
 #include <stdlib.h>
 #include <string.h>
@@ -44,15 +45,47 @@ static int load(struct db *d, int64_t id, struct db_run **run, struct db_func_ou
 {
     int64_t v[1] = {id};
     struct db_ids ids = {v, 1};
-    int e = db_runs_get(d, &ids, 0, run);
+    int e = db_runs_get(d, &ids, 1, run);
     if (e == -DB_E_STOP)
         return web_error(r, 404, "no run %lld in the database", (long long)id) ? -1 : 1;
     if (!e)
         e = db_run_functions(d, id, fn, n);
     if (e)
         return web_db_fail(r, d, e) ? -1 : 1;
-    qsort(*fn, *n, sizeof(**fn), cmp_fid);
+    if (*n) /* a run without functions has no array: qsort of NULL is undefined */
+        qsort(*fn, *n, sizeof(**fn), cmp_fid);
     return 0;
+}
+
+static const char *base_name(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+/* Whether the two runs share an instrumented module (by base name), as `ptcall diff`
+ * decides that two traces are runs of one program. */
+static int related(const struct db_run *a, const struct db_run *b)
+{
+    for (size_t i = 0; i < a->nmods; i++)
+        for (size_t j = 0; j < b->nmods; j++)
+            if (!strcmp(base_name(a->mods[i].path), base_name(b->mods[j].path)))
+                return 1;
+    return 0;
+}
+
+/* "demo, libx.so" (up to 4 names, then how many): a run's modules for a message. */
+static void mod_names(const struct db_run *r, char *buf, size_t n)
+{
+    size_t k = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < r->nmods && k < n; i++) {
+        int w = i < 4 ? snprintf(buf + k, n - k, "%s%s", i ? ", " : "", base_name(r->mods[i].path))
+                      : snprintf(buf + k, n - k, ", ... (%zu modules)", r->nmods);
+        k += w > 0 ? (size_t)w : 0;
+        if (i >= 4)
+            break;
+    }
 }
 
 static void side(struct sbuf *b, const struct row *w, int m, int timed)
@@ -97,6 +130,26 @@ int web_api_diff(const struct web_ctx *c, struct db *d, const struct web_args *a
             rc = s < 0 ? -1 : 0;
             goto out;
         }
+    }
+    /* runs of unrelated programs have nothing to compare function by function: refused,
+     * as ptcall diff refuses them, unless asked (allow_different=1, diff's
+     * --allow-different) */
+    const char *ad = web_arg(a, "allow_different");
+    if (ad && strcmp(ad, "0") && strcmp(ad, "1")) {
+        rc = web_error(r, 400, "allow_different='%s': give 1 or 0", ad);
+        goto out;
+    }
+    if (!(ad && !strcmp(ad, "1")) && !related(run[0], run[1])) {
+        char ma[300], mb[300];
+        mod_names(run[0], ma, sizeof(ma));
+        mod_names(run[1], mb, sizeof(mb));
+        rc = web_error(r, 409, "runs %lld (%s) and %lld (%s) have no instrumented module in "
+                               "common (%s; %s): they look like runs of different programs: "
+                               "choose runs of one program, or add allow_different=1 to match "
+                               "their functions by name anyway",
+                       (long long)id[0], run[0]->program, (long long)id[1], run[1]->program, ma,
+                       mb);
+        goto out;
     }
     int timed = run[0]->timed && run[1]->timed && !strcmp(run[0]->time_unit, run[1]->time_unit);
     int sort = timed ? 1 : 0;

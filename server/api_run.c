@@ -1,7 +1,7 @@
 /* GET /api/v1/runs/ID: one run, its functions (hottest by self time first, or by calls when
  * untimed; top=N, default 100, 0 all) and the call graph among them (its edges);
  * GET /api/v1/runs/ID/flame.svg: its flame graph, made from the trace file the database
- * names (410 when that file is gone). */
+ * names when it is still the file the run was stored from (410 when it is not). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,8 +74,10 @@ int web_api_run(const struct web_ctx *c, struct db *d, int64_t id, const struct 
         free(ed);
         return web_db_fail(r, d, e);
     }
-    qsort(fn, nf, sizeof(*fn), cmp_self);
-    qsort(ed, ne, sizeof(*ed), cmp_edge);
+    if (nf) /* a run without functions has no array: qsort of NULL is undefined */
+        qsort(fn, nf, sizeof(*fn), cmp_self);
+    if (ne)
+        qsort(ed, ne, sizeof(*ed), cmp_edge);
     size_t ns = top && top < nf ? (size_t)top : nf;
     int64_t *ids = malloc((ns ? ns : 1) * sizeof(*ids));
     if (!ids) {
@@ -86,7 +88,8 @@ int web_api_run(const struct web_ctx *c, struct db *d, int64_t id, const struct 
     }
     for (size_t i = 0; i < ns; i++)
         ids[i] = fn[i].id;
-    qsort(ids, ns, sizeof(*ids), cmp_id);
+    if (ns)
+        qsort(ids, ns, sizeof(*ids), cmp_id);
     struct sbuf b;
     sb_init(&b);
     web_json_head(&b, c, "run");
@@ -135,12 +138,15 @@ int web_api_flame(const struct web_ctx *c, struct db *d, int64_t id, struct web_
     char err[800] = "";
     char *svg = NULL;
     size_t len = 0;
-    int f = c->flame(run->trace, &svg, &len, err, sizeof(err));
+    int f = c->flame(run->trace, run->content_hash, (uint64_t)run->trace_bytes, &svg, &len, err,
+                     sizeof(err));
     int rc;
-    if (f == 1) /* the database keeps figures, not traces: the file may have moved */
-        rc = web_error(r, 410, "run %lld's trace %s is gone (%s): the flame graph needs the "
-                               "trace file; its figures are still in the database",
-                       (long long)id, run->trace, err);
+    if (f == 1) /* one answer whatever is at the path now: it tells nothing about the path */
+        rc = web_error(r, 410, "run %lld's trace file %s is gone: the trace file this run was "
+                               "stored from is no longer the same file (moved, replaced or "
+                               "unreadable): record it again and db add it; the run's figures "
+                               "are still in the database",
+                       (long long)id, run->trace);
     else if (f)
         rc = web_error(r, 500, "run %lld's flame graph: %s", (long long)id, err);
     else {

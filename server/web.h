@@ -18,13 +18,17 @@
 struct web_args {
     int n;
     const char *k[WEB_MAX_ARGS], *v[WEB_MAX_ARGS];
+    int dropped; /* arguments past WEB_MAX_ARGS (the request is refused: none is ignored) */
 };
 const char *web_arg(const struct web_args *a, const char *key); /* the last one, or NULL */
 
-/* The flame graph of a trace file as SVG (outputs/svg.c through the tools' decoding, which
- * the server does not call itself: tools/ hands this in). 0 with *svg malloc'ed, 1 when the
- * file is not there (err says so), -1 on another failure (err says why). */
-typedef int (*web_flame_fn)(const char *trace, char **svg, size_t *len, char *err, size_t n);
+/* The flame graph of a stored run's trace file as SVG (outputs/svg.c through the tools'
+ * decoding, which the server does not call itself: tools/ hands this in), made only from the
+ * file the run was stored from (its content hash and size). 0 with *svg malloc'ed, 1 when
+ * the file at trace is not that one (missing, replaced, unreadable: one message for all), -1
+ * on another failure (err says why). */
+typedef int (*web_flame_fn)(const char *trace, const char *content_hash, uint64_t bytes,
+                            char **svg, size_t *len, char *err, size_t n);
 
 struct web_cache;
 

@@ -18,7 +18,8 @@ struct web_server_cfg {
     void (*ready)(const char *url, const char *where);
 };
 /* Serves until SIGINT or SIGTERM. 0 after a clean stop, or -1 with err set (the database
- * cannot be opened, the address cannot be bound, a static file is missing). */
-int web_serve(const struct web_server_cfg *cfg, char *err, size_t n);
+ * cannot be opened: *db_code is its -DB_E_* then, else 0; the address cannot be bound, a
+ * static file is missing). */
+int web_serve(const struct web_server_cfg *cfg, int *db_code, char *err, size_t n);
 
 #endif

@@ -3,6 +3,7 @@
  * reads the options, decodes traces through the tools' one way in (cli_decode) and prints
  * what the database holds as a table, CSV or JSON. */
 #define _GNU_SOURCE /* sigabbrev_np, strndup, qsort_r, open_memstream */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "db_cli.h"
 #include "db_collect.h"
 #include "db_conn.h"
 #include "db_hash.h"
@@ -27,41 +29,7 @@ enum { SORT_CALLS, SORT_SELF, SORT_TOTAL }; /* sort_keys' order in options.c */
 /* "ptcall db CMD: what: advice" for a database error e; returns 1. */
 static int db_error(const char *cmd, struct db *d, int e)
 {
-    const char *advice;
-    int pg = d->ops == &db_pg_ops;
-    switch (-e) {
-    case DB_E_CONNECT:
-        advice = pg ? "check that the PostgreSQL server runs and accepts connections there: "
-                      "the host and port (or the socket directory, ?host=/DIR), the user, the "
-                      "database name (it must exist: createdb NAME) and the password "
-                      "(~/.pgpass or PGPASSWORD)"
-                    : "check the path, its directory and their permissions";
-        break;
-    case DB_E_VERSION:
-        advice = "a newer ptcall wrote it: use that version, or another --db";
-        break;
-    case DB_E_NOSCHEMA:
-        advice = "'ptcall db add' creates it; --db or $PTCALL_DB names another";
-        break;
-    case DB_E_FOREIGN:
-        advice = "give a ptcall runs database with --db (or $PTCALL_DB)";
-        break;
-    case DB_E_BUSY:
-        advice = "retry when the other writer is done";
-        break;
-    case DB_E_NOMEM:
-        advice = cli_advice(PTC_E_NOMEM);
-        break;
-    case DB_E_STOP: /* "no run N" */
-        advice = "'ptcall db list' lists the runs";
-        break;
-    default:
-        advice = pg ? "check the server's log; if the database is sound, report this as a "
-                      "ptcall bug"
-                    : "check the disk and the file; if they are sound, report this as a ptcall "
-                      "bug";
-    }
-    return cli_fail(cmd, d->err, advice);
+    return cli_fail(cmd, d->err, db_cli_advice(d->ops == &db_pg_ops, e));
 }
 
 static int open_db(const char *cmd, const struct cli_values *v, struct db *d, enum db_mode mode)
@@ -256,6 +224,21 @@ static int with_hash(void *ctx, struct ptc_session *s)
     return 0;
 }
 
+/* A decoded trace that was damaged (cli_decode with salvage read past the damage) is not
+ * stored: a run is a whole trace (docs/db.md). s, or NULL after saying so. */
+static struct ptc_session *whole(const struct cli_args *a, struct ptc_session *s)
+{
+    if (!s || !a->damage)
+        return s;
+    char what[1200];
+    snprintf(what, sizeof(what), "%.600s: nothing was stored", a->damage_msg);
+    cli_fail(a->cmd, what,
+             "db add stores whole traces only; 'ptcall report --salvage' reads what precedes "
+             "the damage");
+    ptc_session_free(s);
+    return NULL;
+}
+
 /* Stores one trace. Returns 0, or 1 after saying why it was not stored. */
 static int add_one(struct db *d, const struct cli_values *v, const char *path,
                    const struct db_tag *tags, size_t ntags)
@@ -265,6 +248,14 @@ static int add_one(struct db *d, const struct cli_values *v, const char *path,
     uint64_t bytes = 0;
     int hrc;
     struct ptc_session *s;
+    /* decoded with salvage (whole() refuses what it would skip), so that damage is said
+     * here with what works for db add; a file that cannot be read is said first, as itself */
+    FILE *probe = fopen(path, "rb");
+    if (!probe) {
+        snprintf(err, sizeof(err), "cannot read %s: %s", path, strerror(errno));
+        return cli_fail(cmd, err, cli_advice(PTC_E_IO));
+    }
+    fclose(probe);
     if (v->threads == 1) {
         /* the content hash of the bytes the decoder reads, as it reads them (the decoder's
          * read hook), while they are in the cache: no second read of the file and no second
@@ -274,9 +265,9 @@ static int add_one(struct db *d, const struct cli_values *v, const char *path,
         struct db_hash_stream *hs = db_hash_stream_new();
         if (!hs)
             return cli_fail(cmd, "out of memory", cli_advice(PTC_E_NOMEM));
-        struct cli_args a = {.cmd = cmd, .path = path, .threads = 1, .prepare = with_hash,
-                             .prepare_ctx = hs};
-        s = cli_decode(&a, NULL, NULL, NULL, NULL);
+        struct cli_args a = {.cmd = cmd, .path = path, .threads = 1, .salvage = 1,
+                             .prepare = with_hash, .prepare_ctx = hs};
+        s = whole(&a, cli_decode(&a, NULL, NULL, NULL, NULL));
         db_hash_stream_finish(hs, hex, &bytes);
         /* the decoder reads a whole trace to its end; should it ever stop short, the file is
          * hashed whole on its own */
@@ -296,8 +287,8 @@ static int add_one(struct db *d, const struct cli_values *v, const char *path,
         struct db_hash *h = db_hash_start(path);
         if (!h)
             return cli_fail(cmd, "out of memory", cli_advice(PTC_E_NOMEM));
-        struct cli_args a = {.cmd = cmd, .path = path, .threads = v->threads};
-        s = cli_decode(&a, NULL, NULL, NULL, NULL);
+        struct cli_args a = {.cmd = cmd, .path = path, .threads = v->threads, .salvage = 1};
+        s = whole(&a, cli_decode(&a, NULL, NULL, NULL, NULL));
         hrc = db_hash_finish(h, hex, &bytes, err, sizeof(err));
     }
     if (!s) /* cli_decode said why */
@@ -848,7 +839,7 @@ int cmd_db_rm(int argc, char **argv)
         return r;
     }
     struct db d;
-    if (!(r = open_db("db rm", &v, &d, DB_READ))) {
+    if (!(r = open_db("db rm", &v, &d, DB_CHANGE))) {
         int e = db_remove(&d, &ids);
         if (e) {
             if (e == -DB_E_STOP) { /* one is not there */
@@ -907,13 +898,16 @@ static void query_table(const char *where, const struct query *q, const struct d
     else if (!q->timed)
         printf("# untimed runs: calls only\n");
     printf("# a run without a function counts as 0 in every statistic\n");
+    /* the header names which standard deviation: the sample's, as report's */
     printf("%5s", "runs");
     for (int s = 0; s < q->nstats; s++)
         for (int m = 0; m < DB_NMEAS; m++)
             if (m == DB_M_CALLS || q->timed) {
                 char col[32];
-                snprintf(col, sizeof(col), "%s_%s", db_meas_names[m], db_stat_names[q->stats[s]]);
-                printf(" %14s", col);
+                int sd = q->stats[s] == DB_STAT_STDDEV;
+                snprintf(col, sizeof(col), "%s_%s%s", db_meas_names[m],
+                         db_stat_names[q->stats[s]], sd ? "(n-1)" : "");
+                printf(" %*s", sd ? 17 : 14, col);
             }
     printf("  function [module]\n");
     for (size_t i = 0; i < shown; i++) {
@@ -921,17 +915,17 @@ static void query_table(const char *where, const struct query *q, const struct d
         printf("%5u", f->runs);
         for (int s = 0; s < q->nstats; s++)
             for (int m = 0; m < DB_NMEAS; m++) {
-                int st = q->stats[s];
+                int st = q->stats[s], w = st == DB_STAT_STDDEV ? 17 : 14;
                 double x = f->v[m][st];
                 if (m == DB_M_CALLS) {
                     if (st == DB_STAT_SUM || st == DB_STAT_MAX || st == DB_STAT_MIN)
-                        printf(" %14.0f", x);
+                        printf(" %*.0f", w, x);
                     else
-                        printf(" %14.2f", x);
+                        printf(" %*.2f", w, x);
                 } else if (q->timed) {
                     char t[32];
                     cli_fmt_time(t, sizeof(t), (uint64_t)(x + 0.5), q->ns);
-                    printf(" %14s", t);
+                    printf(" %*s", w, t);
                 }
             }
         printf("  ");

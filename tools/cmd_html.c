@@ -102,11 +102,12 @@ static void put_base64(struct sbuf *b, const unsigned char *p, size_t n)
 
 /* A run's flame graph as {"svg_data_uri": "data:image/svg+xml;base64,..."}: an <img> shows
  * it, and an image never runs script. */
-static void put_flame(struct sbuf *b, int64_t id, const char *trace)
+static void put_flame(struct sbuf *b, int64_t id, const struct db_run *run)
 {
     char *svg = NULL, err[800];
     size_t len = 0;
-    int rc = web_flame_svg(trace, &svg, &len, err, sizeof(err));
+    int rc = web_flame_svg(run->trace, run->content_hash, (uint64_t)run->trace_bytes, &svg, &len,
+                           err, sizeof(err));
     sb_printf(b, ",\n\"/api/v%d/runs/%lld/flame.svg\": ", WEB_API_VERSION, (long long)id);
     if (rc) {
         sb_puts(b, "{\"status\": 410, \"error\": ");
@@ -170,7 +171,7 @@ static int build(struct db *d, const struct web_static *st, const char *out, siz
     for (size_t i = 0; i < ids.n; i++) {
         snprintf(path, sizeof(path), "/api/v1/runs/%lld", (long long)ids.v[i]);
         bad |= put_answer(&data, &c, d, path, path, &none, &first);
-        put_flame(&data, ids.v[i], runs[i].trace);
+        put_flame(&data, ids.v[i], &runs[i]);
     }
     for (size_t i = 0; i < f.n; i++) {
         snprintf(path, sizeof(path), "/api/v1/functions/%lld", (long long)f.v[i]);

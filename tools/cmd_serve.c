@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "db_cli.h"
 #include "db_conn.h"
 #include "options.h"
 #include "web_flame.h"
@@ -52,13 +53,14 @@ int cmd_serve(int argc, char **argv)
         struct web_server_cfg cfg = {.db_url = v.db.url ? v.db.url : db_default_url(),
                                      .addr = addr, .port = (uint16_t)port, .data_dir = dir,
                                      .flame = web_flame_svg, .ready = ready};
-        if (web_serve(&cfg, err, sizeof(err)))
-            r = cli_fail("serve", err, strstr(err, "cannot read") ?
+        int db_code = 0;
+        if (web_serve(&cfg, &db_code, err, sizeof(err)))
+            r = cli_fail("serve", err,
+                         db_code ? db_cli_advice(db_url_is_pg(cfg.db_url), db_code) :
+                         strstr(err, "cannot read") ?
                          "reinstall ptcall, or build it (its data directory holds the page's "
                          "script); $PTCALL_WEB_DIR names another" :
-                         strstr(err, "listen") || strstr(err, "IPv4") ?
-                         "choose another --listen ADDR:PORT" :
-                         "check --db (or $PTCALL_DB): 'ptcall db add' makes a database");
+                         "choose another --listen ADDR:PORT");
         else
             r = 0;
     }

@@ -8,7 +8,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli_common.h"
 #include "db_query.h"
+#include "db_schema.h"
 
 int db_cli_parse_time(const char *val, void *field, char *err, size_t errn)
 {
@@ -143,4 +145,44 @@ int db_cli_parse_stats(const char *val, void *field, char *err, size_t errn)
         p += n + 1;
     }
     return 0;
+}
+
+const char *db_cli_advice(int pg, int e)
+{
+    switch (-e) {
+    case DB_E_CONNECT:
+        return pg ? "check that the PostgreSQL server runs and accepts connections there: the "
+                    "host and port (or the socket directory, ?host=/DIR), the user, the "
+                    "database name (it must exist: createdb NAME) and the password (~/.pgpass "
+                    "or PGPASSWORD)"
+                  : "check the path, its directory and their permissions";
+    case DB_E_VERSION:
+        return "a newer ptcall wrote it: use a ptcall whose 'ptcall --version' is newer than "
+               PTCALL_VERSION " (the ptcall that wrote it, or a later one), or another --db";
+    case DB_E_DAMAGED:
+        return "give a ptcall runs database with --db (or $PTCALL_DB); restore this one from a "
+               "copy if it was one";
+    case DB_E_READONLY:
+        return pg ? "connect as a role that may write the database, or ask its owner"
+                  : "run this as a user who may write the file and its directory (or on a "
+                    "writable copy), or ask its owner";
+    case DB_E_NOSCHEMA:
+        return "'ptcall db add' creates it; --db or $PTCALL_DB names another";
+    case DB_E_FOREIGN:
+        return "give a ptcall runs database with --db (or $PTCALL_DB)";
+    case DB_E_BUSY:
+        return "retry when the other writer is done";
+    case DB_E_FULL:
+        return "free some space on that file system (df shows it) and retry: nothing was "
+               "stored, and the runs stored before are kept";
+    case DB_E_NOMEM:
+        return cli_advice(PTC_E_NOMEM);
+    case DB_E_STOP: /* "no run N" */
+        return "'ptcall db list' lists the runs";
+    default:
+        return pg ? "check the server's log; if the database is sound, report this as a "
+                    "ptcall bug"
+                  : "check the disk and the file; if they are sound, report this as a ptcall "
+                    "bug";
+    }
 }

@@ -31,4 +31,8 @@ int db_cli_parse_runs(const char *val, void *field, char *err, size_t errn);
 /* sum, mean, median, max: comma-separated or repeated */
 int db_cli_parse_stats(const char *val, void *field, char *err, size_t errn);
 
+/* What to do about a database error e (-DB_E_*) of a PostgreSQL (pg) or SQLite database:
+ * `ptcall db` and `ptcall serve` say the same. */
+const char *db_cli_advice(int pg, int e);
+
 #endif

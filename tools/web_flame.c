@@ -3,6 +3,7 @@
 #include "web_flame.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,12 +12,28 @@
 #include <unistd.h>
 
 #include "cli_view.h"
+#include "db_hash.h"
 #include "wbuf.h"
 
 #define FLAME_LIMIT (64ull << 20) /* an SVG larger than this does not render in a browser */
 
-/* One export into fd with weight; 0, PTC_VIEW_E_UNTIMED, or -1. */
-static int export_svg(const char *trace, int fd, int weight)
+/* The decoder's read hook of the export running on this thread (the server answers on many
+ * threads at once): set by with_hash() for the session that export_svg() makes. */
+static _Thread_local struct db_hash_stream *decode_hash;
+
+/* svg's make, and the content hash of every byte the decoder reads (as `db add` makes it). */
+static void *with_hash(const struct ptc_view_opts *o, const struct ptc_output_ops **ops)
+{
+    if (decode_hash)
+        ptc_session_set_read_hook((struct ptc_session *)o->s, db_hash_stream_update,
+                                  decode_hash);
+    return ptc_view_format_find("svg")->make(o, ops);
+}
+
+/* One export of path (titled trace) into fd with weight: 0, PTC_VIEW_E_UNTIMED, 1 when the
+ * bytes decoded are not the stored ones (hex, bytes), or -1. */
+static int export_svg(const char *path, const char *trace, const char *hex, uint64_t bytes,
+                      int fd, int weight)
 {
     const struct ptc_view_format *svg = ptc_view_format_find("svg");
     if (!svg || ftruncate(fd, 0) || lseek(fd, 0, SEEK_SET))
@@ -24,15 +41,25 @@ static int export_svg(const char *trace, int fd, int weight)
     struct ptc_wbuf w;
     if (ptc_wbuf_init(&w, fd, 1 << 20))
         return -1;
+    if (!(decode_hash = db_hash_stream_new())) {
+        ptc_wbuf_free(&w);
+        return -1;
+    }
     w.limit = FLAME_LIMIT;
-    struct cli_args a = {.cmd = "serve", .path = trace, .threads = 1};
-    struct cli_view_run vr = {.a = &a, .fmt = svg, .skip_aggregates = 1};
+    struct cli_args a = {.cmd = "serve", .path = path, .threads = 1};
+    struct cli_view_run vr = {.a = &a, .make = with_hash, .skip_aggregates = 1};
     vr.opts.out = &w;
     vr.opts.weight = weight;
     vr.opts.title = trace;
     int st = cli_view_run(&vr);
+    char got[DB_HASH_HEX];
+    uint64_t n = 0;
+    db_hash_stream_finish(decode_hash, got, &n);
+    decode_hash = NULL;
     int rc = 0;
-    if (vr.s && st && vr.view_status == PTC_VIEW_E_UNTIMED)
+    if (n != bytes || strcmp(got, hex)) /* changed since it was hashed below */
+        rc = 1;
+    else if (vr.s && st && vr.view_status == PTC_VIEW_E_UNTIMED)
         rc = PTC_VIEW_E_UNTIMED;
     else if (st || ptc_wbuf_flush(&w) || w.over_limit)
         rc = -1;
@@ -41,22 +68,65 @@ static int export_svg(const char *trace, int fd, int weight)
     return rc;
 }
 
-int web_flame_svg(const char *trace, char **svg, size_t *len, char *err, size_t n)
+/* Whether the open file fd is the stored trace: a regular file of that size and content hash
+ * (a device or a pipe is never read). */
+static int same_file(int fd, const char *hex, uint64_t bytes)
 {
     struct stat sb;
-    if (stat(trace, &sb)) {
-        snprintf(err, n, "%s", strerror(errno));
+    if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) || (uint64_t)sb.st_size != bytes)
+        return 0;
+    struct db_hash_stream *h = db_hash_stream_new();
+    if (!h)
+        return 0;
+    static const size_t chunk = 1 << 20;
+    char *buf = malloc(chunk);
+    ssize_t k = -1;
+    while (buf && (k = read(fd, buf, chunk)) > 0)
+        db_hash_stream_update(h, buf, (size_t)k);
+    free(buf);
+    char got[DB_HASH_HEX];
+    uint64_t n = 0;
+    db_hash_stream_finish(h, got, &n);
+    return k == 0 && n == bytes && !strcmp(got, hex);
+}
+
+int web_flame_svg(const char *trace, const char *content_hash, uint64_t bytes, char **svg,
+                  size_t *len, char *err, size_t n)
+{
+    /* the database keeps figures, not traces: whatever is at the path now (another
+     * recording to the same name, a file that is not a trace) is not this run's; missing,
+     * replaced and unreadable say the same, so that an answer never tells whether a path
+     * exists or what it holds */
+    int in = open(trace, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (in < 0 || !same_file(in, content_hash, bytes)) {
+        if (in >= 0)
+            close(in);
+        snprintf(err, n, "the trace file this run was stored from is no longer the same file "
+                         "(moved, replaced or unreadable)");
         return 1;
     }
+    /* the decoder reads the file just checked (not what the path may name by now), and
+     * hashes what it reads again, for a file changed in place meanwhile */
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", in);
+    const char *src = access(path, R_OK) ? trace : path;
     /* the view writes to a descriptor: an anonymous file in memory */
     int fd = memfd_create("ptcall-flame", MFD_CLOEXEC);
     if (fd < 0) {
         snprintf(err, n, "memfd_create: %s", strerror(errno));
+        close(in);
         return -1;
     }
-    int rc = export_svg(trace, fd, PTC_WEIGHT_SELF);
+    int rc = export_svg(src, trace, content_hash, bytes, fd, PTC_WEIGHT_SELF);
     if (rc == PTC_VIEW_E_UNTIMED)
-        rc = export_svg(trace, fd, PTC_WEIGHT_CALLS);
+        rc = export_svg(src, trace, content_hash, bytes, fd, PTC_WEIGHT_CALLS);
+    close(in);
+    if (rc == 1) {
+        close(fd);
+        snprintf(err, n, "the trace file this run was stored from is no longer the same file "
+                         "(moved, replaced or unreadable)");
+        return 1;
+    }
     if (rc) {
         close(fd);
         snprintf(err, n, "%s cannot be decoded into a flame graph (the server's standard error "

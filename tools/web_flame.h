@@ -5,9 +5,13 @@
 #define PTCALL_WEB_FLAME_H
 
 #include <stddef.h>
+#include <stdint.h>
 
-/* web_flame_fn (server/web.h): 0 with *svg malloc'ed, 1 when the trace file is not there,
- * -1 when it cannot be decoded (the reason on stderr too). */
-int web_flame_svg(const char *trace, char **svg, size_t *len, char *err, size_t n);
+/* web_flame_fn (server/web.h): 0 with *svg malloc'ed, 1 when the file at trace is not the
+ * one the run was stored from (content_hash, bytes: missing, replaced, unreadable, changed
+ * while decoded; one message for all), -1 when it cannot be decoded (the reason on stderr
+ * too). */
+int web_flame_svg(const char *trace, const char *content_hash, uint64_t bytes, char **svg,
+                  size_t *len, char *err, size_t n);
 
 #endif

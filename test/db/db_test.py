@@ -370,8 +370,12 @@ RECOMPUTED = ("SELECT rf.function_id, r.time_unit, COUNT(*), SUM(rf.calls), COAL
 def rows_alike(a, b):
     """Rows of function_stats alike: whole numbers equal, sums of squares (doubles, added up in
     another order) to 1e-12 of their size."""
+    def real(v):  # psql gives DOUBLE PRECISION as text
+        return isinstance(v, float) or (isinstance(v, str) and re.fullmatch(r"-?[\d.]+(e[+-]?\d+)?", v)
+                                        and not v.lstrip("-").isdigit())
+
     def same(x, y):
-        if isinstance(x, float) or isinstance(y, float):
+        if real(x) or real(y):
             return abs(float(x) - float(y)) <= 1e-12 * max(abs(float(x)), abs(float(y)), 1.0)
         return x == y
     return len(a) == len(b) and all(len(r) == len(q) and all(same(x, y) for x, y in zip(r, q))
@@ -401,7 +405,7 @@ def stats_sound(B, url, what):
 
 def medians_right(env, url, reports, what):
     """db query --stat median,mean,min,stddev over all runs equals the medians, means, minima and
-    (population) standard deviations computed here from the runs' reports, a run without a
+    (sample, as report --stat stddev) standard deviations computed here from the runs' reports, a run without a
     function counting as 0 (an even or odd number of runs)."""
     q = env.db_json(url, "query", "--stat", "median,mean,min,stddev", "--top", "0")
     if not check(q is not None, "%s: db query --stat median,mean,min,stddev" % what):
@@ -414,7 +418,7 @@ def medians_right(env, url, reports, what):
         for m in meas:
             xs = [next((f[m] for f in r["functions"] if key(f) == k), 0) for r in reports]
             for st, want in (("median", statistics.median(xs)), ("mean", sum(xs) / len(xs)),
-                             ("min", min(xs)), ("stddev", statistics.pstdev(xs))):
+                             ("min", min(xs)), ("stddev", statistics.stdev(xs) if len(xs) > 1 else 0.0)):
                 if not g or abs(g["%s_%s" % (m, st)] - want) > 0.006 + 1e-9 * abs(want):
                     bad.append((k, m, st, g and g["%s_%s" % (m, st)], want))
     check(not bad and len(q["runs"]) == len(reports) and len(keys) == len(q["functions"]),

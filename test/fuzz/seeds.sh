@@ -8,6 +8,10 @@
 #                                            real perf wrote for pt-perf-data-real (REAL_DIR;
 #                                            recorded here with perf when that test has not
 #                                            run), hostile edits included
+#   seeds.sh db PYTHON SRC DIR               runs databases (db_seeds.py): every frozen
+#                                            schema version, hostile variants
+#   seeds.sh http DIR                        request paths and queries of the web API and
+#                                            pages
 #   seeds.sh map PYTHON PTCALL_CC SRC OBJ... DIR
 #                                            images of built objects' maps (map_seeds.py):
 #                                            OBJ..., and programs compiled with ptcall-cc
@@ -74,6 +78,24 @@ ptcov)
         rm -rf "$tmp"
     fi
     echo "seeds.sh: $(ls "$dir" | wc -l) .ptcov seed(s)" ;;
+db)
+    "$1" "$here/db_seeds.py" "$2" "$dir" ;;
+http)
+    i=0
+    for r in "/api/v1/runs" "/api/v1/runs/?tag=input=1&program=demo*" "/api/v1/runs/1" \
+             "/api/v1/runs/2?top=1" "/api/v1/runs/1/flame.svg" "/api/v1/hot" \
+             "/api/v1/hot?sort=self&stat=median&top=3&runs=1-2" \
+             "/api/v1/hot?tag=build&since=0&until=99999&program=other" \
+             "/api/v1/hot?stat=stddev&sort=calls" "/api/v1/functions/1" \
+             "/api/v1/functions/2?runs=1,2&tag=input" "/api/v1/diff?base=1&new=2" \
+             "/api/v1/diff?base=1&new=2&allow_different=1&sort=self&top=0" \
+             "/api/v1/diff?base=2&new=1&sort=calls" "/api/v2/runs" "/" "/runs?tag=input=2" \
+             "/hot?runs=2" "/runs/1" "/functions/2" "/diff?base=1&new=2" \
+             "/api/v1/hot?runs=%31-%32&tag=in%70ut"; do
+        i=$((i + 1))
+        printf '%s' "$r" >"$dir/req-$i"
+    done
+    echo "seeds.sh: $i request seed(s)" ;;
 *)
     echo "seeds.sh: no seeds of kind '$kind'" >&2
     exit 2 ;;

@@ -87,7 +87,8 @@ FLOORS = {
     # the web views (docs/web.md): buffers, queries and files under the API's shared parts,
     # one file per API view over them, the router, and the HTTP server on top
     "web": [
-        ["sbuf.c", "db_query_web.c", "web_cache.c", "web_static.c"],  # escaping, queries
+        ["sbuf.c", "db_query_web.c", "web_cache.c", "web_static.c",   # escaping, queries,
+         "web_conns.c"],                                        # the connection guard
         ["web_common.c", "web_json.c", "web_page.c"],           # arguments, JSON, HTML shells
         ["api_runs.c", "api_run.c", "api_hot.c", "api_function.c", "api_diff.c"],  # views
         ["web_api.c"],                                          # the router, pages' objects

@@ -282,7 +282,7 @@ def expected_hot(per_run):
     out = {}
     for k, v in vals.items():
         out[k] = {m: {"sum": sum(x), "mean": sum(x) / n, "median": statistics.median(x),
-                      "stddev": statistics.pstdev(x)} for m, x in v.items()}
+                      "stddev": statistics.stdev(x) if n > 1 else 0.0} for m, x in v.items()}
     return out
 
 

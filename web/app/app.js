@@ -235,8 +235,9 @@
               (h.more ? "; " + h.more + " more functions not shown" : "")}),
             el("h2", {text: "Top " + topN.length + " by " + h.stat + " of " + h.sort}), chart,
             table("hot", ["rank", "function", "module", "runs", "calls sum", "calls mean",
-                          "calls median", "calls stddev", "self sum", "self mean",
-                          "self median", "self stddev", "total sum", "total mean"], rows)]);
+                          "calls median", "calls stddev (n\u22121)", "self sum", "self mean",
+                          "self median", "self stddev (n\u22121)", "total sum", "total mean"],
+                  rows)]);
       bars(chart, topN.map(function (f) { return f.name; }),
            topN.map(function (f) { return f[h.sort] ? f[h.sort][h.stat] : 0; }),
            h.sort === "calls" ? "" : unit);
@@ -478,9 +479,25 @@
         show([el("h1", {text: "Compare two runs"}), f]);
         return;
       }
+      var anyway = params.get("allow_different") === "1";
       api("/api/v1/diff?base=" + encodeURIComponent(base) + "&new=" +
-          encodeURIComponent(nw)).then(function (res) {
-        if (res.status !== 200) return fail(res);
+          encodeURIComponent(nw) + (anyway && !FILE ? "&allow_different=1" : "")).then(function (res) {
+        if (res.status !== 200) {
+          /* the two runs cannot be compared: say why, and keep the form to choose others */
+          var msg = res.body && res.body.error ? res.body.error : "HTTP " + res.status;
+          var parts = [el("h1", {text: "Compare two runs"}), f,
+                       el("p", {cls: "error", id: "error", "data-status": String(res.status),
+                                text: msg})];
+          if (res.status === 409 && !FILE) {
+            var p2 = new URLSearchParams();
+            p2.set("base", base);
+            p2.set("new", nw);
+            p2.set("allow_different", "1");
+            parts.push(el("p", null, [el("a", {id: "diff-anyway", href: href("/diff" + qs(p2)),
+                                               text: "compare them anyway (functions matched by name)"})]));
+          }
+          return show(parts);
+        }
         var d = res.body, unit = d.base.time_unit;
         var rows = d.functions.map(function (x) {
           var cells = [el("td", null, [el("a", {href: href("/functions/" + x.id),
