@@ -246,3 +246,63 @@ PTC_API sighandler_t signal(int sig, sighandler_t handler)
     return (old.sa_flags & SA_SIGINFO) ? (sighandler_t)(void (*)(void))old.sa_sigaction
                                         : old.sa_handler;
 }
+
+/* The System V and BSD names for installing a handler. A program compiled with
+ * _POSIX_C_SOURCE (zstd, for one) gets glibc's signal() as __sysv_signal, which installs
+ * through glibc's internal sigaction as well: each of them goes through ours, with the
+ * semantics glibc gives it, so that its handler is wrapped (it used to be reported as
+ * installed past sigaction() on every record). */
+static sighandler_t install_with(int sig, sighandler_t handler, int flags)
+{
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = handler;
+    sa.sa_flags = flags;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(sig, &sa, &old) != 0)
+        return SIG_ERR;
+    return (old.sa_flags & SA_SIGINFO) ? (sighandler_t)(void (*)(void))old.sa_sigaction
+                                        : old.sa_handler;
+}
+
+/* System V: the handler is reset to the default when it runs, and the signal is not blocked
+ * while it runs (glibc: SA_ONESHOT | SA_NOMASK) */
+PTC_API sighandler_t __sysv_signal(int sig, sighandler_t handler)
+{
+    return install_with(sig, handler, SA_RESETHAND | SA_NODEFER);
+}
+
+PTC_API sighandler_t sysv_signal(int sig, sighandler_t handler)
+{
+    return install_with(sig, handler, SA_RESETHAND | SA_NODEFER);
+}
+
+/* BSD: signal()'s own semantics */
+PTC_API sighandler_t bsd_signal(int sig, sighandler_t handler) { return signal(sig, handler); }
+
+/* System V sigset(): SIG_HOLD adds the signal to the blocked set; anything else installs
+ * the disposition (no flags, empty mask) and unblocks it. Returns SIG_HOLD when the signal
+ * was blocked, else the previous disposition. */
+PTC_API sighandler_t sigset(int sig, sighandler_t handler)
+{
+    sigset_t set, was;
+    if (sig <= 0 || sig >= 65) {
+        errno = EINVAL;
+        return SIG_ERR;
+    }
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    if (handler == SIG_HOLD) {
+        struct sigaction old;
+        if (sigaction(sig, NULL, &old) != 0 || sigprocmask(SIG_BLOCK, &set, &was) != 0)
+            return SIG_ERR;
+        if (sigismember(&was, sig))
+            return SIG_HOLD;
+        return (old.sa_flags & SA_SIGINFO) ? (sighandler_t)(void (*)(void))old.sa_sigaction
+                                            : old.sa_handler;
+    }
+    sighandler_t prev = install_with(sig, handler, 0);
+    if (prev == SIG_ERR || sigprocmask(SIG_UNBLOCK, &set, &was) != 0)
+        return SIG_ERR;
+    return sigismember(&was, sig) ? SIG_HOLD : prev;
+}

@@ -313,6 +313,28 @@ def signal_faults(ptcall, prog, work):
           % (m.group(1) if m else p.stderr.strip()[-120:], totals(doc)["events"] if doc else None))
 
 
+def sysv_signals(ptcall, cc, work):
+    """A program built with _POSIX_C_SOURCE (zstd is one) installs handlers with glibc's
+    __sysv_signal, in its threads too: the runtime wraps them as signal()'s (it used to warn,
+    on every record, that they were installed past sigaction(), five times for zstd)."""
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sysv_signal.c")
+    prog = os.path.join(work, "sysv_signal")
+    if run([cc, "-O1", "-pthread", "-std=c11", "-o", prog, src]).returncode:
+        check(False, "sysv_signal.c builds with ptcall-cc")
+        return
+    trace = os.path.join(work, "sysv.ptc")
+    p = run([ptcall, "record", "-o", trace, "--", prog, 500])
+    check(p.returncode == 0 and "handled 500" in p.stdout,
+          "__sysv_signal handlers: the program runs as without ptcall: %d %s"
+          % (p.returncode, p.stdout.strip()))
+    check("installed past sigaction" not in p.stderr,
+          "__sysv_signal handlers: no warning about raw handlers: %s" % p.stderr.strip()[-240:])
+    doc, err = report(ptcall, trace)
+    check(doc is not None and calls_of(doc, "on_signal_work") == 500,
+          "__sysv_signal handlers: every handler call traced (%s of 500)"
+          % (calls_of(doc, "on_signal_work") if doc else err[-120:]))
+
+
 def unwritable(ptcall, prog, work):
     """A trace file in a directory the user may not write: record and the runtime say so."""
     if shutil.which("setpriv") is None or os.geteuid() != 0:
@@ -461,6 +483,7 @@ def main():
 
     process_faults(ptcall, prog, work)
     signal_faults(ptcall, prog, work)
+    sysv_signals(ptcall, cc, work)
     unwritable(ptcall, prog, work)
 
     # a full disk

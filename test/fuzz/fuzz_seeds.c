@@ -167,8 +167,18 @@ int main(int argc, char **argv)
             }
             ptgen_free(&r);
             n++;
-            if (i == 1)
-                bad = damage_config(out, dir);
+            if (i == 1) { /* with forks placed by time: the conversion runs */
+                char forked[4096];
+                snprintf(forked, sizeof(forked), "%s/.forks-%d", dir, (int)getpid());
+                o.timing = 3;
+                o.nprocs = 2;
+                o.forks = 1;
+                if (ptgen_write(&o, forked, &r))
+                    return 1;
+                ptgen_free(&r);
+                bad = damage_config(forked, dir);
+                unlink(forked);
+            }
         }
     } else {
         fprintf(stderr, "fuzz_seeds: no seeds of kind '%s' (raw, diff, perf, ptc)\n", kind);

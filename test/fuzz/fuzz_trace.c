@@ -220,6 +220,10 @@ static int front(const struct ft *t, int mode, int threads, int pkstats, struct 
     while (!rc && off + sizeof(struct ptc_chunk_header) <= t->n) {
         struct ptc_chunk_header h;
         memcpy(&h, t->v + off, sizeof(h));
+        /* a chunk must be whole, as every reader makes sure (fuzz_pt_trace hands over
+         * files whose last chunk says more than they hold) */
+        if (h.payload_size > t->n - off - sizeof(h))
+            break;
         rc = ptc_pt_front_chunk(f, &h, t->v + off + sizeof(h));
         off += sizeof(h) + h.payload_size + ((8 - (h.payload_size & 7)) & 7);
     }

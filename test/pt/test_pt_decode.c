@@ -221,8 +221,39 @@ static int run(const struct ptgen_opts *o, const char *path, int verbose)
     return bad;
 }
 
+/* A PT_CONFIG refused as damaged (a time shift of 70) leaves the configuration before it in
+ * force: --salvage goes on after the refusal, and the damaged one used to stay in the
+ * front-end, its shift used by the TSC-to-perf-time conversion (undefined behaviour). */
+static int refused_config_kept_out(void)
+{
+    struct actual a = {0};
+    struct ptc_pt_sink sink = {.ctx = &a, .lookup = t_lookup, .feed = t_feed};
+    struct ptc_pt_front *f = ptc_pt_front_new(&sink, PTC_PT_MODE_FAST);
+    if (!f)
+        return 1;
+    struct ptc_pt_config good, bad;
+    memset(&good, 0, sizeof(good));
+    good.size = sizeof(good);
+    good.flags = PTC_PT_F_TIME_ZERO;
+    good.time_shift = 10;
+    good.time_mult = 3;
+    bad = good;
+    bad.time_shift = 70;
+    struct ptc_chunk_header h = {.type = PTC_CHUNK_PT_CONFIG, .payload_size = sizeof(good)};
+    int e1 = ptc_pt_front_chunk(f, &h, &good), e2 = ptc_pt_front_chunk(f, &h, &bad);
+    const struct ptc_pt_config *now = ptc_pt_front_config(f);
+    int fail = e1 != 0 || e2 != -PTC_E_CORRUPT || !now || now->time_shift != 10;
+    printf("%s a refused PT_CONFIG (time shift 70) is not taken: %d %d, shift in force %u\n",
+           fail ? "FAIL" : "ok", e1, e2, now ? now->time_shift : 0);
+    ptc_pt_front_free(f);
+    free(a.v);
+    return fail;
+}
+
 int main(int argc, char **argv)
 {
+    if (refused_config_kept_out())
+        return 1;
     setenv("PTCALL_PT_PAR_MIN_BYTES", "1", 1); /* side-by-side decoding even of small traces */
     int n = argc > 1 ? atoi(argv[1]) : 60;
     char path[256];
