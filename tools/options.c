@@ -255,7 +255,9 @@ static const struct cli_group g_db_runs = {
 static const struct cli_opt opts[] = {
     /* ptcall record */
     {.name = "--output", .alias = "-o", .metavar = "FILE", .cmds = R, STRING(output),
-     .def = "ptcall.ptc", .help = "the trace file to write"},
+     .def = "ptcall.ptc",
+     .help = "the trace file to write: a new file (mode 0600) or an earlier trace of yours, "
+             "replaced; a device, FIFO or any other file is refused"},
     {.name = "--backend", .cmds = R, CHOICE(record.backend, backends), .def = "auto",
      .help = "how to record:"},
     {.name = "--no-timestamps", .cmds = R, FLAG(record.no_timestamps),
@@ -382,7 +384,7 @@ static const struct cli_opt opts[] = {
 
     /* ptcall import */
     {.name = "--output", .alias = "-o", .metavar = "OUT", .cmds = I, STRING(output),
-     .help = "the trace file to write (required)"},
+     .help = "the trace file to write (required): a new file or an earlier trace of yours"},
     {.name = "--binary", .metavar = "PATH[@ADDR]", .cmds = I, LIST(import.binaries, 32),
      .parse = check_binary,
      .help = "an instrumented object and the address its first PT_LOAD segment was loaded at "
