@@ -37,6 +37,7 @@ struct ptc_reader {
     void *read_hook_ctx;
     uint64_t hooked;        /* bytes handed to read_hook so far (a resync reads some again) */
     uint64_t last_at;       /* where the chunk ptc_reader_next last tried starts */
+    uint64_t resync_crc_bytes; /* bytes ptc_reader_resync checked CRCs of so far */
     struct ptc_chunk_header fail_h; /* the chunk the last error is about, if fail_have */
     uint64_t fail_at;
     int fail_have;
@@ -394,8 +395,21 @@ int ptc_reader_resync(struct ptc_reader *r, uint64_t *skipped)
         struct ptc_chunk_header h;
         memcpy(&h, p, sizeof(h));
         size_t total = sizeof(h) + (size_t)h.payload_size + ptc_chunk_padding(h.payload_size);
-        if (h.type != 0 && h.payload_size <= PTC_MAX_CHUNK_PAYLOAD &&
+        /* a chunk type writers use (1..63) and flags they set, inside the file: only then
+         * is its CRC computed, within a budget, so that input full of header-like bytes
+         * cannot make the scan quadratic */
+        if (h.type != 0 && h.type <= PTC_CHUNK_PT_LAST && !(h.flags & ~PTC_CHUNK_F_OPTIONAL) &&
+            h.payload_size <= PTC_MAX_CHUNK_PAYLOAD &&
             (r->file_size == UINT64_MAX || r->off + total <= r->file_size)) {
+            if (r->resync_crc_bytes > (64ull << 20) + 2 * (r->file_size == UINT64_MAX
+                                                              ? r->off : r->file_size)) {
+                *skipped = r->off - r->last_at;
+                rerr(r, PTC_E_CORRUPT, 1, "%s: no whole chunk found between byte %llu and byte "
+                     "%llu, and the search stops there (the rest is lost)", r->path,
+                     (unsigned long long)r->last_at, (unsigned long long)r->off);
+                return -1;
+            }
+            r->resync_crc_bytes += total;
             got = avail(r, total, &p);
             size_t t;
             if (got == (long long)total && whole_chunk_at(r, p, (size_t)got, &t)) {
