@@ -16,30 +16,6 @@
 #include "fuzz_trace.h"
 #include "ptcall/decode.h"
 
-static void hook(void *ctx, const struct ptc_call_event *e)
-{
-    uint64_t *sum = ctx;
-    *sum += e->depth + e->func + e->dur;
-}
-
-static void decode(const uint8_t *data, size_t size, unsigned flags, const char *mode)
-{
-    setenv("PTCALL_PT_DECODER", mode, 1);
-    struct ptc_session *s = ptc_session_new();
-    if (!s)
-        return;
-    uint64_t sum = 0;
-    ptc_session_set_call_hook(s, hook, &sum);
-    int rc = ptc_pt_attach(s);
-    if (!rc)
-        rc = ptc_decode_memory(s, data, size, flags);
-    if (rc && !ptc_session_errmsg(s)[0])
-        __builtin_trap(); /* every error has a message */
-    struct ptc_totals t;
-    ptc_session_totals(s, &t);
-    ptc_session_free(s);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     uint8_t *fixed = fix_crcs(data, size);
@@ -49,9 +25,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             break;
         for (unsigned salvage = 0; salvage < 2; salvage++) {
             unsigned flags = salvage ? PTC_DECODE_SALVAGE : 0;
-            decode(d, size, flags, "fast");
+            ft_session(d, size, flags, "fast");
             if (pass)
-                decode(d, size, flags, "libipt");
+                ft_session(d, size, flags, "libipt");
         }
     }
     if (fixed) {

@@ -305,27 +305,31 @@ static void hook(void *ctx, const struct ptc_call_event *e)
     *sum += e->depth + e->func + e->dur;
 }
 
+void ft_session(const uint8_t *v, size_t n, unsigned flags, const char *decoder)
+{
+    setenv("PTCALL_PT_DECODER", decoder, 1);
+    struct ptc_session *s = ptc_session_new();
+    if (!s)
+        return;
+    uint64_t sum = 0;
+    ptc_session_set_call_hook(s, hook, &sum);
+    int rc = ptc_pt_attach(s);
+    if (!rc)
+        rc = ptc_decode_memory(s, v, n, flags);
+    if (rc && !ptc_session_errmsg(s)[0])
+        __builtin_trap(); /* every error has a message */
+    struct ptc_totals tot;
+    ptc_session_totals(s, &tot);
+    ptc_session_free(s);
+}
+
 void ft_decode(const struct ft *t, int cyc, int modes)
 {
     if (t->oom)
         return;
     /* a session: `ptcall report` (its own reader: CRCs, sequence numbers) */
-    for (int m = 0; m < 2; m++) {
-        setenv("PTCALL_PT_DECODER", m ? "libipt" : "fast", 1);
-        struct ptc_session *s = ptc_session_new();
-        if (!s)
-            return;
-        uint64_t sum = 0;
-        ptc_session_set_call_hook(s, hook, &sum);
-        int rc = ptc_pt_attach(s);
-        if (!rc)
-            rc = ptc_decode_memory(s, t->v, t->n, 0);
-        if (rc && !ptc_session_errmsg(s)[0])
-            __builtin_trap(); /* every error has a message */
-        struct ptc_totals tot;
-        ptc_session_totals(s, &tot);
-        ptc_session_free(s);
-    }
+    ft_session(t->v, t->n, 0, "fast");
+    ft_session(t->v, t->n, 0, "libipt");
     /* the front-end: the fast path and libipt give every thread the same events; decoding
      * streams side by side and counting packets changes nothing */
     struct evs fast = {0}, ipt = {0}, par = {0};

@@ -41,6 +41,10 @@ void ft_module(struct ft *t);
 void ft_config(struct ft *t, const uint8_t cfg4[4], struct ptc_pt_config *out);
 void ft_free(struct ft *t);
 
+/* A session decodes v[0, n) with the PT front-end attached, as `ptcall report` does (flags:
+ * PTC_DECODE_*; decoder: "fast" or "libipt"); an error without a message is a trap. */
+void ft_session(const uint8_t *v, size_t n, unsigned flags, const char *decoder);
+
 /* Decodes the trace every way and checks that they agree (see above). cyc: the config has
  * CYC timing (libipt's times are estimates: only whether an event has one is compared).
  * modes: compare the fast path with libipt too. */
