@@ -253,6 +253,15 @@ void ptc_reader_close(struct ptc_reader *r)
     free(r);
 }
 
+/* Whether a chunk's padding, p[from, to), is zero as writers leave it. */
+static int zero_padding(const uint8_t *p, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++)
+        if (p[i])
+            return 0;
+    return 1;
+}
+
 int ptc_reader_next(struct ptc_reader *r, struct ptc_chunk *c)
 {
     if (r->final_err)
@@ -311,14 +320,13 @@ int ptc_reader_next(struct ptc_reader *r, struct ptc_chunk *c)
                     (unsigned long long)r->index, h.type, (unsigned long long)at,
                     (unsigned long long)(total - (size_t)got), total);
     const uint8_t *payload = p + sizeof(h);
-    for (size_t i = sizeof(h) + h.payload_size; i < total; i++)
-        if (p[i]) {
-            uint64_t idx = r->index++;
-            consume(r, total);
-            return rerr(r, PTC_E_CORRUPT, 0,
-                        "%s is corrupt: chunk %llu (type %u) at byte %llu has non-zero padding",
-                        r->path, (unsigned long long)idx, h.type, (unsigned long long)at);
-        }
+    if (!zero_padding(p, sizeof(h) + h.payload_size, total)) {
+        uint64_t idx = r->index++;
+        consume(r, total);
+        return rerr(r, PTC_E_CORRUPT, 0,
+                    "%s is corrupt: chunk %llu (type %u) at byte %llu has non-zero padding",
+                    r->path, (unsigned long long)idx, h.type, (unsigned long long)at);
+    }
     uint32_t crc = r->crc_skip && r->crc_skip(r->crc_skip_ctx, &h)
                        ? h.crc32
                        : ptc_chunk_crc(p, payload, h.payload_size, r->hdr.version_major);
@@ -336,26 +344,6 @@ int ptc_reader_next(struct ptc_reader *r, struct ptc_chunk *c)
     c->offset = at;
     c->index = idx;
     return 1;
-}
-
-/* A chunk whose header is plausible and whose bytes (padding and CRC) check out, whole in
- * p[0, n). */
-static int whole_chunk_at(const struct ptc_reader *r, const uint8_t *p, size_t n, size_t *total)
-{
-    struct ptc_chunk_header h;
-    if (n < sizeof(h))
-        return 0;
-    memcpy(&h, p, sizeof(h));
-    if (h.type == 0 || h.payload_size > PTC_MAX_CHUNK_PAYLOAD)
-        return 0;
-    size_t t = sizeof(h) + h.payload_size + ptc_chunk_padding(h.payload_size);
-    if (n < t)
-        return 0;
-    for (size_t i = sizeof(h) + h.payload_size; i < t; i++)
-        if (p[i])
-            return 0;
-    *total = t;
-    return ptc_chunk_crc(p, p + sizeof(h), h.payload_size, r->hdr.version_major) == h.crc32;
 }
 
 int ptc_reader_resync(struct ptc_reader *r, uint64_t *skipped)
@@ -411,8 +399,9 @@ int ptc_reader_resync(struct ptc_reader *r, uint64_t *skipped)
             }
             r->resync_crc_bytes += total;
             got = avail(r, total, &p);
-            size_t t;
-            if (got == (long long)total && whole_chunk_at(r, p, (size_t)got, &t)) {
+            if (got == (long long)total && zero_padding(p, sizeof(h) + h.payload_size, total) &&
+                ptc_chunk_crc(p, p + sizeof(h), h.payload_size, r->hdr.version_major) ==
+                    h.crc32) {
                 *skipped = r->off - r->last_at;
                 return 1; /* ptc_reader_next reads it */
             }
