@@ -1,4 +1,4 @@
-//===- PtcallPass.cpp - ptcall instrumentation pass (LLVM 14 new PM plugin) ---===//
+//===- PtcallPass.cpp - ptcall instrumentation pass (LLVM 14-19 new PM plugin) ---===//
 //
 // Adds to every function a call to an *entry stub* at its start and an *exit stub*
 // before each return (plus UNWIND stubs before `resume` and LANDING stubs at landing
@@ -17,7 +17,6 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
-#include "llvm/ADT/Triple.h"
 #include "llvm/Demangle/Demangle.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DataLayout.h"
@@ -47,10 +46,12 @@
 #include <string>
 #include <vector>
 
+#include "LLVMCompat.h"
 #include "SledAsm.h"
 #include "ptcall/map_format.h"
 
 using namespace llvm;
+namespace compat = ptcall::compat;
 
 namespace {
 
@@ -198,7 +199,7 @@ std::vector<std::string> loadPatterns(const std::string &Path, const char *What)
   (*BufOrErr)->getBuffer().split(Lines, '\n');
   for (StringRef L : Lines) {
     L = L.trim();
-    if (L.empty() || L.startswith("#"))
+    if (L.empty() || compat::startsWith(L, "#"))
       continue;
     Out.push_back(L.str());
   }
@@ -250,8 +251,8 @@ bool matchesAny(const std::vector<std::string> &Pats, const FuncNames &N) {
 // Compiler-synthesised functions that have no source declaration: clang never gives
 // them the cyg attributes, but they cannot carry no_instrument_function either.
 bool isSynthesized(StringRef Name) {
-  return Name.startswith("__cxx_global_var_init") || Name.startswith("_GLOBAL__sub_I_") ||
-         Name.startswith("__cxx_global_array_dtor") || Name == "__clang_call_terminate";
+  return compat::startsWith(Name, "__cxx_global_var_init") || compat::startsWith(Name, "_GLOBAL__sub_I_") ||
+         compat::startsWith(Name, "__cxx_global_array_dtor") || Name == "__clang_call_terminate";
 }
 
 class StringTable {
@@ -345,7 +346,7 @@ std::set<const Function *> Instrumenter::annotatedNoInstrument() {
     if (!Str || !Str->isString())
       continue;
     StringRef S = Str->getAsString();
-    if (S.endswith(StringRef("\0", 1)))
+    if (compat::endsWith(S, StringRef("\0", 1)))
       S = S.drop_back();
     if (S == NoInstrumentAnnotation)
       Out.insert(F);
@@ -370,7 +371,7 @@ bool Instrumenter::shouldInstrument(Function &F, bool Cyg,
     return false;
   if (F.hasFnAttribute(Attribute::Naked))
     return false;
-  if (F.hasFnAttribute(StubAttr) || F.getName().startswith(StubPrefix) ||
+  if (F.hasFnAttribute(StubAttr) || compat::startsWith(F.getName(), StubPrefix) ||
       F.getSection() == PTCALL_STUB_SECTION)
     return false;
   if (F.getName() == CtorName || F.getName() == DtorName)
@@ -438,14 +439,9 @@ bool callsNothing(const Function &F) {
       const auto *II = dyn_cast<IntrinsicInst>(CB);
       if (!II || !isa<CallInst>(CB) || isa<MemIntrinsic>(II))
         return false;
-      switch (II->getIntrinsicID()) {
-      case Intrinsic::experimental_gc_statepoint:
-      case Intrinsic::experimental_patchpoint_void:
-      case Intrinsic::experimental_patchpoint_i64:
+      if (II->getIntrinsicID() == Intrinsic::experimental_gc_statepoint ||
+          compat::isPatchpoint(II->getIntrinsicID()))
         return false;
-      default:
-        break;
-      }
     }
   return true;
 }
@@ -610,11 +606,7 @@ void Instrumenter::emitCall(Function *Stub, Instruction *Before, const DebugLoc 
 // attributes inferred for it, on the function and on calls to it, so that no later pass
 // deletes, hoists or merges such calls (and with them the function's entry/exit events).
 void dropPurity(Function &F) {
-  static const Attribute::AttrKind Kinds[] = {
-      Attribute::ReadNone,    Attribute::ReadOnly,
-      Attribute::WriteOnly,   Attribute::ArgMemOnly,
-      Attribute::InaccessibleMemOnly, Attribute::InaccessibleMemOrArgMemOnly,
-      Attribute::Speculatable};
+  ArrayRef<Attribute::AttrKind> Kinds = compat::purityAttributes();
   for (Attribute::AttrKind K : Kinds)
     F.removeFnAttr(K);
   for (User *U : F.users())
@@ -942,7 +934,7 @@ Function *weakRuntimeFunction(Module &M, StringRef Name, FunctionType *FT) {
 
 void Instrumenter::emitRegistration() {
   Type *VoidTy = Type::getVoidTy(C);
-  PointerType *I8P = Type::getInt8PtrTy(C);
+  PointerType *I8P = compat::bytePointerType(C);
   FunctionType *RegTy = FunctionType::get(VoidTy, {I8P, I8P, I8P, I8P}, false);
   FunctionType *UnregTy = FunctionType::get(VoidTy, {I8P}, false);
   FunctionType *VoidFT = FunctionType::get(VoidTy, false);
@@ -1011,6 +1003,10 @@ struct PtcallPreparePass : PassInfoMixin<PtcallPreparePass> {
 };
 
 } // namespace
+
+// Kept in the plugin's file (used, so no linker drops it) for the wrappers' version check.
+extern "C" __attribute__((used, visibility("default"))) const char ptcall_pass_llvm_tag[] =
+    PTCALL_PASS_LLVM_TAG;
 
 extern "C" LLVM_ATTRIBUTE_WEAK __attribute__((visibility("default"))) ::llvm::PassPluginLibraryInfo
 llvmGetPassPluginInfo() {

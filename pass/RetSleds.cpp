@@ -30,9 +30,9 @@
 // IR sled stays where it is, which is always correct.
 //===----------------------------------------------------------------------------------===//
 
+#include "LLVMCompat.h"
 #include "SledAsm.h"
 
-#include "llvm/ADT/Triple.h"
 #include "llvm/CodeGen/MachineBasicBlock.h"
 #include "llvm/CodeGen/MachineFunction.h"
 #include "llvm/CodeGen/MachineFunctionPass.h"
@@ -74,7 +74,7 @@ bool isMovableExitSled(const MachineInstr &MI) {
   if (!MI.isInlineAsm())
     return false;
   const char *Asm = MI.getOperand(InlineAsm::MIOp_AsmString).getSymbolName();
-  return Asm && StringRef(Asm).startswith(ptcall::ExitSledMarker);
+  return Asm && ptcall::compat::startsWith(Asm, ptcall::ExitSledMarker);
 }
 
 // The exit sled that covers Ret, if it may move behind it.

@@ -8,6 +8,7 @@
 #ifndef PTCALL_PASS_SLEDASM_H
 #define PTCALL_PASS_SLEDASM_H
 
+#include "LLVMCompat.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/IR/Comdat.h"
 #include "llvm/IR/Function.h"
@@ -35,11 +36,14 @@ inline std::string sitesPushSection(const llvm::Function &F, llvm::StringRef Lin
     std::string Group;
     for (char Ch : CD->getName()) // '$' starts an operand in inline asm
       Group += Ch == '$' ? std::string("$$") : std::string(1, Ch);
-    OS << "G\",@progbits,\"" << Group << "\",comdat,";
+    // The assembler's order of the two operands changed in LLVM 18 (LLVMCompat.h).
+    if (compat::LinkedSymbolBeforeGroup)
+      OS << "G\",@progbits," << LinkSym << ",\"" << Group << "\",comdat\n";
+    else
+      OS << "G\",@progbits,\"" << Group << "\",comdat," << LinkSym << "\n";
   } else {
-    OS << "\",@progbits,";
+    OS << "\",@progbits," << LinkSym << "\n";
   }
-  OS << LinkSym << "\n";
   OS.flush();
   return S;
 }

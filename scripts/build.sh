@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Configures and builds ptcall in ./build (or $PTCALL_BUILD_DIR).
+# Configures and builds ptcall in ./build (or $PTCALL_BUILD_DIR). PTCALL_LLVM=N builds the pass
+# for LLVM N (in ./build-llvmN unless PTCALL_BUILD_DIR is set); unset, CMake chooses by the rule
+# in docs/pass.md and prints its choice.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=${PTCALL_BUILD_DIR:-build}
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTCALL_WERROR=ON >/dev/null
+. scripts/llvm-choice.sh
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTCALL_WERROR=ON \
+  ${PTCALL_LLVM:+-DPTCALL_LLVM="$PTCALL_LLVM"} >/dev/null
 ninja -C "$build" -j"$(nproc)"

@@ -4,9 +4,9 @@
 # keep the run in the runs database and write its HTML report (ptcall db add, ptcall html).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/llvm-choice.sh
 scripts/setup.sh
 scripts/build.sh
-build=${PTCALL_BUILD_DIR:-build}
 mkdir -p out
 "$build/bin/ptcall-cc" -O2 -g -pthread examples/demo.c -o out/demo
 "$build/tools/ptcall" record --backend auto -o out/demo.ptc -- ./out/demo 24

@@ -3,7 +3,7 @@
 #   bench/cov/zlib-build.sh WORKDIR KIND [PTCALL_BUILD_DIR]
 #   KIND afl      afl-clang-fast -O1 -g                  -> WORKDIR/afl/zlib_fuzz
 #        ptcall   ptcall-cc, PTCALL_PLACEMENT=early -O1  -> WORKDIR/ptcall/zlib_fuzz
-#        llvmcov  clang-14 -fprofile-instr-generate -fcoverage-mapping -O1 -> WORKDIR/llvmcov/zlib_fuzz
+#        llvmcov  clang (PTCALL_LLVM_BIN, else LLVM 14) -fprofile-instr-generate -fcoverage-mapping -O1 -> WORKDIR/llvmcov/zlib_fuzz
 # The sources come from WORKDIR/src (unpacked from `apt-get source --download-only zlib`,
 # Debian's deb-src archive) when absent. Exit 77 when they cannot be had (the tests skip).
 set -eu
@@ -29,7 +29,7 @@ srcs="adler32.c compress.c crc32.c deflate.c gzclose.c gzlib.c gzread.c gzwrite.
 case $kind in
     afl) cc="afl-clang-fast"; flags="-O1 -g" ;;
     ptcall) cc="$ptb/bin/ptcall-cc"; flags="-O1 -g"; export PTCALL_PLACEMENT=early ;;
-    llvmcov) cc="clang-14"; flags="-O1 -g -fprofile-instr-generate -fcoverage-mapping" ;;
+    llvmcov) cc="${PTCALL_LLVM_BIN:-/usr/lib/llvm-14/bin}/clang"; flags="-O1 -g -fprofile-instr-generate -fcoverage-mapping" ;;
     *) echo "zlib-build: KIND is afl, ptcall or llvmcov" >&2; exit 2 ;;
 esac
 out="$work/$kind"

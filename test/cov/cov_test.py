@@ -42,7 +42,7 @@ def main():
     subprocess.run([cc, "-O1", "-g", target_c, "-o", "target"], check=True, env=env)
     subprocess.run([cc, "-O1", "-g", "-DVARIANT=2", target_c, "-o", "target2"], check=True,
                    env=env)
-    subprocess.run(["clang-14", "-O1", "-DPLAIN", target_c, "-o", "plain"], check=True)
+    subprocess.run([os.path.join(os.environ.get("PTCALL_LLVM_BIN", "/usr/lib/llvm-14/bin"), "clang"), "-O1", "-DPLAIN", target_c, "-o", "plain"], check=True)
 
     try:
         import jsonschema

@@ -4,8 +4,8 @@
 For every input of an AFL++ output directory (queue, crashes, hangs):
   - ptcall: `ptcall cov run --afl DIR -- PTCALL_TARGET @@` (early placement: source-level
     functions), then `ptcall cov report --format json`: the functions each input reached;
-  - llvm-cov: LLVM_TARGET (clang-14 -fprofile-instr-generate -fcoverage-mapping) run on the
-    input, `llvm-profdata-14 merge`, `llvm-cov-14 export -format=text`: the functions whose
+  - llvm-cov: LLVM_TARGET (clang -fprofile-instr-generate -fcoverage-mapping) run on the
+    input, `llvm-profdata merge`, `llvm-cov export -format=text`: the functions whose
     execution count is non-zero.
 Functions are keyed `source-file-basename:name` on both sides: llvm-cov names a static
 function `file.c:name` and gives its files (the first is the function's own), ptcall has the
@@ -22,6 +22,9 @@ import os
 import shutil
 import subprocess
 import sys
+
+# the LLVM release ptcall was built for (ctest sets it; docs/pass.md, LLVM versions)
+LLVM_BIN = os.environ.get("PTCALL_LLVM_BIN", "/usr/lib/llvm-14/bin")
 
 # Functions the two tools may disagree on, with why. Empty: on this harness and zlib 1.2.13
 # (-O1, early placement) the sets are equal for every input; a name appearing here must say
@@ -71,8 +74,8 @@ def main():
     ap.add_argument("--llvm-target", required=True)
     ap.add_argument("--afl", required=True)
     ap.add_argument("--work", required=True)
-    ap.add_argument("--llvm-profdata", default="llvm-profdata-14")
-    ap.add_argument("--llvm-cov", default="llvm-cov-14")
+    ap.add_argument("--llvm-profdata", default=os.path.join(LLVM_BIN, "llvm-profdata"))
+    ap.add_argument("--llvm-cov", default=os.path.join(LLVM_BIN, "llvm-cov"))
     ap.add_argument("--timeout", type=int, default=1000)
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)

@@ -8,8 +8,9 @@ build=$1
 src=$2
 work=$3
 mkdir -p "$work"
-for tool in clang-14 llvm-profdata-14 llvm-cov-14; do
-    command -v $tool >/dev/null || { echo "cov-llvm: $tool not found"; exit 77; }
+llvm_bin=${PTCALL_LLVM_BIN:-/usr/lib/llvm-14/bin}
+for tool in clang llvm-profdata llvm-cov; do
+    [ -x "$llvm_bin/$tool" ] || { echo "cov-llvm: $tool not found"; exit 77; }
 done
 rc=0
 "$src/bench/cov/zlib-build.sh" "$work" ptcall "$build" >/dev/null || rc=$?

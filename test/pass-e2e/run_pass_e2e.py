@@ -432,7 +432,7 @@ def main():
         if k.startswith("PTCALL_"):
             del env[k]
     env["PTCALL_NO_RUNTIME"] = "1"
-    lld = shutil.which("ld.lld") or shutil.which("ld.lld-14")
+    lld = shutil.which(os.path.join(os.environ.get("PTCALL_LLVM_BIN", "/usr/lib/llvm-14/bin"), "ld.lld")) or shutil.which("ld.lld")
 
     configs = [
         ("O0", ["-O0"], F_EXITS),

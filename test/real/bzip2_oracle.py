@@ -24,6 +24,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 UNITS = ["blocksort", "huffman", "crctable", "randtable", "compress", "decompress", "bzlib", "bzip2"]
 
 
+def llvm_tool(name):
+    """A tool of the LLVM release ptcall was built for (ctest sets PTCALL_LLVM_BIN)."""
+    return os.path.join(os.environ.get("PTCALL_LLVM_BIN", "/usr/lib/llvm-14/bin"), name)
+
+
 def run(cmd, **kw):
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
     if r.returncode != 0:
@@ -67,7 +72,7 @@ def ptcall_counts(ptcall, trace):
 
 
 def pgo_counts(profdata):
-    out = run(["llvm-profdata-14", "show", "--all-functions", "--counts", profdata])
+    out = run([llvm_tool("llvm-profdata"), "show", "--all-functions", "--counts", profdata])
     counts, name = collections.Counter(), None
     for line in out.splitlines():
         m = re.match(r"^  (\S.*):$", line)
@@ -123,14 +128,14 @@ def main():
         sys.exit("FAIL: expected 3 traced bzip2 processes, report says %s" % report["totals"])
 
     if a.placement == "early":
-        oracle_bin = build("clang-14", src, os.path.join(work, "bzip2-pgo"), ["-fprofile-instr-generate"])
+        oracle_bin = build(llvm_tool("clang"), src, os.path.join(work, "bzip2-pgo"), ["-fprofile-instr-generate"])
         for f in os.listdir(work):
             if f.endswith(".profraw"):
                 os.unlink(os.path.join(work, f))
         env = dict(os.environ, LLVM_PROFILE_FILE=os.path.join(work, "pgo-%p.profraw"))
         run(workload(oracle_bin, src, work), cwd=work, env=env)
         raws = [os.path.join(work, f) for f in os.listdir(work) if f.endswith(".profraw")]
-        run(["llvm-profdata-14", "merge", "-o", os.path.join(work, "pgo.profdata")] + raws)
+        run([llvm_tool("llvm-profdata"), "merge", "-o", os.path.join(work, "pgo.profdata")] + raws)
         want = pgo_counts(os.path.join(work, "pgo.profdata"))
         oracle = "clang PGO function entry counts"
     else:
