@@ -95,6 +95,7 @@ constexpr bool LinkedSymbolBeforeGroup = LLVM_VERSION_MAJOR >= 18;
 // The LLVM release the plugin was compiled against, as a string kept in the plugin's file:
 // the wrappers read it to refuse a clang of another release before that clang fails to load
 // it (pass/ptcall-wrapper.sh.in, docs/pass.md).
+constexpr unsigned BuiltForMajor = LLVM_VERSION_MAJOR;
 #define PTCALL_PASS_LLVM_TAG "ptcall-pass-for-llvm-" LLVM_VERSION_STRING
 
 } // namespace compat

@@ -39,6 +39,7 @@
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/ModuleUtils.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <fnmatch.h>
 #include <map>
@@ -46,6 +47,7 @@
 #include <string>
 #include <vector>
 
+#include "HostLLVM.h"
 #include "LLVMCompat.h"
 #include "SledAsm.h"
 #include "ptcall/map_format.h"
@@ -1010,6 +1012,17 @@ extern "C" __attribute__((used, visibility("default"))) const char ptcall_pass_l
 
 extern "C" LLVM_ATTRIBUTE_WEAK __attribute__((visibility("default"))) ::llvm::PassPluginLibraryInfo
 llvmGetPassPluginInfo() {
+  // Loaded into another LLVM release, any LLVM call may crash the compiler: say so with libc
+  // only, and give an API version no host accepts, so that it refuses the plugin cleanly.
+  unsigned Host = ptcall::hostLLVMMajor();
+  if (Host && Host != compat::BuiltForMajor) {
+    std::fprintf(stderr,
+                 "ptcall: this pass plugin is built for LLVM %u but the compiler runs LLVM %u: "
+                 "use the ptcall-cc/ptcall-c++ or the plugin of a ptcall built for LLVM %u "
+                 "(PTCALL_LLVM=%u scripts/build.sh, or the ptcall-llvm%u package)\n",
+                 compat::BuiltForMajor, Host, Host, Host, Host);
+    return {0, "ptcall", "0.1", nullptr};
+  }
   return {LLVM_PLUGIN_API_VERSION, "ptcall", "0.1", [](PassBuilder &PB) {
             PB.registerPipelineStartEPCallback(
                 [](ModulePassManager &MPM, OptimizationLevel) {

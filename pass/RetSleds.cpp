@@ -30,6 +30,7 @@
 // IR sled stays where it is, which is always correct.
 //===----------------------------------------------------------------------------------===//
 
+#include "HostLLVM.h"
 #include "LLVMCompat.h"
 #include "SledAsm.h"
 
@@ -184,6 +185,10 @@ Pass *createRetSledPass() { return new RetSledPass(); }
 // loaded (clang -fpass-plugin, opt/llc -load), before any code generator pipeline is built.
 struct Installer {
   Installer() {
+    // In another release's compiler no LLVM code may run (llvmGetPassPluginInfo says why).
+    unsigned Host = ptcall::hostLLVMMajor();
+    if (Host && Host != ptcall::compat::BuiltForMajor)
+      return;
     if (const char *E = getenv("PTCALL_RET_SLEDS"))
       if (*E == '0' || StringRef(E).equals_insensitive("off") ||
           StringRef(E).equals_insensitive("no") || StringRef(E).equals_insensitive("false"))

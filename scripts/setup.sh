@@ -36,7 +36,7 @@ if [ "$core" = 0 ]; then
     lld valgrind uftrace time cppcheck tcl
     chromium chromium-driver python3-selenium python3-jsonschema nodejs
     postgresql xxhash
-    graphviz
+    graphviz debootstrap
   )
 fi
 # npm: Debian's package, unless npm is already there (NodeSource's nodejs ships its own npm and
