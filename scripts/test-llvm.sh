@@ -45,15 +45,16 @@ if [ -z "$where" ]; then
 fi
 
 # The core: ctest names (docs/llvm-versions.md lists what each covers).
-core='^(lit-pass|pass-e2e|pass-wrapper-cmake|pass-ccache|runtime-.*|e2e-.*|real-bzip2-early|decoder-session)$'
+core='^(lit-pass|pass-e2e|pass-wrapper-cmake|pass-ccache|pass-llvm-choice|runtime-.*|e2e-.*|real-bzip2-early|decoder-session)$'
 ctest_args=(--output-on-failure -j"$(nproc)" --timeout 900)
-if [ "$scope" = core ]; then ctest_args+=(-R "$core"); fi
+sanitizer_tests=ON
+if [ "$scope" = core ]; then ctest_args+=(-R "$core"); sanitizer_tests=OFF; fi
 
 if [ "$where" = native ]; then
   export PTCALL_LLVM=$version
   . scripts/llvm-choice.sh
   scripts/setup.sh --core
-  scripts/build.sh
+  PTCALL_CMAKE_ARGS="-DPTCALL_SANITIZER_TESTS=$sanitizer_tests" scripts/build.sh
   echo "test-llvm: LLVM $version, native ($(. /etc/os-release && echo "$PRETTY_NAME")), $scope tests"
   exec ctest --test-dir "$build" "${ctest_args[@]}"
 fi
@@ -132,7 +133,7 @@ tar -cf - web/node_modules | tar -xf - -C "$root/src"
 echo "test-llvm: LLVM $version in Debian 13 ($root), $scope tests"
 core_q=$(printf '%q' "$core")
 chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-  LANG=C.UTF-8 PTCALL_LLVM="$version" /bin/bash -c "
+  LANG=C.UTF-8 PTCALL_LLVM="$version" PTCALL_CMAKE_ARGS="-DPTCALL_SANITIZER_TESTS=$sanitizer_tests" /bin/bash -c "
 set -euo pipefail
 cd /src
 scripts/setup.sh --core
