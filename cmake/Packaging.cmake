@@ -70,7 +70,7 @@ set(CPACK_PACKAGE_CONTACT "ptcall developers")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
     "function-level tracer for C and C++ (Intel PT or software), built for LLVM ${LLVM_VERSION_MAJOR}")
 set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
-    "${CPACK_PACKAGE_DESCRIPTION_SUMMARY}\nptcall-cc and ptcall-c++ compile with an LLVM ${LLVM_VERSION_MAJOR} pass\nthat gives every function disarmed entry and exit stubs; ptcall record\ntraces the program with Intel PT or in software, and ptcall report,\ncalls, graph, export, diff, db and serve analyse the traces.")
+    "ptcall-cc and ptcall-c++ compile with an LLVM ${LLVM_VERSION_MAJOR} pass\nthat gives every function disarmed entry and exit stubs; ptcall record\ntraces the program with Intel PT or in software, and ptcall report,\ncalls, graph, export, diff, db and serve analyse the traces.")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)

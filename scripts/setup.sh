@@ -10,6 +10,8 @@
 # served from ptcall's data directory; the browser tests (test/web) use the Chromium above.
 # graphviz: `dot` reads `ptcall graph` in the hostile-names test (test/outputs/names_test.py)
 # ccache: test/pass-e2e checks that the compiler wrappers make its hash see ptcall's settings
+# groff, man-db: test/package checks the generated man pages (groff -ww, man); debootstrap:
+# scripts/test-package.sh installs the Debian package into a fresh Debian root
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 SUDO=""
@@ -25,6 +27,7 @@ pkgs=(
   libmicrohttpd-dev
   graphviz
   ccache
+  groff man-db debootstrap
 )
 # npm: Debian's package, unless npm is already there (NodeSource's nodejs ships its own npm and
 # conflicts with Debian's)

@@ -3,10 +3,10 @@
 # (test/package/check_installed.sh: ptcall-cc, ptcall record and report with exact counts,
 # ptcall-c++, man pages, bash completion, pkg-config, find_package(ptcall)). docs/install.md.
 #
-#   scripts/test-package.sh [--suite bookworm|trixie] [DEB]
-#       DEB: default the newest dist/ptcall-llvm*.deb. --suite: the Debian release of the root
-#       (default: this machine's).
-#   scripts/test-package.sh --ctest [--suite S] [DEB]
+#   scripts/test-package.sh [--suite bookworm|trixie] [--llvm N] [DEB]
+#       DEB: default the newest dist/ptcall-llvmN_*.deb (any N without --llvm). --suite: the
+#       Debian release of the root (default: this machine's).
+#   scripts/test-package.sh --ctest [--suite S] [--llvm N] [DEB]
 #       as ctest runs it: prints a SKIP line and exits 77 unless PTCALL_TEST_PACKAGE=1, the
 #       user is root and DEB exists (the test takes minutes and downloads packages).
 #
@@ -22,12 +22,14 @@ host_suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
 suite=$host_suite
 ctest=0
 deb=
+llvm='*'
 
 while [ $# -gt 0 ]; do
   case $1 in
     --ctest) ctest=1 ;;
     --suite) suite=${2:?--suite needs a Debian release name}; shift ;;
     --suite=*) suite=${1#*=} ;;
+    --llvm) llvm=${2:?--llvm needs an LLVM major version}; shift ;;
     -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "test-package: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) deb=$1 ;;
@@ -35,7 +37,8 @@ while [ $# -gt 0 ]; do
   shift
 done
 if [ -z "$deb" ]; then
-  deb=$(ls -t "$root_dir"/dist/ptcall-llvm*.deb 2>/dev/null | head -n 1 || true)
+  # shellcheck disable=SC2086 # $llvm may be a glob
+  deb=$(ls -t "$root_dir"/dist/ptcall-llvm$llvm\_*.deb 2>/dev/null | head -n 1 || true)
 fi
 
 skip() {
