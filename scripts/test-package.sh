@@ -38,7 +38,7 @@ while [ $# -gt 0 ]; do
 done
 if [ -z "$deb" ]; then
   # shellcheck disable=SC2086 # $llvm may be a glob
-  deb=$(ls -t "$root_dir"/dist/ptcall-llvm$llvm\_*.deb 2>/dev/null | head -n 1 || true)
+  deb=$(ls -t "$root_dir"/dist/ptcall-llvm$llvm"_"*.deb 2>/dev/null | head -n 1 || true)
 fi
 
 skip() {
@@ -51,11 +51,13 @@ if [ "$ctest" = 1 ]; then
          "PTCALL_TEST_PACKAGE=1 ctest -R package-deb, or scripts/package.sh then" \
          "scripts/test-package.sh (docs/install.md)"
   [ "$(id -u)" = 0 ] || skip "the Debian package test needs root (debootstrap, chroot)"
-  [ -n "$deb" ] && [ -f "$deb" ] || skip "no package in dist/: run scripts/package.sh first"
+  if [ -z "$deb" ] || [ ! -f "$deb" ]; then skip "no package in dist/: run scripts/package.sh first"; fi
 fi
 [ "$(id -u)" = 0 ] || { echo "test-package: run as root (debootstrap, chroot, mount)" >&2; exit 2; }
-[ -n "$deb" ] && [ -f "$deb" ] ||
-  { echo "test-package: no package ${deb:-in dist/}: run scripts/package.sh first" >&2; exit 2; }
+if [ -z "$deb" ] || [ ! -f "$deb" ]; then
+  echo "test-package: no package ${deb:-in dist/}: run scripts/package.sh first" >&2
+  exit 2
+fi
 command -v debootstrap >/dev/null ||
   { echo "test-package: debootstrap is missing: apt-get install debootstrap (scripts/setup.sh)" >&2; exit 2; }
 case $suite in
@@ -118,7 +120,8 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-cp -a "$cache/$suite/." "$chr/" 2>/dev/null || { mkdir -p "$chr" && cp -a "$cache/$suite/." "$chr/"; }
+mkdir "$chr"
+cp -a "$cache/$suite/." "$chr/"
 mount -t proc proc "$chr/proc"
 cp /etc/resolv.conf "$chr/etc/resolv.conf" 2>/dev/null || true
 cp "$deb" "$chr/tmp/"
@@ -136,6 +139,7 @@ echo "test-package: apt-get install man-db cmake make pkgconf bash-completion (t
 in_root apt-get install -y -qq --no-install-recommends man-db cmake make pkgconf bash-completion \
   >>"$scratch/install.log" 2>&1 ||
   { tail -n 30 "$scratch/install.log" >&2; echo "test-package: the test's prerequisites did not install" >&2; exit 1; }
+# shellcheck disable=SC2016 # dpkg-query's own ${...} fields
 in_root dpkg-query -W -f='installed: ${Package} ${Version}\n' "$(dpkg-deb -f "$deb" Package)"
 in_root useradd -m -s /bin/bash tester
 echo "test-package: as user tester: test/package/check_installed.sh /usr"

@@ -123,7 +123,7 @@ for page in $pages ptcall-cc ptcall-c++; do
       grep -o -- '--[-a-z]*' >help-opts.txt
     [ -s help-opts.txt ] || fail "ptcall ${cmd//-/ } --help names no option"
     missing=$(grep -o -- '--[a-z][-a-z]*' man.txt | sort -u | grep -vxFf - help-opts.txt || true)
-    [ -z "$missing" ] || fail "man $page does not name" $missing
+    [ -z "$missing" ] || fail "man $page does not name $(tr "\n" " " <<<"$missing")"
   fi
   n=$((n + 1))
 done
