@@ -7,6 +7,16 @@ include(CMakePackageConfigHelpers)
 get_filename_component(PTCALL_CLANG_NAME ${PTCALL_CLANG} NAME)
 get_filename_component(PTCALL_CLANGXX_NAME ${PTCALL_CLANGXX} NAME)
 
+# where pass/CMakeLists.txt installs the plugin: LIBDIR/ptcall/llvm-N where the build knows
+# its release as PTCALL_LLVM_MAJOR (releases side by side), LIBDIR/ptcall before
+if(DEFINED PTCALL_LLVM_MAJOR)
+  set(PTCALL_PLUGIN_DIR ${CMAKE_INSTALL_LIBDIR}/ptcall/llvm-${PTCALL_LLVM_MAJOR})
+else()
+  set(PTCALL_PLUGIN_DIR ${CMAKE_INSTALL_LIBDIR}/ptcall)
+endif()
+file(RELATIVE_PATH PTCALL_PLUGIN_SUBDIR ${CMAKE_INSTALL_FULL_LIBDIR}
+     ${CMAKE_INSTALL_PREFIX}/${PTCALL_PLUGIN_DIR})
+
 # ---- manual pages and bash completion (cmake/PtcallDocs.cmake runs the built ptcall)
 set(PTCALL_DOCS_DIR ${CMAKE_BINARY_DIR}/docs-gen)
 configure_file(${PROJECT_SOURCE_DIR}/pass/ptcall-cc.1.in ${CMAKE_BINARY_DIR}/pass/ptcall-cc.1 @ONLY)
@@ -36,7 +46,6 @@ install(FILES ${CMAKE_BINARY_DIR}/ptcall.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/
 
 # ---- the CMake package: LIBDIR/cmake/ptcall/ptcallConfig.cmake (relocatable)
 set(PTCALL_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/ptcall)
-set(PTCALL_PLUGIN_DIR ${CMAKE_INSTALL_LIBDIR}/ptcall)
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/ptcallConfig.cmake.in
                               ${CMAKE_BINARY_DIR}/cmake-package/ptcallConfig.cmake
                               INSTALL_DESTINATION ${PTCALL_CMAKE_DIR}
