@@ -10,6 +10,8 @@
 # served from ptcall's data directory; the browser tests (test/web) use the Chromium above.
 # graphviz: `dot` reads `ptcall graph` in the hostile-names test (test/outputs/names_test.py)
 # ccache: test/pass-e2e checks that the compiler wrappers make its hash see ptcall's settings
+# groff, man-db: test/package checks the generated man pages (groff -ww, man); debootstrap:
+# scripts/test-package.sh installs the Debian package into a fresh Debian root
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 SUDO=""
@@ -36,7 +38,7 @@ if [ "$core" = 0 ]; then
     lld valgrind uftrace time cppcheck tcl
     chromium chromium-driver python3-selenium python3-jsonschema nodejs
     postgresql xxhash
-    graphviz debootstrap
+    graphviz debootstrap groff man-db
   )
 fi
 # npm: Debian's package, unless npm is already there (NodeSource's nodejs ships its own npm and

@@ -29,5 +29,8 @@ int cmd_cov_diff(int argc, char **argv) PTCALL_WEAK;
 #include <stdio.h>
 /* `ptcall help --env` (env_doc.c) */
 void env_print_markdown(FILE *f);
+/* What values variable v takes, as text ("0 or 1 (...)", "size, 1..2 bytes (K/M/G)"). */
+struct ptc_env_var;
+const char *env_kind_text(const struct ptc_env_var *v, char *buf, size_t n);
 
 #endif

@@ -1,11 +1,12 @@
 /* `ptcall help --env`: the environment variables' table (common/ptc_env.c) as the Markdown
- * table of docs/runtime.md, which test/decoder/options_doc.py keeps in step with it. */
+ * table of docs/runtime.md, which test/decoder/options_doc.py keeps in step with it; the
+ * values' text is also the ENVIRONMENT section of ptcall(1) (cli_man.c). */
 #include <stdio.h>
 
 #include "commands.h"
 #include "ptc_env.h"
 
-static const char *kind_text(const struct ptc_env_var *v, char *buf, size_t n)
+const char *env_kind_text(const struct ptc_env_var *v, char *buf, size_t n)
 {
     switch (v->kind) {
     case PTC_ENV_BOOL: return "0 or 1 (also no/yes, off/on, false/true)";
@@ -42,7 +43,7 @@ void env_print_markdown(FILE *f)
         const struct ptc_env_var *v = &ptc_env_table[i];
         char buf[96];
         fprintf(f, "| `%s` | ", v->name);
-        cell(f, kind_text(v, buf, sizeof(buf)));
+        cell(f, env_kind_text(v, buf, sizeof(buf)));
         fputs(" | ", f);
         if (*v->def) {
             fputc('`', f);

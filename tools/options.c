@@ -137,10 +137,14 @@ const struct cli_command cli_commands[CMD_COUNT] = {
                       "functions only one of two campaigns reached",
                       "Functions are matched by linkage name and source file. "
                       "See docs/cov.md."},
-    [CMD_HELP] = {"help", "[COMMAND]\n--markdown | --readme | --env | --check",
+    [CMD_HELP] = {"help",
+                  "[COMMAND]\n--markdown | --readme | --env | --check\n"
+                  "--man PAGE | --man-pages | --bash-completion",
                   "the commands, a command's help, or every command's options as Markdown",
                   "Without arguments, lists the commands. 'ptcall help COMMAND' is 'ptcall "
-                  "COMMAND --help'. docs/options.md is the output of --markdown."},
+                  "COMMAND --help'. docs/options.md is the output of --markdown; the manual "
+                  "pages and the bash completion that packages install are made by --man and "
+                  "--bash-completion from the same table."},
 };
 
 /* ---- option table ------------------------------------------------------------------ */
@@ -555,6 +559,14 @@ static const struct cli_opt opts[] = {
      .help = "check the option table itself (for the tests)"},
     {.name = "--env", .cmds = H, FLAG(help_cmd.env),
      .help = "the PTCALL_* environment variables as a Markdown table (docs/runtime.md)"},
+    {.name = "--man", .metavar = "PAGE", .cmds = H, STRING(help_cmd.man),
+     .flags = CLI_O_NONEMPTY,
+     .help = "the manual page PAGE in roff (ptcall, ptcall-record, ptcall-db-add, ...; "
+             "docs/install.md)"},
+    {.name = "--man-pages", .cmds = H, FLAG(help_cmd.man_pages),
+     .help = "the names of the manual pages --man writes, one a line"},
+    {.name = "--bash-completion", .cmds = H, FLAG(help_cmd.bash_completion),
+     .help = "the bash completion script of ptcall (docs/install.md)"},
 
     /* every command */
     {.name = "--help", .alias = "-h", .cmds = ALL, FLAG(help), .help = "print this help"},
@@ -615,6 +627,17 @@ _Static_assert(NOPTS <= CLI_MAX_ROWS, "raise CLI_MAX_ROWS: cli_values.given has 
 static const struct cli_choice *choices_of(const struct cli_opt *o)
 {
     return o->choices_fn ? o->choices_fn() : o->choices;
+}
+
+const struct cli_choice *cli_opt_choices(const struct cli_opt *o)
+{
+    return o->kind == CLI_CHOICE ? choices_of(o) : NULL;
+}
+
+const struct cli_opt *cli_rows(size_t *n)
+{
+    *n = NOPTS;
+    return opts;
 }
 
 /* ptc_export_formats as choices, made once: the registry (outputs/registry.c) is the one
@@ -1055,6 +1078,11 @@ static int in_cmd(const struct cli_opt *o, enum cli_cmd cmd)
     return (o->cmds & CLI_CM(cmd)) != 0;
 }
 
+int cli_opt_in_cmd(const struct cli_opt *o, enum cli_cmd cmd)
+{
+    return in_cmd(o, cmd);
+}
+
 /* The row of cmd named name (n bytes, as "--top" or an alias "-o"), or NULL. */
 static const struct cli_opt *find(enum cli_cmd cmd, const char *name, size_t n)
 {
@@ -1288,7 +1316,7 @@ static int wrap(FILE *f, int col, int indent, const char *t)
 }
 
 /* "-o, --output FILE", "--sort calls|self|total", "--heat" */
-static void label(const struct cli_opt *o, char *buf, size_t n)
+void cli_opt_label(const struct cli_opt *o, char *buf, size_t n)
 {
     char words[200] = "";
     const char *mv = o->metavar;
@@ -1302,7 +1330,7 @@ static void label(const struct cli_opt *o, char *buf, size_t n)
 
 /* The row's help with what the table knows besides: the default, the range, how often a
  * list may be given. */
-static void help_text(const struct cli_opt *o, char *buf, size_t n)
+void cli_opt_help(const struct cli_opt *o, char *buf, size_t n)
 {
     char range[80] = "", extra[200] = "";
     if (o->kind == CLI_UINT || o->kind == CLI_SIZE)
@@ -1340,8 +1368,8 @@ static int has_word_help(const struct cli_opt *o)
 static void print_row(FILE *f, const struct cli_opt *o)
 {
     char lab[200], text[1200];
-    label(o, lab, sizeof(lab));
-    help_text(o, text, sizeof(text));
+    cli_opt_label(o, lab, sizeof(lab));
+    cli_opt_help(o, text, sizeof(text));
     int col = fprintf(f, "  %s", lab);
     if (col > HELP_COL - 2) {
         fprintf(f, "\n%*s", HELP_COL, "");
@@ -1382,7 +1410,7 @@ void cli_print_synopsis(enum cli_cmd cmd, FILE *out)
 }
 
 /* The distinct groups of cmd's rows, in the order they first appear (NULL first). */
-static int groups_of(enum cli_cmd cmd, const struct cli_group **g, int max)
+int cli_groups_of(enum cli_cmd cmd, const struct cli_group **g, int max)
 {
     int n = 0;
     g[n++] = NULL;
@@ -1404,7 +1432,7 @@ void cli_print_help(enum cli_cmd cmd, FILE *out)
     cli_print_synopsis(cmd, out);
     fprintf(out, "\n%c%s.\n", upper(c->summary[0]), c->summary + 1);
     const struct cli_group *g[16];
-    int ng = groups_of(cmd, g, 16);
+    int ng = cli_groups_of(cmd, g, 16);
     for (int k = 0; k < ng; k++) {
         if (g[k]) {
             fputc('\n', out);
@@ -1457,7 +1485,7 @@ static void md_code_cell(FILE *f, const char *s)
 static void md_row(FILE *f, const struct cli_opt *o)
 {
     char text[1200];
-    help_text(o, text, sizeof(text));
+    cli_opt_help(o, text, sizeof(text));
     fputs("| ", f);
     char lab[200];
     if (o->alias) {
@@ -1467,7 +1495,7 @@ static void md_row(FILE *f, const struct cli_opt *o)
     }
     struct cli_opt plain = *o;
     plain.alias = NULL;
-    label(&plain, lab, sizeof(lab));
+    cli_opt_label(&plain, lab, sizeof(lab));
     md_code_cell(f, lab);
     fputs(" | ", f);
     md_text(f, text);
@@ -1555,7 +1583,7 @@ void cli_print_markdown(FILE *f)
         fprintf(f, ".\n\n");
         md_synopsis(f, (enum cli_cmd)c);
         const struct cli_group *g[16];
-        int ng = groups_of((enum cli_cmd)c, g, 16);
+        int ng = cli_groups_of((enum cli_cmd)c, g, 16);
         for (int k = 0; k < ng; k++) {
             if (g[k] == &g_filters)
                 continue;
@@ -1614,7 +1642,7 @@ void cli_print_readme(FILE *f)
             if (!in_cmd(o, (enum cli_cmd)c) || (o->flags & CLI_O_FILTER) || o->off == F(help))
                 continue;
             char lab[200];
-            label(o, lab, sizeof(lab));
+            cli_opt_label(o, lab, sizeof(lab));
             fprintf(f, "%s `%s`", any ? "," : "", lab);
             any = 1;
         }
@@ -1629,7 +1657,7 @@ void cli_print_readme(FILE *f)
     for (size_t i = 0; i < NOPTS; i++)
         if (opts[i].flags & CLI_O_FILTER) {
             char lab[200];
-            label(&opts[i], lab, sizeof(lab));
+            cli_opt_label(&opts[i], lab, sizeof(lab));
             fprintf(f, "%s `%s`", any ? "," : "", lab);
             any = 1;
         }

@@ -221,6 +221,8 @@ struct cli_values {
     } cov;
     struct {
         int markdown, readme, check, env;
+        const char *man;            /* --man PAGE */
+        int man_pages, bash_completion;
     } help_cmd;
 };
 
@@ -253,6 +255,27 @@ void cli_print_synopsis(enum cli_cmd cmd, FILE *out);
 void cli_print_markdown(FILE *out);
 /* The README's per-command summary (between its options markers). */
 void cli_print_readme(FILE *out);
+/* The table for the other texts made from it (cli_man.c: manual pages, bash completion). */
+const struct cli_opt *cli_rows(size_t *n);
+int cli_opt_in_cmd(const struct cli_opt *o, enum cli_cmd cmd);
+/* CHOICE: its words (NULL-terminated); other kinds: NULL. */
+const struct cli_choice *cli_opt_choices(const struct cli_opt *o);
+/* "-o, --output FILE", as --help shows it. */
+void cli_opt_label(const struct cli_opt *o, char *buf, size_t n);
+/* The row's help with its default, range and repeat limit, as --help shows it. */
+void cli_opt_help(const struct cli_opt *o, char *buf, size_t n);
+/* The distinct groups of cmd's rows in the order they first appear, NULL (the command's own
+ * options) first; returns how many. */
+int cli_groups_of(enum cli_cmd cmd, const struct cli_group **g, int max);
+
+/* cli_man.c: the manual page named page ("ptcall", "ptcall-record", "ptcall-db-add") in
+ * roff. Returns 0, or -1 when no page has that name. */
+int cli_print_man(const char *page, FILE *out);
+/* The names of the pages cli_print_man writes, one a line. */
+void cli_print_man_pages(FILE *out);
+/* A bash completion script for ptcall: commands, each one's options, choices' words. */
+void cli_print_bash_completion(FILE *out);
+
 /* Checks the table itself (unique names per command, ranges that fit their fields,
  * defaults that parse, groups contiguous). Prints what is wrong; returns 0 or 1. */
 int cli_check_table(FILE *err);

@@ -43,7 +43,8 @@ static int command_named(const char *const *words, int n)
     return c;
 }
 
-/* ptcall help [COMMAND] | --markdown | --readme | --env | --check */
+/* ptcall help [COMMAND] | --markdown | --readme | --env | --check | --man PAGE | --man-pages
+ * | --bash-completion */
 
 static int run_help(const struct cli_values *v)
 {
@@ -51,13 +52,22 @@ static int run_help(const struct cli_values *v)
         return cli_usage_error(CMD_HELP, "one command at a time ('%s' and '%s')", v->pos[0],
                                v->pos[1]);
     int modes = v->help_cmd.markdown + v->help_cmd.readme + v->help_cmd.check +
-                v->help_cmd.env + (v->npos > 0);
+                v->help_cmd.env + (v->npos > 0) + (v->help_cmd.man != NULL) +
+                v->help_cmd.man_pages + v->help_cmd.bash_completion;
     if (modes > 1)
-        return cli_usage_error(CMD_HELP,
-                               "give one of COMMAND, --markdown, --readme, --env, --check");
+        return cli_usage_error(CMD_HELP, "give one of COMMAND, --markdown, --readme, --env, "
+                                         "--check, --man, --man-pages, --bash-completion");
     if (v->help_cmd.check)
         return cli_check_table(stderr);
-    if (v->help_cmd.markdown) {
+    if (v->help_cmd.man) {
+        if (cli_print_man(v->help_cmd.man, stdout))
+            return cli_usage_error(CMD_HELP, "no manual page '%s' ('ptcall help --man-pages' "
+                                             "lists them)", v->help_cmd.man);
+    } else if (v->help_cmd.man_pages) {
+        cli_print_man_pages(stdout);
+    } else if (v->help_cmd.bash_completion) {
+        cli_print_bash_completion(stdout);
+    } else if (v->help_cmd.markdown) {
         cli_print_markdown(stdout);
     } else if (v->help_cmd.readme) {
         cli_print_readme(stdout);

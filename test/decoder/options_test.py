@@ -37,7 +37,8 @@ OPTIONS = {
                "--pid", "--tid", "--timing", "--mtc-period", "--nom-freq", "--tsc-ratio",
                "--cpu", "--time-conv"],
     "arm": ["--off"],
-    "help": ["--markdown", "--readme", "--env", "--check"],
+    "help": ["--markdown", "--readme", "--env", "--check", "--man", "--man-pages",
+             "--bash-completion"],
 }
 
 failures = []
