@@ -23,19 +23,23 @@ next:
 done:
   ret void
 ; CHECK: lpad1:
-; CHECK-NEXT: %lp1 = landingpad { i8*, i32 }
+; CHECK-TYPED-NEXT: %lp1 = landingpad { i8*, i32 }
+; CHECK-OPAQUE-NEXT: %lp1 = landingpad { ptr, i32 }
 ; CHECK-NEXT: cleanup
 ; CHECK-NEXT: call void asm sideeffect {{.*}}@__ptcall_stub.0.landing.0
 ; CHECK-NEXT: call void @cleanup()
 ; CHECK-NEXT: call void asm sideeffect {{.*}}@__ptcall_stub.0.unwind.0
-; CHECK-NEXT: resume { i8*, i32 } %lp1
+; CHECK-TYPED-NEXT: resume { i8*, i32 } %lp1
+; CHECK-OPAQUE-NEXT: resume { ptr, i32 } %lp1
 lpad1:
   %lp1 = landingpad { i8*, i32 } cleanup
   call void @cleanup()
   resume { i8*, i32 } %lp1
 ; CHECK: lpad2:
-; CHECK-NEXT: %lp2 = landingpad { i8*, i32 }
-; CHECK-NEXT: catch i8* null
+; CHECK-TYPED-NEXT: %lp2 = landingpad { i8*, i32 }
+; CHECK-OPAQUE-NEXT: %lp2 = landingpad { ptr, i32 }
+; CHECK-TYPED-NEXT: catch i8* null
+; CHECK-OPAQUE-NEXT: catch ptr null
 ; CHECK-NEXT: call void asm sideeffect {{.*}}@__ptcall_stub.0.landing.1
 ; CHECK-NEXT: call void asm sideeffect {{.*}}@__ptcall_stub.0.exit.1
 ; CHECK-NEXT: ret void

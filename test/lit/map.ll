@@ -32,15 +32,23 @@ b:
 ; CHECK: @__ptcall_soft_slot = internal global i64 0, align 8
 ; CHECK: @__ptcall_map = internal constant %ptcall.map <{
 ; CHECK-SAME: %ptcall.map_header { i32 1296258128, i16 6, i16 80, i32 256, i32 242, i64 7490632237399593527, i32 5, i32 2, i32 80, i32 160, i32 240, i32 11,
-; CHECK-SAME: i64 sub (i64 ptrtoint (i64* @__ptcall_soft_slot to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 0, i32 12) to i64)), i32 1, i32 192,
-; CHECK-SAME: i64 sub (i64 ptrtoint (i8* @__start_ptcall_sites to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 0, i32 15) to i64)),
-; CHECK-SAME: i64 sub (i64 ptrtoint (i8* @__stop_ptcall_sites to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 0, i32 16) to i64)) },
+; CHECK-TYPED-SAME: i64 sub (i64 ptrtoint (i64* @__ptcall_soft_slot to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 0, i32 12) to i64)), i32 1, i32 192,
+; CHECK-OPAQUE-SAME: i64 sub (i64 ptrtoint (ptr @__ptcall_soft_slot to i64), i64 ptrtoint (ptr getelementptr inbounds (%ptcall.map, ptr @__ptcall_map, i32 0, i32 0, i32 12) to i64)), i32 1, i32 192,
+; CHECK-TYPED-SAME: i64 sub (i64 ptrtoint (i8* @__start_ptcall_sites to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 0, i32 15) to i64)),
+; CHECK-OPAQUE-SAME: i64 sub (i64 ptrtoint (ptr @__start_ptcall_sites to i64), i64 ptrtoint (ptr getelementptr inbounds (%ptcall.map, ptr @__ptcall_map, i32 0, i32 0, i32 15) to i64)),
+; CHECK-TYPED-SAME: i64 sub (i64 ptrtoint (i8* @__stop_ptcall_sites to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 0, i32 16) to i64)) },
+; CHECK-OPAQUE-SAME: i64 sub (i64 ptrtoint (ptr @__stop_ptcall_sites to i64), i64 ptrtoint (ptr getelementptr inbounds (%ptcall.map, ptr @__ptcall_map, i32 0, i32 0, i32 16) to i64)) },
 ; CHECK-SAME: [5 x %ptcall.map_stub] [
-; CHECK-SAME: %ptcall.map_stub { i64 sub (i64 ptrtoint (void ()* @__ptcall_stub.0.entry.0 to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 1, i32 0, i32 0) to i64)), i32 0, i16 256, i16 0 },
-; CHECK-SAME: %ptcall.map_stub { i64 sub (i64 ptrtoint (void ()* @__ptcall_stub.0.exit.0 to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 1, i32 1, i32 0) to i64)), i32 0, i16 257, i16 0 },
-; CHECK-SAME: %ptcall.map_stub { i64 sub (i64 ptrtoint (void ()* @__ptcall_stub.1.entry.0 to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 1, i32 2, i32 0) to i64)), i32 1, i16 256, i16 0 },
-; CHECK-SAME: %ptcall.map_stub { i64 sub (i64 ptrtoint (void ()* @__ptcall_stub.1.exit.0 to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 1, i32 3, i32 0) to i64)), i32 1, i16 257, i16 0 },
-; CHECK-SAME: %ptcall.map_stub { i64 sub (i64 ptrtoint (void ()* @__ptcall_stub.1.exit.1 to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 1, i32 4, i32 0) to i64)), i32 1, i16 257, i16 1 }],
+; CHECK-TYPED-SAME: %ptcall.map_stub { i64 sub (i64 ptrtoint (void ()* @__ptcall_stub.0.entry.0 to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 1, i32 0, i32 0) to i64)), i32 0, i16 256, i16 0 },
+; CHECK-OPAQUE-SAME: %ptcall.map_stub { i64 sub (i64 ptrtoint (ptr @__ptcall_stub.0.entry.0 to i64), i64 ptrtoint (ptr getelementptr inbounds (%ptcall.map, ptr @__ptcall_map, i32 0, i32 1, i32 0, i32 0) to i64)), i32 0, i16 256, i16 0 },
+; CHECK-TYPED-SAME: %ptcall.map_stub { i64 sub (i64 ptrtoint (void ()* @__ptcall_stub.0.exit.0 to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 1, i32 1, i32 0) to i64)), i32 0, i16 257, i16 0 },
+; CHECK-OPAQUE-SAME: %ptcall.map_stub { i64 sub (i64 ptrtoint (ptr @__ptcall_stub.0.exit.0 to i64), i64 ptrtoint (ptr getelementptr inbounds (%ptcall.map, ptr @__ptcall_map, i32 0, i32 1, i32 1, i32 0) to i64)), i32 0, i16 257, i16 0 },
+; CHECK-TYPED-SAME: %ptcall.map_stub { i64 sub (i64 ptrtoint (void ()* @__ptcall_stub.1.entry.0 to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 1, i32 2, i32 0) to i64)), i32 1, i16 256, i16 0 },
+; CHECK-OPAQUE-SAME: %ptcall.map_stub { i64 sub (i64 ptrtoint (ptr @__ptcall_stub.1.entry.0 to i64), i64 ptrtoint (ptr getelementptr inbounds (%ptcall.map, ptr @__ptcall_map, i32 0, i32 1, i32 2, i32 0) to i64)), i32 1, i16 256, i16 0 },
+; CHECK-TYPED-SAME: %ptcall.map_stub { i64 sub (i64 ptrtoint (void ()* @__ptcall_stub.1.exit.0 to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 1, i32 3, i32 0) to i64)), i32 1, i16 257, i16 0 },
+; CHECK-OPAQUE-SAME: %ptcall.map_stub { i64 sub (i64 ptrtoint (ptr @__ptcall_stub.1.exit.0 to i64), i64 ptrtoint (ptr getelementptr inbounds (%ptcall.map, ptr @__ptcall_map, i32 0, i32 1, i32 3, i32 0) to i64)), i32 1, i16 257, i16 0 },
+; CHECK-TYPED-SAME: %ptcall.map_stub { i64 sub (i64 ptrtoint (void ()* @__ptcall_stub.1.exit.1 to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 1, i32 4, i32 0) to i64)), i32 1, i16 257, i16 1 }],
+; CHECK-OPAQUE-SAME: %ptcall.map_stub { i64 sub (i64 ptrtoint (ptr @__ptcall_stub.1.exit.1 to i64), i64 ptrtoint (ptr getelementptr inbounds (%ptcall.map, ptr @__ptcall_map, i32 0, i32 1, i32 4, i32 0) to i64)), i32 1, i16 257, i16 1 }],
 ; CHECK-SAME: [2 x %ptcall.map_func] [%ptcall.map_func { i32 7, i32 7, i32 1, i32 0 }, %ptcall.map_func { i32 9, i32 9, i32 1, i32 0 }],
 ; CHECK-SAME: %ptcall.map_ext { i32 48, i32 0, i32 0, i32 0 },
 ; CHECK-SAME: [2 x %ptcall.map_func_ext] [%ptcall.map_func_ext { i32 1, i32 1, i32 0, i32 0 }, %ptcall.map_func_ext { i32 3, i32 3, i32 0, i32 0 }],
@@ -48,8 +56,10 @@ b:
 ; CHECK-SAME: [16 x i8] c"\00map.c\00f\00g\00\00\00\00\00\00" }>, section "ptcall_map", align 8
 ; The blob is kept with llvm.used (SHF_GNU_RETAIN: survives lld --gc-sections), the slot
 ; and stubs with llvm.compiler.used.
-; CHECK: @llvm.used = appending global [1 x i8*] [i8* bitcast (%ptcall.map* @__ptcall_map to i8*)], section "llvm.metadata"
-; CHECK: @llvm.compiler.used = appending global [6 x i8*] [i8* bitcast (i64* @__ptcall_soft_slot to i8*), i8* bitcast (void ()* @__ptcall_stub.0.entry.0 to i8*),
+; CHECK-TYPED: @llvm.used = appending global [1 x i8*] [i8* bitcast (%ptcall.map* @__ptcall_map to i8*)], section "llvm.metadata"
+; CHECK-OPAQUE: @llvm.used = appending global [1 x ptr] [ptr @__ptcall_map], section "llvm.metadata"
+; CHECK-TYPED: @llvm.compiler.used = appending global [6 x i8*] [i8* bitcast (i64* @__ptcall_soft_slot to i8*), i8* bitcast (void ()* @__ptcall_stub.0.entry.0 to i8*),
+; CHECK-OPAQUE: @llvm.compiler.used = appending global [6 x ptr] [ptr @__ptcall_soft_slot, ptr @__ptcall_stub.0.entry.0,
 
 ; Sections: ptcall_map allocated read-only (A, plus R = SHF_GNU_RETAIN), 8-aligned,
 ; 256 bytes; ptcall_stubs AX, 16-aligned, 5 x 16 bytes; the slot in .bss; the retained

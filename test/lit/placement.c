@@ -20,7 +20,8 @@ int b(int x) { return helper(x) - 1; }
 
 // LATE: %ptcall.map_header { i32 1296258128, i16 6, i16 80, i32 {{[0-9]+}}, i32 82, i64 {{-?[0-9]+}}, i32 4, i32 2,
 // LATE-NOT: helper
-// LATE: define dso_local i32 @a(
+// LATE-NORANGE: define dso_local i32 @a(
+// LATE-RANGE: define dso_local range(i32 -2147483646, -2147483648) i32 @a(
 // LATE-NEXT: call void asm sideeffect {{.*}}@__ptcall_stub.0.entry.0
 // LATE-NEXT: mul
 // LATE-NOT: @__ptcall_stub
@@ -29,14 +30,16 @@ int b(int x) { return helper(x) - 1; }
 
 // EARLY: %ptcall.map_header { i32 1296258128, i16 6, i16 80, i32 {{[0-9]+}}, i32 83, i64 {{-?[0-9]+}}, i32 6, i32 3,
 // EARLY-SAME: c"\00{{.*}}placement.c\00a\00helper\00b\00
-// EARLY: define dso_local i32 @a(
+// EARLY-NORANGE: define dso_local i32 @a(
+// EARLY-RANGE: define dso_local range(i32 -2147483646, -2147483648) i32 @a(
 // EARLY-NEXT: call void asm sideeffect {{.*}}@__ptcall_stub.[[A:[0-9]]].entry.0
 // EARLY-NEXT: call void asm sideeffect {{.*}}@__ptcall_stub.[[H:[0-9]]].entry.0
 // EARLY-NEXT: mul
 // EARLY: call void asm sideeffect {{.*}}@__ptcall_stub.[[H]].exit.0
 // EARLY: call void asm sideeffect {{.*}}@__ptcall_stub.[[A]].exit.0
 // EARLY-NEXT: ret i32
-// EARLY: define dso_local i32 @b(
+// EARLY-NORANGE: define dso_local i32 @b(
+// EARLY-RANGE: define dso_local range(i32 -2147483648, 2147483647) i32 @b(
 // EARLY-NEXT: call void asm sideeffect {{.*}}@__ptcall_stub.[[B:[0-9]]].entry.0
 // EARLY-NEXT: call void asm sideeffect {{.*}}@__ptcall_stub.[[H]].entry.0
 

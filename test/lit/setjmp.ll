@@ -11,11 +11,14 @@ declare i32 @plain(%struct.jmp_buf*)
 define i32 @f(%struct.jmp_buf* %b) {
 ; CHECK-LABEL: define i32 @f(
 ; CHECK: call void asm sideeffect {{.*}}@__ptcall_stub.0.entry.0
-; CHECK-NEXT: %r = call i32 @_setjmp(%struct.jmp_buf* %b)
+; CHECK-TYPED-NEXT: %r = call i32 @_setjmp(%struct.jmp_buf* %b)
+; CHECK-OPAQUE-NEXT: %r = call i32 @_setjmp(ptr %b)
 ; CHECK-NEXT: call void asm sideeffect {{.*}}@__ptcall_stub.0.landing.0
-; CHECK-NEXT: %s = call i32 @plain(%struct.jmp_buf* %b) #[[RT:[0-9]+]]
+; CHECK-TYPED-NEXT: %s = call i32 @plain(%struct.jmp_buf* %b) #[[RT:[0-9]+]]
+; CHECK-OPAQUE-NEXT: %s = call i32 @plain(ptr %b) #[[RT:[0-9]+]]
 ; CHECK-NEXT: call void asm sideeffect {{.*}}@__ptcall_stub.0.landing.1
-; CHECK-NEXT: %t = call i32 @plain(%struct.jmp_buf* %b)
+; CHECK-TYPED-NEXT: %t = call i32 @plain(%struct.jmp_buf* %b)
+; CHECK-OPAQUE-NEXT: %t = call i32 @plain(ptr %b)
 ; CHECK-NEXT: %sum = add i32 %r, %s
 ; CHECK-NEXT: call void asm sideeffect {{.*}}@__ptcall_stub.0.exit.0
 ; CHECK-NEXT: ret i32 %sum
@@ -35,7 +38,8 @@ define i32 @g(%struct.jmp_buf* %b, i1 %c) personality i8* bitcast (i32 (...)* @_
 ; CHECK-NEXT: call void asm sideeffect {{.*}}@__ptcall_stub.1.entry.0
 ; CHECK-NEXT: br i1 %c, label %inv, label %join
 ; CHECK: inv:
-; CHECK-NEXT: %r = invoke i32 @_setjmp(%struct.jmp_buf* %b)
+; CHECK-TYPED-NEXT: %r = invoke i32 @_setjmp(%struct.jmp_buf* %b)
+; CHECK-OPAQUE-NEXT: %r = invoke i32 @_setjmp(ptr %b)
 ; CHECK-NEXT: to label %[[SPLIT:.*]] unwind label %lpad
 ; CHECK: [[SPLIT]]:
 ; CHECK-NEXT: call void asm sideeffect {{.*}}@__ptcall_stub.1.landing.0

@@ -53,8 +53,10 @@ define available_externally i32 @avail() {
   ret i32 4
 }
 
-; CHECK-LABEL: define i8* @coro()
-; CHECK-NEXT: ret i8* null
+; CHECK-TYPED-LABEL: define i8* @coro()
+; CHECK-OPAQUE-LABEL: define ptr @coro()
+; CHECK-TYPED-NEXT: ret i8* null
+; CHECK-OPAQUE-NEXT: ret ptr null
 define i8* @coro() "coroutine.presplit"="0" {
   ret i8* null
 }

@@ -25,9 +25,11 @@ declare i32 @callee(i32)
 ; CHECK-LABEL: define i32 @f(i32 %x)
 ; CHECK-NEXT: entry:
 ; CHECK-NEXT: %slot = alloca i32
-; CHECK-NEXT: call void asm sideeffect ".p2align 3,0x2e,4\0A.Lptcall_sled${:uid}:\0A.byte 0x0f, 0x1f, 0x44, 0x00, 0x00\0A.pushsection ptcall_sites,\22ao\22,@progbits,.Lptcall_sled${:uid}\0A.p2align 2\0A.long .Lptcall_sled${:uid} - .\0A.long ${0:P} - .\0A.popsection", "i,~{dirflag},~{fpsr},~{flags},~{r10},~{r11}"(void ()* @__ptcall_stub.0.entry.0)
+; CHECK-TYPED-NEXT: call void asm sideeffect ".p2align 3,0x2e,4\0A.Lptcall_sled${:uid}:\0A.byte 0x0f, 0x1f, 0x44, 0x00, 0x00\0A.pushsection ptcall_sites,\22ao\22,@progbits,.Lptcall_sled${:uid}\0A.p2align 2\0A.long .Lptcall_sled${:uid} - .\0A.long ${0:P} - .\0A.popsection", "i,~{dirflag},~{fpsr},~{flags},~{r10},~{r11}"(void ()* @__ptcall_stub.0.entry.0)
+; CHECK-OPAQUE-NEXT: call void asm sideeffect ".p2align 3,0x2e,4\0A.Lptcall_sled${:uid}:\0A.byte 0x0f, 0x1f, 0x44, 0x00, 0x00\0A.pushsection ptcall_sites,\22ao\22,@progbits,.Lptcall_sled${:uid}\0A.p2align 2\0A.long .Lptcall_sled${:uid} - .\0A.long ${0:P} - .\0A.popsection", "i,~{dirflag},~{fpsr},~{flags},~{r10},~{r11}"(ptr @__ptcall_stub.0.entry.0)
 ; CHECK-NEXT: %y = add i32 %x, 1
-; CHECK-NEXT: call void asm sideeffect {{.*}}(void ()* @__ptcall_stub.0.exit.0)
+; CHECK-TYPED-NEXT: call void asm sideeffect {{.*}}(void ()* @__ptcall_stub.0.exit.0)
+; CHECK-OPAQUE-NEXT: call void asm sideeffect {{.*}}(ptr @__ptcall_stub.0.exit.0)
 ; CHECK-NEXT: %r = tail call i32 @callee(i32 %y)
 ; CHECK-NEXT: ret i32 %r
 define i32 @f(i32 %x) {
@@ -39,7 +41,11 @@ entry:
 }
 
 ; CHECK-LABEL: define linkonce_odr i32 @inl(i32 %x) #{{[0-9]+}} comdat
-; CHECK-NEXT: call void asm sideeffect {{.*}}ptcall_sites,\22aoG\22,@progbits,\22inl\22,comdat,.Lptcall_sled${:uid}{{.*}}(void ()* @__ptcall_stub.1.entry.0)
+; CHECK-NEXT: call void asm sideeffect {{.*}}ptcall_sites,\22aoG\22,@progbits,
+; CHECK-GROUPSYM-SAME: \22inl\22,comdat,.Lptcall_sled${:uid}\0A
+; CHECK-SYMGROUP-SAME: .Lptcall_sled${:uid},\22inl\22,comdat\0A
+; CHECK-TYPED-SAME: (void ()* @__ptcall_stub.1.entry.0)
+; CHECK-OPAQUE-SAME: (ptr @__ptcall_stub.1.entry.0)
 define linkonce_odr i32 @inl(i32 %x) comdat {
   %y = mul i32 %x, 3
   ret i32 %y
@@ -58,7 +64,8 @@ define linkonce_odr i32 @inl(i32 %x) comdat {
 ; ASM-NOT: callq __ptcall_stub
 ; ASM: jmp callee@PLT # TAILCALL
 ; ASM-LABEL: inl:
-; ASM: .section ptcall_sites,"aGo",@progbits,inl,comdat,.Lptcall_sled{{[0-9]+}}
+; ASM-GROUPSYM: .section ptcall_sites,"aGo",@progbits,inl,comdat,.Lptcall_sled{{[0-9]+}}
+; ASM-SYMGROUP: .section ptcall_sites,"aoG",@progbits,.Lptcall_sled{{[0-9]+}},inl,comdat
 
 ; The entry sled follows a 4-byte `subq`: four prefixes take it to offset 8, in one instruction
 ; with the nop. The exit sled at offset 0x10 needs one.

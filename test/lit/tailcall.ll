@@ -28,11 +28,15 @@ define i32 @tail_feeds_ret(i32 %x) {
 ; ASM-NEXT: jmp callee@PLT # TAILCALL
 
 define i32* @tail_through_bitcast(i32 %x) {
-; CHECK-LABEL: define i32* @tail_through_bitcast(
+; CHECK-TYPED-LABEL: define i32* @tail_through_bitcast(
+; CHECK-OPAQUE-LABEL: define ptr @tail_through_bitcast(
 ; CHECK: @__ptcall_stub.1.exit.0
-; CHECK-NEXT: %p = tail call i8* @callee_ptr(i32 %x)
-; CHECK-NEXT: %q = bitcast i8* %p to i32*
-; CHECK-NEXT: ret i32* %q
+; CHECK-TYPED-NEXT: %p = tail call i8* @callee_ptr(i32 %x)
+; CHECK-OPAQUE-NEXT: %p = tail call ptr @callee_ptr(i32 %x)
+; CHECK-TYPED-NEXT: %q = bitcast i8* %p to i32*
+; CHECK-OPAQUE-NEXT: %q = bitcast ptr %p to ptr
+; CHECK-TYPED-NEXT: ret i32* %q
+; CHECK-OPAQUE-NEXT: ret ptr %q
   %p = tail call i8* @callee_ptr(i32 %x)
   %q = bitcast i8* %p to i32*
   ret i32* %q
