@@ -414,6 +414,15 @@ const Function *directCallee(const CallBase &CB) {
   return Callee;
 }
 
+// The name a callee record carries: the linkage name, or for an intrinsic its base name
+// (`llvm.memcpy`), which every LLVM release spells alike (the overload suffix is
+// `.p0i8.p0i8.i64` with typed pointers, `.p0.p0.i64` with opaque ones).
+StringRef calleeName(const Function &Callee) {
+  if (Callee.isIntrinsic())
+    return Intrinsic::getBaseName(Callee.getIntrinsicID());
+  return Callee.getName();
+}
+
 // Map version 6: F's IR instructions and blocks, and its direct callees, each once, in the
 // order of their first call. Measured before the stub calls exist.
 void measure(const Function &F, FuncRec &FR) {
@@ -714,7 +723,7 @@ bool Instrumenter::run() {
     }
     measure(F, FR);
     for (const Function *Callee : FR.Callees) // named before the string table is laid out
-      Strs.add(Callee->getName());
+      Strs.add(calleeName(*Callee));
     Funcs.push_back(FR);
 
     // decided before the stub calls exist (they are inline asm)
@@ -886,7 +895,7 @@ void Instrumenter::emitMap() {
       auto It = Index.find(Callee);
       CalleeCs.push_back(ConstantStruct::get(
           CalleeTy, {ConstantInt::get(I32, It == Index.end() ? PTCALL_MAP_NO_FUNC : It->second),
-                     ConstantInt::get(I32, Strs.add(Callee->getName()))}));
+                     ConstantInt::get(I32, Strs.add(calleeName(*Callee)))}));
     }
   }
   if (Strs.data().size() != StrSize)
