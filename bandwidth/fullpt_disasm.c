@@ -214,6 +214,7 @@ struct fpt_dcache {
     size_t n, cap;
     char tool[4096];
     int have_tool;
+    int no_debug_files; /* the tool takes --debug-file-directory (llvm-objdump 16 and later) */
 };
 
 struct fpt_dcache *fpt_dcache_new(void)
@@ -307,7 +308,50 @@ static int dobj_sort(struct fpt_dobj *d)
 
 /* Runs the disassembler on d->path and keeps every instruction. 0; -1 with d->err set when
  * it could not run (d->ok stays 0); -2 when out of memory. */
-static int dobj_load(struct fpt_dobj *d, const char *tool)
+/* Whether TOOL's --help names OPTION. */
+static int tool_has_option(const char *tool, const char *option)
+{
+    int pfd[2];
+    if (pipe2(pfd, O_CLOEXEC))
+        return 0;
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(pfd[0]);
+        close(pfd[1]);
+        return 0;
+    }
+    if (pid == 0) {
+        dup2(pfd[1], 1);
+        int dn = open("/dev/null", O_WRONLY);
+        if (dn >= 0)
+            dup2(dn, 2);
+        execl(tool, tool, "--help", (char *)NULL);
+        _exit(127);
+    }
+    close(pfd[1]);
+    int found = 0;
+    FILE *f = fdopen(pfd[0], "r");
+    if (f) {
+        char *line = NULL;
+        size_t cap = 0;
+        while (getline(&line, &cap, f) > 0)
+            if (strstr(line, option))
+                found = 1;
+        free(line);
+        fclose(f);
+    } else {
+        close(pfd[0]);
+    }
+    waitpid(pid, NULL, 0);
+    return found;
+}
+
+/* llvm-objdump 16 and later disassemble a library's separate debug file when one is installed
+ * (Debian's libc6-dbg under /usr/lib/debug/.build-id), whose code sections are empty: an
+ * empty directory for debug files keeps them to the library itself. */
+static const char no_debug_dir[] = "--debug-file-directory=/nonexistent/ptcall";
+
+static int dobj_load(struct fpt_dobj *d, const char *tool, int no_debug_files)
 {
     int pfd[2];
     if (pipe2(pfd, O_CLOEXEC)) {
@@ -329,6 +373,8 @@ static int dobj_load(struct fpt_dobj *d, const char *tool)
             dup2(dn, 2);
         if (gnu)
             execl(tool, tool, "-d", "--no-show-raw-insn", "-w", d->path, (char *)NULL);
+        else if (no_debug_files)
+            execl(tool, tool, "-d", "--no-show-raw-insn", no_debug_dir, d->path, (char *)NULL);
         else
             execl(tool, tool, "-d", "--no-show-raw-insn", d->path, (char *)NULL);
         _exit(127);
@@ -416,6 +462,7 @@ static struct fpt_dobj *dcache_get(struct fpt_dcache *c, const char *path, char 
             return NULL;
         }
         c->have_tool = 1;
+        c->no_debug_files = strstr(c->tool, "llvm") && tool_has_option(c->tool, "--debug-file-directory");
     }
     if (c->n == c->cap) {
         size_t cap = c->cap ? c->cap * 2 : 16;
@@ -444,7 +491,7 @@ static struct fpt_dobj *dcache_get(struct fpt_dcache *c, const char *path, char 
         snprintf(d->err, sizeof d->err, "cannot read %.900s (%.200s)", path, strerror(errno));
         return d;
     }
-    if (dobj_load(d, c->tool) == -2)
+    if (dobj_load(d, c->tool, c->no_debug_files) == -2)
         goto oom;
     return d;
 oom:
