@@ -4,19 +4,19 @@
 # untraced and armed paths, C++ exceptions, longjmp, threads, fork, dlopen) and bzip2 from
 # Debian's sources against clang's own PGO counts.
 #
-#   scripts/test-llvm.sh VERSION [--native | --root] [--all]
+#   scripts/test-llvm.sh VERSION [--native | --root] [--all | -R REGEX]
 #
 # VERSION 14, 15, 16 (and 19, which Debian 12 also packages) build here, in ./build-llvmN, with
 # Debian 12's packages. 17, 18 and 19 build inside a Debian 13 (trixie) root made with
 # debootstrap: --native / --root force one or the other. --all runs the whole suite instead
-# of the core. Roots are cached in $PTCALL_ROOTS (default /var/cache/ptcall/roots): the
+# of the core; -R REGEX only the ctest names it matches. Roots are cached in $PTCALL_ROOTS (default /var/cache/ptcall/roots): the
 # minimal one once, one per LLVM release with its packages; the package mirror is the one
 # this machine's apt sources name, read at run time. Needs root for debootstrap and chroot.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 src=$(pwd)
 
-usage() { echo "usage: scripts/test-llvm.sh VERSION [--native | --root] [--all]" >&2; exit 2; }
+usage() { echo "usage: scripts/test-llvm.sh VERSION [--native | --root] [--all | -R REGEX]" >&2; exit 2; }
 [ $# -ge 1 ] || usage
 version=$1
 shift
@@ -32,13 +32,16 @@ if [ "$version" -gt 19 ]; then
 fi
 where=""
 scope=core
-for arg in "$@"; do
-  case $arg in
+regex=
+while [ $# -gt 0 ]; do
+  case $1 in
     --native) where=native ;;
     --root) where=root ;;
     --all) scope=all ;;
+    -R) [ $# -ge 2 ] || usage; scope=some; regex=$2; shift ;;
     *) usage ;;
   esac
+  shift
 done
 if [ -z "$where" ]; then
   if [ "$version" -le 16 ]; then where=native; else where=root; fi
@@ -49,6 +52,7 @@ core='^(lit-pass|pass-e2e|pass-wrapper-cmake|pass-ccache|pass-llvm-choice|runtim
 ctest_args=(--output-on-failure -j"$(nproc)" --timeout 900)
 sanitizer_tests=ON
 if [ "$scope" = core ]; then ctest_args+=(-R "$core"); sanitizer_tests=OFF; fi
+if [ "$scope" = some ]; then core=$regex; ctest_args+=(-R "$core"); sanitizer_tests=OFF; fi
 
 if [ "$where" = native ]; then
   export PTCALL_LLVM=$version
@@ -138,7 +142,7 @@ set -euo pipefail
 cd /src
 scripts/setup.sh --core
 scripts/build.sh
-if [ '$scope' = core ]; then
+if [ '$scope' != all ]; then
   ctest --test-dir build-llvm$version --output-on-failure -j\$(nproc) --timeout 900 -R $core_q
 else
   ctest --test-dir build-llvm$version --output-on-failure -j\$(nproc) --timeout 900
