@@ -16,4 +16,6 @@ else
     trixie) PTCALL_LLVM=19 ;;
   esac
 fi
+# exported, so that the scripts this one runs (setup.sh, build.sh) use the same directory
 export PTCALL_LLVM
+export PTCALL_BUILD_DIR=$build
