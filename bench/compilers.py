@@ -21,7 +21,8 @@ costs: per release, the uninstrumented build (plain clang-N -O2), the untraced p
 
 Lua is built with -Dluai_makeseed(L)=0u: its string-hash seed otherwise mixes time(NULL) and
 the addresses of a local, the state and lua_newstate (ASLR and each binary's layout), so two
-runs of one binary hash, and so call, differently. Writes the block between
+runs of one binary hash, and so call, differently; and with -Dl_randomizePivot()=0u: table.sort
+otherwise reseeds its pivot choice from clock() and time() after an unbalanced partition. Writes the block between
 <!-- compilers:begin/end --> in docs/benchmarks.md (--no-write: print only); the comparison's
 full lists go to WORK/compilers.json.
 
@@ -56,7 +57,8 @@ PLACEMENTS = ("early", "late")
 # inlining, IPA-SRA, constant propagation, function specialisation, LTO renames
 # (`foo.cold.1` in the symbol table and the report's linkage names, `foo (.cold.1)` in its names)
 CLONE = re.compile(r" \(\.[^)]*\)$|\.(cold|part|isra|constprop|specialized|llvm|lto_priv|clone)(\.|$)")
-LUA_SEED = "-Dluai_makeseed(L)=0u"
+# Lua's two sources of run-to-run variation (see the docstring), fixed
+LUA_FLAGS = ["-Dl_randomizePivot()=0u", "-Dluai_makeseed(L)=0u"]
 # Calls that depend on addresses, not on the compiler's inlining, read from the program's source:
 # program -> (the functions, their caller whose source-level count must be equal on both
 # releases for the reason to hold, the reason)
@@ -389,7 +391,7 @@ def main():
     progs = []
     for wl in R.workloads_for(argparse.Namespace(quick=a.quick), work, wdir, set(PROGRAMS)):
         if wl.name == "lua":
-            wl.cflags.append(LUA_SEED)
+            wl.cflags.extend(LUA_FLAGS)
         bins = {t.llvm: binaries(wl, work, t) for t in trees}
         r = {}
         if "counts" in want:
