@@ -30,7 +30,6 @@ usage: python3 bench/compilers.py --build build --build build-llvm19 [--runs 5] 
          [--only counts,costs] [--work DIR] [--no-write]
 """
 import argparse
-import importlib.util
 import json
 import os
 import re
@@ -42,14 +41,9 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def load_module(name, path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
-    return m
-
-
-R = load_module("benchrun", os.path.join(ROOT, "bench", "run.py"))
+# bench/run.py's workloads, builds and paired rounds: the script's own folder is first on
+# sys.path, so its sibling imports as a module (its main() runs only as a script)
+import run as R  # noqa: E402
 
 PROGRAMS = ("bzip2", "lua", "sqlite")
 PLACEMENTS = ("early", "late")

@@ -19,7 +19,6 @@ and the median of the per-round ratios to base. Writes the block between
 usage: python3 bench/counts.py [--build BUILD] [--runs 7] [--quick] [--no-write]
 """
 import argparse
-import importlib.util
 import json
 import os
 import statistics
@@ -29,14 +28,9 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def load_module(name, path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
-    return m
-
-
-R = load_module("benchrun", os.path.join(ROOT, "bench", "run.py"))
+# bench/run.py's workloads, builds and paired rounds: the script's own folder is first on
+# sys.path, so its sibling imports as a module (its main() runs only as a script)
+import run as R  # noqa: E402
 
 EMPTY_GUARD = """#include <stdint.h>
 void __sanitizer_cov_trace_pc_guard_init(uint32_t *start, uint32_t *stop) { (void)start; (void)stop; }
