@@ -306,42 +306,57 @@ static int dobj_sort(struct fpt_dobj *d)
     return 0;
 }
 
-/* Runs the disassembler on d->path and keeps every instruction. 0; -1 with d->err set when
- * it could not run (d->ok stays 0); -2 when out of memory. */
-/* Whether TOOL's --help names OPTION. */
-static int tool_has_option(const char *tool, const char *option)
+/* Runs argv[0] with its standard output into the returned stream (its errors to /dev/null);
+ * *pid is the child, for waitpid after fclose. NULL with err set when it could not start. */
+static FILE *tool_output(const char *const argv[], pid_t *pid, char *err, size_t n)
 {
     int pfd[2];
-    if (pipe2(pfd, O_CLOEXEC))
-        return 0;
-    pid_t pid = fork();
-    if (pid < 0) {
+    if (pipe2(pfd, O_CLOEXEC)) {
+        snprintf(err, n, "pipe: %s", strerror(errno));
+        return NULL;
+    }
+    *pid = fork();
+    if (*pid < 0) {
+        snprintf(err, n, "fork: %s", strerror(errno));
         close(pfd[0]);
         close(pfd[1]);
-        return 0;
+        return NULL;
     }
-    if (pid == 0) {
+    if (*pid == 0) {
         dup2(pfd[1], 1);
         int dn = open("/dev/null", O_WRONLY);
         if (dn >= 0)
             dup2(dn, 2);
-        execl(tool, tool, "--help", (char *)NULL);
+        execv(argv[0], (char *const *)argv);
         _exit(127);
     }
     close(pfd[1]);
-    int found = 0;
     FILE *f = fdopen(pfd[0], "r");
-    if (f) {
-        char *line = NULL;
-        size_t cap = 0;
-        while (getline(&line, &cap, f) > 0)
-            if (strstr(line, option))
-                found = 1;
-        free(line);
-        fclose(f);
-    } else {
+    if (!f) {
+        snprintf(err, n, "fdopen: %s", strerror(errno));
         close(pfd[0]);
+        waitpid(*pid, NULL, 0);
     }
+    return f;
+}
+
+/* Whether TOOL's --help names OPTION. */
+static int tool_has_option(const char *tool, const char *option)
+{
+    const char *const argv[] = {tool, "--help", NULL};
+    char err[128];
+    pid_t pid;
+    FILE *f = tool_output(argv, &pid, err, sizeof err);
+    if (!f)
+        return 0;
+    int found = 0;
+    char *line = NULL;
+    size_t cap = 0;
+    while (getline(&line, &cap, f) > 0)
+        if (strstr(line, option))
+            found = 1;
+    free(line);
+    fclose(f);
     waitpid(pid, NULL, 0);
     return found;
 }
@@ -351,42 +366,25 @@ static int tool_has_option(const char *tool, const char *option)
  * empty directory for debug files keeps them to the library itself. */
 static const char no_debug_dir[] = "--debug-file-directory=/nonexistent/ptcall";
 
+/* Runs the disassembler on d->path and keeps every instruction. 0; -1 with d->err set when
+ * it could not run (d->ok stays 0); -2 when out of memory. */
 static int dobj_load(struct fpt_dobj *d, const char *tool, int no_debug_files)
 {
-    int pfd[2];
-    if (pipe2(pfd, O_CLOEXEC)) {
-        snprintf(d->err, sizeof d->err, "pipe: %s", strerror(errno));
+    const char *argv[6];
+    int argc = 0;
+    argv[argc++] = tool;
+    argv[argc++] = "-d";
+    argv[argc++] = "--no-show-raw-insn";
+    if (!strstr(tool, "llvm"))
+        argv[argc++] = "-w"; /* GNU objdump: one line per instruction, however long */
+    else if (no_debug_files)
+        argv[argc++] = no_debug_dir;
+    argv[argc++] = d->path;
+    argv[argc] = NULL;
+    pid_t pid;
+    FILE *f = tool_output(argv, &pid, d->err, sizeof d->err);
+    if (!f)
         return -1;
-    }
-    int gnu = !strstr(tool, "llvm");
-    pid_t pid = fork();
-    if (pid < 0) {
-        snprintf(d->err, sizeof d->err, "fork: %s", strerror(errno));
-        close(pfd[0]);
-        close(pfd[1]);
-        return -1;
-    }
-    if (pid == 0) {
-        dup2(pfd[1], 1);
-        int dn = open("/dev/null", O_WRONLY);
-        if (dn >= 0)
-            dup2(dn, 2);
-        if (gnu)
-            execl(tool, tool, "-d", "--no-show-raw-insn", "-w", d->path, (char *)NULL);
-        else if (no_debug_files)
-            execl(tool, tool, "-d", "--no-show-raw-insn", no_debug_dir, d->path, (char *)NULL);
-        else
-            execl(tool, tool, "-d", "--no-show-raw-insn", d->path, (char *)NULL);
-        _exit(127);
-    }
-    close(pfd[1]);
-    FILE *f = fdopen(pfd[0], "r");
-    if (!f) {
-        close(pfd[0]);
-        waitpid(pid, NULL, 0);
-        snprintf(d->err, sizeof d->err, "fdopen: %s", strerror(errno));
-        return -1;
-    }
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;
