@@ -50,6 +50,18 @@ struct cov_module {
     uint32_t first;       /* its functions are funcs[first .. first + nfuncs) */
     uint32_t nfuncs;
     uint32_t has_callees; /* the map holds callees and sizes (version 6) */
+    /* Which functions it counts (its map's units' PTCALL_MAP_F_EARLY flags): early placement
+     * counts the source's functions, late only those that survived inlining. */
+    uint8_t placement;    /* enum cov_placement */
+    uint32_t units_early, units_late;
+};
+
+/* The function universe a module counts (.ptcov record 6, docs/cov.md). */
+enum cov_placement {
+    COV_PLACE_UNKNOWN = 0,  /* a .ptcov written before the placement was recorded */
+    COV_PLACE_EARLY = 1,    /* every unit early: source-level functions */
+    COV_PLACE_LATE = 2,     /* every unit late: functions that survived inlining */
+    COV_PLACE_MIXED = 3     /* some units each way */
 };
 
 struct cov_hit {
@@ -73,6 +85,7 @@ struct cov_data {
     uint32_t timeout_ms;
     uint64_t created;     /* Unix seconds */
     uint32_t file_version; /* the .ptcov version it was read from (0: not read from one) */
+    int64_t campaign_ms;  /* how long the campaign ran (AFL++'s fuzzer_stats), -1 unknown */
     uint32_t nmodules, nfuncs, ninputs;
     struct cov_module *modules;
     struct cov_func *funcs;
@@ -92,6 +105,14 @@ void cov_input_free(struct cov_input *in);
 /* "queue", "crash", "hang"; "exited", "signal", "timeout", "error". */
 const char *cov_kind_name(unsigned kind);
 const char *cov_outcome_name(unsigned outcome);
+/* The placement of units_early early and units_late late units (enum cov_placement). */
+unsigned cov_placement_of(uint32_t units_early, uint32_t units_late);
+/* "unknown", "early", "late", "mixed". */
+const char *cov_placement_name(unsigned placement);
+/* What a placement counts, for people: "source-level functions (early placement)", ... */
+const char *cov_universe_text(unsigned placement);
+/* The placement over all of d's modules (mixed when they differ; unknown when any is). */
+unsigned cov_data_placement(const struct cov_data *d);
 /* Orders the inputs by campaign time (unknown last), then name: the order in which "first
  * reached" is decided. */
 void cov_data_sort_inputs(struct cov_data *d);
@@ -130,11 +151,14 @@ struct cov_entries {
     struct cov_entry *v;
     size_t n, cap;
     size_t skipped;       /* reported to the warning stream and left out */
+    int64_t campaign_ms;  /* the longest AFL++ instance's run (fuzzer_stats run_time, or
+                             last_update - start_time), in ms; valid when has_campaign */
+    int has_campaign;
 };
 
 void cov_entries_free(struct cov_entries *e);
-/* The regular, readable, non-empty files directly inside dir (names starting with '.'
- * are AFL++'s and editors' bookkeeping and left out silently). Subdirectories, empty and
+/* The regular, readable files directly inside dir, empty ones too (names starting with '.'
+ * are AFL++'s and editors' bookkeeping and left out silently). Subdirectories and
  * unreadable files are each reported on warn and skipped. Campaign time: the file's
  * modification time minus the earliest one of all plain-corpus files (cov_corpus_times).
  * Returns 0, or an error when dir itself cannot be read. */
@@ -246,8 +270,10 @@ void cov_runner_stop(struct cov_runner *r);
 
 struct cov_blocker {
     uint32_t func;            /* a reached function */
-    uint32_t nunreached;      /* its direct callees never reached */
-    uint64_t insns, blocks;   /* the unreached callees' instructions and blocks */
+    uint32_t nunreached;      /* its direct callees never reached, listed under no caller
+                                 ranked before it */
+    uint64_t insns, blocks;   /* those callees' instructions and blocks */
+    uint32_t first;           /* they are blocker_callees[first .. first + nunreached) */
 };
 struct cov_point {
     int64_t time_ms;
@@ -268,10 +294,19 @@ struct cov_analysis {
     uint32_t *new_count;              /* per input: functions it reached first */
     struct cov_point *curve;          /* one point per input that added functions */
     uint32_t ncurve;
+    int64_t end_ms;                   /* the campaign's end as far as known: its run time
+                                         (AFL++'s fuzzer_stats) or the latest input time (-1:
+                                         none known); the curve's plateau runs to it */
     struct cov_group *modules, *files;
     uint32_t nmodules_g, nfiles;
-    struct cov_blocker *blockers;     /* ranked, most unreached code first */
+    struct cov_blocker *blockers;     /* ranked, most unreached code first; each unreached
+                                         callee under one of them only */
     uint32_t nblockers;
+    uint32_t *blocker_callees;        /* the blockers' unreached callees */
+    uint32_t *callers_start;          /* per function (nfuncs + 1 entries): its reached direct
+                                         callers are callers[callers_start[f] ..
+                                         callers_start[f + 1]) when it was never reached */
+    uint32_t *callers;
     int have_sizes;                   /* every module has callee and size data */
     uint32_t counted[4];              /* inputs by outcome */
 };
@@ -285,8 +320,11 @@ struct cov_diff_row {
     uint32_t func;            /* in the set that reached it */
     int side;                 /* 0: only A reached it, 1: only B */
     uint32_t inputs;          /* how many of that side's inputs reached it */
+    int instrumented_other;   /* the other build has it (0: never instrumented there, so
+                                 its inputs could not be seen reaching it) */
 };
-/* The functions only one of a and b reached, A's first. Functions are matched by linkage
+/* The functions only one of a and b reached, A's first, on each side those the other build
+ * instruments before those it does not (instrumented_other). Functions are matched by linkage
  * name and source file (not module: the two binaries are often named apart). *common gets how many both reached. Returns 0 or
  * -ENOMEM. */
 int cov_diff(const struct cov_analysis *a, const struct cov_analysis *b,

@@ -32,9 +32,11 @@ int64_t cov_afl_field(const char *name, const char *key)
 
 /* start_time (Unix seconds) from DIR/fuzzer_stats, in ms; -1 when absent or unreadable
  * (said on warn). Opened without blocking and refused unless a regular file: a FIFO there
- * hung `cov run` for ever. */
-static int64_t instance_start_ms(const char *inst, FILE *warn)
+ * hung `cov run` for ever. *run_ms gets how long the instance ran (run_time, else
+ * last_update - start_time), -1 when not said: the curve's plateau runs to it. */
+static int64_t instance_start_ms(const char *inst, FILE *warn, int64_t *run_ms)
 {
+    *run_ms = -1;
     char path[4096], sh[768];
     if (snprintf(path, sizeof(path), "%s/fuzzer_stats", inst) >= (int)sizeof(path))
         return -1;
@@ -54,15 +56,18 @@ static int64_t instance_start_ms(const char *inst, FILE *warn)
         return -1;
     }
     char line[512];
-    int64_t v = -1;
+    int64_t v = -1, last = -1, run = -1;
     while (fgets(line, sizeof(line), f)) {
         long long s;
-        if (sscanf(line, "start_time : %lld", &s) == 1) {
+        if (sscanf(line, "start_time : %lld", &s) == 1)
             v = s > 0 && s < INT64_MAX / 1000 ? (int64_t)s * 1000 : -1;
-            break;
-        }
+        else if (sscanf(line, "last_update : %lld", &s) == 1)
+            last = s > 0 && s < INT64_MAX / 1000 ? (int64_t)s * 1000 : -1;
+        else if (sscanf(line, "run_time : %lld", &s) == 1)
+            run = s >= 0 && s < INT64_MAX / 1000 ? (int64_t)s * 1000 : -1;
     }
     fclose(f);
+    *run_ms = run >= 0 ? run : v >= 0 && last >= v ? last - v : -1;
     return v;
 }
 
@@ -130,7 +135,12 @@ static int add_instance(struct cov_entries *e, const char *outdir, const char *i
     if (snprintf(inst, sizeof(inst), "%s%s%s", outdir, *inst_rel ? "/" : "", inst_rel) >=
         (int)sizeof(inst))
         return -ENAMETOOLONG;
-    int64_t start = instance_start_ms(inst, warn);
+    int64_t run_ms;
+    int64_t start = instance_start_ms(inst, warn, &run_ms);
+    if (run_ms >= 0 && (!e->has_campaign || run_ms > e->campaign_ms)) {
+        e->campaign_ms = run_ms;
+        e->has_campaign = 1;
+    }
     int rc = add_sub(e, outdir, inst_rel, "queue", COV_KIND_QUEUE, start, warn);
     if (!rc)
         rc = add_sub(e, outdir, inst_rel, "crashes", COV_KIND_CRASH, start, warn);
@@ -142,9 +152,20 @@ static int add_instance(struct cov_entries *e, const char *outdir, const char *i
 int cov_afl_add(struct cov_entries *e, const char *outdir, FILE *warn, char *why, size_t n)
 {
     char q[4096];
-    if (!is_dir(outdir)) {
-        snprintf(why, n, "%s: %s", outdir, errno ? strerror(errno) : "not a directory");
+    struct stat st;
+    if (stat(outdir, &st)) {
+        snprintf(why, n, "%s: %s (--afl takes an AFL++ output directory, afl-fuzz -o OUTDIR)",
+                 outdir, strerror(errno));
         return -ENOENT;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        /* errno is not set for this case: it read "Invalid argument" */
+        snprintf(why, n,
+                 "%s is %s, not a directory: --afl takes an AFL++ output directory (afl-fuzz "
+                 "-o OUTDIR, with OUTDIR/NAME/queue/ inside); give a directory of inputs as "
+                 "--corpus DIR",
+                 outdir, S_ISREG(st.st_mode) ? "a file" : "not a directory");
+        return -ENOTDIR;
     }
     int rc;
     if (snprintf(q, sizeof(q), "%s/queue", outdir) >= (int)sizeof(q)) {

@@ -18,6 +18,9 @@ void cov_analysis_free(struct cov_analysis *a)
     free(a->modules);
     free(a->files);
     free(a->blockers);
+    free(a->blocker_callees);
+    free(a->callers_start);
+    free(a->callers);
     memset(a, 0, sizeof(*a));
 }
 
@@ -66,9 +69,65 @@ static int by_unreached_code(const void *pa, const void *pb)
     return a->func < b->func ? -1 : a->func > b->func;
 }
 
+/* The reached direct callers of every function never reached (a CSR index): what the
+ * blockers list shows beside each unreached callee. A caller that calls a callee from
+ * several places is listed once. */
+static int index_callers(struct cov_analysis *a)
+{
+    const struct cov_data *d = a->d;
+    uint32_t *start = calloc((size_t)d->nfuncs + 2, sizeof(*start));
+    if (!start)
+        return -ENOMEM;
+    size_t total = 0;
+    for (uint32_t i = 0; i < d->nfuncs; i++)
+        if (a->inputs_reaching[i])
+            for (uint32_t k = 0; k < d->funcs[i].ncallees; k++) {
+                uint32_t c = d->funcs[i].callees[k];
+                if (c < d->nfuncs && !a->inputs_reaching[c]) {
+                    start[c + 1]++;
+                    total++;
+                }
+            }
+    for (uint32_t i = 0; i < d->nfuncs; i++)
+        start[i + 1] += start[i];
+    uint32_t *list = malloc((total + 1) * sizeof(*list));
+    uint32_t *fill = malloc(((size_t)d->nfuncs + 1) * sizeof(*fill));
+    if (!list || !fill) {
+        free(start);
+        free(list);
+        free(fill);
+        return -ENOMEM;
+    }
+    memcpy(fill, start, (size_t)d->nfuncs * sizeof(*fill));
+    for (uint32_t i = 0; i < d->nfuncs; i++)
+        if (a->inputs_reaching[i])
+            for (uint32_t k = 0; k < d->funcs[i].ncallees; k++) {
+                uint32_t c = d->funcs[i].callees[k];
+                /* callers come in order, so a repeat is the last one written */
+                if (c < d->nfuncs && !a->inputs_reaching[c] &&
+                    !(fill[c] > start[c] && list[fill[c] - 1] == i))
+                    list[fill[c]++] = i;
+            }
+    /* close the gaps repeats left: compact each list to its start */
+    uint32_t w = 0;
+    for (uint32_t c = 0; c < d->nfuncs; c++) {
+        uint32_t from = start[c], to = fill[c];
+        start[c] = w;
+        for (uint32_t k = from; k < to; k++)
+            list[w++] = list[k];
+    }
+    start[d->nfuncs] = w;
+    free(fill);
+    a->callers_start = start;
+    a->callers = list;
+    return 0;
+}
+
 /* Reached functions with direct callees never reached, ranked by the callees' size: where a
  * fuzzer stops short (Fuzz Introspector's "blockers"). A callee's size is its own, not what
- * lies behind it: the callees of an unreached callee are counted at their own callers. */
+ * lies behind it: the callees of an unreached callee are counted at their own callers. Each
+ * unreached callee is listed once, under the highest-ranked of its reached callers (its
+ * other callers are shown beside it): a callee called from 30 places was 30 rows. */
 static int blockers(struct cov_analysis *a)
 {
     const struct cov_data *d = a->d;
@@ -76,18 +135,28 @@ static int blockers(struct cov_analysis *a)
     for (uint32_t m = 0; m < d->nmodules; m++)
         if (!d->modules[m].has_callees)
             a->have_sizes = 0;
-    struct cov_blocker *b = malloc(((size_t)d->nfuncs + 1) * sizeof(*b));
-    if (!b)
+    if (index_callers(a))
         return -ENOMEM;
+    struct cov_blocker *b = malloc(((size_t)d->nfuncs + 1) * sizeof(*b));
+    uint32_t *claimed = calloc((size_t)d->nfuncs + 1, sizeof(*claimed));
+    uint32_t *cl = malloc(((size_t)a->callers_start[d->nfuncs] + 1) * sizeof(*cl));
+    if (!b || !claimed || !cl) {
+        free(b);
+        free(claimed);
+        free(cl);
+        return -ENOMEM;
+    }
+    /* first every caller with all its unreached callees, ranked as before ... */
     uint32_t nb = 0;
     for (uint32_t i = 0; i < d->nfuncs; i++) {
         const struct cov_func *f = &d->funcs[i];
         if (!a->inputs_reaching[i] || !f->ncallees)
             continue;
-        struct cov_blocker x = {i, 0, 0, 0};
+        struct cov_blocker x = {i, 0, 0, 0, 0};
         for (uint32_t k = 0; k < f->ncallees; k++) {
             uint32_t c = f->callees[k];
-            if (c < d->nfuncs && !a->inputs_reaching[c]) {
+            if (c < d->nfuncs && !a->inputs_reaching[c] && claimed[c] != i + 1) {
+                claimed[c] = i + 1;   /* a callee called twice counts once */
                 x.nunreached++;
                 x.insns += d->funcs[c].insns;
                 x.blocks += d->funcs[c].blocks;
@@ -97,8 +166,31 @@ static int blockers(struct cov_analysis *a)
             b[nb++] = x;
     }
     qsort(b, nb, sizeof(*b), by_unreached_code);
+    /* ... then, in that order, each takes the callees no caller above it took, and the
+     * rows are ranked again by what they kept */
+    memset(claimed, 0, ((size_t)d->nfuncs + 1) * sizeof(*claimed));
+    uint32_t kept = 0, ncl = 0;
+    for (uint32_t j = 0; j < nb; j++) {
+        struct cov_blocker x = {b[j].func, 0, 0, 0, ncl};
+        const struct cov_func *f = &d->funcs[x.func];
+        for (uint32_t k = 0; k < f->ncallees; k++) {
+            uint32_t c = f->callees[k];
+            if (c < d->nfuncs && !a->inputs_reaching[c] && !claimed[c]) {
+                claimed[c] = 1;
+                cl[ncl++] = c;
+                x.nunreached++;
+                x.insns += d->funcs[c].insns;
+                x.blocks += d->funcs[c].blocks;
+            }
+        }
+        if (x.nunreached)
+            b[kept++] = x;
+    }
+    qsort(b, kept, sizeof(*b), by_unreached_code);
+    free(claimed);
     a->blockers = b;
-    a->nblockers = nb;
+    a->nblockers = kept;
+    a->blocker_callees = cl;
     return 0;
 }
 
@@ -120,10 +212,13 @@ int cov_analyse(const struct cov_data *d, struct cov_analysis *a)
     }
     for (uint32_t i = 0; i < d->nfuncs; i++)
         a->first_input[i] = UINT32_MAX;
+    a->end_ms = d->campaign_ms >= 0 ? d->campaign_ms : -1;
     for (uint32_t i = 0; i < d->ninputs; i++) {
         const struct cov_input *in = &d->inputs[i];
         if (in->outcome < 4)
             a->counted[in->outcome]++;
+        if (in->time_ms > a->end_ms)
+            a->end_ms = in->time_ms;
         for (uint32_t k = 0; k < in->nhits; k++) {
             uint32_t f = in->hits[k].func;
             a->calls[f] += in->hits[k].count;
@@ -156,6 +251,7 @@ struct key {
     const char *mod, *linkage, *file;
     uint32_t func;
     int side;
+    int reached;              /* some input of that side reached it */
 };
 
 static int key_cmp(const void *pa, const void *pb)
@@ -183,16 +279,18 @@ int cov_diff(const struct cov_analysis *a, const struct cov_analysis *b,
         free(r);
         return -ENOMEM;
     }
+    /* every instrumented function of both sides, reached or not: a function one side reached
+     * and the other build never instrumented (inlined away in a late build, another version
+     * of the code) is not a function only that campaign's inputs reach */
     size_t m = 0;
     for (int side = 0; side < 2; side++) {
         const struct cov_data *d = s[side]->d;
         for (uint32_t i = 0; i < d->nfuncs; i++)
-            if (s[side]->inputs_reaching[i])
-                /* not by module: two campaigns' binaries are often named apart (an
-                 * AFL++ build, a ptcall build); linkage name and file tell functions apart */
-                k[m++] = (struct key){"",
-                                      d->funcs[i].linkage ? d->funcs[i].linkage : "",
-                                      d->funcs[i].file ? d->funcs[i].file : "", i, side};
+            /* not by module: two campaigns' binaries are often named apart (an
+             * AFL++ build, a ptcall build); linkage name and file tell functions apart */
+            k[m++] = (struct key){"", d->funcs[i].linkage ? d->funcs[i].linkage : "",
+                                  d->funcs[i].file ? d->funcs[i].file : "", i, side,
+                                  s[side]->inputs_reaching[i] > 0};
     }
     qsort(k, m, sizeof(*k), key_cmp);
     uint32_t nr = 0, both = 0;
@@ -201,20 +299,28 @@ int cov_diff(const struct cov_analysis *a, const struct cov_analysis *b,
         while (j < m && !strcmp(k[j].mod, k[i].mod) && !strcmp(k[j].linkage, k[i].linkage) &&
                !strcmp(k[j].file, k[i].file))
             j++;
-        int sides = 0;
-        for (size_t x = i; x < j; x++)
-            sides |= 1 << k[x].side;
-        if (sides == 3) {
+        int present = 0, reached = 0;
+        uint32_t func[2] = {0, 0};
+        for (size_t x = i; x < j; x++) {
+            present |= 1 << k[x].side;
+            if (k[x].reached && !(reached & (1 << k[x].side)))
+                func[k[x].side] = k[x].func;
+            reached |= k[x].reached << k[x].side;
+        }
+        if (reached == 3) {
             both++;
-        } else {
-            int side = sides == 1 ? 0 : 1;
-            r[nr++] = (struct cov_diff_row){k[i].func, side,
-                                            s[side]->inputs_reaching[k[i].func]};
+        } else if (reached) {
+            int side = reached == 1 ? 0 : 1;
+            r[nr++] = (struct cov_diff_row){func[side], side,
+                                            s[side]->inputs_reaching[func[side]],
+                                            (present >> (1 - side)) & 1};
         }
         i = j;
     }
     free(k);
-    /* A's only functions first (the sort above put them in key order within each side) */
+    /* A's first, then B's; on each side the functions the other build has (and its inputs
+     * never reached) before those it never instrumented (the sort above put them in key
+     * order within each group) */
     struct cov_diff_row *o = malloc(((size_t)nr + 1) * sizeof(*o));
     if (!o) {
         free(r);
@@ -222,9 +328,10 @@ int cov_diff(const struct cov_analysis *a, const struct cov_analysis *b,
     }
     uint32_t no = 0;
     for (int side = 0; side < 2; side++)
-        for (uint32_t i = 0; i < nr; i++)
-            if (r[i].side == side)
-                o[no++] = r[i];
+        for (int inst = 1; inst >= 0; inst--)
+            for (uint32_t i = 0; i < nr; i++)
+                if (r[i].side == side && r[i].instrumented_other == inst)
+                    o[no++] = r[i];
     free(r);
     *rows = o;
     *nrows = no;

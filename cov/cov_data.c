@@ -8,6 +8,7 @@
 void cov_data_init(struct cov_data *d)
 {
     memset(d, 0, sizeof(*d));
+    d->campaign_ms = -1;
 }
 
 void cov_input_free(struct cov_input *in)
@@ -86,6 +87,50 @@ const char *cov_outcome_name(unsigned outcome)
 {
     static const char *const o[] = {"exited", "signal", "timeout", "error"};
     return outcome < 4 ? o[outcome] : "?";
+}
+
+/* ---- the function universe (docs/cov.md, *The universe*) ---- */
+
+unsigned cov_placement_of(uint32_t units_early, uint32_t units_late)
+{
+    if (units_early && units_late)
+        return COV_PLACE_MIXED;
+    return units_late ? COV_PLACE_LATE : units_early ? COV_PLACE_EARLY : COV_PLACE_UNKNOWN;
+}
+
+const char *cov_placement_name(unsigned placement)
+{
+    static const char *const p[] = {"unknown", "early", "late", "mixed"};
+    return placement < 4 ? p[placement] : "unknown";
+}
+
+const char *cov_universe_text(unsigned placement)
+{
+    switch (placement) {
+    case COV_PLACE_EARLY:
+        return "source-level functions (early placement)";
+    case COV_PLACE_LATE:
+        return "functions that survived inlining (late placement): functions inlined before "
+               "the pass ran are not counted";
+    case COV_PLACE_MIXED:
+        return "mixed: source-level functions of the early-placed units, only the functions "
+               "that survived inlining of the late-placed ones (functions inlined before the "
+               "pass ran are not counted)";
+    default:
+        return "not recorded (a .ptcov written before ptcall recorded the placement)";
+    }
+}
+
+unsigned cov_data_placement(const struct cov_data *d)
+{
+    unsigned p = COV_PLACE_UNKNOWN;
+    for (uint32_t m = 0; m < d->nmodules; m++) {
+        unsigned q = d->modules[m].placement;
+        if (q == COV_PLACE_UNKNOWN)
+            return COV_PLACE_UNKNOWN;
+        p = m == 0 ? q : p == q ? p : COV_PLACE_MIXED;
+    }
+    return p;
 }
 
 static int by_time_name(const void *pa, const void *pb)

@@ -17,6 +17,10 @@
 #include "ptc_varint.h"
 
 enum { REC_END = 0, REC_RUN = 1, REC_MODULE = 2, REC_INPUT = 3 };
+/* Record 6 (a later revision of version 2: older readers skip it): each module's placement,
+ * the function universe it counts, and the campaign's run time. Types 4, 5 and 7 are other
+ * records'. */
+enum { REC_UNIVERSE = 6 };
 #define HEADER_SIZE_V1 16u
 #define HEADER_SIZE 20u   /* version 2: the first 16 bytes and their CRC-32 */
 
@@ -147,6 +151,17 @@ int cov_file_write(const struct cov_data *d, const char *path, char *why, size_t
         }
         put_rec(&out, REC_MODULE, &rec);
         rc = write_all(&f, &out);
+    }
+    if (!rc) {
+        rec.n = 0;
+        put_v(&rec, d->nmodules);
+        for (uint32_t m = 0; m < d->nmodules; m++) {
+            put_v(&rec, d->modules[m].placement);
+            put_v(&rec, d->modules[m].units_early);
+            put_v(&rec, d->modules[m].units_late);
+        }
+        put_v(&rec, ptc_zigzag(d->campaign_ms));
+        put_rec(&out, REC_UNIVERSE, &rec);
     }
     for (uint32_t i = 0; i < d->ninputs && !rc; i++) {
         const struct cov_input *in = &d->inputs[i];
@@ -309,6 +324,29 @@ static int read_input(struct cov_data *d, struct rd *r)
     return r->bad;
 }
 
+/* Record 6: the modules' placements (each module read already), then the campaign's run
+ * time. Fields a later revision appends are left unread. */
+static int read_universe(struct cov_data *d, struct rd *r)
+{
+    uint64_t nm = get_v(r);
+    if (r->bad || nm != d->nmodules)
+        return 1;
+    for (uint32_t m = 0; m < nm; m++) {
+        uint64_t p = get_v(r), early = get_v(r), late = get_v(r);
+        if (r->bad || early > UINT32_MAX || late > UINT32_MAX ||
+            p != cov_placement_of((uint32_t)early, (uint32_t)late))
+            return 1;
+        d->modules[m].placement = (uint8_t)p;
+        d->modules[m].units_early = (uint32_t)early;
+        d->modules[m].units_late = (uint32_t)late;
+    }
+    int64_t ms = ptc_unzigzag(get_v(r));
+    if (r->bad || ms < -1)
+        return 1;
+    d->campaign_ms = ms;
+    return 0;
+}
+
 static uint32_t le32(const uint8_t *p)
 {
     return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
@@ -325,6 +363,8 @@ static void rec_name(char *out, size_t n, unsigned type, const struct cov_data *
         snprintf(out, n, "INPUT record %u", d->ninputs);
     else if (type == REC_END)
         snprintf(out, n, "END record");
+    else if (type == REC_UNIVERSE)
+        snprintf(out, n, "UNIVERSE record");
     else
         snprintf(out, n, "record of type %u", type);
 }
@@ -393,6 +433,8 @@ int cov_file_parse(struct cov_data *d, const uint8_t *data, size_t size, const c
             bad = read_module(d, &r);
         } else if (type == REC_INPUT) {
             bad = read_input(d, &r);
+        } else if (type == REC_UNIVERSE) {
+            bad = read_universe(d, &r);
         } else if (type == REC_END) {
             uint64_t ni = get_v(&r);
             if (r.bad || ni != d->ninputs) {

@@ -395,6 +395,21 @@ static int start_server(struct cov_runner *r, int first, char *why, size_t n)
         snprintf(why, n, "the target answered 0x%08x, not the fork server's hello", hello);
         return -EPROTO;
     }
+    /* Killed by a signal with the counts file never laid out: the runtime's pre-main point
+     * (after every constructor) was not reached, so the target died before main, in a
+     * constructor or the dynamic linker, before any input. It read "did not start a fork
+     * server", and each input then ran (and died) the same way. */
+    struct stat cst;
+    if (rc != -ETIMEDOUT && WIFSIGNALED(status) && fstat(r->counts_fd, &cst) == 0 &&
+        cst.st_size == 0) {
+        int sig = WTERMSIG(status);
+        snprintf(why, n,
+                 "the target died by signal %d (%s) before main, before its fork server "
+                 "started: a constructor or the dynamic linker crashed, before any input was "
+                 "read%s; run it by hand (%s < /dev/null, or under gdb) and fix that first",
+                 sig, sigabbrev_np(sig) ? sigabbrev_np(sig) : "?", said, r->argv[0]);
+        return -ECHILD;
+    }
     return 0;
 }
 

@@ -110,6 +110,7 @@ struct pending {
 struct load_ctx {
     struct cov_data *d;
     uint32_t module;
+    uint32_t units_early, units_late;   /* by the units' PTCALL_MAP_F_EARLY flag */
     int err;
     int all_ext;             /* every unit had the version 6 extension */
     struct pending *pend;
@@ -165,6 +166,10 @@ static int add_unit(void *vctx, const struct ptc_map_unit *u)
 {
     struct load_ctx *c = vctx;
     uint32_t first = c->d->nfuncs;
+    if (u->hdr.flags & PTCALL_MAP_F_EARLY)
+        c->units_early++;
+    else
+        c->units_late++;
     for (uint32_t i = 0; i < u->hdr.num_funcs; i++) {
         struct ptcall_map_func mf;
         ptc_map_get_func(u, i, &mf);
@@ -260,7 +265,7 @@ int cov_map_load(struct cov_data *d, const char *path, char *why, size_t n)
     memcpy(m->build_id, ei.build_id, sizeof(m->build_id));
     m->identity = s.identity;
     m->first = first;
-    struct load_ctx c = {d, d->nmodules - 1, 0, 1, NULL, 0, 0};
+    struct load_ctx c = {d, d->nmodules - 1, 0, 0, 0, 1, NULL, 0, 0};
     rc = ptc_map_walk(ei.map, ei.map_size, ei.map_addr, 0, 0, add_unit, &c, &bad);
     free(ei.map);
     m = &d->modules[c.module];   /* (add_unit grew funcs, not modules) */
@@ -268,6 +273,9 @@ int cov_map_load(struct cov_data *d, const char *path, char *why, size_t n)
     if (rc >= 0 && !c.err)
         c.err = resolve(&c, first, m->nfuncs);
     m->has_callees = c.all_ext && m->nfuncs > 0;
+    m->units_early = c.units_early;
+    m->units_late = c.units_late;
+    m->placement = (uint8_t)cov_placement_of(c.units_early, c.units_late);
     for (size_t k = 0; k < c.npend; k++)
         free(c.pend[k].name);
     free(c.pend);

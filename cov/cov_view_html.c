@@ -25,7 +25,9 @@ static void html_str(FILE *f, const char *s)
 static void svg_curve(FILE *f, const struct cov_analysis *a)
 {
     const int w = 800, h = 300, l = 60, b = 30;
-    int64_t tmax = 1;
+    /* to the campaign's end, not the last new function: the plateau is what fuzzer users
+     * look for (it stopped at 69.6 s of a 900 s campaign) */
+    int64_t tmax = a->end_ms > 1 ? a->end_ms : 1;
     for (uint32_t i = 0; i < a->ncurve; i++)
         if (a->curve[i].time_ms > tmax)
             tmax = a->curve[i].time_ms;
@@ -62,17 +64,29 @@ static void uplot_curve(FILE *f, const struct cov_analysis *a)
     fprintf(f, "<div id=\"curve\"></div>\n<script>%s</script>\n<script>\n(function(){\n"
                "var t=[",
             cov_uplot_js);
-    for (uint32_t i = 0; i < a->ncurve; i++)
-        fprintf(f, "%s%.3f", i ? "," : "",
-                (a->curve[i].time_ms < 0 ? 0 : a->curve[i].time_ms) / 1000.0);
+    int64_t last = -1;
+    for (uint32_t i = 0; i < a->ncurve; i++) {
+        last = a->curve[i].time_ms < 0 ? 0 : a->curve[i].time_ms;
+        fprintf(f, "%s%.3f", i ? "," : "", last / 1000.0);
+    }
+    /* one more point at the campaign's end, so the plateau after the last new function
+     * is drawn */
+    int plateau = a->ncurve && a->end_ms > last;
+    if (plateau)
+        fprintf(f, ",%.3f", a->end_ms / 1000.0);
     fprintf(f, "],y=[");
     for (uint32_t i = 0; i < a->ncurve; i++)
         fprintf(f, "%s%u", i ? "," : "", a->curve[i].reached);
-    fprintf(f, "];\nnew uPlot({title:'functions reached over campaign time',width:800,"
+    if (plateau)
+        fprintf(f, ",%u", a->curve[a->ncurve - 1].reached);
+    fprintf(f, "];\nvar el=document.getElementById('curve');\nnew uPlot({title:'functions reached over campaign time',width:800,"
                "height:300,scales:{x:{time:false}},axes:[{label:'seconds'},{label:'functions'}],"
                "series:[{},{label:'reached',stroke:'#1f77b4',width:2,"
-               "paths:uPlot.paths.stepped({align:1})}]},[t,y],"
-               "document.getElementById('curve'));\n})();\n</script>\n");
+               "paths:uPlot.paths.stepped({align:1})}],"
+               /* the x range drawn, on the element: what a test (or a reader's script)
+                * can check; uPlot sets its scales at the first draw */
+               "hooks:{draw:[function(u){el.setAttribute('data-x-max',u.scales.x.max);}]}},"
+               "[t,y],el);\n})();\n</script>\n");
 }
 
 int cov_view_html(FILE *f, const struct cov_analysis *a, const struct cov_view_opts *o)
@@ -93,6 +107,9 @@ int cov_view_html(FILE *f, const struct cov_analysis *a, const struct cov_view_o
             a->counted[COV_ERROR]);
     fprintf(f, "<p id=\"union\"><b>%u of %u instrumented functions reached (%.1f %%)</b></p>\n",
             a->reached, d->nfuncs, d->nfuncs ? 100.0 * a->reached / d->nfuncs : 0.0);
+    fprintf(f, "<p id=\"universe\">Counted: ");
+    html_str(f, cov_universe_text(cov_data_placement(d)));
+    fprintf(f, ".</p>\n");
     fprintf(f, "<h2>Coverage over campaign time</h2>\n");
     if (cov_uplot_js[0])
         uplot_curve(f, a);
@@ -156,16 +173,22 @@ int cov_view_html(FILE *f, const struct cov_analysis *a, const struct cov_view_o
                 a->have_sizes ? "" : " (no size data in the map: built before map version 6)");
         for (uint32_t i = 0; i < a->nblockers; i++) {
             const struct cov_blocker *b = &a->blockers[i];
-            const struct cov_func *fn = &d->funcs[b->func];
             fprintf(f, "<tr><td>");
             html_str(f, cov_func_name(d, b->func));
             fprintf(f, "</td><td class=n>%" PRIu64 "</td><td class=n>%" PRIu64 "</td><td>",
                     b->insns, b->blocks);
-            for (uint32_t k = 0; k < fn->ncallees; k++)
-                if (!a->inputs_reaching[fn->callees[k]]) {
-                    html_str(f, cov_func_name(d, fn->callees[k]));
-                    fputc(' ', f);
-                }
+            for (uint32_t k = 0; k < b->nunreached; k++) {
+                uint32_t c = a->blocker_callees[b->first + k];
+                html_str(f, cov_func_name(d, c));
+                const char *sep = " (also called by ";
+                for (uint32_t j = a->callers_start[c]; j < a->callers_start[c + 1]; j++)
+                    if (a->callers[j] != b->func) {
+                        fputs(sep, f);
+                        html_str(f, cov_func_name(d, a->callers[j]));
+                        sep = ", ";
+                    }
+                fputs(sep[0] == ',' ? ") " : " ", f);
+            }
             fprintf(f, "</td></tr>\n");
         }
         fprintf(f, "</table>\n");

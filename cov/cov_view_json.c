@@ -22,6 +22,10 @@ int cov_view_json(FILE *f, const struct cov_analysis *a, const struct cov_view_o
     cov_json_str(f, d->target);
     fprintf(f, ",\"timeout_ms\":%u,\n\"union\":{\"functions\":%u,\"reached\":%u},\n", d->timeout_ms,
             d->nfuncs, a->reached);
+    unsigned pl = cov_data_placement(d);
+    fprintf(f, "\"universe\":{\"placement\":\"%s\",\"counts\":", cov_placement_name(pl));
+    cov_json_str(f, cov_universe_text(pl));
+    fprintf(f, "},\n");
     fprintf(f, "\"outcomes\":{\"exited\":%u,\"signal\":%u,\"timeout\":%u,\"error\":%u},\n",
             a->counted[COV_EXITED], a->counted[COV_SIGNALED], a->counted[COV_TIMEOUT],
             a->counted[COV_ERROR]);
@@ -31,8 +35,11 @@ int cov_view_json(FILE *f, const struct cov_analysis *a, const struct cov_view_o
         cov_json_str(f, d->modules[m].path);
         fprintf(f, ",\"build_id\":");
         cov_json_str(f, d->modules[m].build_id);
-        fprintf(f, ",\"identity\":\"%016" PRIx64 "\",\"functions\":%u,\"reached\":%u}",
-                d->modules[m].identity, a->modules[m].funcs, a->modules[m].reached);
+        fprintf(f, ",\"identity\":\"%016" PRIx64 "\",\"functions\":%u,\"reached\":%u,"
+                   "\"placement\":\"%s\",\"units_early\":%u,\"units_late\":%u}",
+                d->modules[m].identity, a->modules[m].funcs, a->modules[m].reached,
+                cov_placement_name(d->modules[m].placement), d->modules[m].units_early,
+                d->modules[m].units_late);
     }
     fprintf(f, "],\n\"files\":[");
     for (uint32_t i = 0; i < a->nfiles; i++) {
@@ -97,7 +104,12 @@ int cov_view_json(FILE *f, const struct cov_analysis *a, const struct cov_view_o
             fprintf(f, "null");
         fprintf(f, ",\"input\":%u,\"reached\":%u}", a->curve[i].input, a->curve[i].reached);
     }
-    fprintf(f, "],\n\"never_reached\":[");
+    fprintf(f, "],\n\"campaign_end_ms\":");
+    if (a->end_ms >= 0)
+        fprintf(f, "%" PRId64, a->end_ms);
+    else
+        fprintf(f, "null");
+    fprintf(f, ",\n\"never_reached\":[");
     int first = 1;
     for (uint32_t i = 0; i < d->nfuncs; i++)
         if (!a->inputs_reaching[i]) {
@@ -109,16 +121,23 @@ int cov_view_json(FILE *f, const struct cov_analysis *a, const struct cov_view_o
         fprintf(f, ",\n\"blockers_sized\":%s,\"blockers\":[", a->have_sizes ? "true" : "false");
         for (uint32_t i = 0; i < a->nblockers; i++) {
             const struct cov_blocker *b = &a->blockers[i];
-            const struct cov_func *fn = &d->funcs[b->func];
             fprintf(f, "%s\n{\"function\":%u,\"unreached_insns\":%" PRIu64
                        ",\"unreached_blocks\":%" PRIu64 ",\"unreached_callees\":[",
                     i ? "," : "", b->func, b->insns, b->blocks);
             first = 1;
-            for (uint32_t k = 0; k < fn->ncallees; k++)
-                if (!a->inputs_reaching[fn->callees[k]]) {
-                    ids_sep(f, &first);
-                    fprintf(f, "%u", fn->callees[k]);
-                }
+            for (uint32_t k = 0; k < b->nunreached; k++) {
+                ids_sep(f, &first);
+                fprintf(f, "%u", a->blocker_callees[b->first + k]);
+            }
+            /* each callee with all its reached callers (it is listed under this one only) */
+            fprintf(f, "],\"callers\":[");
+            for (uint32_t k = 0; k < b->nunreached; k++) {
+                uint32_t c = a->blocker_callees[b->first + k];
+                fprintf(f, "%s[", k ? "," : "");
+                for (uint32_t j = a->callers_start[c]; j < a->callers_start[c + 1]; j++)
+                    fprintf(f, "%s%u", j > a->callers_start[c] ? "," : "", a->callers[j]);
+                fputc(']', f);
+            }
             fprintf(f, "]}");
         }
         fprintf(f, "]");

@@ -57,8 +57,9 @@ int cov_view_table(FILE *f, const struct cov_analysis *a, const struct cov_view_
     fputs("'\n", f);
     fprintf(f, "  %u exited, %u crashed, %u hung, %u not run\n\n", a->counted[COV_EXITED],
             a->counted[COV_SIGNALED], a->counted[COV_TIMEOUT], a->counted[COV_ERROR]);
-    fprintf(f, "functions reached: %u of %u instrumented (%.1f %%)\n\n", a->reached, d->nfuncs,
+    fprintf(f, "functions reached: %u of %u instrumented (%.1f %%)\n", a->reached, d->nfuncs,
             pct(a->reached, d->nfuncs));
+    fprintf(f, "universe: %s\n\n", cov_universe_text(cov_data_placement(d)));
 
     fprintf(f, "per module:\n");
     for (uint32_t m = 0; m < a->nmodules_g; m++) {
@@ -67,6 +68,8 @@ int cov_view_table(FILE *f, const struct cov_analysis *a, const struct cov_view_
         cov_text_str(f, a->modules[m].name);
         fputs(d->modules[m].build_id[0] ? "  build id " : "", f);
         cov_text_str(f, d->modules[m].build_id);
+        if (d->modules[m].placement != COV_PLACE_UNKNOWN)
+            fprintf(f, "  (%s placement)", cov_placement_name(d->modules[m].placement));
         fputc('\n', f);
     }
     fprintf(f, "\nper source file:\n");
@@ -89,6 +92,11 @@ int cov_view_table(FILE *f, const struct cov_analysis *a, const struct cov_view_
         fprintf(f, " (+%u)\n", a->new_count[a->curve[i].input]);
     }
     more(f, nc, a->ncurve);
+    if (a->ncurve && a->end_ms > a->curve[a->ncurve - 1].time_ms) {
+        fmt_ms(t, sizeof(t), a->end_ms);
+        fprintf(f, "  %9s %8u  (the campaign's end: nothing new since)\n", t,
+                a->curve[a->ncurve - 1].reached);
+    }
 
     fprintf(f, "\ninputs (campaign order): functions reached, reached first\n");
     uint32_t ni = cut(o->top, d->ninputs);
@@ -162,15 +170,24 @@ int cov_view_table(FILE *f, const struct cov_analysis *a, const struct cov_view_
         uint32_t nb = cut(o->top, a->nblockers);
         for (uint32_t i = 0; i < nb; i++) {
             const struct cov_blocker *b = &a->blockers[i];
-            const struct cov_func *fn = &d->funcs[b->func];
             fprintf(f, "  %8" PRIu64 " %7" PRIu64 " %9u  ", b->insns, b->blocks, b->nunreached);
             cov_text_str(f, cov_func_name(d, b->func));
             fputc(':', f);
-            for (uint32_t k = 0; k < fn->ncallees; k++)
-                if (!a->inputs_reaching[fn->callees[k]]) {
-                    fputc(' ', f);
-                    cov_text_str(f, cov_func_name(d, fn->callees[k]));
-                }
+            for (uint32_t k = 0; k < b->nunreached; k++) {
+                uint32_t c = a->blocker_callees[b->first + k];
+                fputc(' ', f);
+                cov_text_str(f, cov_func_name(d, c));
+                /* the callee's other reached callers: it is listed here only */
+                const char *sep = " (also called by ";
+                for (uint32_t j = a->callers_start[c]; j < a->callers_start[c + 1]; j++)
+                    if (a->callers[j] != b->func) {
+                        fputs(sep, f);
+                        cov_text_str(f, cov_func_name(d, a->callers[j]));
+                        sep = ", ";
+                    }
+                if (sep[0] == ',')
+                    fputc(')', f);
+            }
             fputc('\n', f);
         }
         more(f, nb, a->nblockers);

@@ -77,6 +77,40 @@ static const char *find_runtime(char *out, size_t n)
     return NULL;
 }
 
+/* ---- the universe: refuse a late build (docs/cov.md, *The universe*) ------------- */
+
+/* Modules [from, d->nmodules) with late-placed units: instrumented after inlining, they
+ * count only the functions that survived it (93 of libyaml's 199 were gone), and no input's
+ * set matches a source-level tool's. Refused (1) unless --allow-late, then said once. */
+static int check_universe(const char *cmd, const struct cov_data *d, uint32_t from,
+                          int allow_late)
+{
+    for (uint32_t m = from; m < d->nmodules; m++) {
+        const struct cov_module *mod = &d->modules[m];
+        if (!mod->units_late)
+            continue;
+        char sh[768], units[64] = "";
+        if (mod->units_early)
+            snprintf(units, sizeof(units), " (%u of its %u units)", mod->units_late,
+                     mod->units_late + mod->units_early);
+        cov_shown(mod->path, sh, sizeof(sh));
+        if (allow_late) {
+            fprintf(stderr, "%s: note: %s was built with late placement%s: counting only the "
+                            "functions that survived inlining (--allow-late)\n",
+                    cmd, sh, units);
+            continue;
+        }
+        fprintf(stderr,
+                "%s: %s was built with late placement%s: it counts only the functions that "
+                "survived inlining, not the source's; rebuild it with ptcall-cc -fptcall-cov "
+                "(before that flag: ptcall-cc -fptcall-placement=early -O1 -g), or give "
+                "--allow-late to count it as it is\n",
+                cmd, sh, units);
+        return 1;
+    }
+    return 0;
+}
+
 /* ---- cov run ---------------------------------------------------------------------- */
 
 struct job {
@@ -187,6 +221,10 @@ static int run_cov(struct cli_values *v)
         cov_data_free(&d);
         return 1;
     }
+    if (check_universe(cmd, &d, 0, v->cov.allow_late)) {
+        cov_data_free(&d);
+        return 1;
+    }
     struct cov_entries e = {0};
     for (int i = 0; i < v->cov.afl.n && !rc; i++)
         if ((rc = cov_afl_add(&e, v->cov.afl.v[i], stderr, why, sizeof(why))))
@@ -220,6 +258,7 @@ static int run_cov(struct cli_values *v)
     d.target = join_words(v->rest);
     d.timeout_ms = t.timeout_ms;
     d.created = (uint64_t)time(NULL);
+    d.campaign_ms = e.has_campaign ? e.campaign_ms : -1;
     if (!t.runtime)
         fprintf(stderr, "%s: libptcall.so not found next to ptcall: only a target linked with "
                         "it is counted (set PTCALL_RUNTIME=/path/to/libptcall.so)\n", cmd);
@@ -278,6 +317,11 @@ static int run_cov(struct cli_values *v)
      * the other runners then only read */
     if (cov_runner_start(&t, &d, workdir, 0, &js[0].runner, why, sizeof(why))) {
         fprintf(stderr, "%s: %s\n", cmd, why);
+        status = 1;
+        goto out;
+    }
+    /* the instrumented libraries runner 0 found: the same universe as the target's */
+    if (check_universe(cmd, &d, 1, v->cov.allow_late)) {
         status = 1;
         goto out;
     }
@@ -382,13 +426,17 @@ collect:;
     }
     fprintf(stderr,
             "%s: %zu inputs in %.2f s (%.0f/s, %s, %u job%s): %u crashed, %u hung, %u not run"
-            "%s; %u of %u functions reached; wrote %s\n",
+            "%s; %u of %u functions reached%s; wrote %s\n",
             cmd, e.n, secs, secs > 0 ? e.n / secs : 0.0,
             libfuzzer ? "libFuzzer-style, batches"
             : js[0].fs || cov_runner_forkserver(js[0].runner) ? "fork server"
                                                              : "exec per input",
             jobs, jobs == 1 ? "" : "s", crashes, hangs, errors,
-            e.skipped ? " (and skipped entries, above)" : "", reached, d.nfuncs, v->output);
+            e.skipped ? " (and skipped entries, above)" : "", reached, d.nfuncs,
+            cov_data_placement(&d) == COV_PLACE_EARLY
+                ? ""
+                : " (late placement: only functions that survived inlining)",
+            v->output);
     if (leaving > 10)
         fprintf(stderr, "%s: %u inputs in all left processes running (the first 10 above)\n",
                 cmd, leaving);

@@ -532,6 +532,9 @@ static const struct cli_opt opts[] = {
      .help = "run N copies of the target side by side (N fork servers)"},
     {.name = "--exec", .cmds = CVR, FLAG(cov.exec),
      .help = "no fork server: one exec per input (slower; for cross-checks)"},
+    {.name = "--allow-late", .cmds = CVR, FLAG(cov.allow_late),
+     .help = "count a target (or instrumented library) built with late placement as it is: "
+             "only the functions that survived inlining (docs/cov.md, The universe)"},
     {.name = "--deferred", .cmds = CVR, FLAG(cov.deferred),
      .help = "the fork server starts where the target calls ptcall_forkserver_start() (after "
              "its initialisation), not before main"},

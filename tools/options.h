@@ -215,6 +215,7 @@ struct cli_values {
         struct cli_list afl;        /* run --afl OUTDIR */
         int exec;                   /* run --exec: no fork server */
         int deferred;               /* run --deferred: serve at ptcall_forkserver_start() */
+        int allow_late;             /* run --allow-late: count late-placed modules */
         int format;                 /* report: table, csv, json, html */
         int blockers;               /* report --blockers */
         const char *binary;         /* report --binary */

@@ -63,11 +63,13 @@ def main():
         with open("corpus/" + name, "wb") as f:
             f.write(data)
         os.utime("corpus/" + name, (t0 + 10 * i, t0 + 10 * i))
+    # an empty file is an input (libFuzzer runs the empty input; it was skipped)
     open("corpus/empty", "wb").close()
+    os.utime("corpus/empty", (t0 + 60, t0 + 60))
     os.symlink("nowhere", "corpus/dangling")
     want = {"corpus/in-a": {"main", "f_a"}, "corpus/in-b": {"main", "f_b"},
             "corpus/in-c": {"main", "crash"}, "corpus/in-h": {"main", "hang"},
-            "corpus/in-x": {"main"}, "corpus/in-z": {"main"}}
+            "corpus/in-x": {"main"}, "corpus/in-z": {"main"}, "corpus/empty": {"main"}}
 
     # a target not built with ptcall: refused before any input runs
     r = run([ptcall, "cov", "run", "-o", "plain.ptcov", "--corpus", "corpus", "--", "./plain"],
@@ -98,7 +100,9 @@ def main():
         r = run([ptcall, "cov", "run", "--timeout", "300", "-o", out, "--corpus", "corpus"] +
                 extra + ["--", "./target"] + tail)
         check(r.returncode == 0, "%s: exit %d: %s" % (mode, r.returncode, r.stderr))
-        for what in ["corpus/empty: empty", "corpus/sub: a directory",
+        check("corpus/empty" not in r.stderr, "%s: the empty input was skipped: %s" %
+              (mode, r.stderr))
+        for what in ["corpus/sub: a directory",
                      "corpus/dangling: No such file"]:
             check("skipping " + what in r.stderr, "%s: no 'skipping %s' in %s" % (mode, what,
                                                                                  r.stderr))
@@ -118,7 +122,8 @@ def main():
                                                                                  doc["union"]))
         # campaign time from file times, and what each input reached first
         times = {i["name"]: i["time_ms"] for i in doc["inputs"]}
-        check(times == {"corpus/in-%s" % c: 10000 * k for k, c in enumerate("abchxz")},
+        check(times == dict({"corpus/in-%s" % c: 10000 * k for k, c in enumerate("abchxz")},
+                            **{"corpus/empty": 60000}),
               "%s: campaign times %s" % (mode, times))
         names = [f["name"] for f in doc["functions"]]
         firsts = {i["name"]: {names[k] for k in i["first"]} for i in doc["inputs"]}
@@ -343,11 +348,163 @@ def main():
         field = [p for p in i["name"].rsplit("/", 1)[-1].split(",") if p.startswith("time:")]
         check(i["time_ms"] == int(field[0][5:]), "afl-toy: time of %s" % i["name"])
 
+    universe_checks(ptcall, cc, src, work, report, validate, run_browser=browser)
+
     if failures:
         print("%d checks failed" % len(failures))
         return 1
     print("all cov checks passed")
     return 0
+
+
+def universe_checks(ptcall, cc, src, work, report, validate, run_browser):
+    """Issue 29, the universe and the small items: a late build refused (--allow-late to go
+    on) and its universe said by report and diff; functions one build never instrumented
+    told apart in cov diff; each unreached callee once in the blockers; --afl FILE; a crash
+    before main; the curve drawn to the campaign's end."""
+    target_c = os.path.join(src, "test", "cov", "cov_target.c")
+    late_env = {k: v for k, v in os.environ.items() if k != "PTCALL_PLACEMENT"}
+    subprocess.run([cc, "-O1", "-g", target_c, "-o", "target-late"], check=True, env=late_env)
+
+    # a late build: refused before any input runs, with what to do, in one line
+    r = run([ptcall, "cov", "run", "-o", "late.ptcov", "--corpus", "corpus", "--",
+             "./target-late"])
+    check(r.returncode == 1 and "late placement" in r.stderr and "-fptcall-cov" in r.stderr
+          and "-fptcall-placement=early" in r.stderr and "--allow-late" in r.stderr and
+          r.stderr.count("\n") == 1 and not os.path.exists("late.ptcov"),
+          "late build: refused in one line: %d %s" % (r.returncode, r.stderr))
+    r = run([ptcall, "cov", "run", "--allow-late", "--timeout", "300", "-o", "late.ptcov",
+             "--corpus", "corpus", "--", "./target-late"])
+    check(r.returncode == 0 and "late placement" in r.stderr,
+          "late build with --allow-late: %d %s" % (r.returncode, r.stderr))
+    late = report("late.ptcov")
+    early = report("stdin.ptcov")
+    check(late.get("universe", {}).get("placement") == "late" and
+          early.get("universe", {}).get("placement") == "early" and
+          late["modules"][0].get("placement") == "late" and
+          late["modules"][0].get("units_late", 0) >= 1 and
+          early["modules"][0].get("units_early", 0) >= 1,
+          "json universe: late %s, early %s" % (late.get("universe"), early.get("universe")))
+    r = run([ptcall, "cov", "report", "late.ptcov"])
+    check("universe: functions that survived inlining (late placement): functions inlined "
+          "before the pass ran are not counted" in r.stdout, "table, late: %s" % r.stdout[:400])
+    r = run([ptcall, "cov", "report", "stdin.ptcov"])
+    check("universe: source-level functions (early placement)" in r.stdout,
+          "table, early: %s" % r.stdout[:400])
+    r = run([ptcall, "cov", "report", "late.ptcov", "--format", "html"])
+    check('<p id="universe">Counted: functions that survived inlining' in r.stdout,
+          "html, late: no universe")
+
+    # an instrumented library built late under an early target: refused too, once runner 0
+    # has found it; with --allow-late the file's universe is mixed
+    with open("liblate.c", "w") as f:
+        f.write("static int helper(int x) { return x + 3; }\n"
+                "int lib_fn(int x) { return helper(x) * 2; }\n")
+    with open("uselib.c", "w") as f:
+        f.write("#include <unistd.h>\nint lib_fn(int);\nint main(void) { char b[8]; "
+                "int n = (int)read(0, b, sizeof b); return lib_fn(n) > 100; }\n")
+    subprocess.run([cc, "-O1", "-g", "-fPIC", "-shared", "liblate.c", "-o", "liblate.so"],
+                   check=True, env=late_env)
+    subprocess.run([cc, "-O1", "-g", "uselib.c", "-L.", "-llate", "-Wl,-rpath," + work, "-o",
+                    "uselib"], check=True, env=dict(os.environ, PTCALL_PLACEMENT="early"))
+    r = run([ptcall, "cov", "run", "-o", "lib.ptcov", "--corpus", "only-a", "--", "./uselib"])
+    check(r.returncode == 1 and "liblate.so was built with late placement" in r.stderr and
+          not os.path.exists("lib.ptcov"), "late library: %d %s" % (r.returncode, r.stderr))
+    r = run([ptcall, "cov", "run", "--allow-late", "-o", "lib.ptcov", "--corpus", "only-a",
+             "--", "./uselib"])
+    doc = report("lib.ptcov") if r.returncode == 0 else {}
+    check(doc.get("universe", {}).get("placement") == "mixed" and
+          [m.get("placement") for m in doc["modules"]] == ["early", "late"],
+          "late library, --allow-late: %s" % (doc.get("modules") or r.stderr))
+
+    # cov diff: f_a and f_b were inlined away in the late build: not "only reached by A"
+    late_names = {f["name"] for f in late["functions"]}
+    r = run([ptcall, "cov", "diff", "stdin.ptcov", "late.ptcov", "--format", "json"])
+    d = json.loads(r.stdout) if r.returncode == 0 else {"only": []}
+    validate(d, "cov-diff.schema.json")
+    rows = {x["name"]: x.get("instrumented_in_other") for x in d["only"]}
+    want_rows = {n: False for n in ("f_a", "f_b") if n not in late_names}
+    check(want_rows and all(rows.get(n) is False for n in want_rows) and
+          d["a"].get("placement") == "early" and d["b"].get("placement") == "late",
+          "diff early/late: rows %s (late build has %s)" % (rows, sorted(late_names)))
+    r = run([ptcall, "cov", "diff", "stdin.ptcov", "late.ptcov"])
+    check("reached by A, not instrumented in B's build" in r.stdout and
+          "different functions" in r.stdout and "counted: source-level functions" in r.stdout,
+          "diff table: %s" % r.stdout)
+    r = run([ptcall, "cov", "diff", "stdin.ptcov", "late.ptcov", "--format", "csv"])
+    check(r.stdout.splitlines()[0].endswith(",other_build") and
+          any(l.endswith(",not instrumented") for l in r.stdout.splitlines()),
+          "diff csv: %s" % r.stdout)
+    # two early runs: nothing "not instrumented"
+    r = run([ptcall, "cov", "diff", "only-a.ptcov", "only-b.ptcov", "--format", "json"])
+    d = json.loads(r.stdout)
+    check(all(x.get("instrumented_in_other") is True for x in d["only"]),
+          "diff of one build: %s" % d["only"])
+
+    # blockers: rare is called by p1 and p2 (both reached): listed once, with both callers
+    subprocess.run([cc, "-O1", "-g", os.path.join(src, "test", "cov", "cov_blockers.c"), "-o",
+                    "blk"], check=True, env=dict(os.environ, PTCALL_PLACEMENT="early"))
+    os.makedirs("blk-corpus", exist_ok=True)
+    with open("blk-corpus/x", "wb") as f:
+        f.write(b"x")
+    r = run([ptcall, "cov", "run", "-o", "blk.ptcov", "--corpus", "blk-corpus", "--", "./blk"])
+    check(r.returncode == 0, "blockers target: %s" % r.stderr)
+    doc = report("blk.ptcov", "--blockers")
+    names = [f["name"] for f in doc["functions"]]
+    listed = [names[c] for b in doc["blockers"] for c in b["unreached_callees"]]
+    check(sorted(listed) == ["rare", "rare2"], "blockers: each callee once: %s" % listed)
+    for b in doc["blockers"]:
+        for c, callers in zip(b["unreached_callees"], b.get("callers", [])):
+            if names[c] == "rare":
+                check(sorted(names[k] for k in callers) == ["p1", "p2"],
+                      "blockers: rare's callers %s" % callers)
+    check(doc["blockers"] and names[doc["blockers"][0]["function"]] == "p1" and
+          all("callers" in b for b in doc["blockers"]),
+          "blockers: p1 first (rare and rare2): %s" % doc["blockers"])
+    r = run([ptcall, "cov", "report", "blk.ptcov", "--blockers"])
+    bl = r.stdout[r.stdout.find("blockers:"):]
+    import re
+    check(len(re.findall(r" rare\b", bl)) == 1 and "rare (also called by p2)" in bl,
+          "blockers table: %s" % bl)
+
+    # --afl with a file: what was expected, not "Invalid argument"
+    r = run([ptcall, "cov", "run", "-o", "x.ptcov", "--afl", "corpus/in-a", "--", "./target"])
+    check(r.returncode == 1 and "Invalid argument" not in r.stderr and
+          "corpus/in-a is a file, not a directory" in r.stderr and "--corpus" in r.stderr,
+          "--afl FILE: %s" % r.stderr)
+
+    # a crash in a constructor: before main, said with the signal and the target's last line
+    subprocess.run([cc, "-O1", "-g", os.path.join(src, "test", "cov", "cov_ctor.c"), "-o",
+                    "ctor"], check=True, env=dict(os.environ, PTCALL_PLACEMENT="early"))
+    r = run([ptcall, "cov", "run", "-o", "ctor.ptcov", "--corpus", "corpus", "--", "./ctor"])
+    check(r.returncode == 1 and "died by signal 11 (SEGV) before main" in r.stderr and
+          "about to crash in a constructor" in r.stderr and
+          "did not start a fork server" not in r.stderr and not os.path.exists("ctor.ptcov"),
+          "constructor crash: %d %s" % (r.returncode, r.stderr))
+
+    # the curve to the campaign's end: AFL++'s run_time (420 s) on the zlib subset, whose
+    # last new function comes far earlier
+    afl = os.path.join(src, "test", "cov", "data", "afl-zlib")
+    r = run([ptcall, "cov", "run", "-o", "aflend.ptcov", "--afl", afl, "--", "./target", "@@"])
+    check(r.returncode == 0, "afl end: %s" % r.stderr)
+    doc = report("aflend.ptcov")
+    check(doc.get("campaign_end_ms") == 420000 and doc["curve"][-1]["time_ms"] < 420000,
+          "campaign end: %s, last curve point %s" % (doc.get("campaign_end_ms"),
+                                                     doc["curve"][-1]))
+    r = run([ptcall, "cov", "report", "aflend.ptcov"])
+    check("7m00s" in r.stdout and "the campaign's end" in r.stdout, "table end: %s" %
+          r.stdout[:1500])
+    r = run([ptcall, "cov", "report", "aflend.ptcov", "--format", "html"])
+    if "new uPlot(" in r.stdout and run_browser:
+        with open("end.html", "w") as f:
+            f.write(r.stdout)
+        dom = run([run_browser, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom",
+                   "file://" + os.path.join(work, "end.html")], timeout=120).stdout
+        m = re.search(r'data-x-max="([0-9.]+)"', dom)
+        check(m and float(m.group(1)) >= 420, "html: uPlot's x axis ends at %s, want the "
+              "campaign's end (420 s)" % (m.group(1) if m else None))
+    else:
+        check('<polyline' in r.stdout and '420.0s' in r.stdout, "html svg: no end at 420 s")
 
 
 if __name__ == "__main__":
