@@ -417,6 +417,30 @@ def universe_checks(ptcall, cc, src, work, report, validate, run_browser):
           [m.get("placement") for m in doc["modules"]] == ["early", "late"],
           "late library, --allow-late: %s" % (doc.get("modules") or r.stderr))
 
+    # a .ptcov without record 6 (as written before it): read, its universe "not recorded"
+    with open("stdin.ptcov", "rb") as f:
+        b = f.read()
+    out, p, seen = bytearray(b[:20]), 20, []
+    while p < len(b):
+        q, ln, shift = p + 1, 0, 0
+        while True:
+            ln |= (b[q] & 0x7f) << shift
+            shift += 7
+            q += 1
+            if not b[q - 1] & 0x80:
+                break
+        seen.append(b[p])
+        if b[p] != 6:
+            out += b[p:q + ln + 4]
+        p = q + ln + 4
+    with open("no6.ptcov", "wb") as f:
+        f.write(bytes(out))
+    doc = report("no6.ptcov")
+    r = run([ptcall, "cov", "report", "no6.ptcov"])
+    check(6 in seen and doc.get("universe", {}).get("placement") == "unknown" and
+          "universe: not recorded" in r.stdout and doc["union"] == early["union"],
+          "a .ptcov without record 6: %s %s" % (seen, doc.get("universe")))
+
     # cov diff: f_a and f_b were inlined away in the late build: not "only reached by A"
     late_names = {f["name"] for f in late["functions"]}
     r = run([ptcall, "cov", "diff", "stdin.ptcov", "late.ptcov", "--format", "json"])
