@@ -325,8 +325,9 @@ struct cov_diff_row {
 };
 /* The functions only one of a and b reached, A's first, on each side those the other build
  * instruments before those it does not (instrumented_other). Functions are matched by linkage
- * name and source file (not module: the two binaries are often named apart). *common gets how many both reached. Returns 0 or
- * -ENOMEM. */
+ * name and source file (not module: the two binaries are often named apart), two paths
+ * naming one file when one is the other's tail after a '/' (a source built in two
+ * directories). *common gets how many both reached. Returns 0 or -ENOMEM. */
 int cov_diff(const struct cov_analysis *a, const struct cov_analysis *b,
              struct cov_diff_row **rows, uint32_t *nrows, uint32_t *common);
 

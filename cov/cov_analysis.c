@@ -248,7 +248,7 @@ int cov_analyse(const struct cov_data *d, struct cov_analysis *a)
 /* ---- diff ------------------------------------------------------------------------- */
 
 struct key {
-    const char *mod, *linkage, *file;
+    const char *linkage, *file, *base;   /* base: the file's last path component */
     uint32_t func;
     int side;
     int reached;              /* some input of that side reached it */
@@ -257,14 +257,33 @@ struct key {
 static int key_cmp(const void *pa, const void *pb)
 {
     const struct key *a = pa, *b = pb;
-    int c = strcmp(a->mod, b->mod);
+    int c = strcmp(a->linkage, b->linkage);
     if (!c)
-        c = strcmp(a->linkage, b->linkage);
+        c = strcmp(a->base, b->base);
     if (!c)
         c = strcmp(a->file, b->file);
     if (!c)
         c = a->side - b->side;
     return c;
+}
+
+/* Whether two source paths name the same file as far as their texts tell: equal, or one the
+ * other's tail after a '/'. The pass writes a file relative to the directory it was compiled
+ * in when it lies below it, so one source built in two directories reads "src/trees.c" in
+ * one build and "/work/z/src/trees.c" in the other (every function of such a pair was listed
+ * as one side's only). */
+static int same_file(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la < lb) {
+        const char *t = a;
+        a = b;
+        b = t;
+        size_t u = la;
+        la = lb;
+        lb = u;
+    }
+    return !strcmp(a + (la - lb), b) && (la == lb || a[la - lb - 1] == '/');
 }
 
 int cov_diff(const struct cov_analysis *a, const struct cov_analysis *b,
@@ -274,9 +293,11 @@ int cov_diff(const struct cov_analysis *a, const struct cov_analysis *b,
     size_t n = (size_t)a->d->nfuncs + b->d->nfuncs;
     struct key *k = malloc((n + 1) * sizeof(*k));
     struct cov_diff_row *r = malloc((n + 1) * sizeof(*r));
-    if (!k || !r) {
+    size_t *rep = malloc((n + 1) * sizeof(*rep));
+    if (!k || !r || !rep) {
         free(k);
         free(r);
+        free(rep);
         return -ENOMEM;
     }
     /* every instrumented function of both sides, reached or not: a function one side reached
@@ -285,38 +306,57 @@ int cov_diff(const struct cov_analysis *a, const struct cov_analysis *b,
     size_t m = 0;
     for (int side = 0; side < 2; side++) {
         const struct cov_data *d = s[side]->d;
-        for (uint32_t i = 0; i < d->nfuncs; i++)
+        for (uint32_t i = 0; i < d->nfuncs; i++) {
             /* not by module: two campaigns' binaries are often named apart (an
              * AFL++ build, a ptcall build); linkage name and file tell functions apart */
-            k[m++] = (struct key){"", d->funcs[i].linkage ? d->funcs[i].linkage : "",
-                                  d->funcs[i].file ? d->funcs[i].file : "", i, side,
+            const char *file = d->funcs[i].file ? d->funcs[i].file : "";
+            const char *slash = strrchr(file, '/');
+            k[m++] = (struct key){d->funcs[i].linkage ? d->funcs[i].linkage : "", file,
+                                  slash ? slash + 1 : file, i, side,
                                   s[side]->inputs_reaching[i] > 0};
+        }
     }
     qsort(k, m, sizeof(*k), key_cmp);
     uint32_t nr = 0, both = 0;
     for (size_t i = 0; i < m;) {
+        /* a group: one linkage name in files of one base name; within it, the functions
+         * whose paths agree (same_file) are one function */
         size_t j = i + 1;
-        while (j < m && !strcmp(k[j].mod, k[i].mod) && !strcmp(k[j].linkage, k[i].linkage) &&
-               !strcmp(k[j].file, k[i].file))
+        while (j < m && !strcmp(k[j].linkage, k[i].linkage) && !strcmp(k[j].base, k[i].base))
             j++;
-        int present = 0, reached = 0;
-        uint32_t func[2] = {0, 0};
         for (size_t x = i; x < j; x++) {
-            present |= 1 << k[x].side;
-            if (k[x].reached && !(reached & (1 << k[x].side)))
-                func[k[x].side] = k[x].func;
-            reached |= k[x].reached << k[x].side;
+            rep[x] = x;
+            for (size_t y = i; y < x; y++)
+                if (rep[y] == y && same_file(k[x].file, k[y].file)) {
+                    rep[x] = y;
+                    break;
+                }
         }
-        if (reached == 3) {
-            both++;
-        } else if (reached) {
-            int side = reached == 1 ? 0 : 1;
-            r[nr++] = (struct cov_diff_row){func[side], side,
-                                            s[side]->inputs_reaching[func[side]],
-                                            (present >> (1 - side)) & 1};
+        for (size_t c = i; c < j; c++) {
+            if (rep[c] != c)
+                continue;
+            int present = 0, reached = 0;
+            uint32_t func[2] = {0, 0};
+            for (size_t x = c; x < j; x++) {
+                if (rep[x] != c)
+                    continue;
+                present |= 1 << k[x].side;
+                if (k[x].reached && !(reached & (1 << k[x].side)))
+                    func[k[x].side] = k[x].func;
+                reached |= k[x].reached << k[x].side;
+            }
+            if (reached == 3) {
+                both++;
+            } else if (reached) {
+                int side = reached == 1 ? 0 : 1;
+                r[nr++] = (struct cov_diff_row){func[side], side,
+                                                s[side]->inputs_reaching[func[side]],
+                                                (present >> (1 - side)) & 1};
+            }
         }
         i = j;
     }
+    free(rep);
     free(k);
     /* A's first, then B's; on each side the functions the other build has (and its inputs
      * never reached) before those it never instrumented (the sort above put them in key

@@ -465,6 +465,24 @@ def universe_checks(ptcall, cc, src, work, report, validate, run_browser):
     check(all(x.get("instrumented_in_other") is True for x in d["only"]),
           "diff of one build: %s" % d["only"])
 
+    # one source built in two directories: the map says "sub/cov_target.c" (below the
+    # compiling directory) in one, the absolute path in the other: the same functions
+    os.makedirs("sub", exist_ok=True)
+    shutil.copy(target_c, "sub/cov_target.c")
+    early_env = dict(os.environ, PTCALL_PLACEMENT="early")
+    subprocess.run([cc, "-O1", "-g", "sub/cov_target.c", "-o", "t-rel"], check=True,
+                   env=early_env)
+    subprocess.run([cc, "-O1", "-g", os.path.join(work, "sub", "cov_target.c"), "-o",
+                    os.path.join(work, "t-abs")], check=True, env=early_env, cwd="/")
+    for t in ["t-rel", "t-abs"]:
+        r = run([ptcall, "cov", "run", "-o", t + ".ptcov", "--corpus", "only-a", "--", "./" + t])
+        check(r.returncode == 0, "%s: %s" % (t, r.stderr))
+    files = {report(t + ".ptcov")["functions"][0]["file"] for t in ["t-rel", "t-abs"]}
+    r = run([ptcall, "cov", "diff", "t-rel.ptcov", "t-abs.ptcov", "--format", "json"])
+    d = json.loads(r.stdout) if r.returncode == 0 else {}
+    check(len(files) == 2 and d.get("both") == 2 and d.get("only") == [],
+          "diff of one source built in two directories (files %s): %s" % (files, d))
+
     # blockers: rare is called by p1 and p2 (both reached): listed once, with both callers
     subprocess.run([cc, "-O1", "-g", os.path.join(src, "test", "cov", "cov_blockers.c"), "-o",
                     "blk"], check=True, env=dict(os.environ, PTCALL_PLACEMENT="early"))
