@@ -433,8 +433,10 @@ collect:;
                                                              : "exec per input",
             jobs, jobs == 1 ? "" : "s", crashes, hangs, errors,
             e.skipped ? " (and skipped entries, above)" : "", reached, d.nfuncs,
-            cov_data_placement(&d) == COV_PLACE_EARLY
-                ? ""
+            cov_data_placement(&d) == COV_PLACE_EARLY ? ""
+            : cov_data_placement(&d) == COV_PLACE_MIXED
+                ? " (mixed placement: the late-placed units count only functions that "
+                  "survived inlining)"
                 : " (late placement: only functions that survived inlining)",
             v->output);
     if (leaving > 10)
