@@ -137,6 +137,11 @@ const char *cov_shape_name(const struct cov_shape *s);
  * what is wrong and what to do. */
 int cov_shape_refuse(const struct cov_shape *s, const char *target, int has_at, char *why,
                      size_t n);
+/* The command for libFuzzer's main (argv NULL-terminated): argv[0], the flags that make a
+ * crash a signal and keep libFuzzer from writing artifacts or stopping an input on limits of
+ * its own (the user's flags come after and win), the rest, and "@@" at the end when has_at
+ * is 0. *out is malloc'ed (the words are argv's). Returns 0 or -ENOMEM. */
+int cov_shape_libfuzzer_argv(char **argv, int has_at, char ***out);
 
 /* ---- inputs to run (cov_corpus.c, cov_afl.c) --------------------------------------- */
 

@@ -8,6 +8,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -216,4 +217,35 @@ int cov_shape_check(const struct cov_shape *s, const struct cov_entries *e,
                 "left it unread): if it reads a file, put @@ where the path goes\n",
                 cmd, unread, nonempty);
     return (int)(zero + many);
+}
+
+/* libFuzzer handles these signals itself by default: it writes crash-<sha1> into the
+ * current directory and exits with a status instead of the signal. Off, a crash is the
+ * signal, as in every other shape. Its own memory and time limits (oom-, timeout- files)
+ * and leak checks are off too: `cov run` has its --timeout. */
+static const char *const lf_flags[] = {
+    "-handle_segv=0", "-handle_bus=0", "-handle_abrt=0", "-handle_ill=0", "-handle_fpe=0",
+    "-rss_limit_mb=0", "-malloc_limit_mb=0", "-timeout=0", "-detect_leaks=0",
+};
+#define NLF (sizeof(lf_flags) / sizeof(lf_flags[0]))
+
+int cov_shape_libfuzzer_argv(char **argv, int has_at, char ***out)
+{
+    size_t argc = 0;
+    while (argv[argc])
+        argc++;
+    char **v = calloc(argc + NLF + 2, sizeof(*v));
+    if (!v)
+        return -ENOMEM;
+    size_t k = 0;
+    v[k++] = argv[0];
+    for (size_t i = 0; i < NLF; i++)
+        v[k++] = (char *)lf_flags[i];
+    for (size_t i = 1; i < argc; i++)
+        v[k++] = argv[i];
+    if (!has_at)
+        v[k++] = "@@";
+    v[k] = NULL;
+    *out = v;
+    return 0;
 }

@@ -236,16 +236,18 @@ static int run_cov(struct cli_values *v)
     char *argv0 = v->rest[0];
     v->rest[0] = target;
     char **argv_at = NULL;
-    if (shape.kind == COV_SHAPE_LIBFUZZER && !has_at) {
-        /* libFuzzer's main never reads stdin, and without a file argument it would fuzz:
-         * the input goes as the file argument it runs once */
-        if ((argv_at = calloc(argc + 2, sizeof(*argv_at)))) {
-            memcpy(argv_at, v->rest, argc * sizeof(*argv_at));
-            argv_at[argc] = "@@";
-            t.argv = argv_at;
+    if (shape.kind == COV_SHAPE_LIBFUZZER) {
+        if (cov_shape_libfuzzer_argv(v->rest, has_at, &argv_at)) {
+            fprintf(stderr, "%s: out of memory\n", cmd);
+            v->rest[0] = argv0;
+            cov_entries_free(&e);
+            cov_data_free(&d);
+            return 1;
         }
-        fprintf(stderr, "%s: libFuzzer's main reads its inputs from file arguments: each input "
-                        "is given as one (@@ added at the end of the command)\n", cmd);
+        t.argv = argv_at;
+        if (!has_at)
+            fprintf(stderr, "%s: libFuzzer's main reads its inputs from file arguments: each "
+                            "input is given as one (@@ added at the end of the command)\n", cmd);
     }
     if (shape.afl_init && !t.force_exec && !t.defer) {
         /* as afl-fuzz defers on a target built with __AFL_INIT() */

@@ -226,6 +226,35 @@ def main():
     r, out = cov_run([t["afl"], "@@"], "afl-at")
     check(r.returncode == 1 and "remove @@" in r.stderr,
           "@@ with __AFL_FUZZ_TESTCASE_BUF refused: %s" % r.stderr.strip())
+    # libFuzzer's main and a crash: a signal, as in every shape (libFuzzer's own handler made
+    # it exit status 77), no artifact in the current directory
+    crash = os.path.join(work, "pt", "crash")
+    sh([CC, "-O1", "-g", "-fsanitize=fuzzer", os.path.join(HERE, "crash_toi.c"), "-o", crash],
+       env=dict(os.environ, PTCALL_PLACEMENT="early"))
+    cc = os.path.join(work, "crash-corpus")
+    cwd = os.path.join(work, "crash-cwd")
+    for d in (cc, cwd):
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+    for name, data in (("a", b"crash!"), ("b", b"fine")):
+        with open(os.path.join(cc, name), "wb") as f:
+            f.write(data)
+    out = os.path.join(work, "crash.ptcov")
+    r = subprocess.run([PTCALL, "cov", "run", "-o", out, "--corpus", cc, "--", crash],
+                       capture_output=True, text=True, cwd=cwd, timeout=120)
+    rep = json.loads(sh([PTCALL, "cov", "report", "--format", "json", out],
+                        capture_output=True, text=True).stdout) if r.returncode == 0 else {}
+    names = [f["name"] for f in rep.get("functions", [])]
+    got = {os.path.basename(i["name"]): (i["outcome"], i["value"],
+                                         sorted(names[k] for k in i["functions"]))
+           for i in rep.get("inputs", [])}
+    check(r.returncode == 0 and not os.listdir(cwd) and "a" in got and
+          got["a"][:2] == ("signal", 6),
+          "libFuzzer's main: abort() is recorded as signal 6 (%s), nothing left in the current "
+          "directory (%s)" % (got.get("a"), os.listdir(cwd)))
+    check(r.returncode == 0 and "boom" in got.get("a", ("", 0, []))[2] and
+          got.get("b") == ("exited", 0, ["LLVMFuzzerTestOneInput"]),
+          "libFuzzer's main: each input's functions (%s)" % got)
     print("%d failures" % len(failures))
     return 1 if failures else 0
 
