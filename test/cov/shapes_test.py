@@ -219,6 +219,11 @@ def main():
           "%d inputs ran LLVMFuzzerTestOneInput other than once (0 never, %d more than once"
           % (len(inputs), len(inputs)) in r.stderr,
           "TestOneInput run twice per input is said: %s" % r.stderr.strip()[-500:])
+    # libFuzzer's main told to run each file twice (-runs=2): said for every input
+    r, out = cov_run([t["libfuzzer"], "-runs=2", "@@"], "lf-runs2")
+    check("ran LLVMFuzzerTestOneInput 2 times" in r.stderr and
+          "%d inputs ran LLVMFuzzerTestOneInput other than once" % len(inputs) in r.stderr,
+          "libFuzzer's main running each input twice is said: %s" % r.stderr.strip()[-300:])
     # @@ twice, and @@ for a harness that reads its input through __AFL_FUZZ_TESTCASE_*
     r, out = cov_run([t["own"], "@@", "@@"], "twice-at")
     check(r.returncode == 1 and "@@ is in the command 2 times" in r.stderr,
