@@ -73,6 +73,10 @@ struct cov_data {
     uint32_t timeout_ms;
     uint64_t created;     /* Unix seconds */
     uint32_t file_version; /* the .ptcov version it was read from (0: not read from one) */
+    /* the HARNESS record (type 7; docs/cov.md, "Harness shapes"): how cov run ran the
+     * target; NULL when the file has none (made before it) */
+    char *harness;
+    uint32_t harness_kind, harness_flags;   /* enum cov_shape_kind; COV_HARNESS_F_* */
     uint32_t nmodules, nfuncs, ninputs;
     struct cov_module *modules;
     struct cov_func *funcs;
@@ -128,6 +132,9 @@ struct cov_shape {
     uint8_t toi_symbol, main_symbol, main_instrumented, libfuzzer, driver, symtab;
     uint8_t afl_loop, afl_init, afl_testcase;   /* ptcall-cc's __AFL_* macros are used */
 };
+#define COV_HARNESS_F_AFL_LOOP 1u  /* the HARNESS record's flags: ptcall-cc's __AFL_LOOP, */
+#define COV_HARNESS_F_AFL_INIT 2u  /* __AFL_INIT, __AFL_FUZZ_TESTCASE_* are used */
+#define COV_HARNESS_F_AFL_TESTCASE 4u
 /* Reads path's symbols and sections and d's function table (cov_map_load first). Returns 0
  * or -errno (cannot read the file). */
 int cov_shape_detect(const char *path, const struct cov_data *d, struct cov_shape *s);

@@ -256,6 +256,11 @@ static int run_cov(struct cli_values *v)
                         "(as with --deferred)\n", cmd);
     }
     d.target = join_words(t.argv);
+    d.harness = strdup(cov_shape_name(&shape));   /* NULL: the file goes without it */
+    d.harness_kind = shape.kind;
+    d.harness_flags = (shape.afl_loop ? COV_HARNESS_F_AFL_LOOP : 0) |
+                      (shape.afl_init ? COV_HARNESS_F_AFL_INIT : 0) |
+                      (shape.afl_testcase ? COV_HARNESS_F_AFL_TESTCASE : 0);
     d.timeout_ms = t.timeout_ms;
     d.created = (uint64_t)time(NULL);
     if (!t.runtime)

@@ -193,6 +193,9 @@ def main():
                                                        r.stderr.strip()[-600:]))
         if r.returncode:
             continue
+        table = sh([PTCALL, "cov", "report", out], capture_output=True, text=True).stdout
+        check("  the target: " in table and said in table,
+              "%s: cov report says how it ran (the HARNESS record)" % label)
         ours = sets_of(out)
         bad = [n for n, _ in inputs
                if n not in ours or ours[n][0] != theirs[n] or ours[n][1]["outcome"] != "exited"]
