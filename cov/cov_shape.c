@@ -26,8 +26,13 @@ static void note_symbol(struct cov_shape *s, const char *name, int defined)
         else if (!strcmp(name, "LLVMFuzzerRunDriver") || !strncmp(name, "_ZN6fuzzer", 10))
             s->libfuzzer = 1;
     } else {
+        /* only libFuzzer's runtime refers to these (weakly): in .dynsym, so a stripped
+         * -fsanitize=fuzzer build is still told */
+        if (!strcmp(name, "__start___libfuzzer_extra_counters") ||
+            !strcmp(name, "LLVMFuzzerCustomCrossOver"))
+            s->libfuzzer = 1;
         /* ptcall-cc's __AFL_* macros call these (runtime/soft_afl.c) */
-        if (!strcmp(name, "__ptcall_afl_loop"))
+        else if (!strcmp(name, "__ptcall_afl_loop"))
             s->afl_loop = 1;
         else if (!strcmp(name, "__ptcall_afl_init"))
             s->afl_init = 1;

@@ -206,6 +206,14 @@ def main():
         check(not bad, "%s: %d of %d inputs' function sets equal llvm-cov's" %
               (label, len(inputs) - len(bad), len(inputs)))
 
+    # libFuzzer's main stripped: told by the weak references its runtime leaves in .dynsym
+    lfs = os.path.join(work, "pt", "libfuzzer-stripped")
+    shutil.copyfile(t["libfuzzer"], lfs)
+    os.chmod(lfs, 0o755)
+    sh(["strip", "-s", lfs])
+    r, out = cov_run([lfs], "lf-stripped")
+    check(r.returncode == 0 and "the target: libFuzzer's main" in r.stderr,
+          "a stripped libFuzzer build is told: %s" % r.stderr.strip()[-300:])
     # refused: who calls TestOneInput cannot be told
     r, out = cov_run([t["stripped"], "@@"], "stripped")
     check(r.returncode == 1 and "cannot tell who calls LLVMFuzzerTestOneInput" in r.stderr
