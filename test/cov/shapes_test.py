@@ -206,6 +206,17 @@ def main():
         check(not bad, "%s: %d of %d inputs' function sets equal llvm-cov's" %
               (label, len(inputs) - len(bad), len(inputs)))
 
+    # the JSON view's harness (docs/schema/cov-report.schema.json)
+    hs = []
+    for i in (0, 2, 4, 6):
+        rep = json.loads(sh([PTCALL, "cov", "report", "--format", "json",
+                             os.path.join(work, "shape%d.ptcov" % i)],
+                            capture_output=True, text=True).stdout)
+        h = rep.get("harness", {})
+        hs.append((h.get("shape"), h.get("afl_loop"), h.get("afl_init")))
+    check(hs == [("own_main", False, False), ("libfuzzer", False, False),
+                 ("driver", False, False), ("own_main", True, True)],
+          "the JSON report's harness for own main, libFuzzer, driver, AFL++: %s" % hs)
     # libFuzzer's main stripped: told by the weak references its runtime leaves in .dynsym
     lfs = os.path.join(work, "pt", "libfuzzer-stripped")
     shutil.copyfile(t["libfuzzer"], lfs)
