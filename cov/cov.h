@@ -86,6 +86,10 @@ struct cov_data {
     uint64_t created;     /* Unix seconds */
     uint32_t file_version; /* the .ptcov version it was read from (0: not read from one) */
     int64_t campaign_ms;  /* how long the campaign ran (AFL++'s fuzzer_stats), -1 unknown */
+    /* the HARNESS record (type 7; docs/cov.md, "Harness shapes"): how cov run ran the
+     * target; NULL when the file has none (made before it) */
+    char *harness;
+    uint32_t harness_kind, harness_flags;   /* enum cov_shape_kind; COV_HARNESS_F_* */
     uint32_t nmodules, nfuncs, ninputs;
     struct cov_module *modules;
     struct cov_func *funcs;
@@ -133,6 +137,39 @@ int cov_map_ids(const char *path, char *build_id, size_t bn, uint64_t *identity,
 /* Whether the ELF file at path defines symbol (a libFuzzer-style harness defines
  * LLVMFuzzerTestOneInput). */
 int cov_map_defines(const char *path, const char *symbol);
+
+/* ---- the target's harness shape (cov_shape.c; docs/cov.md, "Harness shapes") -------- */
+
+enum cov_shape_kind {
+    COV_SHAPE_PLAIN,      /* no LLVMFuzzerTestOneInput: one input per process */
+    COV_SHAPE_DRIVER,     /* ptcall's fuzz driver (its marker section): batches, marks */
+    COV_SHAPE_LIBFUZZER,  /* libFuzzer's main (-fsanitize=fuzzer): one file per process */
+    COV_SHAPE_OWN_MAIN,   /* LLVMFuzzerTestOneInput called by a main of the harness's own */
+    COV_SHAPE_UNKNOWN,    /* LLVMFuzzerTestOneInput, but whose main cannot be told: refused */
+};
+struct cov_shape {
+    enum cov_shape_kind kind;
+    uint32_t toi;         /* LLVMFuzzerTestOneInput's function index in d, UINT32_MAX: none */
+    uint8_t toi_symbol, main_symbol, main_instrumented, libfuzzer, driver, symtab;
+    uint8_t afl_loop, afl_init, afl_testcase;   /* ptcall-cc's __AFL_* macros are used */
+};
+#define COV_HARNESS_F_AFL_LOOP 1u  /* the HARNESS record's flags: ptcall-cc's __AFL_LOOP, */
+#define COV_HARNESS_F_AFL_INIT 2u  /* __AFL_INIT, __AFL_FUZZ_TESTCASE_* are used */
+#define COV_HARNESS_F_AFL_TESTCASE 4u
+/* Reads path's symbols and sections and d's function table (cov_map_load first). Returns 0
+ * or -errno (cannot read the file). */
+int cov_shape_detect(const char *path, const struct cov_data *d, struct cov_shape *s);
+/* One line for the summary: the shape and how it is run. */
+const char *cov_shape_name(const struct cov_shape *s);
+/* 0 when the shape can be measured (has_at: "@@" is in the command), else -EINVAL with why:
+ * what is wrong and what to do. */
+int cov_shape_refuse(const struct cov_shape *s, const char *target, int has_at, char *why,
+                     size_t n);
+/* The command for libFuzzer's main (argv NULL-terminated): argv[0], the flags that make a
+ * crash a signal and keep libFuzzer from writing artifacts or stopping an input on limits of
+ * its own (the user's flags come after and win), the rest, and "@@" at the end when has_at
+ * is 0. *out is malloc'ed (the words are argv's). Returns 0 or -ENOMEM. */
+int cov_shape_libfuzzer_argv(char **argv, int has_at, char ***out);
 
 /* ---- inputs to run (cov_corpus.c, cov_afl.c) --------------------------------------- */
 
@@ -243,6 +280,7 @@ struct cov_result {
     uint32_t nhits;
     struct cov_hit *hits; /* malloc'ed, sorted by function; the caller owns it */
     uint32_t left_running; /* processes of the run still alive after it ended: killed */
+    uint8_t stdin_unread;  /* stdin mode, a non-empty input: its offset still 0 after the run */
 };
 
 struct cov_runner;
@@ -265,6 +303,13 @@ int cov_runner_run(struct cov_runner *r, int fd, uint64_t len, struct cov_result
 /* Whether the runner uses the fork server. */
 int cov_runner_forkserver(const struct cov_runner *r);
 void cov_runner_stop(struct cov_runner *r);
+
+/* After the runs (cov_shape.c): says on out each input that ran LLVMFuzzerTestOneInput other
+ * than once (the harness's own boundary: never merged silently) and a target that never read
+ * the stdin it was given (a forgotten "@@"). Returns the number of such inputs. */
+int cov_shape_check(const struct cov_shape *s, const struct cov_entries *e,
+                    const struct cov_result *results, const int *ran, FILE *out,
+                    const char *cmd);
 
 /* ---- analyses (cov_analysis.c) ----------------------------------------------------- */
 

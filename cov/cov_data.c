@@ -36,6 +36,7 @@ void cov_data_free(struct cov_data *d)
     free(d->funcs);
     free(d->inputs);
     free(d->target);
+    free(d->harness);
     memset(d, 0, sizeof(*d));
 }
 

@@ -18,9 +18,11 @@
 
 enum { REC_END = 0, REC_RUN = 1, REC_MODULE = 2, REC_INPUT = 3 };
 /* Record 6 (a later revision of version 2: older readers skip it): each module's placement,
- * the function universe it counts, and the campaign's run time. Types 4, 5 and 7 are other
- * records'. */
+ * the function universe it counts, and the campaign's run time. Types 4 and 5 are the
+ * blocks'. */
 enum { REC_UNIVERSE = 6 };
+/* 7: how cov run ran the target */
+enum { REC_HARNESS = 7 };
 #define HEADER_SIZE_V1 16u
 #define HEADER_SIZE 20u   /* version 2: the first 16 bytes and their CRC-32 */
 
@@ -129,6 +131,13 @@ int cov_file_write(const struct cov_data *d, const char *path, char *why, size_t
     put_v(&rec, d->timeout_ms);
     put_v(&rec, d->created);
     put_rec(&out, REC_RUN, &rec);
+    if (d->harness) {
+        rec.n = 0;
+        put_v(&rec, d->harness_kind);
+        put_v(&rec, d->harness_flags);
+        put_s(&rec, d->harness);
+        put_rec(&out, REC_HARNESS, &rec);
+    }
     for (uint32_t m = 0; m < d->nmodules && !rc; m++) {
         const struct cov_module *mod = &d->modules[m];
         rec.n = 0;
@@ -361,6 +370,8 @@ static void rec_name(char *out, size_t n, unsigned type, const struct cov_data *
         snprintf(out, n, "MODULE record %u", d->nmodules);
     else if (type == REC_INPUT)
         snprintf(out, n, "INPUT record %u", d->ninputs);
+    else if (type == REC_HARNESS)
+        snprintf(out, n, "HARNESS record");
     else if (type == REC_END)
         snprintf(out, n, "END record");
     else if (type == REC_UNIVERSE)
@@ -428,6 +439,12 @@ int cov_file_parse(struct cov_data *d, const uint8_t *data, size_t size, const c
             d->target = get_s(&r);
             d->timeout_ms = (uint32_t)get_v(&r);
             d->created = get_v(&r);
+            bad = r.bad;
+        } else if (type == REC_HARNESS) {
+            free(d->harness);
+            d->harness_kind = (uint32_t)get_v(&r);
+            d->harness_flags = (uint32_t)get_v(&r);
+            d->harness = get_s(&r);
             bad = r.bad;
         } else if (type == REC_MODULE) {
             bad = read_module(d, &r);

@@ -742,6 +742,14 @@ static int write_input(struct cov_runner *r, int fd, uint64_t len, int *in_err)
     return 0;
 }
 
+/* A forgotten "@@": the target's fd 0 shares the work file's description with ours, so a
+ * target that read any of its stdin moved our offset; still 0 after the run means it never
+ * read it (docs/cov.md, "Harness shapes"). */
+static void note_stdin(struct cov_runner *r, uint64_t len, struct cov_result *res)
+{
+    res->stdin_unread = r->stdin_mode && len > 0 && lseek(r->input_fd, 0, SEEK_CUR) == 0;
+}
+
 int cov_runner_run(struct cov_runner *r, int fd, uint64_t len, struct cov_result *res,
                    char *why, size_t n)
 {
@@ -763,11 +771,16 @@ int cov_runner_run(struct cov_runner *r, int fd, uint64_t len, struct cov_result
      * system call per input */
     if (r->log_fd >= 0 && (++r->runs & 255) == 0)
         (void)ftruncate(r->log_fd, 0);
-    if (!r->fs)
-        return run_exec(r, res, why, n);
-    rc = run_fs(r, res, why, n);
-    if (rc != -EPIPE)
+    if (!r->fs) {
+        rc = run_exec(r, res, why, n);
+        note_stdin(r, len, res);
         return rc;
+    }
+    rc = run_fs(r, res, why, n);
+    if (rc != -EPIPE) {
+        note_stdin(r, len, res);
+        return rc;
+    }
     /* the server itself died (the program's own code forked or killed it): start it again,
      * and run the input once more, a few times per runner at most */
     if (r->restarts++ >= 16)

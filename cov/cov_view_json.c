@@ -20,6 +20,18 @@ int cov_view_json(FILE *f, const struct cov_analysis *a, const struct cov_view_o
     cov_json_str(f, o->ptcov);
     fprintf(f, ",\"target\":");
     cov_json_str(f, d->target);
+    if (d->harness) {
+        /* the HARNESS record (docs/cov.md, "Harness shapes"); absent in older files */
+        static const char *const kinds[] = {"plain", "driver", "libfuzzer", "own_main"};
+        fprintf(f, ",\"harness\":{\"shape\":\"%s\",\"afl_loop\":%s,\"afl_init\":%s,"
+                   "\"afl_testcase\":%s,\"text\":",
+                d->harness_kind < 4 ? kinds[d->harness_kind] : "unknown",
+                d->harness_flags & COV_HARNESS_F_AFL_LOOP ? "true" : "false",
+                d->harness_flags & COV_HARNESS_F_AFL_INIT ? "true" : "false",
+                d->harness_flags & COV_HARNESS_F_AFL_TESTCASE ? "true" : "false");
+        cov_json_str(f, d->harness);
+        fputc('}', f);
+    }
     fprintf(f, ",\"timeout_ms\":%u,\n\"union\":{\"functions\":%u,\"reached\":%u},\n", d->timeout_ms,
             d->nfuncs, a->reached);
     unsigned pl = cov_data_placement(d);

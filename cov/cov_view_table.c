@@ -55,6 +55,11 @@ int cov_view_table(FILE *f, const struct cov_analysis *a, const struct cov_view_
     fprintf(f, ": %u inputs of '", d->ninputs);
     cov_text_str(f, d->target ? d->target : "?");
     fputs("'\n", f);
+    if (d->harness) {
+        fputs("  the target: ", f);
+        cov_text_str(f, d->harness);
+        fputc('\n', f);
+    }
     fprintf(f, "  %u exited, %u crashed, %u hung, %u not run\n\n", a->counted[COV_EXITED],
             a->counted[COV_SIGNALED], a->counted[COV_TIMEOUT], a->counted[COV_ERROR]);
     fprintf(f, "functions reached: %u of %u instrumented (%.1f %%)\n", a->reached, d->nfuncs,

@@ -27,6 +27,12 @@
 
 #include "ptcall/ptcall.h"
 
+/* How `ptcall cov run` tells this driver's main from libFuzzer's or a harness's own (docs/
+ * cov.md, "Harness shapes"): a section of its own, which strip keeps and which is in the
+ * program whenever main comes from here (same object). */
+__attribute__((used, section("ptcall_fuzz_driver"))) static const char driver_marker[] =
+    "ptcall fuzz driver 1";
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv) __attribute__((weak));
 

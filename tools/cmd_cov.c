@@ -225,6 +225,24 @@ static int run_cov(struct cli_values *v)
         cov_data_free(&d);
         return 1;
     }
+    /* the harness's shape decides how it is run, or that it cannot be (docs/cov.md,
+     * "Harness shapes"); an "@@" is the input's path, once */
+    struct cov_shape shape;
+    int has_at = 0;
+    for (size_t i = 1; v->rest[i]; i++)
+        has_at += !strcmp(v->rest[i], "@@");
+    if (has_at > 1)
+        snprintf(why, sizeof(why), "@@ is in the command %d times: give it once, where the "
+                                   "input file's path goes", has_at);
+    else if ((rc = cov_shape_detect(target, &d, &shape)))
+        snprintf(why, sizeof(why), "cannot read %.1900s: %s", target, strerror(-rc));
+    else
+        rc = cov_shape_refuse(&shape, v->rest[0], has_at, why, sizeof(why));
+    if (has_at > 1 || rc) {
+        fprintf(stderr, "%s: %s\n", cmd, why);
+        cov_data_free(&d);
+        return 1;
+    }
     struct cov_entries e = {0};
     for (int i = 0; i < v->cov.afl.n && !rc; i++)
         if ((rc = cov_afl_add(&e, v->cov.afl.v[i], stderr, why, sizeof(why))))
@@ -255,7 +273,32 @@ static int run_cov(struct cli_values *v)
     t.argv = v->rest;
     char *argv0 = v->rest[0];
     v->rest[0] = target;
-    d.target = join_words(v->rest);
+    char **argv_at = NULL;
+    if (shape.kind == COV_SHAPE_LIBFUZZER) {
+        if (cov_shape_libfuzzer_argv(v->rest, has_at, &argv_at)) {
+            fprintf(stderr, "%s: out of memory\n", cmd);
+            v->rest[0] = argv0;
+            cov_entries_free(&e);
+            cov_data_free(&d);
+            return 1;
+        }
+        t.argv = argv_at;
+        if (!has_at)
+            fprintf(stderr, "%s: libFuzzer's main reads its inputs from file arguments: each "
+                            "input is given as one (@@ added at the end of the command)\n", cmd);
+    }
+    if (shape.afl_init && !t.force_exec && !t.defer) {
+        /* as afl-fuzz defers on a target built with __AFL_INIT() */
+        t.defer = 1;
+        fprintf(stderr, "%s: the target calls __AFL_INIT(): the fork server starts there "
+                        "(as with --deferred)\n", cmd);
+    }
+    d.target = join_words(t.argv);
+    d.harness = strdup(cov_shape_name(&shape));   /* NULL: the file goes without it */
+    d.harness_kind = shape.kind;
+    d.harness_flags = (shape.afl_loop ? COV_HARNESS_F_AFL_LOOP : 0) |
+                      (shape.afl_init ? COV_HARNESS_F_AFL_INIT : 0) |
+                      (shape.afl_testcase ? COV_HARNESS_F_AFL_TESTCASE : 0);
     d.timeout_ms = t.timeout_ms;
     d.created = (uint64_t)time(NULL);
     d.campaign_ms = e.has_campaign ? e.campaign_ms : -1;
@@ -269,6 +312,7 @@ static int run_cov(struct cli_values *v)
     if (!mkdtemp(workdir)) {
         fprintf(stderr, "%s: cannot create a work directory in %s: %s\n", cmd,
                 tmp && *tmp ? tmp : "/tmp", strerror(errno));
+        free(argv_at);
         v->rest[0] = argv0;
         cov_entries_free(&e);
         cov_data_free(&d);
@@ -278,7 +322,7 @@ static int run_cov(struct cli_values *v)
     signal(SIGPIPE, SIG_IGN);
 
     /* a libFuzzer-style harness runs its inputs in one process (the fuzz driver) */
-    int libfuzzer = cov_map_defines(target, "LLVMFuzzerTestOneInput");
+    int libfuzzer = shape.kind == COV_SHAPE_DRIVER;
     uint32_t jobs = libfuzzer ? 1 : v->cov.jobs;
     if (jobs > e.n)
         jobs = (uint32_t)e.n;
@@ -373,6 +417,7 @@ collect:;
         }
 
     uint32_t crashes = 0, hangs = 0, errors = 0, leaving = 0;
+    cov_shape_check(&shape, &e, results, ran, stderr, cmd);
     for (size_t i = 0; i < e.n; i++) {
         if (ran[i] && results[i].left_running && leaving++ < 10) {
             char sh[768];
@@ -426,7 +471,7 @@ collect:;
     }
     fprintf(stderr,
             "%s: %zu inputs in %.2f s (%.0f/s, %s, %u job%s): %u crashed, %u hung, %u not run"
-            "%s; %u of %u functions reached%s; wrote %s\n",
+            "%s; %u of %u functions reached%s; wrote %s; the target: %s\n",
             cmd, e.n, secs, secs > 0 ? e.n / secs : 0.0,
             libfuzzer ? "libFuzzer-style, batches"
             : js[0].fs || cov_runner_forkserver(js[0].runner) ? "fork server"
@@ -438,7 +483,7 @@ collect:;
                 ? " (mixed placement: the late-placed units count only functions that "
                   "survived inlining)"
                 : " (late placement: only functions that survived inlining)",
-            v->output);
+            v->output, cov_shape_name(&shape));
     if (leaving > 10)
         fprintf(stderr, "%s: %u inputs in all left processes running (the first 10 above)\n",
                 cmd, leaving);
@@ -455,6 +500,7 @@ out:
     free(js);
     free(th);
     rmdir(workdir);   /* the runners removed their work files */
+    free(argv_at);
     v->rest[0] = argv0;
     cov_entries_free(&e);
     cov_data_free(&d);

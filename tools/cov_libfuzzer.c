@@ -211,10 +211,18 @@ int cov_libfuzzer_run(char **target_argv, const char *runtime, uint32_t timeout_
                       struct cov_result *results, int *ran, char *why, size_t n)
 {
     struct lookup l = {d, malloc(((size_t)d->nfuncs + 1) * sizeof(uint32_t))};
-    size_t nargs = 0;
-    while (target_argv[nargs])
+    /* "@@" is where the batch's paths go (the driver takes them anywhere among its flags);
+     * without it they go at the end. It reached the driver as a file name "@@" before. */
+    size_t nargs = 0, at = SIZE_MAX;
+    while (target_argv[nargs]) {
+        if (at == SIZE_MAX && !strcmp(target_argv[nargs], "@@"))
+            at = nargs;
         nargs++;
-    char **argv = calloc(nargs + BATCH_FILES + 1, sizeof(*argv));
+    }
+    size_t tail = at == SIZE_MAX ? 0 : nargs - at - 1;
+    if (at != SIZE_MAX)
+        nargs = at;
+    char **argv = calloc(nargs + tail + BATCH_FILES + 1, sizeof(*argv));
     if (!l.idx || !argv) {
         free(l.idx);
         free(argv);
@@ -239,7 +247,9 @@ int cov_libfuzzer_run(char **target_argv, const char *runtime, uint32_t timeout_
             bytes += strlen(e->v[start + k].path) + 1;
             k++;
         }
-        argv[nargs + k] = NULL;
+        for (size_t i = 0; i < tail; i++)
+            argv[nargs + k + i] = target_argv[at + 1 + i];
+        argv[nargs + k + tail] = NULL;
         uint64_t t0 = now_ms();
         int hung = 0;
         int status = run_batch(argv, runtime, trace, log, timeout_ms, &hung, why, n);

@@ -120,9 +120,11 @@ const struct cli_command cli_commands[CMD_COUNT] = {
                      "run. Unreadable, empty or directory entries and ones that are not regular "
                      "files (FIFOs, sockets) are reported and skipped. A process an input leaves "
                      "running is killed when the input ends, and said. A "
-                     "libFuzzer-style harness (LLVMFuzzerTestOneInput, linked with ptcall-cc "
-                     "-fptcall-fuzz-driver) runs its inputs in batches, one process each. "
-                     "See docs/cov.md."},
+                     "libFuzzer-style harness linked with ptcall-cc -fptcall-fuzz-driver runs "
+                     "its inputs in batches, one process each; libFuzzer's main "
+                     "(-fsanitize=fuzzer), a harness's own main and AFL++ persistent harnesses "
+                     "run one input per child, each checked to run LLVMFuzzerTestOneInput "
+                     "once; a harness whose shape cannot be told is refused. See docs/cov.md."},
     [CMD_COV_REPORT] = {"cov report",
                         "FILE.ptcov [--format table|csv|json|html] [--blockers] [--top N] "
                         "[--binary PATH]",

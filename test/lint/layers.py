@@ -64,6 +64,7 @@ FLOORS = {
         ["soft_lifecycle.c"],                                   # start-up, fork, exec, exit
         ["soft_register.c", "soft_forkserver.c"],               # object registration,
                                                                 # pre-main point, fork server
+        ["soft_afl.c"],                                         # ptcall-cc's AFL++ macros
     ],
     # coverage of fuzzing corpora (cov/cov.h): data and maps under inputs and files, the
     # counters under the runner, analyses over all of it, views on top
@@ -71,7 +72,8 @@ FLOORS = {
         ["cov_data.c"],                                         # the data set
         ["cov_map.c", "cov_corpus.c", "cov_file.c",             # ELF maps, corpora, .ptcov,
          "cov_counts.c", "cov_uplot.c"],                        # counters, embedded uPlot
-        ["cov_afl.c", "cov_fsrv.c"],                            # AFL++ dirs, running
+        ["cov_afl.c", "cov_fsrv.c", "cov_shape.c"],             # AFL++ dirs, running,
+                                                                # harness shapes
         ["cov_analysis.c"],                                     # union, firsts, curve, diff
         ["cov_view_table.c", "cov_view_csv.c", "cov_view_json.c",   # views
          "cov_view_html.c", "cov_view_diff.c"],
