@@ -43,6 +43,29 @@ struct cov_func {
     uint32_t *callees;
 };
 
+/* ---- blocks and lines (map version 7, `ptcall-cc -fptcall-cov`; docs/cov.md, *Blocks and
+ * lines*). A block is a basic block of an instrumented function after its critical edges were
+ * split (so a block reached implies the edge into it taken); its lines are the source lines
+ * (file, line) of its instructions' debug locations. Global block indices: the blocks of the
+ * MODULE records in file order, each module's in its map's order (unit by unit, each unit's
+ * blocks in order), the counts file's order too. */
+struct cov_line {
+    uint32_t file;        /* index into cov_data.files */
+    uint32_t line;        /* 1-based */
+};
+
+struct cov_block {
+    uint32_t func;        /* global function index */
+    uint32_t first_line;  /* its lines: cov_data.lines[first_line .. first_line + nlines) */
+    uint32_t nlines;      /* 0: no instruction of it has a debug location */
+};
+
+/* One block reached by an input. */
+struct cov_bhit {
+    uint32_t block;       /* global block index */
+    uint64_t count;       /* times the block ran during the input (64-bit, never saturates) */
+};
+
 struct cov_module {
     char *path;
     char build_id[80];    /* hex of the NT_GNU_BUILD_ID note, "" if the file has none */
@@ -50,6 +73,8 @@ struct cov_module {
     uint32_t first;       /* its functions are funcs[first .. first + nfuncs) */
     uint32_t nfuncs;
     uint32_t has_callees; /* the map holds callees and sizes (version 6) */
+    uint32_t first_block; /* its blocks are blocks[first_block .. first_block + nblocks) */
+    uint32_t nblocks;     /* 0: built without -fptcall-cov (no block counters) */
 };
 
 struct cov_hit {
@@ -66,6 +91,8 @@ struct cov_input {
     uint64_t exec_us;     /* wall time of the run */
     uint32_t nhits;       /* hits sorted by func, counts > 0 */
     struct cov_hit *hits;
+    uint32_t nbhits;      /* blocks reached, sorted by block, counts > 0 */
+    struct cov_bhit *bhits;
 };
 
 struct cov_data {
@@ -78,6 +105,12 @@ struct cov_data {
     struct cov_func *funcs;
     struct cov_input *inputs;
     uint32_t cap_modules, cap_funcs, cap_inputs;
+    /* blocks and lines (empty when no module was built with -fptcall-cov) */
+    uint32_t nfiles, nblocks, nlines;
+    char **files;         /* source paths of the blocks' lines, each once */
+    struct cov_block *blocks;
+    struct cov_line *lines;
+    uint32_t cap_files, cap_blocks, cap_lines;
 };
 
 void cov_data_init(struct cov_data *d);
@@ -87,6 +120,12 @@ void cov_data_free(struct cov_data *d);
 struct cov_module *cov_data_add_module(struct cov_data *d);
 struct cov_func *cov_data_add_func(struct cov_data *d);
 struct cov_input *cov_data_add_input(struct cov_data *d);
+/* Appends a block / a line of the last block. Returns the new element, or NULL. */
+struct cov_block *cov_data_add_block(struct cov_data *d);
+struct cov_line *cov_data_add_line(struct cov_data *d);
+/* The index of source path file in d->files, added if new (copied). Returns the index, or
+ * -ENOMEM. Linear in the files of d from the last lookup on: callers add lines file by file. */
+int64_t cov_data_file(struct cov_data *d, const char *file);
 /* Frees one input's owned memory. */
 void cov_input_free(struct cov_input *in);
 /* "queue", "crash", "hang"; "exited", "signal", "timeout", "error". */
@@ -218,6 +257,8 @@ struct cov_result {
     uint64_t exec_us;
     uint32_t nhits;
     struct cov_hit *hits; /* malloc'ed, sorted by function; the caller owns it */
+    uint32_t nbhits;
+    struct cov_bhit *bhits; /* malloc'ed, sorted by block; the caller owns it */
     uint32_t left_running; /* processes of the run still alive after it ended: killed */
 };
 
