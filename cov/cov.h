@@ -222,6 +222,8 @@ struct cov_counts_module {
     uint64_t identity;
     const char *path;
     uint32_t first, nfuncs;
+    uint64_t first_block;         /* version 2: its blocks in blocks[] */
+    uint32_t nblocks;
 };
 struct cov_counts {
     const void *base;             /* the mapping */
@@ -230,6 +232,8 @@ struct cov_counts {
     uint64_t ncounters;
     const volatile uint64_t *counters;
     struct cov_counts_module *modules;  /* malloc'ed */
+    uint64_t nblocks;             /* version 2: block counters (map v7, -fptcall-cov) */
+    const volatile uint64_t *blocks;
 };
 /* Parses the area the runtime wrote into a memfd of size bytes at base. Returns 0, or
  * -EINVAL/-EPROTO with why. */
@@ -240,6 +244,12 @@ void cov_counts_free(struct cov_counts *c);
  * Returns 0 or -ENOENT when a module of the area is in no module of d (why names it). */
 int cov_counts_match(const struct cov_counts *c, const struct cov_data *d, uint64_t *map,
                      char *why, size_t n);
+
+/* The area's block counter index for each of d's blocks (bmap[i] for global block i;
+ * UINT64_MAX: none, e.g. a module whose block count differs from its map's, which is said in
+ * why and counted in *mismatched). Modules are matched as cov_counts_match does. */
+void cov_counts_match_blocks(const struct cov_counts *c, const struct cov_data *d,
+                             uint64_t *bmap, uint32_t *mismatched, char *why, size_t n);
 
 /* ---- running the target (cov_fsrv.c) ---------------------------------------------- */
 
@@ -300,8 +310,37 @@ struct cov_group {
     uint32_t funcs, reached;
 };
 
+/* Blocks and lines over all inputs (cov_blocks.c; map v7 builds). A source line (file, line)
+ * is reached when a block holding one of its instructions ran; its count is the largest
+ * count of those blocks (what llvm-cov and lcov show as a line's hits: the runs of the line,
+ * not of each of its pieces). */
+struct cov_uline {
+    uint32_t file, line;
+    uint64_t count;           /* max over its blocks of the block's runs (all inputs) */
+    uint32_t inputs;          /* inputs that reached it */
+};
+struct cov_file_lines {
+    uint32_t lines, lines_reached;
+    uint32_t blocks, blocks_reached; /* blocks whose first line is in the file */
+};
+struct cov_blocks_analysis {
+    uint32_t nblocks, reached;        /* blocks, blocks reached by any input */
+    uint64_t *count;                  /* per block: runs over all inputs */
+    uint32_t *inputs;                 /* per block: inputs reaching it */
+    uint32_t nulines, ulines_reached;
+    struct cov_uline *ulines;         /* sorted by file index, then line */
+    uint32_t *uline_of;               /* per cov_data.lines entry: its ulines index */
+    struct cov_file_lines *files;     /* per cov_data.files entry */
+    uint32_t *func_blocks, *func_reached; /* per function: its blocks, those reached */
+    uint32_t *in_blocks, *in_lines;   /* per input: blocks and lines it reached */
+};
+/* Computes it (b zeroed when d has no blocks). Returns 0 or -ENOMEM. */
+int cov_analyse_blocks(const struct cov_data *d, struct cov_blocks_analysis *b);
+void cov_blocks_analysis_free(struct cov_blocks_analysis *b);
+
 struct cov_analysis {
     const struct cov_data *d;
+    struct cov_blocks_analysis blk;   /* blocks and lines (empty without map v7 data) */
     uint32_t reached;                 /* functions reached by any input */
     uint32_t *inputs_reaching;        /* per function: how many inputs reached it */
     uint32_t *first_input;            /* per function: the first input (UINT32_MAX: none) */
@@ -345,6 +384,11 @@ int cov_view_table(FILE *f, const struct cov_analysis *a, const struct cov_view_
 int cov_view_csv(FILE *f, const struct cov_analysis *a, const struct cov_view_opts *o);
 int cov_view_json(FILE *f, const struct cov_analysis *a, const struct cov_view_opts *o);
 int cov_view_html(FILE *f, const struct cov_analysis *a, const struct cov_view_opts *o);
+/* lcov tracefile (geninfo's format, read by genhtml): per source file FN/FNDA, DA per line. */
+int cov_view_lcov(FILE *f, const struct cov_analysis *a, const struct cov_view_opts *o);
+/* The blocks-and-lines parts of the table and JSON views (cov_view_blocks.c). */
+int cov_view_table_blocks(FILE *f, const struct cov_analysis *a, const struct cov_view_opts *o);
+int cov_view_json_blocks(FILE *f, const struct cov_analysis *a);
 /* cov diff, table / csv / json. */
 int cov_view_diff(FILE *f, int format, const struct cov_analysis *a, const char *pa,
                   const struct cov_analysis *b, const char *pb, const struct cov_diff_row *rows,

@@ -358,6 +358,9 @@ collect:;
             in->nhits = results[i].nhits;
             in->hits = results[i].hits;
             results[i].hits = NULL;
+            in->nbhits = results[i].nbhits;
+            in->bhits = results[i].bhits;
+            results[i].bhits = NULL;
         }
         crashes += in->outcome == COV_SIGNALED;
         hangs += in->outcome == COV_TIMEOUT;
@@ -398,8 +401,10 @@ out:
     for (uint32_t k = 0; js && k < jobs; k++)
         cov_runner_stop(js[k].runner);
     if (results)
-        for (size_t i = 0; i < e.n; i++)
+        for (size_t i = 0; i < e.n; i++) {
             free(results[i].hits);
+            free(results[i].bhits);
+        }
     free(results);
     free(ran);
     free(js);
@@ -501,8 +506,13 @@ int cmd_cov_report(int argc, char **argv)
     if (!r) {
         struct cov_view_opts o = {v.pos[0], v.cov.blockers, v.top};
         int (*const views[])(FILE *, const struct cov_analysis *, const struct cov_view_opts *) = {
-            cov_view_table, cov_view_csv, cov_view_json, cov_view_html};
-        if (views[v.cov.format](stdout, &a, &o)) {
+            cov_view_table, cov_view_csv, cov_view_json, cov_view_html, cov_view_lcov};
+        if (v.cov.format == 4 && !d.nblocks) { /* lcov: lines come from block counters */
+            fprintf(stderr, "%s: %s has no blocks and lines (its target was not built with "
+                            "ptcall-cc -fptcall-cov): no lcov tracefile to write; rebuild "
+                            "with -fptcall-cov and run 'ptcall cov run' again\n", cmd, v.pos[0]);
+            r = 1;
+        } else if (views[v.cov.format](stdout, &a, &o)) {
             fprintf(stderr, "%s: cannot write the report: check the output device\n", cmd);
             r = 1;
         }
