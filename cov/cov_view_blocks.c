@@ -67,7 +67,7 @@ int cov_view_table_blocks(FILE *f, const struct cov_analysis *a, const struct co
         fprintf(f, "  %7u / %-6u  ", b->func_reached[fn], b->func_blocks[fn]);
         cov_text_str(f, cov_func_name(d, fn));
         fputc(':', f);
-        uint32_t listed = 0;
+        uint32_t listed = 0, last = 0;
         /* a function's blocks are consecutive (the map lists them function by function) */
         uint32_t lo = 0, hi = d->nblocks;
         while (lo < hi) {
@@ -79,9 +79,10 @@ int cov_view_table_blocks(FILE *f, const struct cov_analysis *a, const struct co
         }
         for (uint32_t k = lo; k < d->nblocks && d->blocks[k].func == fn && listed < 8; k++) {
             const struct cov_block *blk = &d->blocks[k];
-            if (b->inputs[k] || !blk->nlines)
+            if (b->inputs[k] || !blk->nlines || d->lines[blk->first_line].line == last)
                 continue;
-            fprintf(f, " %u", d->lines[blk->first_line].line);
+            last = d->lines[blk->first_line].line;
+            fprintf(f, " %u", last);
             listed++;
         }
         fputc('\n', f);

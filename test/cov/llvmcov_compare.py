@@ -203,9 +203,12 @@ def line_kind(path, line):
     s = text[line - 1].split("/*")[0].strip() if line - 1 < len(text) else ""
     if s.startswith("}"):
         return "closing brace"
-    prev = next(code_lines_before(text, line), "")
-    if prev and not prev.startswith("#") and (prev[-1] not in ";{}:" or
-                                              (prev[-1] == ":" and not LABEL.match(prev))):
+    before = [p for p in code_lines_before(text, line) if not p.startswith("#")][:2]
+    prev = before[0] if before else ""
+    prev2 = before[1] if len(before) > 1 else ""
+    # a label (case X:, default:, name:) begins a statement: the line before it ends one
+    label = LABEL.match(prev) and (not prev2 or prev2[-1] in ";{}:")
+    if prev and (prev[-1] not in ";{}:" or (prev[-1] == ":" and not label)):
         return "continuation of a statement"
     return "other"
 

@@ -72,10 +72,11 @@ FLOORS = {
         ["cov_map.c", "cov_corpus.c", "cov_file.c",             # ELF maps, corpora, .ptcov,
          "cov_counts.c", "cov_uplot.c"],                        # counters, embedded uPlot
         ["cov_afl.c", "cov_fsrv.c"],                            # AFL++ dirs, running
-        ["cov_analysis.c", "cov_blocks.c"],                     # union, firsts, curve, diff;
-                                                                # blocks and lines
+        ["cov_blocks.c"],                                       # blocks and lines
+        ["cov_analysis.c"],                                     # union, firsts, curve, diff
+        ["cov_view_blocks.c"],                                  # blocks parts of the views
         ["cov_view_table.c", "cov_view_csv.c", "cov_view_json.c",   # views
-         "cov_view_html.c", "cov_view_diff.c", "cov_view_blocks.c", "cov_view_lcov.c"],
+         "cov_view_html.c", "cov_view_diff.c", "cov_view_lcov.c"],
     ],
     # the runs database (docs/db.md): backends under the connection, the schema over it,
     # ingest and queries on top
