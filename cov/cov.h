@@ -128,6 +128,9 @@ struct cov_line *cov_data_add_line(struct cov_data *d);
 /* The index of source path file in d->files, added if new (copied). Returns the index, or
  * -ENOMEM. Linear in the files of d from the last lookup on: callers add lines file by file. */
 int64_t cov_data_file(struct cov_data *d, const char *file);
+/* Forgets the blocks and lines (files, blocks, lines, the modules' ranges, the inputs'
+ * reached blocks): for runs that cannot count them, so that no report shows them unreached. */
+void cov_data_drop_blocks(struct cov_data *d);
 /* Frees one input's owned memory. */
 void cov_input_free(struct cov_input *in);
 /* "queue", "crash", "hang"; "exited", "signal", "timeout", "error". */

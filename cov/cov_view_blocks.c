@@ -40,8 +40,8 @@ int cov_view_table_blocks(FILE *f, const struct cov_analysis *a, const struct co
     const struct cov_data *d = a->d;
     const struct cov_blocks_analysis *b = &a->blk;
     if (!b->nblocks) {
-        fprintf(f, "\nblocks and lines: not counted (build the target with ptcall-cc "
-                   "-fptcall-cov)\n");
+        fprintf(f, "\nblocks and lines: not counted (a target built with ptcall-cc "
+                   "-fptcall-cov and run by the fork server or --exec counts them)\n");
         return fflush(f) || ferror(f) ? -EIO : 0;
     }
     fprintf(f, "\nblocks reached: %u of %u (%.1f %%); source lines reached: %u of %u "

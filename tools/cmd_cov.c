@@ -258,6 +258,14 @@ static int run_cov(struct cli_values *v)
     for (uint32_t k = 0; k < jobs; k++)
         js[k] = (struct job){&t, &d, &e, results, ran, workdir, (int)k, NULL, &next, &done,
                              "", 0, 0};
+    if (libfuzzer && d.nblocks) {
+        /* the driver's per-input segments are the trace's COUNTS chunks: functions only */
+        fprintf(stderr, "%s: note: blocks and lines are not counted for a libFuzzer-style "
+                        "harness run through ptcall's driver (its per-input counts come from "
+                        "the trace, which holds functions only): the report has functions\n",
+                cmd);
+        cov_data_drop_blocks(&d);
+    }
     if (libfuzzer) {
         /* one process per batch of inputs, the driver marking each (cov_libfuzzer.c) */
         if (cov_libfuzzer_run(t.argv, t.runtime, t.timeout_ms, workdir, &d, &e, results, ran,

@@ -209,6 +209,18 @@ def main():
     check(r.returncode == 1 and "-fptcall-cov" in r.stderr and r.stderr.count("\n") == 1,
           "plain: lcov refused with one line: " + r.stderr)
 
+    # a libFuzzer-style harness through ptcall's driver: functions only, said, no blocks shown
+    harness = os.path.join(src, "test", "cov", "cov_harness.c")
+    r = run([cc, "-O1", "-fptcall-cov", "-fptcall-fuzz-driver", harness, "-o", "harness"],
+            env=env)
+    if check(r.returncode == 0, "harness builds: " + r.stderr):
+        r = run([ptcall, "cov", "run", "-o", "h.ptcov", "--corpus", "corpus", "--", "./harness"])
+        check("blocks and lines are not counted for a libFuzzer-style harness" in r.stderr,
+              "libFuzzer-style: said that blocks are not counted: " + r.stderr)
+        rep = json.loads(run([ptcall, "cov", "report", "--format", "json", "h.ptcov"]).stdout)
+        check("blocks" not in rep and rep["union"]["reached"] > 0,
+              "libFuzzer-style: functions, no blocks in the report")
+
     print("blocks_test: %d failures" % len(failures))
     return 1 if failures else 0
 
