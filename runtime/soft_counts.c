@@ -10,7 +10,6 @@
  * shared file is mapped over its start (MAP_FIXED) when it is laid out. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -224,7 +223,7 @@ void counts_finish(int how, int status, int crash)
 /* Writes the whole layout's front (header, modules, strings) into buf (counters_offset
  * bytes) for the objects counted now. */
 static void layout_front(uint8_t *buf, uint64_t counters_offset, uint64_t blocks_offset,
-                         uint64_t total, uint32_t nm, uint32_t strings_size)
+                         uint64_t total, uint32_t nm, uint32_t strings_size, int blocks)
 {
     struct ptc_counts_file h;
     memset(&h, 0, sizeof(h));
@@ -239,8 +238,8 @@ static void layout_front(uint8_t *buf, uint64_t counters_offset, uint64_t blocks
     h.strings_offset = (uint32_t)(sizeof(h) + nm * sizeof(struct ptc_counts_file_module));
     h.strings_size = strings_size;
     h.counters_offset = counters_offset;
-    h.num_blocks = rt.nblocks;
-    h.blocks_offset = blocks_offset;
+    h.num_blocks = blocks ? rt.nblocks : 0;
+    h.blocks_offset = blocks ? blocks_offset : 0;
     memcpy(buf, &h, sizeof(h));
     struct ptc_counts_file_module *m = (struct ptc_counts_file_module *)(buf + sizeof(h));
     char *str = (char *)(buf + h.strings_offset);
@@ -254,8 +253,8 @@ static void layout_front(uint8_t *buf, uint64_t counters_offset, uint64_t blocks
         m[k].num_funcs = o->num_funcs;
         m[k].path = so;
         m[k].module_id = o->module_id;
-        m[k].first_block = o->first_block;
-        m[k].num_blocks = o->num_blocks;
+        m[k].first_block = blocks ? o->first_block : 0;
+        m[k].num_blocks = blocks ? o->num_blocks : 0;
         size_t l = strlen(o->path) + 1;
         memcpy(str + so, o->path, l);
         so += (uint32_t)l;
@@ -294,8 +293,19 @@ int counts_share(void)
              rt.counts_fd, strerror(errno));
         return -1;
     }
+    /* the blocks first, over the start of their own reservation (never over a unit's data:
+     * the units' pointers were pointed into it at registration); when that fails the front
+     * says no blocks rather than zeros */
+    int blocks_ok = 1;
+    if (bbytes && (pwrite(rt.counts_fd, ptc_blocks, bbytes, (off_t)boff) != (ssize_t)bbytes ||
+                   mmap(ptc_blocks, bbytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+                        rt.counts_fd, (off_t)boff) == MAP_FAILED)) {
+        warn("ptcall: PTCALL_COUNTS_FD=%d: cannot map its block counters (%s): the blocks "
+             "stay private", rt.counts_fd, strerror(errno));
+        blocks_ok = 0;
+    }
     memset(hdr, 0, coff);
-    layout_front(hdr, coff, boff, total, nm, (uint32_t)strings);
+    layout_front(hdr, coff, boff, total, nm, (uint32_t)strings, blocks_ok);
     munmap(hdr, coff);
     /* the counts so far (constructors) go along; then the file replaces the private pages */
     if (pwrite(rt.counts_fd, ptc_counters, cbytes, (off_t)coff) != (ssize_t)cbytes ||
@@ -304,19 +314,6 @@ int counts_share(void)
         warn("ptcall: PTCALL_COUNTS_FD=%d: cannot map its counters (%s): the counts stay "
              "private", rt.counts_fd, strerror(errno));
         return -1;
-    }
-    /* the blocks the same way, over the start of their own reservation (never over a unit's
-     * data: the units' pointers were pointed into it at registration) */
-    if (bbytes && (pwrite(rt.counts_fd, ptc_blocks, bbytes, (off_t)boff) != (ssize_t)bbytes ||
-                   mmap(ptc_blocks, bbytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-                        rt.counts_fd, (off_t)boff) == MAP_FAILED)) {
-        warn("ptcall: PTCALL_COUNTS_FD=%d: cannot map its block counters (%s): the blocks "
-             "stay private", rt.counts_fd, strerror(errno));
-        /* the header already says they are there: say none rather than zeros */
-        uint64_t zero = 0;
-        if (pwrite(rt.counts_fd, &zero, 8, (off_t)offsetof(struct ptc_counts_file, num_blocks))
-            != 8)
-            return -1;
     }
     rt.counts_shared = 1;
     return 0;

@@ -188,9 +188,6 @@ struct object {
     uint64_t first_counter; /* counting mode: counters[first_counter + i] counts function i
                                of its MODULE chunk */
     uint32_t num_funcs;
-    uint64_t first_block;   /* counting mode, map v7 blocks: ptc_blocks[first_block + i]
-                               counts block i of the object (units in section order) */
-    uint32_t num_blocks;
     uint64_t identity;      /* its MODULE chunk's: FNV-1a 64 over its units' hashes */
     uint32_t module_id, first_stub_id;
     uint64_t load_bias;
@@ -201,6 +198,9 @@ struct object {
         struct item it;
         uint64_t tsc;
     } unload;
+    uint64_t first_block;   /* counting mode, map v7 blocks: ptc_blocks[first_block + i]
+                               counts block i of the object (units in section order) */
+    uint32_t num_blocks;
 };
 
 /* The 16-byte slot of stub address a in o's stub section: the index of o->ids and of the

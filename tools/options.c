@@ -124,7 +124,7 @@ const struct cli_command cli_commands[CMD_COUNT] = {
                      "-fptcall-fuzz-driver) runs its inputs in batches, one process each. "
                      "See docs/cov.md."},
     [CMD_COV_REPORT] = {"cov report",
-                        "FILE.ptcov [--format table|csv|json|html] [--blockers] [--top N] "
+                        "FILE.ptcov [--format table|csv|json|html|lcov] [--blockers] [--top N] "
                         "[--binary PATH]",
                         "coverage of a campaign: union, per input, per function, over time",
                         "The union (functions reached of those instrumented, per module and per "
