@@ -36,6 +36,8 @@ const char *ptc_map_strerror(int err)
     case PTC_MAP_E_BUFFER: return "output buffer too small";
     case PTC_MAP_E_CALLBACK: return "callback failed";
     case PTC_MAP_E_EMPTY: return "no map blob in the section";
+    case PTC_MAP_E_BLOCKS:
+        return "block table out of bounds or inconsistent (map version 7)";
     case PTC_MAP_E_EXT:
         return "sizes-and-callees table (v6) out of bounds, inconsistent, or naming a missing "
                "function or string";
@@ -129,6 +131,13 @@ static int check_places(const struct ptc_map_unit *u, uint64_t addr, size_t size
                   (obj && !ptc_map_object_holds(obj, a, n, PTC_MAP_SEG_R))))
             return PTC_MAP_E_SITES_PLACE;
     }
+    struct ptcall_map_blocks b;
+    uint64_t p;
+    if (ptc_map_get_blocks(u, &b, &p) &&
+        (p > UINT64_MAX - 8 || overlaps(p, 8, addr, addr + size) ||
+         overlaps(p, 8, stubs_start, stubs_end) ||
+         (obj && !ptc_map_object_holds(obj, p, 8, PTC_MAP_SEG_W))))
+        return PTC_MAP_E_BLOCKS; /* the runtime writes the counter pointer */
     return 0;
 }
 
@@ -154,6 +163,7 @@ int ptc_map_check_sites(const void *table_, uint64_t start, uint64_t end, uint64
 }
 
 static int check_ext(const struct ptc_map_unit *u, size_t off, size_t *bad);
+static int check_blocks(const struct ptc_map_unit *u, size_t off, size_t *bad);
 
 /* Validates the blob at data[off..size); on success fills *u and *next (offset after it). */
 static int check_blob(const uint8_t *data, size_t size, size_t off, uint64_t addr,
@@ -253,6 +263,8 @@ static int check_blob(const uint8_t *data, size_t size, size_t off, uint64_t add
         }
     }
     int e = check_ext(u, off, bad);
+    if (!e)
+        e = check_blocks(u, off, bad);
     if (e)
         return e;
     *bad = off;
@@ -323,6 +335,90 @@ static int check_ext(const struct ptc_map_unit *u, size_t off, size_t *bad)
             *bad = off + h->ext_offset + sizeof(e) +
                    (size_t)h->num_funcs * sizeof(struct ptcall_map_func_ext) + j * sizeof(c);
             return PTC_MAP_E_EXT;
+        }
+    }
+    return 0;
+}
+
+static uint32_t blocks_offset(const struct ptc_map_unit *u)
+{
+    struct ptcall_map_ext e;
+    if (u->hdr.version < 7 || !(u->hdr.flags & PTCALL_MAP_F_BLOCKS) || !ext_header(u, &e))
+        return 0;
+    return e.blocks_offset;
+}
+
+int ptc_map_get_blocks(const struct ptc_map_unit *u, struct ptcall_map_blocks *out,
+                       uint64_t *ptr_addr)
+{
+    uint32_t bo = blocks_offset(u);
+    memset(out, 0, sizeof(*out));
+    *ptr_addr = 0;
+    if (!bo)
+        return 0;
+    memcpy(out, u->blob + bo, sizeof(*out));
+    rel_target(u->addr + bo + offsetof(struct ptcall_map_blocks, counters_rel), out->counters_rel,
+               ptr_addr);
+    return 1;
+}
+
+void ptc_map_get_block(const struct ptc_map_unit *u, uint32_t i, struct ptcall_map_block *out)
+{
+    memcpy(out, u->blob + blocks_offset(u) + sizeof(struct ptcall_map_blocks) +
+                    (size_t)i * sizeof(*out), sizeof(*out));
+}
+
+void ptc_map_get_line(const struct ptc_map_unit *u, uint32_t j, struct ptcall_map_line *out)
+{
+    struct ptcall_map_blocks b;
+    uint32_t bo = blocks_offset(u);
+    memcpy(&b, u->blob + bo, sizeof(b));
+    memcpy(out, u->blob + bo + sizeof(b) + (size_t)b.num_blocks * sizeof(struct ptcall_map_block) +
+                    (size_t)j * sizeof(*out), sizeof(*out));
+}
+
+/* Version 7: the blocks part inside the blob, its sizes consistent, every block's function
+ * and lines present, every line's file a string; the counter pointer 8-aligned and not in
+ * the map. 0 or PTC_MAP_E_BLOCKS with *bad at the record. */
+static int check_blocks(const struct ptc_map_unit *u, size_t off, size_t *bad)
+{
+    const struct ptcall_map_header *h = &u->hdr;
+    struct ptcall_map_ext e;
+    if (h->version < 7 || !(h->flags & PTCALL_MAP_F_BLOCKS))
+        return 0;
+    *bad = off + h->ext_offset;
+    if (!ext_header(u, &e) || !e.blocks_offset)
+        return PTC_MAP_E_BLOCKS;
+    uint32_t bo = e.blocks_offset;
+    struct ptcall_map_blocks b;
+    if (bo < h->header_size || bo % 8 || bo + (uint64_t)sizeof(b) > h->total_size)
+        return PTC_MAP_E_BLOCKS;
+    memcpy(&b, u->blob + bo, sizeof(b));
+    *bad = off + bo;
+    if (b.blocks_size != sizeof(b) + (uint64_t)b.num_blocks * sizeof(struct ptcall_map_block) +
+                             (uint64_t)b.num_lines * sizeof(struct ptcall_map_line) ||
+        bo + (uint64_t)b.blocks_size > h->total_size)
+        return PTC_MAP_E_BLOCKS;
+    uint64_t ptr;
+    if (rel_target(u->addr + bo + offsetof(struct ptcall_map_blocks, counters_rel),
+                   b.counters_rel, &ptr) || ptr % 8 ||
+        (ptr + 8 > u->addr - u->offset && ptr < u->addr + h->total_size))
+        return PTC_MAP_E_BLOCKS;
+    for (uint32_t i = 0; i < b.num_blocks; i++) {
+        struct ptcall_map_block k;
+        ptc_map_get_block(u, i, &k);
+        if (k.func >= h->num_funcs || (uint64_t)k.first_line + k.num_lines > b.num_lines) {
+            *bad = off + bo + sizeof(b) + (size_t)i * sizeof(k);
+            return PTC_MAP_E_BLOCKS;
+        }
+    }
+    for (uint32_t j = 0; j < b.num_lines; j++) {
+        struct ptcall_map_line l;
+        ptc_map_get_line(u, j, &l);
+        if (l.file >= h->strings_size) {
+            *bad = off + bo + sizeof(b) + (size_t)b.num_blocks * sizeof(struct ptcall_map_block) +
+                   (size_t)j * sizeof(l);
+            return PTC_MAP_E_BLOCKS;
         }
     }
     return 0;

@@ -49,6 +49,10 @@ enum ptc_map_error {
                                      unit */
     PTC_MAP_E_SITE = -21,         /* a call site outside the object (its code segments), or
                                      naming a stub outside [stubs_start, stubs_end) */
+    PTC_MAP_E_BLOCKS = -23,       /* v7: the blocks part out of bounds, its sizes inconsistent,
+                                     a block naming a missing function or lines, a line a
+                                     missing string, or the counter pointer misaligned,
+                                     over the map or outside the object's writable data */
     PTC_MAP_E_EXT = -22,          /* v6: the sizes-and-callees extension out of bounds, its
                                      sizes inconsistent, or a callee record naming a missing
                                      function or string */
@@ -78,6 +82,15 @@ int ptc_map_get_func_ext(const struct ptc_map_unit *u, uint32_t i,
 /* Callee j of the unit (j < ext.num_callees: records first_callee .. + num_callees of a
  * function); its name is u->strings + out->name. */
 void ptc_map_get_callee(const struct ptc_map_unit *u, uint32_t j, struct ptcall_map_callee *out);
+
+/* Map version 7 (PTCALL_MAP_F_BLOCKS): the unit's blocks part. 1 and *out filled (and
+ * *ptr_addr: the run-time address of the unit's counter pointer) when the unit has block
+ * counters, else 0. */
+int ptc_map_get_blocks(const struct ptc_map_unit *u, struct ptcall_map_blocks *out,
+                       uint64_t *ptr_addr);
+/* Block i / line j of a unit with blocks (i < num_blocks, j < num_lines). */
+void ptc_map_get_block(const struct ptc_map_unit *u, uint32_t i, struct ptcall_map_block *out);
+void ptc_map_get_line(const struct ptc_map_unit *u, uint32_t j, struct ptcall_map_line *out);
 
 /* Reads stub i (run-time address in *addr) / function i of a validated unit. */
 void ptc_map_get_stub(const struct ptc_map_unit *u, uint32_t i, struct ptcall_map_stub *out,

@@ -8,9 +8,11 @@
  *                     (PTCALL_COUNTS_FD); cov_uplot.c (generated): uPlot for the HTML view
  *   2  cov_afl.c      AFL++ output directories; cov_fsrv.c: running the target (the fork
  *                     server client, exec per input)
- *   3  cov_analysis.c union, first reachers, the curve, blockers, diff
- *   4  views, one file each: cov_view_table.c, cov_view_csv.c, cov_view_json.c,
- *                     cov_view_html.c, cov_view_diff.c
+ *   3  cov_blocks.c   blocks and lines per input, file and function (map v7 data)
+ *   4  cov_analysis.c union, first reachers, the curve, blockers, diff
+ *   5  cov_view_blocks.c the blocks-and-lines parts of the table and JSON views
+ *   6  views, one file each: cov_view_table.c, cov_view_csv.c, cov_view_json.c,
+ *                     cov_view_html.c, cov_view_diff.c, cov_view_lcov.c
  *
  * Functions return 0 or a negative error and fill a caller's `why` buffer with what went
  * wrong; nothing here prints but the views (and warnings to the FILE a caller hands in). */
@@ -43,6 +45,29 @@ struct cov_func {
     uint32_t *callees;
 };
 
+/* ---- blocks and lines (map version 7, `ptcall-cc -fptcall-cov`; docs/cov.md, *Blocks and
+ * lines*). A block is a basic block of an instrumented function after its critical edges were
+ * split (so a block reached implies the edge into it taken); its lines are the source lines
+ * (file, line) of its instructions' debug locations. Global block indices: the blocks of the
+ * MODULE records in file order, each module's in its map's order (unit by unit, each unit's
+ * blocks in order), the counts file's order too. */
+struct cov_line {
+    uint32_t file;        /* index into cov_data.files */
+    uint32_t line;        /* 1-based */
+};
+
+struct cov_block {
+    uint32_t func;        /* global function index */
+    uint32_t first_line;  /* its lines: cov_data.lines[first_line .. first_line + nlines) */
+    uint32_t nlines;      /* 0: no instruction of it has a debug location */
+};
+
+/* One block reached by an input. */
+struct cov_bhit {
+    uint32_t block;       /* global block index */
+    uint64_t count;       /* times the block ran during the input (64-bit, never saturates) */
+};
+
 struct cov_module {
     char *path;
     char build_id[80];    /* hex of the NT_GNU_BUILD_ID note, "" if the file has none */
@@ -54,6 +79,8 @@ struct cov_module {
      * counts the source's functions, late only those that survived inlining. */
     uint8_t placement;    /* enum cov_placement */
     uint32_t units_early, units_late;
+    uint32_t first_block; /* its blocks are blocks[first_block .. first_block + nblocks) */
+    uint32_t nblocks;     /* 0: built without -fptcall-cov (no block counters) */
 };
 
 /* The function universe a module counts (.ptcov record 6, docs/cov.md). */
@@ -78,6 +105,8 @@ struct cov_input {
     uint64_t exec_us;     /* wall time of the run */
     uint32_t nhits;       /* hits sorted by func, counts > 0 */
     struct cov_hit *hits;
+    uint32_t nbhits;      /* blocks reached, sorted by block, counts > 0 */
+    struct cov_bhit *bhits;
 };
 
 struct cov_data {
@@ -95,6 +124,12 @@ struct cov_data {
     struct cov_func *funcs;
     struct cov_input *inputs;
     uint32_t cap_modules, cap_funcs, cap_inputs;
+    /* blocks and lines (empty when no module was built with -fptcall-cov) */
+    uint32_t nfiles, nblocks, nlines;
+    char **files;         /* source paths of the blocks' lines, each once */
+    struct cov_block *blocks;
+    struct cov_line *lines;
+    uint32_t cap_files, cap_blocks, cap_lines;
 };
 
 void cov_data_init(struct cov_data *d);
@@ -104,6 +139,15 @@ void cov_data_free(struct cov_data *d);
 struct cov_module *cov_data_add_module(struct cov_data *d);
 struct cov_func *cov_data_add_func(struct cov_data *d);
 struct cov_input *cov_data_add_input(struct cov_data *d);
+/* Appends a block / a line of the last block. Returns the new element, or NULL. */
+struct cov_block *cov_data_add_block(struct cov_data *d);
+struct cov_line *cov_data_add_line(struct cov_data *d);
+/* The index of source path file in d->files, added if new (copied). Returns the index, or
+ * -ENOMEM. Linear in the files of d from the last lookup on: callers add lines file by file. */
+int64_t cov_data_file(struct cov_data *d, const char *file);
+/* Forgets the blocks and lines (files, blocks, lines, the modules' ranges, the inputs'
+ * reached blocks): for runs that cannot count them, so that no report shows them unreached. */
+void cov_data_drop_blocks(struct cov_data *d);
 /* Frees one input's owned memory. */
 void cov_input_free(struct cov_input *in);
 /* "queue", "crash", "hang"; "exited", "signal", "timeout", "error". */
@@ -244,6 +288,8 @@ struct cov_counts_module {
     uint64_t identity;
     const char *path;
     uint32_t first, nfuncs;
+    uint64_t first_block;         /* version 2: its blocks in blocks[] */
+    uint32_t nblocks;
 };
 struct cov_counts {
     const void *base;             /* the mapping */
@@ -252,6 +298,8 @@ struct cov_counts {
     uint64_t ncounters;
     const volatile uint64_t *counters;
     struct cov_counts_module *modules;  /* malloc'ed */
+    uint64_t nblocks;             /* version 2: block counters (map v7, -fptcall-cov) */
+    const volatile uint64_t *blocks;
 };
 /* Parses the area the runtime wrote into a memfd of size bytes at base. Returns 0, or
  * -EINVAL/-EPROTO with why. */
@@ -262,6 +310,12 @@ void cov_counts_free(struct cov_counts *c);
  * Returns 0 or -ENOENT when a module of the area is in no module of d (why names it). */
 int cov_counts_match(const struct cov_counts *c, const struct cov_data *d, uint64_t *map,
                      char *why, size_t n);
+
+/* The area's block counter index for each of d's blocks (bmap[i] for global block i;
+ * UINT64_MAX: none, e.g. a module whose block count differs from its map's, which is said in
+ * why and counted in *mismatched). Modules are matched as cov_counts_match does. */
+void cov_counts_match_blocks(const struct cov_counts *c, const struct cov_data *d,
+                             uint64_t *bmap, uint32_t *mismatched, char *why, size_t n);
 
 /* ---- running the target (cov_fsrv.c) ---------------------------------------------- */
 
@@ -279,6 +333,8 @@ struct cov_result {
     uint64_t exec_us;
     uint32_t nhits;
     struct cov_hit *hits; /* malloc'ed, sorted by function; the caller owns it */
+    uint32_t nbhits;
+    struct cov_bhit *bhits; /* malloc'ed, sorted by block; the caller owns it */
     uint32_t left_running; /* processes of the run still alive after it ended: killed */
     uint8_t stdin_unread;  /* stdin mode, a non-empty input: its offset still 0 after the run */
 };
@@ -330,8 +386,37 @@ struct cov_group {
     uint32_t funcs, reached;
 };
 
+/* Blocks and lines over all inputs (cov_blocks.c; map v7 builds). A source line (file, line)
+ * is reached when a block holding one of its instructions ran; its count is the largest
+ * count of those blocks (what llvm-cov and lcov show as a line's hits: the runs of the line,
+ * not of each of its pieces). */
+struct cov_uline {
+    uint32_t file, line;
+    uint64_t count;           /* max over its blocks of the block's runs (all inputs) */
+    uint32_t inputs;          /* inputs that reached it */
+};
+struct cov_file_lines {
+    uint32_t lines, lines_reached;
+    uint32_t blocks, blocks_reached; /* blocks whose first line is in the file */
+};
+struct cov_blocks_analysis {
+    uint32_t nblocks, reached;        /* blocks, blocks reached by any input */
+    uint64_t *count;                  /* per block: runs over all inputs */
+    uint32_t *inputs;                 /* per block: inputs reaching it */
+    uint32_t nulines, ulines_reached;
+    struct cov_uline *ulines;         /* sorted by file index, then line */
+    uint32_t *uline_of;               /* per cov_data.lines entry: its ulines index */
+    struct cov_file_lines *files;     /* per cov_data.files entry */
+    uint32_t *func_blocks, *func_reached; /* per function: its blocks, those reached */
+    uint32_t *in_blocks, *in_lines;   /* per input: blocks and lines it reached */
+};
+/* Computes it (b zeroed when d has no blocks). Returns 0 or -ENOMEM. */
+int cov_analyse_blocks(const struct cov_data *d, struct cov_blocks_analysis *b);
+void cov_blocks_analysis_free(struct cov_blocks_analysis *b);
+
 struct cov_analysis {
     const struct cov_data *d;
+    struct cov_blocks_analysis blk;   /* blocks and lines (empty without map v7 data) */
     uint32_t reached;                 /* functions reached by any input */
     uint32_t *inputs_reaching;        /* per function: how many inputs reached it */
     uint32_t *first_input;            /* per function: the first input (UINT32_MAX: none) */
@@ -388,6 +473,11 @@ int cov_view_table(FILE *f, const struct cov_analysis *a, const struct cov_view_
 int cov_view_csv(FILE *f, const struct cov_analysis *a, const struct cov_view_opts *o);
 int cov_view_json(FILE *f, const struct cov_analysis *a, const struct cov_view_opts *o);
 int cov_view_html(FILE *f, const struct cov_analysis *a, const struct cov_view_opts *o);
+/* lcov tracefile (geninfo's format, read by genhtml): per source file FN/FNDA, DA per line. */
+int cov_view_lcov(FILE *f, const struct cov_analysis *a, const struct cov_view_opts *o);
+/* The blocks-and-lines parts of the table and JSON views (cov_view_blocks.c). */
+int cov_view_table_blocks(FILE *f, const struct cov_analysis *a, const struct cov_view_opts *o);
+int cov_view_json_blocks(FILE *f, const struct cov_analysis *a);
 /* cov diff, table / csv / json. */
 int cov_view_diff(FILE *f, int format, const struct cov_analysis *a, const char *pa,
                   const struct cov_analysis *b, const char *pb, const struct cov_diff_row *rows,

@@ -21,6 +21,7 @@ void cov_analysis_free(struct cov_analysis *a)
     free(a->blocker_callees);
     free(a->callers_start);
     free(a->callers);
+    cov_blocks_analysis_free(&a->blk);
     memset(a, 0, sizeof(*a));
 }
 
@@ -238,7 +239,7 @@ int cov_analyse(const struct cov_data *d, struct cov_analysis *a)
         for (uint32_t j = 0; j < d->modules[m].nfuncs; j++)
             a->modules[m].reached += a->inputs_reaching[d->modules[m].first + j] > 0;
     }
-    if (group_files(a) || blockers(a)) {
+    if (group_files(a) || blockers(a) || cov_analyse_blocks(d, &a->blk)) {
         cov_analysis_free(a);
         return -ENOMEM;
     }

@@ -33,6 +33,8 @@ int cov_counts_parse(const void *base, size_t size, struct cov_counts *c, char *
     if (h.header_size < sizeof(h) || h.total_size > size || mod_end > h.total_size ||
         str_end > h.total_size || h.num_counters > (h.total_size / 8) ||
         h.counters_offset > h.total_size - 8 * h.num_counters || h.counters_offset % 8 ||
+        h.num_blocks > (h.total_size / 8) || h.blocks_offset % 8 ||
+        (h.num_blocks && h.blocks_offset > h.total_size - 8 * h.num_blocks) ||
         (h.strings_size && ((const char *)base)[str_end - 1])) {
         snprintf(why, n, "the counts file's layout is inconsistent (%llu bytes, %u modules, "
                          "%llu counters)", (unsigned long long)h.total_size, h.num_modules,
@@ -49,6 +51,7 @@ int cov_counts_parse(const void *base, size_t size, struct cov_counts *c, char *
         struct ptc_counts_file_module m;
         memcpy(&m, (const char *)base + h.modules_offset + i * sizeof(m), sizeof(m));
         if (m.first_counter + m.num_funcs > h.num_counters ||
+            m.first_block + m.num_blocks > h.num_blocks ||
             (h.strings_size ? m.path >= h.strings_size : m.path != 0)) {
             snprintf(why, n, "the counts file's module %u lies outside its counters", i);
             free(c->modules);
@@ -59,13 +62,43 @@ int cov_counts_parse(const void *base, size_t size, struct cov_counts *c, char *
         c->modules[i].path = h.strings_size ? strings + m.path : "";
         c->modules[i].first = (uint32_t)m.first_counter;
         c->modules[i].nfuncs = m.num_funcs;
+        c->modules[i].first_block = m.first_block;
+        c->modules[i].nblocks = m.num_blocks;
     }
     c->base = base;
     c->size = size;
     c->nmodules = h.num_modules;
     c->ncounters = h.num_counters;
     c->counters = (const volatile uint64_t *)((const char *)base + h.counters_offset);
+    c->nblocks = h.num_blocks;
+    c->blocks = h.num_blocks ? (const volatile uint64_t *)((const char *)base + h.blocks_offset)
+                             : NULL;
     return 0;
+}
+
+void cov_counts_match_blocks(const struct cov_counts *c, const struct cov_data *d,
+                             uint64_t *bmap, uint32_t *mismatched, char *why, size_t n)
+{
+    *mismatched = 0;
+    for (uint32_t i = 0; i < d->nblocks; i++)
+        bmap[i] = UINT64_MAX;
+    for (uint32_t k = 0; k < c->nmodules; k++) {
+        const struct cov_counts_module *cm = &c->modules[k];
+        uint32_t m = 0;
+        while (m < d->nmodules && d->modules[m].identity != cm->identity)
+            m++;
+        if (m == d->nmodules || !d->modules[m].nblocks)
+            continue;
+        if (d->modules[m].nblocks != cm->nblocks) {
+            /* a runtime out of block counters for some of its units: not numbered alike */
+            snprintf(why, n, "%s: the runtime counts %u blocks, its map lists %u: its blocks "
+                             "are left out", cm->path, cm->nblocks, d->modules[m].nblocks);
+            (*mismatched)++;
+            continue;
+        }
+        for (uint32_t j = 0; j < cm->nblocks; j++)
+            bmap[d->modules[m].first_block + j] = cm->first_block + j;
+    }
 }
 
 void cov_counts_free(struct cov_counts *c)

@@ -1,4 +1,5 @@
 /* The coverage data set in memory: what a .ptcov file holds and `cov run` builds. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,9 +16,12 @@ void cov_input_free(struct cov_input *in)
 {
     free(in->name);
     free(in->hits);
+    free(in->bhits);
     in->name = NULL;
     in->hits = NULL;
+    in->bhits = NULL;
     in->nhits = 0;
+    in->nbhits = 0;
 }
 
 void cov_data_free(struct cov_data *d)
@@ -35,6 +39,11 @@ void cov_data_free(struct cov_data *d)
     free(d->modules);
     free(d->funcs);
     free(d->inputs);
+    for (uint32_t i = 0; i < d->nfiles; i++)
+        free(d->files[i]);
+    free(d->files);
+    free(d->blocks);
+    free(d->lines);
     free(d->target);
     free(d->harness);
     memset(d, 0, sizeof(*d));
@@ -76,6 +85,55 @@ struct cov_input *cov_data_add_input(struct cov_data *d)
     if (in)
         in->time_ms = -1;
     return in;
+}
+
+struct cov_block *cov_data_add_block(struct cov_data *d)
+{
+    return grow((void **)&d->blocks, &d->nblocks, &d->cap_blocks, sizeof(*d->blocks));
+}
+
+struct cov_line *cov_data_add_line(struct cov_data *d)
+{
+    return grow((void **)&d->lines, &d->nlines, &d->cap_lines, sizeof(*d->lines));
+}
+
+int64_t cov_data_file(struct cov_data *d, const char *file)
+{
+    /* the newest files first: a unit's blocks name its own files over and over */
+    for (uint32_t i = d->nfiles; i-- > 0;)
+        if (strcmp(d->files[i], file) == 0)
+            return i;
+    char *c = strdup(file);
+    if (!c)
+        return -ENOMEM;
+    char **slot = grow((void **)&d->files, &d->nfiles, &d->cap_files, sizeof(*d->files));
+    if (!slot) {
+        free(c);
+        return -ENOMEM;
+    }
+    *slot = c;
+    return (int64_t)d->nfiles - 1;
+}
+
+void cov_data_drop_blocks(struct cov_data *d)
+{
+    for (uint32_t i = 0; i < d->nfiles; i++)
+        free(d->files[i]);
+    free(d->files);
+    free(d->blocks);
+    free(d->lines);
+    d->files = NULL;
+    d->blocks = NULL;
+    d->lines = NULL;
+    d->nfiles = d->nblocks = d->nlines = 0;
+    d->cap_files = d->cap_blocks = d->cap_lines = 0;
+    for (uint32_t m = 0; m < d->nmodules; m++)
+        d->modules[m].first_block = d->modules[m].nblocks = 0;
+    for (uint32_t i = 0; i < d->ninputs; i++) {
+        free(d->inputs[i].bhits);
+        d->inputs[i].bhits = NULL;
+        d->inputs[i].nbhits = 0;
+    }
 }
 
 const char *cov_kind_name(unsigned kind)

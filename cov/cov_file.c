@@ -16,7 +16,9 @@
 #include "ptc_crc.h"
 #include "ptc_varint.h"
 
-enum { REC_END = 0, REC_RUN = 1, REC_MODULE = 2, REC_INPUT = 3 };
+enum { REC_END = 0, REC_RUN = 1, REC_MODULE = 2, REC_INPUT = 3, REC_BLOCKS = 4,
+       REC_INPUT_BLOCKS = 5 };
+
 /* Record 6 (a later revision of version 2: older readers skip it): each module's placement,
  * the function universe it counts, and the campaign's run time. Types 4 and 5 are the
  * blocks'. */
@@ -171,6 +173,29 @@ int cov_file_write(const struct cov_data *d, const char *path, char *why, size_t
         }
         put_v(&rec, ptc_zigzag(d->campaign_ms));
         put_rec(&out, REC_UNIVERSE, &rec);
+        rc = write_all(&f, &out);
+    }
+    if (d->nblocks && !rc) {
+        /* BLOCKS: the files, each module's block count, each block's function and lines */
+        rec.n = 0;
+        put_v(&rec, d->nfiles);
+        for (uint32_t k = 0; k < d->nfiles; k++)
+            put_s(&rec, d->files[k]);
+        put_v(&rec, d->nmodules);
+        for (uint32_t m = 0; m < d->nmodules; m++)
+            put_v(&rec, d->modules[m].nblocks);
+        put_v(&rec, d->nblocks);
+        for (uint32_t k = 0; k < d->nblocks; k++) {
+            const struct cov_block *b = &d->blocks[k];
+            put_v(&rec, b->func);
+            put_v(&rec, b->nlines);
+            for (uint32_t j = 0; j < b->nlines; j++) {
+                put_v(&rec, d->lines[b->first_line + j].file);
+                put_v(&rec, d->lines[b->first_line + j].line);
+            }
+        }
+        put_rec(&out, REC_BLOCKS, &rec);
+        rc = write_all(&f, &out);
     }
     for (uint32_t i = 0; i < d->ninputs && !rc; i++) {
         const struct cov_input *in = &d->inputs[i];
@@ -190,6 +215,18 @@ int cov_file_write(const struct cov_data *d, const char *path, char *why, size_t
             prev = in->hits[k].func;
         }
         put_rec(&out, REC_INPUT, &rec);
+        if (d->nblocks) { /* INPUT_BLOCKS: right behind its INPUT record */
+            rec.n = 0;
+            put_v(&rec, i);
+            put_v(&rec, in->nbhits);
+            uint32_t pb = 0;
+            for (uint32_t k = 0; k < in->nbhits; k++) {
+                put_v(&rec, in->bhits[k].block - pb);
+                put_v(&rec, in->bhits[k].count);
+                pb = in->bhits[k].block;
+            }
+            put_rec(&out, REC_INPUT_BLOCKS, &rec);
+        }
         if (out.n > (1u << 20))
             rc = write_all(&f, &out);
     }
@@ -356,6 +393,89 @@ static int read_universe(struct cov_data *d, struct rd *r)
     return 0;
 }
 
+/* BLOCKS (type 4): once, after the MODULE records. 0, 1 (damaged) or 2 (out of memory). */
+static int read_blocks(struct cov_data *d, struct rd *r)
+{
+    if (d->nblocks || d->nfiles || d->ninputs)
+        return 1; /* a second one, or one after the inputs: not what cov run writes */
+    uint32_t nf = (uint32_t)get_count(r, 1);
+    for (uint32_t k = 0; k < nf && !r->bad; k++) {
+        char *s = get_s(r);
+        if (!s)
+            return r->bad ? r->bad : 2;
+        char **slot = realloc(d->files, ((size_t)d->nfiles + 1) * sizeof(*d->files));
+        if (!slot) {
+            free(s);
+            return 2;
+        }
+        d->files = slot;
+        d->files[d->nfiles++] = s;
+        d->cap_files = d->nfiles;
+    }
+    uint64_t nm = get_v(r), sum = 0;
+    if (r->bad || nm != d->nmodules)
+        return 1;
+    for (uint32_t m = 0; m < nm && !r->bad; m++) {
+        d->modules[m].first_block = (uint32_t)sum;
+        d->modules[m].nblocks = (uint32_t)get_v(r);
+        sum += d->modules[m].nblocks;
+    }
+    uint32_t nb = (uint32_t)get_count(r, 2);
+    if (r->bad || nb != sum)
+        return 1;
+    for (uint32_t k = 0; k < nb && !r->bad; k++) {
+        struct cov_block *b = cov_data_add_block(d);
+        if (!b)
+            return 2;
+        b->func = (uint32_t)get_v(r);
+        b->first_line = d->nlines;
+        uint32_t nl = (uint32_t)get_count(r, 2);
+        /* a block of module m names a function of module m */
+        if (r->bad || b->func >= d->nfuncs)
+            return 1;
+        const struct cov_module *m = &d->modules[d->funcs[b->func].module];
+        if (k < m->first_block || k >= m->first_block + m->nblocks)
+            return 1;
+        for (uint32_t j = 0; j < nl && !r->bad; j++) {
+            struct cov_line *l = cov_data_add_line(d);
+            if (!l)
+                return 2;
+            l->file = (uint32_t)get_v(r);
+            l->line = (uint32_t)get_v(r);
+            if (l->file >= d->nfiles)
+                return 1;
+            b->nlines++;
+        }
+    }
+    return r->bad;
+}
+
+/* INPUT_BLOCKS (type 5): the blocks of the INPUT record right before it. */
+static int read_input_blocks(struct cov_data *d, struct rd *r)
+{
+    uint64_t i = get_v(r);
+    if (r->bad || !d->ninputs || i != d->ninputs - 1U || d->inputs[i].bhits)
+        return 1;
+    struct cov_input *in = &d->inputs[i];
+    uint32_t nb = (uint32_t)get_count(r, 2);
+    if (nb && !r->bad) {
+        if (!(in->bhits = malloc(nb * sizeof(*in->bhits))))
+            return 2;
+        uint64_t b = 0;
+        for (uint32_t k = 0; k < nb && !r->bad; k++) {
+            uint64_t delta = get_v(r);
+            b += delta;
+            /* ascending, inside the blocks of the file */
+            if ((k && !delta) || b >= d->nblocks)
+                return 1;
+            in->bhits[k].block = (uint32_t)b;
+            in->bhits[k].count = get_v(r);
+            in->nbhits = k + 1;
+        }
+    }
+    return r->bad;
+}
+
 static uint32_t le32(const uint8_t *p)
 {
     return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
@@ -376,6 +496,10 @@ static void rec_name(char *out, size_t n, unsigned type, const struct cov_data *
         snprintf(out, n, "END record");
     else if (type == REC_UNIVERSE)
         snprintf(out, n, "UNIVERSE record");
+    else if (type == REC_BLOCKS)
+        snprintf(out, n, "BLOCKS record");
+    else if (type == REC_INPUT_BLOCKS)
+        snprintf(out, n, "INPUT_BLOCKS record %u", d->ninputs ? d->ninputs - 1 : 0);
     else
         snprintf(out, n, "record of type %u", type);
 }
@@ -452,6 +576,10 @@ int cov_file_parse(struct cov_data *d, const uint8_t *data, size_t size, const c
             bad = read_input(d, &r);
         } else if (type == REC_UNIVERSE) {
             bad = read_universe(d, &r);
+        } else if (type == REC_BLOCKS) {
+            bad = read_blocks(d, &r);
+        } else if (type == REC_INPUT_BLOCKS) {
+            bad = read_input_blocks(d, &r);
         } else if (type == REC_END) {
             uint64_t ni = get_v(&r);
             if (r.bad || ni != d->ninputs) {

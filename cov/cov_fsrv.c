@@ -40,6 +40,7 @@ struct cov_runner {
     size_t map_size;
     struct cov_counts counts;
     uint64_t *fmap;                 /* per function of d: its counter, UINT64_MAX: none */
+    uint64_t *bmap;                 /* per block of d: its block counter, UINT64_MAX: none */
     int input_fd, log_fd, stdin_mode;
     size_t input_len;               /* the work file's size now */
     char input_path[4096], log_path[4096];
@@ -279,7 +280,47 @@ static int map_counts(struct cov_runner *r, int load_modules, char *why, size_t 
             return -ENOMEM;
         }
     }
+    if (!r->bmap && !(r->bmap = malloc(((size_t)r->d->nblocks + 1) * sizeof(*r->bmap)))) {
+        snprintf(why, n, "out of memory");
+        return -ENOMEM;
+    }
+    uint32_t mismatched;
+    char bwhy[512];
+    /* a module whose blocks cannot be matched still has its functions: its blocks are left
+     * out (the runtime said why on the target's stderr) */
+    cov_counts_match_blocks(&r->counts, r->d, r->bmap, &mismatched, bwhy, sizeof(bwhy));
     return cov_counts_match(&r->counts, r->d, r->fmap, why, n);
+}
+
+/* The blocks the input reached (block counters, map v7). 0 or -ENOMEM. */
+static int collect_blocks(struct cov_runner *r, struct cov_result *res)
+{
+    uint32_t cap = 0;
+    res->bhits = NULL;
+    res->nbhits = 0;
+    if (!r->counts.blocks)
+        return 0;
+    for (uint32_t i = 0; i < r->d->nblocks; i++) {
+        if (r->bmap[i] == UINT64_MAX)
+            continue;
+        uint64_t c = r->counts.blocks[r->bmap[i]];
+        if (!c)
+            continue;
+        if (res->nbhits == cap) {
+            cap = cap ? cap * 2 : 256;
+            struct cov_bhit *h = realloc(res->bhits, cap * sizeof(*h));
+            if (!h) {
+                free(res->bhits);
+                res->bhits = NULL;
+                res->nbhits = 0;
+                return -ENOMEM;
+            }
+            res->bhits = h;
+        }
+        res->bhits[res->nbhits].block = i;
+        res->bhits[res->nbhits++].count = c;
+    }
+    return 0;
 }
 
 static int collect(struct cov_runner *r, struct cov_result *res)
@@ -307,7 +348,7 @@ static int collect(struct cov_runner *r, struct cov_result *res)
         res->hits[res->nhits].func = i;
         res->hits[res->nhits++].count = c;
     }
-    return 0;
+    return collect_blocks(r, res);
 }
 
 /* ---- the fork server ------------------------------------------------------------- */
@@ -559,6 +600,8 @@ static int run_exec(struct cov_runner *r, struct cov_result *res, char *why, siz
         /* died before main (or before the runtime started): nothing counted */
         res->nhits = 0;
         res->hits = NULL;
+        res->nbhits = 0;
+        res->bhits = NULL;
         return 0;
     }
     return rc ? rc : collect(r, res);
@@ -594,6 +637,7 @@ void cov_runner_stop(struct cov_runner *r)
     }
     free_envp(r->envp, r->env_own);
     free(r->fmap);
+    free(r->bmap);
     free(r->copy_buf);
     free(r);
 }

@@ -162,6 +162,44 @@ static int add_ext(struct load_ctx *c, const struct ptc_map_unit *u, uint32_t i,
     return 0;
 }
 
+/* Map version 7: the unit's blocks (functions from first on) and their lines, files
+ * interned in d->files. 0 or -ENOMEM. */
+static int add_blocks(struct cov_data *d, const struct ptc_map_unit *u, uint32_t first)
+{
+    struct ptcall_map_blocks b;
+    uint64_t ptr;
+    if (!ptc_map_get_blocks(u, &b, &ptr))
+        return 0;
+    uint32_t last_off = UINT32_MAX;
+    int64_t last_file = -1;
+    for (uint32_t i = 0; i < b.num_blocks; i++) {
+        struct ptcall_map_block mb;
+        ptc_map_get_block(u, i, &mb);
+        struct cov_block *k = cov_data_add_block(d);
+        if (!k)
+            return -ENOMEM;
+        k->func = first + mb.func;
+        k->first_line = d->nlines;
+        k->nlines = mb.num_lines;
+        for (uint32_t j = 0; j < mb.num_lines; j++) {
+            struct ptcall_map_line ml;
+            ptc_map_get_line(u, mb.first_line + j, &ml);
+            if (ml.file != last_off) {
+                last_file = cov_data_file(d, u->strings + ml.file);
+                if (last_file < 0)
+                    return -ENOMEM;
+                last_off = ml.file;
+            }
+            struct cov_line *l = cov_data_add_line(d);
+            if (!l)
+                return -ENOMEM;
+            l->file = (uint32_t)last_file;
+            l->line = ml.line;
+        }
+    }
+    return 0;
+}
+
 static int add_unit(void *vctx, const struct ptc_map_unit *u)
 {
     struct load_ctx *c = vctx;
@@ -188,6 +226,10 @@ static int add_unit(void *vctx, const struct ptc_map_unit *u)
             c->err = -ENOMEM;
             return 1;
         }
+    }
+    if (add_blocks(c->d, u, first) < 0) {
+        c->err = -ENOMEM;
+        return 1;
     }
     return 0;
 }
@@ -265,11 +307,13 @@ int cov_map_load(struct cov_data *d, const char *path, char *why, size_t n)
     memcpy(m->build_id, ei.build_id, sizeof(m->build_id));
     m->identity = s.identity;
     m->first = first;
+    m->first_block = d->nblocks;
     struct load_ctx c = {d, d->nmodules - 1, 0, 0, 0, 1, NULL, 0, 0};
     rc = ptc_map_walk(ei.map, ei.map_size, ei.map_addr, 0, 0, add_unit, &c, &bad);
     free(ei.map);
     m = &d->modules[c.module];   /* (add_unit grew funcs, not modules) */
     m->nfuncs = d->nfuncs - first;
+    m->nblocks = d->nblocks - m->first_block;
     if (rc >= 0 && !c.err)
         c.err = resolve(&c, first, m->nfuncs);
     m->has_callees = c.all_ext && m->nfuncs > 0;

@@ -154,6 +154,8 @@ int cov_view_json(FILE *f, const struct cov_analysis *a, const struct cov_view_o
         }
         fprintf(f, "]");
     }
+    if (cov_view_json_blocks(f, a))
+        return -EIO;
     fprintf(f, "}\n");
     return fflush(f) || ferror(f) ? -EIO : 0;
 }

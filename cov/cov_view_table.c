@@ -197,5 +197,7 @@ int cov_view_table(FILE *f, const struct cov_analysis *a, const struct cov_view_
         }
         more(f, nb, a->nblockers);
     }
+    if (cov_view_table_blocks(f, a, o))
+        return -EIO;
     return fflush(f) || ferror(f) ? -EIO : 0;
 }

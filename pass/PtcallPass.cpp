@@ -18,6 +18,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Demangle/Demangle.h"
+#include "llvm/IR/CFG.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DataLayout.h"
 #include "llvm/IR/DebugInfoMetadata.h"
@@ -90,6 +91,7 @@ struct Options {
                            // no_instrument_function (set by the wrappers)
   bool Gated = true;       // call sites are nop sleds the runtime arms (map v3 SLEDS);
                            // off: every site always calls its stub
+  bool Blocks = false;     // one counter per basic block (map v7 BLOCKS; -fptcall-cov)
 };
 
 bool parseBool(StringRef V, bool &Out) {
@@ -144,6 +146,9 @@ Options optionsFromEnv() {
     if (*P && !parseBool(P, RetSleds))
       fatal("PTCALL_RET_SLEDS must be 0 or 1, not '" + Twine(P) + "'");
   }
+  if (const char *P = getenv("PTCALL_BLOCKS"))
+    if (*P && !parseBool(P, O.Blocks))
+      fatal("PTCALL_BLOCKS must be 0 or 1, not '" + Twine(P) + "'");
   if (const char *P = getenv("PTCALL_INCLUDE"))
     O.Include = P;
   if (const char *P = getenv("PTCALL_EXCLUDE"))
@@ -174,6 +179,10 @@ bool parseParams(StringRef Params, Options &O, std::string &Err) {
       O.Gated = true;
     else if (P == "ungated")
       O.Gated = false;
+    else if (P == "blocks")
+      O.Blocks = true;
+    else if (P == "no-blocks")
+      O.Blocks = false;
     else if (P.consume_front("min-size=")) {
       if (P.getAsInteger(10, O.MinSize)) {
         Err = "bad min-size";
@@ -292,6 +301,12 @@ struct FuncRec {
   std::vector<const Function *> Callees;
 };
 
+// Map version 7: one counted basic block, its function and source lines (string offsets).
+struct BlockRec {
+  uint32_t Func;
+  std::vector<std::pair<uint32_t, uint32_t>> Lines; // (file, line), distinct, first seen first
+};
+
 // One planned stub call: a stub of Kind/Site, called right before Before.
 struct Site {
   uint16_t Kind;
@@ -311,6 +326,8 @@ class Instrumenter {
   uint64_t UnitHash = FnvInit;
   GlobalVariable *Slot = nullptr; // the unit's soft-handler slot
   std::vector<Function *> Work;   // the functions instrumented, in function-table order
+  std::vector<BlockRec> Blocks;   // map v7: the counted blocks, in counter order
+  GlobalVariable *BlockPtr = nullptr; // the unit's counter pointer (the runtime repoints it)
 
 public:
   Instrumenter(Module &M, const Options &O) : M(M), O(O), C(M.getContext()) {}
@@ -324,6 +341,7 @@ private:
   std::vector<Site> planSites(Function &F);
   Function *makeStub(uint32_t FuncIdx, uint16_t Kind, uint16_t Site, unsigned Serial);
   void emitCall(Function *Stub, Instruction *Before, const DebugLoc &DL, bool ExitAtRet);
+  void countBlocks(Function &F, uint32_t FuncIdx);
   void emitMap();
   void emitRegistration();
 };
@@ -589,6 +607,54 @@ std::string sledAsm(const Function &F, bool ExitAtRet) {
   return Asm;
 }
 
+// The source path of a debug location: the directory joined when the file is relative, so
+// that lcov's genhtml and llvm-cov's export name the same file.
+std::string locFile(const DILocation *L) {
+  std::string F = L->getFilename().str(), D = L->getDirectory().str();
+  if (F.empty() || F[0] == '/' || D.empty())
+    return F;
+  return D + (D.back() == '/' ? "" : "/") + F;
+}
+
+// Map version 7: one counter per basic block, incremented where the block starts (a load of
+// the unit's counter pointer, a load, an add and a store: no call). Critical edges are split
+// first, as SanitizerCoverage's edge mode does, so that every edge taken runs a block of its
+// own: a block reached implies the edge into it. 64-bit counters rather than 8-bit saturating
+// ones: lcov's line hit counts need the real numbers, and an 8-bit counter would wrap (or, made
+// saturating, need a compare) in any loop of 256 rounds; the memory is 8 bytes per block.
+void Instrumenter::countBlocks(Function &F, uint32_t FuncIdx) {
+  Type *I64 = Type::getInt64Ty(C);
+  PointerType *PtrTy = PointerType::getUnqual(I64);
+  SplitAllCriticalEdges(F, CriticalEdgeSplittingOptions().setIgnoreUnreachableDests());
+  for (BasicBlock &BB : F) {
+    // blocks nothing reaches (clang's code after a return) would only read as never reached
+    if (&BB != &F.getEntryBlock() && pred_empty(&BB))
+      continue;
+    BasicBlock::iterator At = BB.getFirstInsertionPt();
+    if (At == BB.end())
+      continue; // a catchswitch block: no room for an instruction
+    BlockRec R;
+    R.Func = FuncIdx;
+    std::set<std::pair<uint32_t, uint32_t>> Seen;
+    for (Instruction &I : BB) {
+      if (isa<DbgInfoIntrinsic>(I))
+        continue;
+      const DILocation *L = I.getDebugLoc().get();
+      if (!L || !L->getLine())
+        continue;
+      std::pair<uint32_t, uint32_t> FL(Strs.add(locFile(L)), L->getLine());
+      if (Seen.insert(FL).second)
+        R.Lines.push_back(FL);
+    }
+    IRBuilder<> B(&BB, At);
+    LoadInst *P = B.CreateLoad(PtrTy, BlockPtr);
+    Value *Cell = B.CreateConstInBoundsGEP1_64(I64, P, Blocks.size());
+    LoadInst *V = B.CreateLoad(I64, Cell);
+    B.CreateStore(B.CreateAdd(V, ConstantInt::get(I64, 1)), Cell);
+    Blocks.push_back(std::move(R));
+  }
+}
+
 void Instrumenter::emitCall(Function *Stub, Instruction *Before, const DebugLoc &DL,
                             bool ExitAtRet) {
   // An inline-asm `call` rather than an IR call: the function stays a leaf as far as the
@@ -708,6 +774,14 @@ bool Instrumenter::run() {
                             GlobalValue::InternalLinkage,
                             ConstantInt::get(Type::getInt64Ty(C), 0), SlotName);
   Slot->setAlignment(Align(8));
+  if (O.Blocks) {
+    // internal, but its address escapes into the map: no pass may fold its loads into the
+    // initial value, which the runtime replaces before main
+    BlockPtr = new GlobalVariable(M, PointerType::getUnqual(Type::getInt64Ty(C)),
+                                  /*isConstant=*/false, GlobalValue::InternalLinkage, nullptr,
+                                  "__ptcall_blocks_ptr");
+    BlockPtr->setAlignment(Align(8));
+  }
   unsigned Serial = 0;
   for (uint32_t FI = 0; FI < Work.size(); ++FI) {
     Function &F = *Work[FI];
@@ -753,6 +827,15 @@ bool Instrumenter::run() {
     // The call pushes a return address below the stack pointer.
     F.addFnAttr(Attribute::NoRedZone);
     dropPurity(F);
+    if (O.Blocks)
+      countBlocks(F, FI);
+  }
+  if (O.Blocks) { // the counters themselves, now that their number is known
+    auto *ArrTy = ArrayType::get(Type::getInt64Ty(C), Blocks.empty() ? 1 : Blocks.size());
+    auto *Arr = new GlobalVariable(M, ArrTy, /*isConstant=*/false, GlobalValue::InternalLinkage,
+                                   ConstantAggregateZero::get(ArrTy), "__ptcall_blocks");
+    Arr->setAlignment(Align(8));
+    BlockPtr->setInitializer(ConstantExpr::getPointerCast(Arr, BlockPtr->getValueType()));
   }
 
   emitMap();
@@ -772,6 +855,9 @@ void Instrumenter::emitMap() {
   StructType *ExtTy = StructType::create(C, {I32, I32, I32, I32}, "ptcall.map_ext");
   StructType *FuncExtTy = StructType::create(C, {I32, I32, I32, I32}, "ptcall.map_func_ext");
   StructType *CalleeTy = StructType::create(C, {I32, I32}, "ptcall.map_callee");
+  StructType *BlocksTy = StructType::create(C, {I32, I32, I32, I32, I64}, "ptcall.map_blocks");
+  StructType *BlockTy = StructType::create(C, {I32, I32, I32}, "ptcall.map_block");
+  StructType *LineTy = StructType::create(C, {I32, I32}, "ptcall.map_line");
 
   const uint32_t NS = Stubs.size(), NF = Funcs.size();
   uint32_t NC = 0;
@@ -787,7 +873,17 @@ void Instrumenter::emitMap() {
   const uint32_t ExtSize = sizeof(struct ptcall_map_ext) +
                            NF * sizeof(struct ptcall_map_func_ext) +
                            NC * sizeof(struct ptcall_map_callee);
-  const uint32_t StrOff = ExtOff + ExtSize;
+  // version 7: the blocks part (header, blocks, lines), after the callees
+  const uint32_t NB = Blocks.size();
+  uint32_t NL = 0;
+  for (const BlockRec &B : Blocks)
+    NL += B.Lines.size();
+  const uint32_t BlocksOff = O.Blocks ? ExtOff + ExtSize : 0; // 8-aligned, as ExtSize
+  const uint32_t BlocksSize = O.Blocks ? sizeof(struct ptcall_map_blocks) +
+                                             NB * sizeof(struct ptcall_map_block) +
+                                             NL * sizeof(struct ptcall_map_line)
+                                       : 0;
+  const uint32_t StrOff = ExtOff + ExtSize + BlocksSize;
   const uint32_t StrSize = Strs.data().size();
   const uint32_t Total = (StrOff + StrSize + 7) & ~7u;
 
@@ -796,9 +892,16 @@ void Instrumenter::emitMap() {
   ArrayType *StrArrTy = ArrayType::get(I8, Total - StrOff);
   ArrayType *FuncExtArrTy = ArrayType::get(FuncExtTy, NF);
   ArrayType *CalleeArrTy = ArrayType::get(CalleeTy, NC);
-  StructType *BlobTy = StructType::create(
-      C, {HdrTy, StubArrTy, FuncArrTy, ExtTy, FuncExtArrTy, CalleeArrTy, StrArrTy}, "ptcall.map",
-      /*isPacked=*/true);
+  ArrayType *BlockArrTy = ArrayType::get(BlockTy, NB);
+  ArrayType *LineArrTy = ArrayType::get(LineTy, NL);
+  SmallVector<Type *, 10> Parts = {HdrTy, StubArrTy, FuncArrTy, ExtTy, FuncExtArrTy, CalleeArrTy};
+  if (O.Blocks) {
+    Parts.push_back(BlocksTy);
+    Parts.push_back(BlockArrTy);
+    Parts.push_back(LineArrTy);
+  }
+  Parts.push_back(StrArrTy);
+  StructType *BlobTy = StructType::create(C, Parts, "ptcall.map", /*isPacked=*/true);
   const DataLayout &DL = M.getDataLayout();
   if (DL.getTypeAllocSize(HdrTy) != HdrSize || DL.getTypeAllocSize(BlobTy) != Total)
     fatal("internal error: map blob layout does not match map_format.h");
@@ -833,6 +936,8 @@ void Instrumenter::emitMap() {
   Flags |= PTCALL_MAP_F_SCRATCH_R11 | PTCALL_MAP_F_SCRATCH_R10;
   if (O.Gated && O.Exits && ptcall::retSledsInstalled())
     Flags |= PTCALL_MAP_F_RET_SLEDS;
+  if (O.Blocks)
+    Flags |= PTCALL_MAP_F_BLOCKS;
   uint32_t SourceName = Strs.add(M.getSourceFileName()); // added before layout
   const uint32_t StrSizeFinal = Strs.data().size();
   if (StrSizeFinal != StrSize)
@@ -883,7 +988,8 @@ void Instrumenter::emitMap() {
                  ConstantInt::get(I32, F.File), ConstantInt::get(I32, F.Line)}));
   // version 6: sizes and direct callees
   Constant *Ext = ConstantStruct::get(ExtTy, {ConstantInt::get(I32, ExtSize),
-                                              ConstantInt::get(I32, NC), ConstantInt::get(I32, 0),
+                                              ConstantInt::get(I32, NC),
+                                              ConstantInt::get(I32, BlocksOff),
                                               ConstantInt::get(I32, 0)});
   std::vector<Constant *> FuncExtCs, CalleeCs;
   for (const FuncRec &F : Funcs) {
@@ -904,10 +1010,28 @@ void Instrumenter::emitMap() {
   StrBytes.resize(Total - StrOff, '\0');
   Constant *StrC = ConstantDataArray::getRaw(StrBytes, StrBytes.size(), I8);
 
-  Map->setInitializer(ConstantStruct::get(
-      BlobTy, {Hdr, ConstantArray::get(StubArrTy, StubCs), ConstantArray::get(FuncArrTy, FuncCs),
-               Ext, ConstantArray::get(FuncExtArrTy, FuncExtCs),
-               ConstantArray::get(CalleeArrTy, CalleeCs), StrC}));
+  SmallVector<Constant *, 10> Init = {
+      Hdr, ConstantArray::get(StubArrTy, StubCs), ConstantArray::get(FuncArrTy, FuncCs), Ext,
+      ConstantArray::get(FuncExtArrTy, FuncExtCs), ConstantArray::get(CalleeArrTy, CalleeCs)};
+  if (O.Blocks) {
+    std::vector<Constant *> BlockCs, LineCs;
+    for (const BlockRec &B : Blocks) {
+      BlockCs.push_back(ConstantStruct::get(
+          BlockTy, {ConstantInt::get(I32, B.Func), ConstantInt::get(I32, LineCs.size()),
+                    ConstantInt::get(I32, B.Lines.size())}));
+      for (const auto &L : B.Lines)
+        LineCs.push_back(ConstantStruct::get(
+            LineTy, {ConstantInt::get(I32, L.first), ConstantInt::get(I32, L.second)}));
+    }
+    Init.push_back(ConstantStruct::get(
+        BlocksTy, {ConstantInt::get(I32, BlocksSize), ConstantInt::get(I32, NB),
+                   ConstantInt::get(I32, NL), ConstantInt::get(I32, 0),
+                   rel(BlockPtr, fieldAddr({6, 4}))}));
+    Init.push_back(ConstantArray::get(BlockArrTy, BlockCs));
+    Init.push_back(ConstantArray::get(LineArrTy, LineCs));
+  }
+  Init.push_back(StrC);
+  Map->setInitializer(ConstantStruct::get(BlobTy, Init));
 
   // The PC-relative fields are "local relocations": LLVM 14 keeps the explicit section
   // read-only ("a") in PIC code too, and the static linker resolves them (no dynamic
@@ -920,6 +1044,8 @@ void Instrumenter::emitMap() {
   appendToUsed(M, {Map});
   SmallVector<GlobalValue *, 64> Used;
   Used.push_back(Slot);
+  if (BlockPtr)
+    Used.push_back(BlockPtr);
   for (const StubRec &S : Stubs)
     Used.push_back(S.Stub);
   appendToCompilerUsed(M, Used);

@@ -27,7 +27,61 @@ int counts_init(void)
         return -1;
     }
     ptc_counters = p;
+    /* block counters: a failure leaves the units' own arrays counting, privately */
+    p = mmap(NULL, (size_t)BLOCKS_MAX * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+        warn("ptcall: cannot reserve the block counters of counting mode (%s): blocks are "
+             "not counted", strerror(errno));
+    else
+        ptc_blocks = p;
     return 0;
+}
+
+struct blocks_ctx {
+    struct object *o;
+    uint32_t full; /* units whose blocks did not fit under BLOCKS_MAX */
+};
+
+static int blocks_unit(void *ctx, const struct ptc_map_unit *u)
+{
+    struct blocks_ctx *c = ctx;
+    struct ptcall_map_blocks b;
+    uint64_t ptr;
+    if (!ptc_map_get_blocks(u, &b, &ptr))
+        return 0;
+    if (c->full || rt.nblocks + b.num_blocks > BLOCKS_MAX) { /* the rest too: in order */
+        c->full++;
+        return 0;
+    }
+    /* validated: 8-aligned in the object's writable data (ptc_map_walk_in) */
+    *(uint64_t **)(uintptr_t)ptr = &ptc_blocks[rt.nblocks];
+    rt.nblocks += b.num_blocks;
+    c->o->num_blocks += b.num_blocks;
+    return 0;
+}
+
+void counts_blocks_register(struct object *o, const void *map_start, size_t map_size,
+                            uint64_t stubs_start, uint64_t stubs_end,
+                            const struct ptc_map_object *obj)
+{
+    if (!ptc_blocks)
+        return;
+    struct blocks_ctx c = {.o = o};
+    o->first_block = rt.nblocks;
+    o->num_blocks = 0;
+    ptc_map_walk_in(map_start, map_size, (uint64_t)(uintptr_t)map_start, stubs_start,
+                    stubs_end, obj, blocks_unit, &c, NULL);
+    if (c.full)
+        warn("ptcall: %s: more than %u blocks in all: %u of its units count their blocks "
+             "privately (not in the counts file)", o->path, BLOCKS_MAX, c.full);
+}
+
+void counts_zero(void)
+{
+    memset(ptc_counters, 0, (size_t)rt.ncounters * 8);
+    if (ptc_blocks)
+        memset(ptc_blocks, 0, (size_t)rt.nblocks * 8);
 }
 
 /* The trampoline: movabs $imm64, %r11 (49 bb imm64); incq (%r11) (49 ff 03); jmp rel32 */
@@ -168,8 +222,8 @@ void counts_finish(int how, int status, int crash)
 
 /* Writes the whole layout's front (header, modules, strings) into buf (counters_offset
  * bytes) for the objects counted now. */
-static void layout_front(uint8_t *buf, uint64_t counters_offset, uint64_t total, uint32_t nm,
-                         uint32_t strings_size)
+static void layout_front(uint8_t *buf, uint64_t counters_offset, uint64_t blocks_offset,
+                         uint64_t total, uint32_t nm, uint32_t strings_size, int blocks)
 {
     struct ptc_counts_file h;
     memset(&h, 0, sizeof(h));
@@ -184,6 +238,8 @@ static void layout_front(uint8_t *buf, uint64_t counters_offset, uint64_t total,
     h.strings_offset = (uint32_t)(sizeof(h) + nm * sizeof(struct ptc_counts_file_module));
     h.strings_size = strings_size;
     h.counters_offset = counters_offset;
+    h.num_blocks = blocks ? rt.nblocks : 0;
+    h.blocks_offset = blocks ? blocks_offset : 0;
     memcpy(buf, &h, sizeof(h));
     struct ptc_counts_file_module *m = (struct ptc_counts_file_module *)(buf + sizeof(h));
     char *str = (char *)(buf + h.strings_offset);
@@ -197,6 +253,8 @@ static void layout_front(uint8_t *buf, uint64_t counters_offset, uint64_t total,
         m[k].num_funcs = o->num_funcs;
         m[k].path = so;
         m[k].module_id = o->module_id;
+        m[k].first_block = blocks ? o->first_block : 0;
+        m[k].num_blocks = blocks ? o->num_blocks : 0;
         size_t l = strlen(o->path) + 1;
         memcpy(str + so, o->path, l);
         so += (uint32_t)l;
@@ -220,7 +278,10 @@ int counts_share(void)
     uint64_t coff = (front + PTC_COUNTS_FILE_ALIGN - 1) & ~(uint64_t)(PTC_COUNTS_FILE_ALIGN - 1);
     /* whole pages of counters, so that every counter the mapping covers is in the file */
     uint64_t cbytes = page_round_up((size_t)(rt.ncounters ? rt.ncounters * 8 : 8));
-    uint64_t total = coff + cbytes;
+    /* version 2: the block counters follow, whole pages too (none: no part) */
+    uint64_t boff = coff + cbytes;
+    uint64_t bbytes = rt.nblocks ? page_round_up((size_t)rt.nblocks * 8) : 0;
+    uint64_t total = boff + bbytes;
     if (ftruncate(rt.counts_fd, (off_t)total) != 0) {
         warn("ptcall: PTCALL_COUNTS_FD=%d: cannot size it to %llu bytes (%s): the counts stay "
              "private", rt.counts_fd, (unsigned long long)total, strerror(errno));
@@ -232,8 +293,19 @@ int counts_share(void)
              rt.counts_fd, strerror(errno));
         return -1;
     }
+    /* the blocks first, over the start of their own reservation (never over a unit's data:
+     * the units' pointers were pointed into it at registration); when that fails the front
+     * says no blocks rather than zeros */
+    int blocks_ok = 1;
+    if (bbytes && (pwrite(rt.counts_fd, ptc_blocks, bbytes, (off_t)boff) != (ssize_t)bbytes ||
+                   mmap(ptc_blocks, bbytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+                        rt.counts_fd, (off_t)boff) == MAP_FAILED)) {
+        warn("ptcall: PTCALL_COUNTS_FD=%d: cannot map its block counters (%s): the blocks "
+             "stay private", rt.counts_fd, strerror(errno));
+        blocks_ok = 0;
+    }
     memset(hdr, 0, coff);
-    layout_front(hdr, coff, total, nm, (uint32_t)strings);
+    layout_front(hdr, coff, boff, total, nm, (uint32_t)strings, blocks_ok);
     munmap(hdr, coff);
     /* the counts so far (constructors) go along; then the file replaces the private pages */
     if (pwrite(rt.counts_fd, ptc_counters, cbytes, (off_t)coff) != (ssize_t)cbytes ||
@@ -257,7 +329,7 @@ void counts_after_fork(void)
     /* shared counters are the caller's to read: a child of the program counts into them
      * too (the fork server's child zeroes them itself); private ones start again at 0 */
     if (!rt.counts_shared && ptc_counters)
-        memset(ptc_counters, 0, (size_t)rt.ncounters * 8);
+        counts_zero();
     if (rt.fd < 0)
         return;
     write_process_start();

@@ -78,7 +78,7 @@ static void serve(void)
         /* Zeroed here, where every page of counters is mapped already: a child that zeroed
          * them would fault each page in, not only the pages its calls touch. Nothing of the
          * program runs in the server between this and the fork. */
-        memset(ptc_counters, 0, (size_t)rt.ncounters * 8);
+        counts_zero();
         pid_t pid = fork_server_fork(); /* counts_after_fork in the child */
         if (pid < 0) {
             warn("ptcall: fork server: fork failed (%s)", strerror(errno));

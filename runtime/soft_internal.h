@@ -198,6 +198,9 @@ struct object {
         struct item it;
         uint64_t tsc;
     } unload;
+    uint64_t first_block;   /* counting mode, map v7 blocks: ptc_blocks[first_block + i]
+                               counts block i of the object (units in section order) */
+    uint32_t num_blocks;
 };
 
 /* The 16-byte slot of stub address a in o's stub section: the index of o->ids and of the
@@ -274,6 +277,7 @@ struct runtime_state {
     /* counting mode (soft_counts.c): calls per function, no events */
     int counting;            /* PTCALL_COUNTS=1, PTCALL_COUNTS_FD or PTCALL_FORKSERVER */
     uint64_t ncounters;      /* counters handed out (rt.counters[0..ncounters)) */
+    uint64_t nblocks;        /* block counters handed out (ptc_blocks[0..nblocks)) */
     uint32_t segment;        /* the next COUNTS chunk's segment index */
     uint32_t marks;          /* tracing: the next MARK chunk's index (under proc_mu) */
     int counts_fd;           /* PTCALL_COUNTS_FD, or -1 */
@@ -289,6 +293,11 @@ struct runtime_state {
  * shared file is mapped over its start). Read by ptc_count_handler (soft_handler.S). */
 #define COUNTERS_MAX (1u << 22)
 extern uint64_t *ptc_counters;
+/* Block counters (map v7, -fptcall-cov): one fixed reservation of BLOCKS_MAX as well; each
+ * unit's counter pointer is pointed into it at registration, and the shared file's blocks
+ * part is mapped over its start, as the function counters'. */
+#define BLOCKS_MAX (1u << 24)
+extern uint64_t *ptc_blocks;
 extern struct runtime_state rt;
 
 /* ---- small helpers ------------------------------------------------------------------- */
@@ -437,6 +446,13 @@ void counts_finish(int how, int status, int crash);
 /* Lays the counters out in PTCALL_COUNTS_FD's file and maps it over them. 0, or -1 after a
  * warning (the counters stay private). */
 int counts_share(void);
+/* Map v7: points the counter pointer of each unit of o that counts blocks into ptc_blocks
+ * (o->first_block, o->num_blocks). Registration, counting mode. */
+void counts_blocks_register(struct object *o, const void *map_start, size_t map_size,
+                            uint64_t stubs_start, uint64_t stubs_end,
+                            const struct ptc_map_object *obj);
+/* Zeroes every counter handed out, functions and blocks (the fork server, before a fork). */
+void counts_zero(void);
 /* A fork child (counting mode): its own process record; private counters start at 0. */
 void counts_after_fork(void);
 

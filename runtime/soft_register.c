@@ -483,6 +483,8 @@ PTC_API void __ptcall_register_object(const void *map_start, const void *map_sto
     }
     ptc_map_walk_in(map_start, map_size, (uint64_t)(uintptr_t)map_start, s0, s1, &lay.obj,
                     fill_ids, &c, NULL);
+    if (rt.counting)
+        counts_blocks_register(o, map_start, map_size, s0, s1, &lay.obj);
     if ((!rt.counting || rt.fd >= 0) && write_module(o))
         write_module_armed(o); /* right behind it: which of its functions are traced */
     /* publish before patching: the drain must know the stubs before the first event */

@@ -20,6 +20,7 @@ struct runtime_state rt = {
 };
 
 uint64_t *ptc_counters; /* counting mode (soft_counts.c): COUNTERS_MAX counters */
+uint64_t *ptc_blocks;   /* counting mode, map v7: BLOCKS_MAX block counters */
 
 uint64_t ptc_xsave_size = 512 + 64; /* fxsave64, unless xsave_init finds XSAVE */
 uint8_t ptc_use_xsave;

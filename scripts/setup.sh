@@ -39,6 +39,7 @@ if [ "$core" = 0 ]; then
     chromium chromium-driver python3-selenium python3-jsonschema nodejs
     postgresql xxhash
     graphviz debootstrap groff man-db
+    lcov
   )
 fi
 # npm: Debian's package, unless npm is already there (NodeSource's nodejs ships its own npm and

@@ -341,6 +341,14 @@ static int run_cov(struct cli_values *v)
     for (uint32_t k = 0; k < jobs; k++)
         js[k] = (struct job){&t, &d, &e, results, ran, workdir, (int)k, NULL, &next, &done,
                              "", 0, 0};
+    if (libfuzzer && d.nblocks) {
+        /* the driver's per-input segments are the trace's COUNTS chunks: functions only */
+        fprintf(stderr, "%s: note: blocks and lines are not counted for a libFuzzer-style "
+                        "harness run through ptcall's driver (its per-input counts come from "
+                        "the trace, which holds functions only): the report has functions\n",
+                cmd);
+        cov_data_drop_blocks(&d);
+    }
     if (libfuzzer) {
         /* one process per batch of inputs, the driver marking each (cov_libfuzzer.c) */
         if (cov_libfuzzer_run(t.argv, t.runtime, t.timeout_ms, workdir, &d, &e, results, ran,
@@ -447,6 +455,9 @@ collect:;
             in->nhits = results[i].nhits;
             in->hits = results[i].hits;
             results[i].hits = NULL;
+            in->nbhits = results[i].nbhits;
+            in->bhits = results[i].bhits;
+            results[i].bhits = NULL;
         }
         crashes += in->outcome == COV_SIGNALED;
         hangs += in->outcome == COV_TIMEOUT;
@@ -493,8 +504,10 @@ out:
     for (uint32_t k = 0; js && k < jobs; k++)
         cov_runner_stop(js[k].runner);
     if (results)
-        for (size_t i = 0; i < e.n; i++)
+        for (size_t i = 0; i < e.n; i++) {
             free(results[i].hits);
+            free(results[i].bhits);
+        }
     free(results);
     free(ran);
     free(js);
@@ -597,8 +610,13 @@ int cmd_cov_report(int argc, char **argv)
     if (!r) {
         struct cov_view_opts o = {v.pos[0], v.cov.blockers, v.top};
         int (*const views[])(FILE *, const struct cov_analysis *, const struct cov_view_opts *) = {
-            cov_view_table, cov_view_csv, cov_view_json, cov_view_html};
-        if (views[v.cov.format](stdout, &a, &o)) {
+            cov_view_table, cov_view_csv, cov_view_json, cov_view_html, cov_view_lcov};
+        if (v.cov.format == 4 && !d.nblocks) { /* lcov: lines come from block counters */
+            fprintf(stderr, "%s: %s has no blocks and lines (its target was not built with "
+                            "ptcall-cc -fptcall-cov): no lcov tracefile to write; rebuild "
+                            "with -fptcall-cov and run 'ptcall cov run' again\n", cmd, v.pos[0]);
+            r = 1;
+        } else if (views[v.cov.format](stdout, &a, &o)) {
             fprintf(stderr, "%s: cannot write the report: check the output device\n", cmd);
             r = 1;
         }

@@ -126,7 +126,7 @@ const struct cli_command cli_commands[CMD_COUNT] = {
                      "run one input per child, each checked to run LLVMFuzzerTestOneInput "
                      "once; a harness whose shape cannot be told is refused. See docs/cov.md."},
     [CMD_COV_REPORT] = {"cov report",
-                        "FILE.ptcov [--format table|csv|json|html] [--blockers] [--top N] "
+                        "FILE.ptcov [--format table|csv|json|html|lcov] [--blockers] [--top N] "
                         "[--binary PATH]",
                         "coverage of a campaign: union, per input, per function, over time",
                         "The union (functions reached of those instrumented, per module and per "
@@ -222,7 +222,7 @@ static const struct cli_choice sort_keys[] = {{"calls", NULL}, {"self", NULL}, {
 static const struct cli_choice table_formats[] = {{"table", NULL}, {"csv", NULL}, {"json", NULL},
                                                   {NULL, NULL}};
 static const struct cli_choice cov_formats[] = {{"table", NULL}, {"csv", NULL}, {"json", NULL},
-                                                {"html", NULL}, {NULL, NULL}};
+                                                {"html", NULL}, {"lcov", NULL}, {NULL, NULL}};
 static const struct cli_choice on_off[] = {{"off", NULL}, {"on", NULL}, {NULL, NULL}};
 static const struct cli_choice bys[] = {{"thread", NULL}, {"process", NULL}, {NULL, NULL}};
 static const struct cli_choice orders[] = {
@@ -542,7 +542,8 @@ static const struct cli_opt opts[] = {
              "its initialisation), not before main"},
     {.name = "--format", .cmds = CVP, CHOICE(cov.format, cov_formats), .def = "table",
      .help = "table (for people), csv (one row per function), json (everything, versioned: "
-             "docs/schema/cov-report.schema.json) or html (one page with the curve)"},
+             "docs/schema/cov-report.schema.json), html (one page with the curve) or lcov (a "
+             "tracefile of lines and functions for genhtml; needs a -fptcall-cov build)"},
     {.name = "--blockers", .cmds = CVP, FLAG(cov.blockers),
      .help = "list the reached functions whose direct callees were never reached, the most "
              "unreached code first (csv: only them)"},

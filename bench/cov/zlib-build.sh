@@ -2,7 +2,8 @@
 # Builds the zlib harness (bench/cov/zlib_harness.c) over Debian's zlib sources, one way:
 #   bench/cov/zlib-build.sh WORKDIR KIND [PTCALL_BUILD_DIR]
 #   KIND afl      afl-clang-fast -O1 -g                  -> WORKDIR/afl/zlib_fuzz
-#        ptcall   ptcall-cc, PTCALL_PLACEMENT=early -O1  -> WORKDIR/ptcall/zlib_fuzz
+#        ptcall   ptcall-cc -fptcall-cov -O1 -g          -> WORKDIR/ptcall/zlib_fuzz
+#        ptcall-fn  ptcall-cc, PTCALL_PLACEMENT=early -O1 -g (functions only) -> WORKDIR/ptcall-fn/
 #        llvmcov  clang (PTCALL_LLVM_BIN, else LLVM 14) -fprofile-instr-generate -fcoverage-mapping -O1 -> WORKDIR/llvmcov/zlib_fuzz
 # The sources come from WORKDIR/src (unpacked from `apt-get source --download-only zlib`,
 # Debian's deb-src archive) when absent. Exit 77 when they cannot be had (the tests skip).
@@ -28,9 +29,11 @@ srcs="adler32.c compress.c crc32.c deflate.c gzclose.c gzlib.c gzread.c gzwrite.
       inffast.c inflate.c inftrees.c trees.c uncompr.c zutil.c"
 case $kind in
     afl) cc="afl-clang-fast"; flags="-O1 -g" ;;
-    ptcall) cc="$ptb/bin/ptcall-cc"; flags="-O1 -g"; export PTCALL_PLACEMENT=early ;;
+    ptcall) cc="$ptb/bin/ptcall-cc"; flags="-O1 -g -fptcall-cov" ;;
+    # the same build without -fptcall-cov (early placement, no block counters): for the cost
+    ptcall-fn) cc="$ptb/bin/ptcall-cc"; flags="-O1 -g"; export PTCALL_PLACEMENT=early ;;
     llvmcov) cc="${PTCALL_LLVM_BIN:-/usr/lib/llvm-14/bin}/clang"; flags="-O1 -g -fprofile-instr-generate -fcoverage-mapping" ;;
-    *) echo "zlib-build: KIND is afl, ptcall or llvmcov" >&2; exit 2 ;;
+    *) echo "zlib-build: KIND is afl, ptcall, ptcall-fn or llvmcov" >&2; exit 2 ;;
 esac
 out="$work/$kind"
 mkdir -p "$out/obj"

@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #define PTCALL_MAP_MAGIC 0x4d435450u /* "PTCM" read as little-endian u32 */
-#define PTCALL_MAP_VERSION 6u
+#define PTCALL_MAP_VERSION 7u
 /* Oldest map version readers still accept (v1: every call site always calls its stub). */
 #define PTCALL_MAP_VERSION_MIN 1u
 /* header_size of versions 1 and 2 (no sled table fields) */
@@ -59,6 +59,9 @@ enum ptcall_stub_kind {
 
 #define PTCALL_MAP_F_SCRATCH_R10 0x40u /* v3: stub calls also declare %r10 clobbered, so a
                                           handler reached from a patched stub may use it */
+#define PTCALL_MAP_F_BLOCKS 0x100u  /* v7: every basic block of the unit's instrumented
+                                        functions counts its runs (ptcall-cc -fptcall-cov):
+                                        struct ptcall_map_blocks at ext.blocks_offset */
 #define PTCALL_MAP_F_RET_SLEDS 0x80u /* v5: the unit was compiled where exit sleds may be
                                         moved behind their `ret` (ret sleds, below) */
 
@@ -134,7 +137,9 @@ struct ptcall_map_ext {
     uint32_t ext_size;       /* bytes of the whole extension: 16 + 16 * num_funcs +
                                 8 * num_callees */
     uint32_t num_callees;
-    uint32_t reserved[2];    /* 0 */
+    uint32_t blocks_offset;  /* v7 with PTCALL_MAP_F_BLOCKS: from blob start, struct
+                                ptcall_map_blocks; else 0 (reserved, 0, before v7) */
+    uint32_t reserved;       /* 0 */
 };
 
 struct ptcall_map_func_ext {
@@ -155,6 +160,35 @@ struct ptcall_map_callee {
                                 of another unit or object is found by it) */
 };
 #define PTCALL_MAP_NO_FUNC 0xffffffffu
+
+/* Version 7 (PTCALL_MAP_F_BLOCKS, docs/map-format.md "Blocks and lines"): the unit's block
+ * counters and each block's function and source lines. 8-aligned, followed by
+ * struct ptcall_map_block[num_blocks] and struct ptcall_map_line[num_lines]. Block i of the
+ * unit counts in counters[i] of the uint64_t array the unit's counter pointer points to:
+ * the pointer starts at the unit's own zeroed array, the runtime may repoint it before main
+ * (counting mode: into the shared counts file). Every block runs one
+ * `load pointer; increment counters[i]` (64-bit, wrapping only after 2^64 runs). */
+struct ptcall_map_blocks {
+    uint32_t blocks_size;    /* 24 + 12 * num_blocks + 8 * num_lines */
+    uint32_t num_blocks;
+    uint32_t num_lines;
+    uint32_t reserved;       /* 0 */
+    int64_t counters_rel;    /* address of the unit's counter pointer (a uint64_t * in writable
+                                data, 8-aligned) minus the address of this field */
+};
+
+struct ptcall_map_block {
+    uint32_t func;           /* index into this blob's function table */
+    uint32_t first_line;     /* its lines: line records [first_line, first_line + num_lines) */
+    uint32_t num_lines;      /* distinct (file, line) of its instructions, first seen first;
+                                0 when none has a debug location */
+};
+
+struct ptcall_map_line {
+    uint32_t file;           /* string offset: the source path (directory joined when the
+                                debug info names it relative) */
+    uint32_t line;           /* 1-based */
+};
 
 /* Registration ABI between instrumented objects and the runtime (decision 4).
  * Each unit's constructor calls, if the runtime is present (weak reference):

@@ -1,7 +1,8 @@
 #!/bin/sh
 # ctest cov-llvm: builds the zlib harness with ptcall-cc and with llvm-cov instrumentation
 # (bench/cov/zlib-build.sh; exit 77 when the sources cannot be fetched), then compares the
-# function sets input by input (llvmcov_compare.py).
+# function sets and the line coverage input by input (llvmcov_compare.py; the ptcall build
+# is ptcall-cc -fptcall-cov).
 #   llvmcov_test.sh BUILD_DIR SOURCE_DIR WORK_DIR
 set -eu
 build=$1
@@ -18,4 +19,4 @@ rc=0
 "$src/bench/cov/zlib-build.sh" "$work" llvmcov >/dev/null
 exec python3 "$src/test/cov/llvmcov_compare.py" --ptcall "$build/tools/ptcall" \
     --ptcall-target "$work/ptcall/zlib_fuzz" --llvm-target "$work/llvmcov/zlib_fuzz" \
-    --afl "$src/test/cov/data/afl-zlib" --work "$work/cmp"
+    --afl "$src/test/cov/data/afl-zlib" --work "$work/cmp" --lines

@@ -261,9 +261,11 @@ def main():
     run([prog, inp], env=dict(env, LD_PRELOAD=rtlib, PTCALL_COUNTS_FD=str(fd)), pass_fds=(fd,))
     size = os.fstat(fd).st_size
     m = mmap.mmap(fd, size, prot=mmap.PROT_READ)
-    magic, ver, hsz, total, nm, pid, nc, moff, soff, ssz, _, coff = struct.unpack_from("<8sIIQIIQIIIIQ", m, 0)
-    check(magic == b"PTCCOUNT" and ver == 1 and hsz == 64 and total == size and nm == 1 and
-          coff % 4096 == 0 and coff + 8 * nc <= total, "counts file header")
+    magic, ver, hsz, total, nm, pid, nc, moff, soff, ssz, _, coff, nb, boff = struct.unpack_from(
+        "<8sIIQIIQIIIIQQQ", m, 0)
+    # version 2: block counters after the function counters (none: not built -fptcall-cov)
+    check(magic == b"PTCCOUNT" and ver == 2 and hsz == 80 and total == size and nm == 1 and
+          coff % 4096 == 0 and coff + 8 * nc <= total and nb == 0, "counts file header")
     ident, first, nf, path, mid, _ = struct.unpack_from("<QQIIII", m, moff)
     check(m[soff + path:m.find(b"\0", soff + path)].decode() == prog, "counts file module path")
     vec = struct.unpack_from("<%dQ" % nf, m, coff + 8 * first)

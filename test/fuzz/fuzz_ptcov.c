@@ -45,6 +45,7 @@ static void read_all(const uint8_t *data, size_t size)
         cov_view_csv(devnull, &a, &o);
         cov_view_json(devnull, &a, &o);
         cov_view_html(devnull, &a, &o);
+        cov_view_lcov(devnull, &a, &o);
         o.blockers = 0;
         cov_view_csv(devnull, &a, &o);
         struct cov_diff_row *rows = NULL;

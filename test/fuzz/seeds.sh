@@ -65,14 +65,15 @@ ptcov)
     find "$covdir" -name '*.ptcov' -size -64k 2>/dev/null | head -n 40 | while read -r f; do
         cp "$f" "$dir/$(echo "$f" | tr / _)"
     done
-    if [ -z "$(ls "$dir")" ] && [ -x "$cc" ]; then
+    # always one with blocks and lines (-fptcall-cov: BLOCKS and INPUT_BLOCKS records)
+    if [ -x "$cc" ]; then
         tmp=$(mktemp -d)
         mkdir "$tmp/c"
         printf a1 >"$tmp/c/in-a"
         printf b22 >"$tmp/c/in-b"
         printf x >"$tmp/c/in-x"
         printf c >"$tmp/c/in-c"
-        PTCALL_PLACEMENT=early "$cc" -O1 -g "$src/test/cov/cov_target.c" -o "$tmp/t" &&
+        "$cc" -O1 -g -fptcall-cov "$src/test/cov/cov_target.c" -o "$tmp/t" &&
             "$ptcall" cov run --timeout 300 -o "$dir/made.ptcov" --corpus "$tmp/c" -- \
                 "$tmp/t" >/dev/null 2>&1 || true
         rm -rf "$tmp"

@@ -31,7 +31,7 @@ b:
 ; flags 114 (exits, r11 and r10 scratch, call-site sleds, late, no CET); unit_hash = FNV-1a 64 of "map.c\0f\0g\0" = 0x67f41255354ad237.
 ; CHECK: @__ptcall_soft_slot = internal global i64 0, align 8
 ; CHECK: @__ptcall_map = internal constant %ptcall.map <{
-; CHECK-SAME: %ptcall.map_header { i32 1296258128, i16 6, i16 80, i32 256, i32 242, i64 7490632237399593527, i32 5, i32 2, i32 80, i32 160, i32 240, i32 11,
+; CHECK-SAME: %ptcall.map_header { i32 1296258128, i16 7, i16 80, i32 256, i32 242, i64 7490632237399593527, i32 5, i32 2, i32 80, i32 160, i32 240, i32 11,
 ; CHECK-TYPED-SAME: i64 sub (i64 ptrtoint (i64* @__ptcall_soft_slot to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 0, i32 12) to i64)), i32 1, i32 192,
 ; CHECK-OPAQUE-SAME: i64 sub (i64 ptrtoint (ptr @__ptcall_soft_slot to i64), i64 ptrtoint (ptr getelementptr inbounds (%ptcall.map, ptr @__ptcall_map, i32 0, i32 0, i32 12) to i64)), i32 1, i32 192,
 ; CHECK-TYPED-SAME: i64 sub (i64 ptrtoint (i8* @__start_ptcall_sites to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 0, i32 15) to i64)),

@@ -800,6 +800,100 @@ static void test_ext(void)
     }
 }
 
+/* Map version 7: put_ext's unit with a blocks part after the extension (main: 2 blocks,
+ * helper: 1; 3 lines); its reading, each inconsistency refused as PTC_MAP_E_BLOCKS, and the
+ * part ignored in a version 6 unit (the field was reserved). */
+#define PTR_ADDR 0x600000ull /* the unit's counter pointer: outside the map and the stubs */
+static size_t put_blocks(void)
+{
+    size_t n = put_ext();
+    struct ptcall_map_header *h = hdr_at(0);
+    h->flags |= PTCALL_MAP_F_BLOCKS;
+    struct ptcall_map_blocks b = {.blocks_size = sizeof(b) + 3 * sizeof(struct ptcall_map_block) +
+                                                 3 * sizeof(struct ptcall_map_line),
+                                  .num_blocks = 3, .num_lines = 3};
+    b.counters_rel = (int64_t)(PTR_ADDR - (SEC_ADDR + n + offsetof(struct ptcall_map_blocks,
+                                                                   counters_rel)));
+    struct ptcall_map_block k[3] = {{0, 0, 2}, {0, 2, 0}, {1, 2, 1}};
+    struct ptcall_map_line l[3] = {{1, 10}, {1, 11}, {1, 20}};
+    uint32_t bo = (uint32_t)n;
+    memcpy(sec + h->ext_offset + 8, &bo, 4); /* ext.blocks_offset */
+    memcpy(sec + n, &b, sizeof(b));
+    memcpy(sec + n + sizeof(b), k, sizeof(k));
+    memcpy(sec + n + sizeof(b) + sizeof(k), l, sizeof(l));
+    h->total_size = (uint32_t)((n + b.blocks_size + 7) & ~(size_t)7);
+    return h->total_size;
+}
+
+static int blocks_cb(void *ctx, const struct ptc_map_unit *u)
+{
+    (void)ctx;
+    struct ptcall_map_blocks b;
+    struct ptcall_map_block k;
+    struct ptcall_map_line l;
+    uint64_t ptr;
+    CHECK(ptc_map_get_blocks(u, &b, &ptr) == 1 && b.num_blocks == 3 && b.num_lines == 3 &&
+          ptr == PTR_ADDR);
+    ptc_map_get_block(u, 2, &k);
+    CHECK(k.func == 1 && k.first_line == 2 && k.num_lines == 1);
+    ptc_map_get_line(u, 2, &l);
+    CHECK(l.line == 20 && l.file == 1);
+    return 0;
+}
+
+static void test_blocks(void)
+{
+    size_t n = put_blocks(), bad;
+    CHECK(ptc_map_walk(sec, n, SEC_ADDR, STUBS_ADDR, STUBS_ADDR + STUBS_SIZE, blocks_cb, NULL,
+                       &bad) == 1);
+    /* version 6 with the same bytes: no blocks (the flag and the field mean nothing there) */
+    struct ptcall_map_blocks b;
+    uint64_t ptr;
+    struct ptc_map_unit u = {.hdr = *hdr_at(0), .blob = sec};
+    u.hdr.version = 6;
+    CHECK(ptc_map_get_blocks(&u, &b, &ptr) == 0);
+    size_t bo = hdr_at(0)->total_size - ((sizeof(b) + 3 * 12 + 3 * 8 + 7) & ~(size_t)7);
+    const size_t blocks = bo + sizeof(b), lines = blocks + 3 * sizeof(struct ptcall_map_block);
+    static const struct {
+        int part; /* 0: ext.blocks_offset, 1: blocks header, 2: block 2, 3: line 0 */
+        size_t at;
+        uint32_t value;
+    } bads[] = {
+        {0, 0, 4},           /* misaligned (bo + 4 below) */
+        {0, 0, 0},           /* the flag without the part */
+        {1, 0, 1},           /* blocks_size */
+        {1, 4, 4},           /* num_blocks */
+        {1, 16, 4},          /* counter pointer misaligned (counters_rel + 4) */
+        {2, 0, 2},           /* a missing function */
+        {2, 4, 3},           /* lines past num_lines */
+        {3, 0, 1000},        /* a missing string */
+    };
+    for (size_t i = 0; i < sizeof(bads) / sizeof(bads[0]); i++) {
+        put_blocks();
+        size_t base = bads[i].part == 0 ? hdr_at(0)->ext_offset + 8
+                      : bads[i].part == 1 ? bo : bads[i].part == 2 ? blocks + 24 : lines;
+        uint32_t v = bads[i].value;
+        if (i == 0)
+            v = (uint32_t)bo + 4;
+        if (i == 4) {
+            int64_t rel;
+            memcpy(&rel, sec + bo + 16, 8);
+            rel += 4;
+            memcpy(sec + bo + 16, &rel, 8);
+        } else {
+            memcpy(sec + base + bads[i].at, &v, 4);
+        }
+        CHECK(ptc_map_walk(sec, n, SEC_ADDR, STUBS_ADDR, STUBS_ADDR + STUBS_SIZE, noop_cb, NULL,
+                           &bad) == PTC_MAP_E_BLOCKS);
+    }
+    /* the counter pointer over the map section: the runtime would write into the map */
+    put_blocks();
+    int64_t rel = (int64_t)(SEC_ADDR + 8 - (SEC_ADDR + bo + 16));
+    memcpy(sec + bo + 16, &rel, 8);
+    CHECK(ptc_map_walk(sec, n, SEC_ADDR, STUBS_ADDR, STUBS_ADDR + STUBS_SIZE, noop_cb, NULL,
+                       &bad) == PTC_MAP_E_BLOCKS);
+}
+
 int main(void)
 {
     test_valid();
@@ -812,6 +906,7 @@ int main(void)
     test_sled_patch();
     test_ret_sled_patch();
     test_ext();
+    test_blocks();
     if (failures) {
         fprintf(stderr, "%d failures\n", failures);
         return 1;
