@@ -56,7 +56,7 @@ def lcov_lines(text):
     return out
 
 
-def llvm_sets(args, inputs, lines):
+def llvm_sets(args, inputs, lines=None):
     """{input name: set of functions with a non-zero count} from llvm-cov export; with lines,
     also {input name: {(path, line): count}} (llvm-cov's line coverage)."""
     work = os.path.join(args.work, "llvm")
