@@ -12,7 +12,8 @@
  *   4  cov_analysis.c union, first reachers, the curve, blockers, diff
  *   5  cov_view_blocks.c the blocks-and-lines parts of the table and JSON views
  *   6  views, one file each: cov_view_table.c, cov_view_csv.c, cov_view_json.c,
- *                     cov_view_html.c, cov_view_diff.c, cov_view_lcov.c
+ *                     cov_view_html.c (cov_view_source.c: its source lines), cov_view_diff.c,
+ *                     cov_view_lcov.c
  *
  * Functions return 0 or a negative error and fill a caller's `why` buffer with what went
  * wrong; nothing here prints but the views (and warnings to the FILE a caller hands in). */
@@ -473,6 +474,8 @@ int cov_view_table(FILE *f, const struct cov_analysis *a, const struct cov_view_
 int cov_view_csv(FILE *f, const struct cov_analysis *a, const struct cov_view_opts *o);
 int cov_view_json(FILE *f, const struct cov_analysis *a, const struct cov_view_opts *o);
 int cov_view_html(FILE *f, const struct cov_analysis *a, const struct cov_view_opts *o);
+/* The HTML view's source lines with their hits (cov_view_source.c; nothing without blocks). */
+int cov_view_html_source(FILE *f, const struct cov_analysis *a, const struct cov_view_opts *o);
 /* lcov tracefile (geninfo's format, read by genhtml): per source file FN/FNDA, DA per line. */
 int cov_view_lcov(FILE *f, const struct cov_analysis *a, const struct cov_view_opts *o);
 /* The blocks-and-lines parts of the table and JSON views (cov_view_blocks.c). */

@@ -96,7 +96,9 @@ int cov_view_html(FILE *f, const struct cov_analysis *a, const struct cov_view_o
     html_str(f, o->ptcov);
     fprintf(f, "</title>\n<style>body{font-family:sans-serif;margin:1em 2em}"
                "table{border-collapse:collapse}td,th{padding:2px 8px;border-bottom:1px solid #ddd;"
-               "text-align:left}td.n{text-align:right}.no{color:#a00}%s</style></head><body>\n",
+               "text-align:left}td.n{text-align:right}.no{color:#a00}"
+               "table.src td{border:0;padding:0 8px;font-family:monospace;white-space:pre}"
+               "tr.hit{background:#dfd}tr.miss{background:#fdd}%s</style></head><body>\n",
             cov_uplot_css);
     fprintf(f, "<h1>Function coverage of ");
     html_str(f, o->ptcov);
@@ -193,6 +195,8 @@ int cov_view_html(FILE *f, const struct cov_analysis *a, const struct cov_view_o
         }
         fprintf(f, "</table>\n");
     }
+    if (cov_view_html_source(f, a, o))
+        return -EIO;
     fprintf(f, "</body></html>\n");
     return fflush(f) || ferror(f) ? -EIO : 0;
 }

@@ -78,7 +78,8 @@ FLOORS = {
         ["cov_analysis.c"],                                     # union, firsts, curve, diff
         ["cov_view_blocks.c"],                                  # blocks parts of the views
         ["cov_view_table.c", "cov_view_csv.c", "cov_view_json.c",   # views
-         "cov_view_html.c", "cov_view_diff.c", "cov_view_lcov.c"],
+         "cov_view_html.c", "cov_view_diff.c", "cov_view_lcov.c",
+         "cov_view_source.c"],
     ],
     # the runs database (docs/db.md): backends under the connection, the schema over it,
     # ingest and queries on top
