@@ -3,7 +3,8 @@
 coverage"):
 
   ptcall     `ptcall cov run` (fork server, 1 job; and --exec: one exec per input) on the
-             ptcall build (ptcall-cc, early placement): per-input function sets
+             ptcall build (ptcall-cc -fptcall-cov: per-input functions, blocks and lines),
+             and on the functions-only build (early placement, no block counters)
   llvm-cov   per input: run the -fprofile-instr-generate -fcoverage-mapping build, then
              `llvm-profdata-14 merge` + `llvm-cov-14 export` (what afl-cov-style tools do to
              get per-input function sets); also the cheapest such pipeline, run +
@@ -16,8 +17,8 @@ at least --inputs files by repeating its entries (copies named rN-<entry>): the 
 real inputs, each run several times. The llvm-cov pipelines take ~0.1 s per input, so they run
 on --llvm-sample inputs (every k-th of the corpus) and their rate is given per input.
 
-With --rounds N, `ptcall cov run` (1 job) and `afl-showmap -C` also run N times each in
-alternation over the same corpus, each under `perf stat` (CPU time, page faults, context
+With --rounds N, `ptcall cov run` (1 job) on both builds and `afl-showmap -C` also run N
+times each in rotation over the same corpus, each under `perf stat` (CPU time, page faults, context
 switches of the process and all it starts), and the table gives per round and as medians the
 inputs/s, the CPU time per input and the ratio of the two (--paired-only: nothing else).
 
@@ -57,10 +58,13 @@ def perf_stat(args, env=None):
 
 
 def paired(work, ptcall, corpus, n, rounds):
-    """cov run (1 job) and afl-showmap -C in alternation, rounds times each."""
-    runs = [("ptcall cov run", [ptcall, "cov", "run", "-o", os.path.join(work, "bench.ptcov"),
-                                "--corpus", corpus, "--", os.path.join(work, "ptcall", "zlib_fuzz"),
-                                "@@"], None),
+    """cov run on the -fptcall-cov build (blocks and lines), cov run on the functions-only
+    build and afl-showmap -C in alternation, rounds times each (the order rotates)."""
+    def cov(kind):
+        return [ptcall, "cov", "run", "-o", os.path.join(work, "bench.ptcov"), "--corpus",
+                corpus, "--", os.path.join(work, kind, "zlib_fuzz"), "@@"]
+    runs = [("cov run, blocks (-fptcall-cov)", cov("ptcall"), None),
+            ("cov run, functions only", cov("ptcall-fn"), None),
             ("afl-showmap -C", ["afl-showmap", "-C", "-q", "-i", corpus, "-o",
                                 os.path.join(work, "showmap"), "-t", "1000", "--",
                                 os.path.join(work, "afl", "zlib_fuzz"), "@@"],
@@ -68,23 +72,28 @@ def paired(work, ptcall, corpus, n, rounds):
     load0 = os.getloadavg()
     res = {label: [] for label, _, _ in runs}
     for r in range(rounds):
-        for label, args, env in (runs if r % 2 == 0 else runs[::-1]):
+        k = r % len(runs)
+        for label, args, env in runs[k:] + runs[:k]:
             res[label].append(perf_stat(args, env))
     load1 = os.getloadavg()
-    print("\npaired rounds: %d inputs each run, %d rounds, alternating (the order flips every "
-          "round); load average %.1f before, %.1f after" % (n, rounds, load0[0], load1[0]))
-    print("| round | cov run inputs/s | cov run CPU µs/input | afl-showmap inputs/s | "
-          "afl-showmap CPU µs/input | CPU ratio cov run / afl-showmap |")
-    print("|---:|---:|---:|---:|---:|---:|")
-    a, b = res["ptcall cov run"], res["afl-showmap -C"]
+    print("\npaired rounds: %d inputs each run, %d rounds, the order rotating every round; "
+          "load average %.1f before, %.1f after" % (n, rounds, load0[0], load1[0]))
+    labels = [label for label, _, _ in runs]
+    print("| round | " + " | ".join("%s inputs/s | CPU µs/input" % l for l in labels) +
+          " | blocks / afl-showmap (CPU) | blocks / functions (CPU) |")
+    print("|---:|" + "---:|---:|" * len(labels) + "---:|---:|")
+    a, f, b = (res[l] for l in labels)
+    med = statistics.median
     for i in range(rounds):
-        print("| %d | %.0f | %.1f | %.0f | %.1f | %.2f |" % (
-            i + 1, n / a[i][0], a[i][1] * 1e6 / n, n / b[i][0], b[i][1] * 1e6 / n,
-            a[i][1] / b[i][1]))
-    med = lambda xs: statistics.median(xs)
-    print("| median | %.0f | %.1f | %.0f | %.1f | %.2f |" % (
-        med(n / x[0] for x in a), med(x[1] * 1e6 / n for x in a), med(n / x[0] for x in b),
-        med(x[1] * 1e6 / n for x in b), med(x[1] / y[1] for x, y in zip(a, b))))
+        print("| %d | " % (i + 1) + " | ".join("%.0f | %.1f" % (n / res[l][i][0],
+                                                             res[l][i][1] * 1e6 / n)
+                                                for l in labels) +
+              " | %.2f | %.2f |" % (a[i][1] / b[i][1], a[i][1] / f[i][1]))
+    print("| median | " + " | ".join("%.0f | %.1f" % (med(n / x[0] for x in res[l]),
+                                                      med(x[1] * 1e6 / n for x in res[l]))
+                                     for l in labels) +
+          " | %.2f | %.2f |" % (med(x[1] / y[1] for x, y in zip(a, b)),
+                                med(x[1] / y[1] for x, y in zip(a, f))))
     for label, xs in res.items():
         print("%s: per input %.1f page faults, %.2f context switches (medians)" % (
             label, med(x[2] / n for x in xs), med(x[3] / n for x in xs)))
@@ -102,7 +111,7 @@ def main():
     work, build = os.path.abspath(a.work), os.path.abspath(a.build)
     here = os.path.dirname(os.path.abspath(__file__))
     ptcall = os.path.join(build, "tools", "ptcall")
-    for kind in ["afl", "ptcall", "llvmcov"]:
+    for kind in ["afl", "ptcall", "ptcall-fn", "llvmcov"]:
         if not os.path.exists(os.path.join(work, kind, "zlib_fuzz")):
             subprocess.run([os.path.join(here, "zlib-build.sh"), work, kind, build], check=True,
                            stdout=subprocess.DEVNULL)
@@ -126,12 +135,14 @@ def main():
             return 0
     res = {}
     dn = subprocess.DEVNULL
-    for label, extra in [("ptcall cov run (fork server, 1 job)", []),
-                         ("ptcall cov run --jobs 2", ["--jobs", "2"]),
-                         ("ptcall cov run --exec (exec per input)", ["--exec"])]:
+    for label, kind, extra in [
+            ("ptcall cov run (fork server, 1 job)", "ptcall", []),
+            ("ptcall cov run, functions-only build (no block counters)", "ptcall-fn", []),
+            ("ptcall cov run --jobs 2", "ptcall", ["--jobs", "2"]),
+            ("ptcall cov run --exec (exec per input)", "ptcall", ["--exec"])]:
         out = os.path.join(work, "bench.ptcov")
         t, r = timed([ptcall, "cov", "run", "-o", out, "--corpus", corpus] + extra +
-                     ["--", os.path.join(work, "ptcall", "zlib_fuzz"), "@@"], stderr=dn)
+                     ["--", os.path.join(work, kind, "zlib_fuzz"), "@@"], stderr=dn)
         if r.returncode:
             sys.exit("%s failed" % label)
         res[label] = (n, t)
