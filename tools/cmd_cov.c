@@ -287,6 +287,22 @@ static int run_cov(struct cli_values *v)
             fprintf(stderr, "%s: libFuzzer's main reads its inputs from file arguments: each "
                             "input is given as one (@@ added at the end of the command)\n", cmd);
     }
+    /* ptcall's driver: its batches count through the trace's COUNTS chunks, which hold
+     * functions only; a -fptcall-cov build runs one input per fork-server child instead (the
+     * driver runs its one file argument), so its blocks and lines are counted */
+    int driver_batches = shape.kind == COV_SHAPE_DRIVER && !d.nblocks;
+    if (shape.kind == COV_SHAPE_DRIVER && d.nblocks && !has_at) {
+        if (!(argv_at = calloc(argc + 2, sizeof(*argv_at)))) {
+            fprintf(stderr, "%s: out of memory\n", cmd);
+            v->rest[0] = argv0;
+            cov_entries_free(&e);
+            cov_data_free(&d);
+            return 1;
+        }
+        memcpy(argv_at, v->rest, argc * sizeof(*argv_at));
+        argv_at[argc] = "@@";
+        t.argv = argv_at;
+    }
     if (shape.afl_init && !t.force_exec && !t.defer) {
         /* as afl-fuzz defers on a target built with __AFL_INIT() */
         t.defer = 1;
@@ -322,7 +338,7 @@ static int run_cov(struct cli_values *v)
     signal(SIGPIPE, SIG_IGN);
 
     /* a libFuzzer-style harness runs its inputs in one process (the fuzz driver) */
-    int libfuzzer = shape.kind == COV_SHAPE_DRIVER;
+    int libfuzzer = driver_batches;
     uint32_t jobs = libfuzzer ? 1 : v->cov.jobs;
     if (jobs > e.n)
         jobs = (uint32_t)e.n;
@@ -341,14 +357,6 @@ static int run_cov(struct cli_values *v)
     for (uint32_t k = 0; k < jobs; k++)
         js[k] = (struct job){&t, &d, &e, results, ran, workdir, (int)k, NULL, &next, &done,
                              "", 0, 0};
-    if (libfuzzer && d.nblocks) {
-        /* the driver's per-input segments are the trace's COUNTS chunks: functions only */
-        fprintf(stderr, "%s: note: blocks and lines are not counted for a libFuzzer-style "
-                        "harness run through ptcall's driver (its per-input counts come from "
-                        "the trace, which holds functions only): the report has functions\n",
-                cmd);
-        cov_data_drop_blocks(&d);
-    }
     if (libfuzzer) {
         /* one process per batch of inputs, the driver marking each (cov_libfuzzer.c) */
         if (cov_libfuzzer_run(t.argv, t.runtime, t.timeout_ms, workdir, &d, &e, results, ran,

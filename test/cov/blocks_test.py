@@ -210,17 +210,37 @@ def main():
     check(r.returncode == 1 and "-fptcall-cov" in r.stderr and r.stderr.count("\n") == 1,
           "plain: lcov refused with one line: " + r.stderr)
 
-    # a libFuzzer-style harness through ptcall's driver: functions only, said, no blocks shown
+    # a libFuzzer-style harness through ptcall's driver: with -fptcall-cov it runs one input
+    # per fork-server child (its batches' trace holds functions only), so its blocks count;
+    # its function sets are the batch path's (the same harness without blocks)
     harness = os.path.join(src, "test", "cov", "cov_harness.c")
     r = run([cc, "-O1", "-fptcall-cov", "-fptcall-fuzz-driver", harness, "-o", "harness"],
             env=env)
-    if check(r.returncode == 0, "harness builds: " + r.stderr):
+    r2 = run([cc, "-O1", "-fptcall-placement=early", "-fptcall-fuzz-driver", harness, "-o",
+              "harness-fn"], env=env)
+    if check(r.returncode == 0 and r2.returncode == 0, "harness builds: " + r.stderr + r2.stderr):
         r = run([ptcall, "cov", "run", "-o", "h.ptcov", "--corpus", "corpus", "--", "./harness"])
-        check("blocks and lines are not counted for a libFuzzer-style harness" in r.stderr,
-              "libFuzzer-style: said that blocks are not counted: " + r.stderr)
+        check(r.returncode == 0 and "fork server" in r.stderr,
+              "driver with blocks: one input per fork-server child: " + r.stderr)
+        r = run([ptcall, "cov", "run", "-o", "hf.ptcov", "--corpus", "corpus", "--",
+                 "./harness-fn"])
+        check(r.returncode == 0 and "batches" in r.stderr,
+              "driver without blocks: batches: " + r.stderr)
         rep = json.loads(run([ptcall, "cov", "report", "--format", "json", "h.ptcov"]).stdout)
-        check("blocks" not in rep and rep["union"]["reached"] > 0,
-              "libFuzzer-style: functions, no blocks in the report")
+        fn = json.loads(run([ptcall, "cov", "report", "--format", "json", "hf.ptcov"]).stdout)
+
+        def fsets(doc):
+            names = {f["id"]: f["name"] for f in doc["functions"]}
+            return {i["name"]: ({names[k] for k in i["functions"]}, i["outcome"])
+                    for i in doc["inputs"]}
+        check(fsets(rep) == fsets(fn), "driver: the fork server's sets and outcomes are the "
+              "batches': %s against %s" % (fsets(rep), fsets(fn)))
+        blk = rep.get("blocks", {})
+        iname = {i["id"]: i["name"] for i in rep["inputs"]}
+        per = {iname[i["input"]]: i["blocks"] for i in blk.get("inputs", [])}
+        check(blk and all(per.get(n, 0) > 0 for n in fsets(rep)) and
+              per.get("corpus/in_a", 0) > per.get("corpus/in_z", 0),
+              "driver: every input reached blocks, 'a' more than 'z': %s" % per)
 
     print("blocks_test: %d failures" % len(failures))
     return 1 if failures else 0
