@@ -10,9 +10,10 @@
  *                     server client, exec per input)
  *   3  cov_blocks.c   blocks and lines per input, file and function (map v7 data)
  *   4  cov_analysis.c union, first reachers, the curve, blockers, diff
- *   5  cov_view_blocks.c the blocks-and-lines parts of the table and JSON views
+ *   5  cov_view_blocks.c the blocks-and-lines parts of the table and JSON views;
+ *                     cov_view_source.c: the HTML view's source lines
  *   6  views, one file each: cov_view_table.c, cov_view_csv.c, cov_view_json.c,
- *                     cov_view_html.c (cov_view_source.c: its source lines), cov_view_diff.c,
+ *                     cov_view_html.c, cov_view_diff.c,
  *                     cov_view_lcov.c
  *
  * Functions return 0 or a negative error and fill a caller's `why` buffer with what went
