@@ -160,9 +160,8 @@ void fork_server_not_started(void)
 {
     if (rt.fs_harness_fd >= 0)
         warn("ptcall: fork server: PTCALL_FORKSERVER_HARNESS is set but the program ended "
-             "without calling LLVMFuzzerTestOneInput: no fork server (does its main run the "
-             "harness on a file argument? libFuzzer's main does; a directory argument makes "
-             "it fuzz instead)");
+             "without calling LLVMFuzzerTestOneInput: no fork server (libFuzzer's main runs "
+             "it once per file argument; -help=1, -runs=0 or a bad flag end it before)");
     else
         warn("ptcall: fork server: PTCALL_FORKSERVER_DEFER is set but main returned without "
              "calling ptcall_forkserver_start(): no fork server (call it after the "

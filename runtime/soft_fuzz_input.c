@@ -90,8 +90,17 @@ PTC_API void __ptcall_fuzz_input(const uint8_t **data, size_t *size)
 /* A deferred server (or one at the harness) whose program exits without ever reaching its
  * start: said on the protocol, as when main returns (soft_forkserver.c), rather than leave
  * the tool reading EOF. libFuzzer's main ends with exit(), never by returning. */
+static pid_t loaded_in; /* the process the runtime was loaded in: the one that would serve */
+
+__attribute__((constructor)) static void fuzz_input_loaded(void)
+{
+    loaded_in = getpid();
+}
+
 __attribute__((destructor)) static void fuzz_input_never_served(void)
 {
-    if (rt.fs_defer && rt.fs_ctl >= 0 && !rt.fs_started)
+    /* not in a child the program forked before serving: it inherited the descriptors, and
+     * its exit says nothing about the server */
+    if (rt.fs_defer && rt.fs_ctl >= 0 && !rt.fs_started && getpid() == loaded_in)
         fork_server_not_started();
 }

@@ -292,6 +292,12 @@ def main():
           "harness" in r.stderr, "forked at the harness, -runs=2 runs each input once: %s"
           % r.stderr.strip()[-300:])
     check_harness_fork(t, inputs, theirs)
+    # forked at the harness, but the harness never runs (-help=1): one line, nothing run
+    r, out = cov_run([t["libfuzzer"], "-help=1", "@@"], "lf-help")
+    check(r.returncode == 1 and "the program ended without calling LLVMFuzzerTestOneInput"
+          in r.stderr and not os.path.exists(out),
+          "a harness never called is said, no input run: %d %s" % (r.returncode,
+                                                                    r.stderr.strip()[-300:]))
     # @@ twice, and @@ for a harness that reads its input through __AFL_FUZZ_TESTCASE_*
     r, out = cov_run([t["own"], "@@", "@@"], "twice-at")
     check(r.returncode == 1 and "@@ is in the command 2 times" in r.stderr,
