@@ -10,7 +10,8 @@ persistent/deferred harness (shapes/yaml_afl.c: __AFL_INIT, __AFL_LOOP, TESTCASE
 Each input's set of libyaml and harness functions must equal llvm-cov's (clang
 -fprofile-instr-generate, the same sources, one run per input). Then: a stripped harness
 whose main is not instrumented is refused (cannot tell who calls TestOneInput); a forgotten @@
-is said; a harness that runs TestOneInput twice per input is said; @@ twice is refused.
+is said; a harness that runs TestOneInput twice per input is said; @@ twice is refused;
+libFuzzer's main is forked at the harness's entry (its start-up runs once for all inputs).
 
 usage: shapes_test.py BUILD_DIR SOURCE_DIR WORK_DIR
 """
