@@ -85,6 +85,13 @@ const struct ptc_env_var ptc_env_table[PTC_ENV_COUNT] = {
                                   "ptcall_forkserver_start() instead of before main, so that "
                                   "its initialisation runs once (docs/cov.md, *Deferred fork "
                                   "server*)"},
+    [PTC_ENV_FORKSERVER_HARNESS] = {"PTCALL_FORKSERVER_HARNESS", PTC_ENV_INT, NULL, 0, 1048575,
+                                    "", "runtime",
+                                    "with PTCALL_FORKSERVER: serve at the first call of "
+                                    "LLVMFuzzerTestOneInput (ptcall-cc's entry hook), each "
+                                    "child running it once on the contents of this descriptor's "
+                                    "file, so libFuzzer's start-up runs once (docs/cov.md, *The "
+                                    "fork server at the harness*)"},
     [PTC_ENV_RUNTIME] = {"PTCALL_RUNTIME", PTC_ENV_PATH, NULL, 0, 0, "", "record",
                          "the libptcall.so to preload (default: next to ptcall)"},
     [PTC_ENV_PT_SYSFS] = {"PTCALL_PT_SYSFS", PTC_ENV_PATH, NULL, 0, 0,

@@ -198,6 +198,8 @@ struct cov_shape {
     uint32_t toi;         /* LLVMFuzzerTestOneInput's function index in d, UINT32_MAX: none */
     uint8_t toi_symbol, main_symbol, main_instrumented, libfuzzer, driver, symtab;
     uint8_t afl_loop, afl_init, afl_testcase;   /* ptcall-cc's __AFL_* macros are used */
+    uint8_t fuzz_hook;    /* LLVMFuzzerTestOneInput has ptcall-cc's entry hook: the fork
+                             server can start at the harness (cov_target.harness_fork) */
 };
 #define COV_HARNESS_F_AFL_LOOP 1u  /* the HARNESS record's flags: ptcall-cc's __AFL_LOOP, */
 #define COV_HARNESS_F_AFL_INIT 2u  /* __AFL_INIT, __AFL_FUZZ_TESTCASE_* are used */
@@ -327,6 +329,8 @@ struct cov_target {
     uint32_t timeout_ms;
     int force_exec;       /* never the fork server: one exec per input */
     int defer;            /* the fork server starts at ptcall_forkserver_start() (ptcall.h) */
+    int harness_fork;     /* ... at LLVMFuzzerTestOneInput's first call, each child given the
+                             work file's contents (PTCALL_FORKSERVER_HARNESS; docs/cov.md) */
 };
 
 struct cov_result {

@@ -73,7 +73,7 @@ static char **make_envp(const struct cov_target *t, int forkserver, size_t *own_
     size_t n = 0;
     while (environ[n])
         n++;
-    char **e = calloc(n + 6, sizeof(*e));
+    char **e = calloc(n + 7, sizeof(*e));
     if (!e)
         return NULL;
     size_t k = 0;
@@ -83,7 +83,8 @@ static char **make_envp(const struct cov_target *t, int forkserver, size_t *own_
         if (starts(environ[i], "LD_PRELOAD="))
             pre = environ[i] + 11;
         else if (!starts(environ[i], PTCFS_ENV "=") && !starts(environ[i], PTCFS_COUNTS_ENV "=") &&
-                 !starts(environ[i], PTCFS_DEFER_ENV "="))
+                 !starts(environ[i], PTCFS_DEFER_ENV "=") &&
+                 !starts(environ[i], PTCFS_HARNESS_ENV "="))
             e[k++] = environ[i];
         bind_set |= starts(environ[i], "LD_BIND_NOW=") || starts(environ[i], "LD_BIND_LAZY=");
     }
@@ -108,6 +109,10 @@ static char **make_envp(const struct cov_target *t, int forkserver, size_t *own_
     if (!bad && forkserver && !bind_set && !(e[k++] = strdup("LD_BIND_NOW=1")))
         bad = 1;
     if (!bad && forkserver && t->defer && !(e[k++] = strdup(PTCFS_DEFER_ENV "=1")))
+        bad = 1;
+    /* the fork server at the harness: the child reads its input from the work file there */
+    if (!bad && forkserver && t->harness_fork &&
+        asprintf(&e[k++], PTCFS_HARNESS_ENV "=%d", PTCFS_INPUT_FD) < 0)
         bad = 1;
     e[k] = NULL;
     if (bad) {
@@ -147,6 +152,8 @@ static pid_t spawn(struct cov_runner *r, int ctl_rd, int st_wr)
         dup2(r->log_fd >= 0 ? r->log_fd : devnull, 2) < 0 || dup2(r->counts_fd, COUNTS_FD) < 0)
         _exit(126);
     if (ctl_rd >= 0 && (dup2(ctl_rd, PTCFS_CTL_FD) < 0 || dup2(st_wr, PTCFS_ST_FD) < 0))
+        _exit(126);
+    if (ctl_rd >= 0 && r->t->harness_fork && dup2(r->input_fd, PTCFS_INPUT_FD) < 0)
         _exit(126);
     /* a new process group: a timeout kills whatever the target started too */
     setpgid(0, 0);

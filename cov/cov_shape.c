@@ -38,6 +38,9 @@ static void note_symbol(struct cov_shape *s, const char *name, int defined)
             s->afl_init = 1;
         else if (!strcmp(name, "__ptcall_afl_testcase_len"))
             s->afl_testcase = 1;
+        /* ptcall-cc's entry hook in LLVMFuzzerTestOneInput (a weak reference: .dynsym) */
+        else if (!strcmp(name, "__ptcall_fuzz_input"))
+            s->fuzz_hook = 1;
     }
 }
 
@@ -126,7 +129,9 @@ const char *cov_shape_name(const struct cov_shape *s)
     case COV_SHAPE_DRIVER:
         return "ptcall's fuzz driver (batches, a mark per input)";
     case COV_SHAPE_LIBFUZZER:
-        return "libFuzzer's main (-fsanitize=fuzzer: one input file per process)";
+        return s->fuzz_hook ? "libFuzzer's main (-fsanitize=fuzzer: one input per fork-server "
+                              "child, forked at the harness's entry)"
+                            : "libFuzzer's main (-fsanitize=fuzzer: one input file per process)";
     case COV_SHAPE_OWN_MAIN:
         return s->afl_loop ? "a harness with its own main and __AFL_LOOP (one input per "
                              "fork-server child)"

@@ -58,6 +58,8 @@ namespace compat = ptcall::compat;
 
 namespace {
 
+void addFuzzInputHook(Module &M); // the libFuzzer harness's entry hook, below
+
 // ---- names the pass owns ------------------------------------------------------------
 constexpr const char *StubPrefix = "__ptcall_stub.";
 constexpr const char *MapName = "__ptcall_map";
@@ -838,6 +840,7 @@ bool Instrumenter::run() {
     BlockPtr->setInitializer(ConstantExpr::getPointerCast(Arr, BlockPtr->getValueType()));
   }
 
+  addFuzzInputHook(M);
   emitMap();
   emitRegistration();
   return true;
@@ -1067,6 +1070,55 @@ Function *weakRuntimeFunction(Module &M, StringRef Name, FunctionType *FT) {
   Function *F = Function::Create(FT, GlobalValue::ExternalWeakLinkage, Name, M);
   F->addFnAttr(Attribute::NoUnwind);
   return F;
+}
+
+// The libFuzzer harness's entry hook (docs/cov.md, "The fork server at the harness"): at the
+// entry of LLVMFuzzerTestOneInput(const uint8_t *, size_t), a call through a null-checked
+// weak reference to __ptcall_fuzz_input(&data, &size), through which the runtime may replace
+// both arguments. Under `cov run` its first call becomes the fork server and each child
+// returns with the tool's input, so libFuzzer's own start-up runs once, not per input.
+// Placed after the entry stub exists and before it: a child's call is counted when it
+// returns from the hook, the server's never (it never returns), so each child's counter is 1.
+void addFuzzInputHook(Module &M) {
+  Function *F = M.getFunction("LLVMFuzzerTestOneInput");
+  if (!F || F->isDeclaration() || F->arg_size() != 2 ||
+      !F->getArg(0)->getType()->isPointerTy() || !F->getArg(1)->getType()->isIntegerTy(64))
+    return;
+  LLVMContext &C = M.getContext();
+  PointerType *I8P = compat::bytePointerType(C);
+  Type *DataTy = F->getArg(0)->getType(), *SizeTy = F->getArg(1)->getType();
+  FunctionType *HookTy = FunctionType::get(Type::getVoidTy(C), {I8P, I8P}, false);
+  Function *Hook = weakRuntimeFunction(M, "__ptcall_fuzz_input", HookTy);
+  BasicBlock &Entry = F->getEntryBlock();
+  IRBuilder<> A(&Entry, Entry.getFirstInsertionPt());
+  AllocaInst *DataSlot = A.CreateAlloca(DataTy, nullptr, "ptcall.fuzz.data");
+  AllocaInst *SizeSlot = A.CreateAlloca(SizeTy, nullptr, "ptcall.fuzz.size");
+  BasicBlock::iterator IP = Entry.getFirstInsertionPt();
+  while (IP != Entry.end() && isa<AllocaInst>(*IP))
+    ++IP;
+  Instruction *First = &*IP; // the entry stub's call, when F is instrumented
+  DebugLoc DL;
+  if (DISubprogram *SP = F->getSubprogram())
+    DL = DILocation::get(C, SP->getScopeLine() ? SP->getScopeLine() : SP->getLine(), 0, SP);
+  BasicBlock *Head = First->getParent();
+  BasicBlock *Rest = Head->splitBasicBlock(First, "ptcall.fuzz.rest");
+  BasicBlock *Call = BasicBlock::Create(C, "ptcall.fuzz.call", F, Rest);
+  Head->getTerminator()->eraseFromParent();
+  IRBuilder<> B(Head);
+  B.SetCurrentDebugLocation(DL);
+  StoreInst *SD = B.CreateStore(F->getArg(0), DataSlot);
+  StoreInst *SS = B.CreateStore(F->getArg(1), SizeSlot);
+  Value *Present = B.CreateICmpNE(Hook, ConstantPointerNull::get(Hook->getType()));
+  B.CreateCondBr(Present, Call, Rest);
+  B.SetInsertPoint(Call);
+  B.CreateCall(HookTy, Hook,
+               {B.CreatePointerCast(DataSlot, I8P), B.CreatePointerCast(SizeSlot, I8P)});
+  B.CreateBr(Rest);
+  B.SetInsertPoint(Rest, Rest->getFirstInsertionPt());
+  LoadInst *D = B.CreateLoad(DataTy, DataSlot, "ptcall.fuzz.d");
+  LoadInst *N = B.CreateLoad(SizeTy, SizeSlot, "ptcall.fuzz.n");
+  F->getArg(0)->replaceUsesWithIf(D, [&](Use &U) { return U.getUser() != SD; });
+  F->getArg(1)->replaceUsesWithIf(N, [&](Use &U) { return U.getUser() != SS; });
 }
 
 void Instrumenter::emitRegistration() {

@@ -94,6 +94,17 @@ static int forkserver_config(void)
             return -1;
         }
         rt.fs_defer = set > 0 && v;
+        set = ptc_env_get(PTC_ENV_FORKSERVER_HARNESS, &v, NULL, err, sizeof(err));
+        if (set < 0 || (set > 0 && !fd_ok((int)v))) {
+            warn("ptcall: %s: no fork server", set < 0 ? err : "PTCALL_FORKSERVER_HARNESS is "
+                                                               "not an open descriptor");
+            return -1;
+        }
+        if (set > 0) {
+            /* served from the harness's entry hook (soft_fuzz_input.c): deferred */
+            rt.fs_harness_fd = (int)v;
+            rt.fs_defer = 1;
+        }
     }
     return any;
 }

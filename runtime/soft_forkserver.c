@@ -64,6 +64,7 @@ static void serve(void)
     unsetenv(PTCFS_ENV);
     unsetenv(PTCFS_COUNTS_ENV);
     unsetenv(PTCFS_DEFER_ENV);
+    unsetenv(PTCFS_HARNESS_ENV);
     if (write_u32(st, PTCFS_HELLO) != 0)
         _exit(2); /* nobody listens */
     for (;;) {
@@ -150,15 +151,23 @@ static int counts_main(int argc, char **argv, char **envp)
         return child_return(rt.real_main(argc, argv, envp));
     }
     int status = rt.real_main(argc, argv, envp);
-    if (rt.fs_defer && rt.fs_ctl >= 0 && !rt.fs_started) {
-        /* main returned and never served: no input would run, and the tool waits */
+    if (rt.fs_defer && rt.fs_ctl >= 0 && !rt.fs_started)
+        fork_server_not_started(); /* main returned and never served: the tool waits */
+    return rt.fs_started ? child_return(status) : status;
+}
+
+void fork_server_not_started(void)
+{
+    if (rt.fs_harness_fd >= 0)
+        warn("ptcall: fork server: PTCALL_FORKSERVER_HARNESS is set but the program ended "
+             "without calling LLVMFuzzerTestOneInput: no fork server (libFuzzer's main runs "
+             "it once per file argument; -help=1, -runs=0 or a bad flag end it before)");
+    else
         warn("ptcall: fork server: PTCALL_FORKSERVER_DEFER is set but main returned without "
              "calling ptcall_forkserver_start(): no fork server (call it after the "
              "initialisation, or leave out --deferred)");
-        write_u32(rt.fs_st, PTCFS_ERROR);
-        _exit(2);
-    }
-    return rt.fs_started ? child_return(status) : status;
+    write_u32(rt.fs_st, PTCFS_ERROR);
+    _exit(2);
 }
 
 typedef int (*main_fn)(int, char **, char **);

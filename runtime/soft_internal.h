@@ -286,6 +286,7 @@ struct runtime_state {
     int fs_ctl, fs_st;       /* PTCALL_FORKSERVER's descriptors, or -1 */
     int fs_defer;            /* PTCALL_FORKSERVER_DEFER: serve at ptcall_forkserver_start() */
     int fs_started;          /* the deferred server has started (in it and its children) */
+    int fs_harness_fd;       /* PTCALL_FORKSERVER_HARNESS: the input file, or -1 */
     int (*real_main)(int, char **, char **); /* main, while the pre-main point runs first */
 };
 /* Counting mode's counters: one uint64_t per instrumented function, a fixed reservation of
@@ -526,6 +527,9 @@ int runtime_atexit(void (*fn)(void));
 /* soft_lifecycle.c: the fork server's fork (the wrapper's work only where it protects
  * something) */
 pid_t fork_server_fork(void);
+/* A deferred fork server that never started (main returned, or the program exits): says so,
+ * writes PTCFS_ERROR instead of the hello and exits with status 2 (soft_forkserver.c). */
+void fork_server_not_started(void) __attribute__((noreturn));
 
 #pragma GCC visibility pop
 

@@ -16,6 +16,7 @@ struct runtime_state rt = {
     .fd = -1,
     .counts_fd = -1,
     .fs_ctl = -1,
+    .fs_harness_fd = -1,
     .fs_st = -1,
 };
 

@@ -303,6 +303,16 @@ static int run_cov(struct cli_values *v)
         argv_at[argc] = "@@";
         t.argv = argv_at;
     }
+    /* libFuzzer's main with ptcall-cc's entry hook: forked at the harness's first call, so
+     * libFuzzer's start-up runs once (docs/cov.md, "The fork server at the harness") */
+    if (shape.kind == COV_SHAPE_LIBFUZZER && !t.force_exec) {
+        if (shape.fuzz_hook)
+            t.harness_fork = 1;
+        else
+            fprintf(stderr, "%s: LLVMFuzzerTestOneInput has no entry hook (built with a "
+                            "ptcall-cc before it): libFuzzer's start-up runs for every input "
+                            "(about 150 ms each); rebuild it to fork at the harness\n", cmd);
+    }
     if (shape.afl_init && !t.force_exec && !t.defer) {
         /* as afl-fuzz defers on a target built with __AFL_INIT() */
         t.defer = 1;

@@ -39,6 +39,13 @@
  * before main; the hello comes from there. A program whose main returns without calling it
  * writes PTCFS_ERROR instead of the hello and exits with status 2. */
 #define PTCFS_DEFER_ENV "PTCALL_FORKSERVER_DEFER"
+/* "<fd>": the server starts at the first call of LLVMFuzzerTestOneInput (ptcall-cc's entry
+ * hook, __ptcall_fuzz_input), deferred as above; each child reads the whole of fd's file (the
+ * tool's work file, written before the run command) and runs the harness once on it, in
+ * place of the arguments it was called with; a second call in the child ends it (status 0).
+ * A program that ends without calling the harness writes PTCFS_ERROR instead of the hello. */
+#define PTCFS_HARNESS_ENV "PTCALL_FORKSERVER_HARNESS"
+#define PTCFS_INPUT_FD 196 /* the descriptor the tool gives it (a convention) */
 #define PTCFS_CTL_FD 198 /* the descriptors the tool uses (a convention, not a requirement) */
 #define PTCFS_ST_FD 199
 

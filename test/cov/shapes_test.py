@@ -10,7 +10,8 @@ persistent/deferred harness (shapes/yaml_afl.c: __AFL_INIT, __AFL_LOOP, TESTCASE
 Each input's set of libyaml and harness functions must equal llvm-cov's (clang
 -fprofile-instr-generate, the same sources, one run per input). Then: a stripped harness
 whose main is not instrumented is refused (cannot tell who calls TestOneInput); a forgotten @@
-is said; a harness that runs TestOneInput twice per input is said; @@ twice is refused.
+is said; a harness that runs TestOneInput twice per input is said; @@ twice is refused;
+libFuzzer's main is forked at the harness's entry (its start-up runs once for all inputs).
 
 usage: shapes_test.py BUILD_DIR SOURCE_DIR WORK_DIR
 """
@@ -96,7 +97,7 @@ def build_all(ysrc):
         return exe
     t = {
         "own": link("own", [os.path.join(HERE, "yaml_main.c")]),
-        "libfuzzer": link("libfuzzer", ["-fsanitize=fuzzer"]),
+        "libfuzzer": link("libfuzzer", ["-fsanitize=fuzzer", os.path.join(HERE, "lf_init.c")]),
         "driver": link("driver", ["-fptcall-fuzz-driver"]),
         "afl": link("afl", [os.path.join(HERE, "yaml_afl.c")]),
     }
@@ -132,12 +133,13 @@ CORPUS = [
 ]
 
 
-def cov_run(target_argv, name, extra=()):
+def cov_run(target_argv, name, extra=(), env=None):
     out = os.path.join(work, name + ".ptcov")
     if os.path.exists(out):
         os.unlink(out)
     r = subprocess.run([PTCALL, "cov", "run", "-o", out, "--corpus", corpus] + list(extra) +
-                       ["--"] + target_argv, capture_output=True, text=True, timeout=300)
+                       ["--"] + target_argv, capture_output=True, text=True, timeout=300,
+                       env=env)
     return r, out
 
 
@@ -148,6 +150,44 @@ def sets_of(ptcov):
     return {os.path.basename(i["name"]): ({keys[k] for k in i["functions"]
                                             if keys[k].split(":")[0] in FILES}, i)
             for i in rep["inputs"]}
+
+
+def check_harness_fork(t, inputs, theirs):
+    """libFuzzer's main forked at the harness (docs/cov.md, "The fork server at the harness"):
+    its start-up (LLVMFuzzerInitialize, shapes/lf_init.c, logs each) runs once for all the
+    inputs, counted in none of them; one process per input (--exec) runs it per input. Each
+    input's set still equals llvm-cov's, and an input takes a tenth of the time or less."""
+    res = {}
+    for mode, extra in (("fork", ["--jobs", "1"]), ("exec", ["--exec", "--jobs", "1"])):
+        log = os.path.join(work, "init-%s.log" % mode)
+        if os.path.exists(log):
+            os.unlink(log)
+        r, out = cov_run([t["libfuzzer"]], "lf-" + mode, extra,
+                         env=dict(os.environ, SHAPES_INIT_LOG=log))
+        inits = open(log).read().count("init\n") if os.path.exists(log) else 0
+        rep = json.loads(sh([PTCALL, "cov", "report", "--format", "json", out],
+                            capture_output=True, text=True).stdout) if r.returncode == 0 else {}
+        ins = rep.get("inputs", [])
+        us = sorted(i["exec_us"] for i in ins)
+        names = [f["name"] for f in rep.get("functions", [])]
+        init_in = sum("LLVMFuzzerInitialize" in [names[k] for k in i["functions"]] for i in ins)
+        rate = [l for l in r.stderr.splitlines() if " inputs in " in l]
+        print("  %s: %d inputs, LLVMFuzzerInitialize ran %d times, median %d us per input; %s"
+              % (mode, len(ins), inits, us[len(us) // 2] if us else -1,
+                 rate[-1].split(": ", 1)[1][:60] if rate else ""))
+        res[mode] = (r.returncode, inits, us[len(us) // 2] if us else 0, init_in)
+    check(res["fork"][:2] == (0, 1) and res["fork"][3] == 0,
+          "forked at the harness: libFuzzer's start-up ran once for %d inputs, in no input's "
+          "set (status, runs, -, inputs with it: %s)" % (len(inputs), res["fork"]))
+    check(res["exec"][:2] == (0, len(inputs)) and res["exec"][3] == len(inputs),
+          "one process per input: its start-up ran for each (%s)" % (res["exec"],))
+    check(res["fork"][2] * 10 <= res["exec"][2],
+          "an input forked at the harness takes a tenth of the time or less: %d us against "
+          "%d us" % (res["fork"][2], res["exec"][2]))
+    ours = sets_of(os.path.join(work, "lf-fork.ptcov"))
+    bad = [n for n, _ in inputs if n not in ours or ours[n][0] != theirs[n]]
+    check(not bad, "forked at the harness: %d of %d inputs' sets equal llvm-cov's"
+          % (len(inputs) - len(bad), len(inputs)))
 
 
 def main():
@@ -241,11 +281,24 @@ def main():
           "%d inputs ran LLVMFuzzerTestOneInput other than once (0 never, %d more than once"
           % (len(inputs), len(inputs)) in r.stderr,
           "TestOneInput run twice per input is said: %s" % r.stderr.strip()[-500:])
-    # libFuzzer's main told to run each file twice (-runs=2): said for every input
-    r, out = cov_run([t["libfuzzer"], "-runs=2", "@@"], "lf-runs2")
+    # libFuzzer's main told to run each file twice (-runs=2): one process per input (--exec)
+    # runs it twice, said for every input; forked at the harness, a second call ends the
+    # child, so each input runs once
+    r, out = cov_run([t["libfuzzer"], "-runs=2", "@@"], "lf-runs2", ["--exec"])
     check("ran LLVMFuzzerTestOneInput 2 times" in r.stderr and
           "%d inputs ran LLVMFuzzerTestOneInput other than once" % len(inputs) in r.stderr,
           "libFuzzer's main running each input twice is said: %s" % r.stderr.strip()[-300:])
+    r, out = cov_run([t["libfuzzer"], "-runs=2", "@@"], "lf-runs2-fs")
+    check(r.returncode == 0 and "other than once" not in r.stderr and "forked at the "
+          "harness" in r.stderr, "forked at the harness, -runs=2 runs each input once: %s"
+          % r.stderr.strip()[-300:])
+    check_harness_fork(t, inputs, theirs)
+    # forked at the harness, but the harness never runs (-help=1): one line, nothing run
+    r, out = cov_run([t["libfuzzer"], "-help=1", "@@"], "lf-help")
+    check(r.returncode == 1 and "the program ended without calling LLVMFuzzerTestOneInput"
+          in r.stderr and not os.path.exists(out),
+          "a harness never called is said, no input run: %d %s" % (r.returncode,
+                                                                    r.stderr.strip()[-300:]))
     # @@ twice, and @@ for a harness that reads its input through __AFL_FUZZ_TESTCASE_*
     r, out = cov_run([t["own"], "@@", "@@"], "twice-at")
     check(r.returncode == 1 and "@@ is in the command 2 times" in r.stderr,
