@@ -103,8 +103,8 @@ static int check_universe(const char *cmd, const struct cov_data *d, uint32_t fr
         fprintf(stderr,
                 "%s: %s was built with late placement%s: it counts only the functions that "
                 "survived inlining, not the source's; rebuild it with ptcall-cc -fptcall-cov "
-                "(before that flag: ptcall-cc -fptcall-placement=early -O1 -g), or give "
-                "--allow-late to count it as it is\n",
+                "(early placement, with blocks and lines), or give --allow-late to count it "
+                "as it is\n",
                 cmd, sh, units);
         return 1;
     }
