@@ -23,25 +23,7 @@ import struct
 import subprocess
 import sys
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what)
-    return cond
-
-
-def run(args, **kw):
-    return subprocess.run(args, capture_output=True, text=True, errors="replace", **kw)
-
-
-def line_of(src_lines, needle):
-    for i, l in enumerate(src_lines):
-        if needle in l:
-            return i + 1
-    raise SystemExit("blocks_test: '%s' not in cov_target.c" % needle)
+from covcheck import check, failures, line_of, run  # test/cov/covcheck.py, beside this script
 
 
 def map_header(path):

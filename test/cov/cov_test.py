@@ -15,19 +15,7 @@ import shutil
 import subprocess
 import sys
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what)
-    return cond
-
-
-def run(args, **kw):
-    # errors="replace": a damaged file's names may hold any bytes (the table and CSV show them)
-    return subprocess.run(args, capture_output=True, text=True, errors="replace", **kw)
+from covcheck import check, failures, run  # test/cov/covcheck.py, beside this script
 
 
 def main():

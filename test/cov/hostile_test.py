@@ -25,14 +25,7 @@ import subprocess
 import sys
 import time
 
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
-    return cond
+from covcheck import check, failures  # test/cov/covcheck.py, beside this script
 
 
 def run(args, timeout=120, **kw):

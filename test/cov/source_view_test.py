@@ -16,14 +16,7 @@ import shutil
 import subprocess
 import sys
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what)
-    return cond
+from covcheck import check, failures, line_of  # test/cov/covcheck.py, beside this script
 
 
 ROW = re.compile(r'<tr(?: class=(hit|miss))?><td class=n>(\d+)</td><td(?: class=n)?>(\d*)</td>'
@@ -35,10 +28,6 @@ def rows(page):
     page = page[page.find('<h2 id="source">'):] if '<h2 id="source">' in page else ""
     return {int(m.group(2)): (m.group(1) or "", m.group(3), html.unescape(m.group(4)))
             for m in ROW.finditer(page)}
-
-
-def line_of(src_lines, text):
-    return next(i + 1 for i, l in enumerate(src_lines) if text in l)
 
 
 def main():
