@@ -147,9 +147,6 @@ struct cov_line *cov_data_add_line(struct cov_data *d);
 /* The index of source path file in d->files, added if new (copied). Returns the index, or
  * -ENOMEM. Linear in the files of d from the last lookup on: callers add lines file by file. */
 int64_t cov_data_file(struct cov_data *d, const char *file);
-/* Forgets the blocks and lines (files, blocks, lines, the modules' ranges, the inputs'
- * reached blocks): for runs that cannot count them, so that no report shows them unreached. */
-void cov_data_drop_blocks(struct cov_data *d);
 /* Frees one input's owned memory. */
 void cov_input_free(struct cov_input *in);
 /* "queue", "crash", "hang"; "exited", "signal", "timeout", "error". */
@@ -179,10 +176,6 @@ int cov_map_load(struct cov_data *d, const char *path, char *why, size_t n);
  * Returns 0 or an error as cov_map_load. */
 int cov_map_ids(const char *path, char *build_id, size_t bn, uint64_t *identity, char *why,
                 size_t n);
-
-/* Whether the ELF file at path defines symbol (a libFuzzer-style harness defines
- * LLVMFuzzerTestOneInput). */
-int cov_map_defines(const char *path, const char *symbol);
 
 /* ---- the target's harness shape (cov_shape.c; docs/cov.md, "Harness shapes") -------- */
 

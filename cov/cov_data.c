@@ -115,27 +115,6 @@ int64_t cov_data_file(struct cov_data *d, const char *file)
     return (int64_t)d->nfiles - 1;
 }
 
-void cov_data_drop_blocks(struct cov_data *d)
-{
-    for (uint32_t i = 0; i < d->nfiles; i++)
-        free(d->files[i]);
-    free(d->files);
-    free(d->blocks);
-    free(d->lines);
-    d->files = NULL;
-    d->blocks = NULL;
-    d->lines = NULL;
-    d->nfiles = d->nblocks = d->nlines = 0;
-    d->cap_files = d->cap_blocks = d->cap_lines = 0;
-    for (uint32_t m = 0; m < d->nmodules; m++)
-        d->modules[m].first_block = d->modules[m].nblocks = 0;
-    for (uint32_t i = 0; i < d->ninputs; i++) {
-        free(d->inputs[i].bhits);
-        d->inputs[i].bhits = NULL;
-        d->inputs[i].nbhits = 0;
-    }
-}
-
 const char *cov_kind_name(unsigned kind)
 {
     static const char *const k[] = {"queue", "crash", "hang"};

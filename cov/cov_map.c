@@ -350,34 +350,3 @@ int cov_map_ids(const char *path, char *build_id, size_t bn, uint64_t *identity,
     *identity = s.identity;
     return 0;
 }
-
-int cov_map_defines(const char *path, const char *symbol)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0 || elf_version(EV_CURRENT) == EV_NONE) {
-        if (fd >= 0)
-            close(fd);
-        return 0;
-    }
-    Elf *e = elf_begin(fd, ELF_C_READ, NULL);
-    int found = 0;
-    Elf_Scn *scn = NULL;
-    while (e && !found && (scn = elf_nextscn(e, scn))) {
-        GElf_Shdr sh;
-        if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
-            continue;
-        Elf_Data *data = elf_getdata(scn, NULL);
-        size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
-        for (size_t i = 0; data && i < n && !found; i++) {
-            GElf_Sym sym;
-            if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
-                continue;
-            const char *name = elf_strptr(e, sh.sh_link, sym.st_name);
-            found = name && !strcmp(name, symbol);
-        }
-    }
-    if (e)
-        elf_end(e);
-    close(fd);
-    return found;
-}
