@@ -15,7 +15,7 @@ import shutil
 import subprocess
 import sys
 
-from covcheck import check, failures, run  # test/cov/covcheck.py, beside this script
+from covcheck import check, failures, ptcov_records, run  # beside this script
 
 
 def main():
@@ -263,17 +263,9 @@ def main():
     # version 1 (no CRC) is still read, with a note; the same figures as version 2
     def to_v1(b):
         hs = int.from_bytes(b[12:16], "little")
-        out, p = bytearray(b[:8]) + (1).to_bytes(4, "little") + (16).to_bytes(4, "little"), hs
-        while p < len(b):
-            q, ln, shift = p + 1, 0, 0
-            while True:
-                ln |= (b[q] & 0x7f) << shift
-                shift += 7
-                q += 1
-                if not b[q - 1] & 0x80:
-                    break
-            out += b[p:q + ln]
-            p = q + ln + 4  # the CRC
+        out = bytearray(b[:8]) + (1).to_bytes(4, "little") + (16).to_bytes(4, "little")
+        for _, p, end in ptcov_records(b, hs):
+            out += b[p:end]  # without the CRC
         return bytes(out)
     with open("v1.ptcov", "wb") as f:
         f.write(to_v1(small))
@@ -408,19 +400,11 @@ def universe_checks(ptcall, cc, src, work, report, validate, run_browser):
     # a .ptcov without record 6 (as written before it): read, its universe "not recorded"
     with open("stdin.ptcov", "rb") as f:
         b = f.read()
-    out, p, seen = bytearray(b[:20]), 20, []
-    while p < len(b):
-        q, ln, shift = p + 1, 0, 0
-        while True:
-            ln |= (b[q] & 0x7f) << shift
-            shift += 7
-            q += 1
-            if not b[q - 1] & 0x80:
-                break
-        seen.append(b[p])
-        if b[p] != 6:
-            out += b[p:q + ln + 4]
-        p = q + ln + 4
+    out, seen = bytearray(b[:20]), []
+    for rtype, p, end in ptcov_records(b, 20):
+        seen.append(rtype)
+        if rtype != 6:
+            out += b[p:end + 4]  # with its CRC
     with open("no6.ptcov", "wb") as f:
         f.write(bytes(out))
     doc = report("no6.ptcov")

@@ -24,3 +24,20 @@ def line_of(src_lines, needle):
         if needle in l:
             return i + 1
     raise SystemExit("'%s' is in no line of the source" % needle)
+
+
+def ptcov_records(b, start):
+    """The records of a .ptcov's bytes b from offset start (the header's size), as
+    (type, first byte, end of the payload): a record is a type byte, a LEB128 length, the
+    payload, then (version 2) a 4-byte CRC after the payload's end."""
+    p = start
+    while p < len(b):
+        q, ln, shift = p + 1, 0, 0
+        while True:
+            ln |= (b[q] & 0x7f) << shift
+            shift += 7
+            q += 1
+            if not b[q - 1] & 0x80:
+                break
+        yield b[p], p, q + ln
+        p = q + ln + 4
