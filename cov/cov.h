@@ -8,7 +8,8 @@
  *                     (PTCALL_COUNTS_FD); cov_uplot.c (generated): uPlot for the HTML view
  *   2  cov_afl.c      AFL++ output directories; cov_fsrv.c: running the target (the fork
  *                     server client, exec per input)
- *   3  cov_blocks.c   blocks and lines per input, file and function (map v7 data)
+ *   3  cov_blocks.c   blocks and lines per input, file and function (map v7 data);
+ *                     cov_watch.c: `cov run --watch`, following a live campaign
  *   4  cov_analysis.c union, first reachers, the curve, blockers, diff
  *   5  cov_view_blocks.c the blocks-and-lines parts of the table and JSON views;
  *                     cov_view_source.c: the HTML view's source lines
@@ -132,6 +133,10 @@ struct cov_data {
     struct cov_block *blocks;
     struct cov_line *lines;
     uint32_t cap_files, cap_blocks, cap_lines;
+    /* record 11 WATCH (cov_watch.c writes and reads it; cov_file.c keeps its payload as it
+     * is): malloc'ed, NULL when the file has none */
+    uint8_t *watch;
+    size_t nwatch;
 };
 
 void cov_data_init(struct cov_data *d);
@@ -357,6 +362,8 @@ int cov_runner_run(struct cov_runner *r, int fd, uint64_t len, struct cov_result
                    char *why, size_t n);
 /* Whether the runner uses the fork server. */
 int cov_runner_forkserver(const struct cov_runner *r);
+/* The fork server's pid (0: none), whose CPU time --watch's budget counts (cov_watch.c). */
+int cov_runner_server_pid(const struct cov_runner *r);
 void cov_runner_stop(struct cov_runner *r);
 
 /* After the runs (cov_shape.c): says on out each input that ran LLVMFuzzerTestOneInput other
@@ -365,6 +372,42 @@ void cov_runner_stop(struct cov_runner *r);
 int cov_shape_check(const struct cov_shape *s, const struct cov_entries *e,
                     const struct cov_result *results, const int *ran, FILE *out,
                     const char *cmd);
+
+/* ---- following a live campaign (cov_watch.c; docs/cov.md, *Watching a live campaign*) */
+
+struct cov_watch_opts {
+    const char *cmd;              /* for messages */
+    const char **afl;             /* --afl OUTDIRs, --corpus DIRs */
+    int nafl;
+    const char **corpora;
+    int ncorpora;
+    const char *output;           /* -o: resumed when it holds a .ptcov of this build */
+    uint64_t plateau_ms;          /* no new function (or block) for this long: a plateau */
+    uint64_t duration_ms;         /* 0: no limit */
+    uint64_t save_ms;             /* rewrite the .ptcov at most this often */
+    uint64_t poll_ms;             /* rescan without inotify (and every 5 polls with it) */
+    double cpu;                   /* share of one core, (0, 1] */
+    int until_idle;               /* end when every AFL++ instance stopped, all measured */
+    FILE *log;
+};
+/* The parsed record 11 (cov_watch_state_read). */
+struct cov_watch_state {
+    unsigned live;                /* 1: written while the watch ran; 0: its final write */
+    int64_t as_of_ms;             /* Unix ms of the write */
+    uint64_t pending;             /* entries seen but not measured yet */
+    unsigned plateau;             /* 1: on a plateau as of the write */
+    int64_t last_growth_ms;       /* Unix ms (file time) of the last input adding coverage */
+};
+/* Checks the output (refused: not a .ptcov, another build) and resumes from it: its inputs
+ * go into d (after cov_runner_start, when d holds every module). 0 or 1 (said on o->log). */
+int cov_watch_resume(struct cov_data *d, const struct cov_watch_opts *o, void **state);
+/* Follows the directories, measuring each new entry on runner r, until a signal (*stop),
+ * --duration or --until-idle; writes the .ptcov at o->save_ms and at the end. Returns 0,
+ * or 1 when the file could not be written (said on o->log). state: cov_watch_resume's. */
+int cov_watch_run(struct cov_runner *r, struct cov_data *d, const struct cov_watch_opts *o,
+                  void *state, volatile int *stop);
+/* Reads d's record 11. 0, -ENOENT (none), -EINVAL (damaged or another version). */
+int cov_watch_state_read(const struct cov_data *d, struct cov_watch_state *s);
 
 /* ---- analyses (cov_analysis.c) ----------------------------------------------------- */
 

@@ -25,6 +25,8 @@ enum { REC_END = 0, REC_RUN = 1, REC_MODULE = 2, REC_INPUT = 3, REC_BLOCKS = 4,
 enum { REC_UNIVERSE = 6 };
 /* 7: how cov run ran the target */
 enum { REC_HARNESS = 7 };
+/* 11: cov run --watch's state (cov_watch.c owns its payload; kept here as bytes) */
+enum { REC_WATCH = 11 };
 #define HEADER_SIZE_V1 16u
 #define HEADER_SIZE 20u   /* version 2: the first 16 bytes and their CRC-32 */
 
@@ -229,6 +231,11 @@ int cov_file_write(const struct cov_data *d, const char *path, char *why, size_t
         }
         if (out.n > (1u << 20))
             rc = write_all(&f, &out);
+    }
+    if (!rc && d->watch) {
+        rec.n = 0;
+        put(&rec, d->watch, d->nwatch);
+        put_rec(&out, REC_WATCH, &rec);
     }
     if (!rc) {
         rec.n = 0;
@@ -580,6 +587,13 @@ int cov_file_parse(struct cov_data *d, const uint8_t *data, size_t size, const c
             bad = read_blocks(d, &r);
         } else if (type == REC_INPUT_BLOCKS) {
             bad = read_input_blocks(d, &r);
+        } else if (type == REC_WATCH) {
+            free(d->watch);
+            d->nwatch = len;
+            if (!(d->watch = malloc(len ? len : 1)))
+                bad = 2;
+            else
+                memcpy(d->watch, r.p, len);
         } else if (type == REC_END) {
             uint64_t ni = get_v(&r);
             if (r.bad || ni != d->ninputs) {

@@ -621,6 +621,11 @@ int cov_runner_forkserver(const struct cov_runner *r)
     return r->fs;
 }
 
+int cov_runner_server_pid(const struct cov_runner *r)
+{
+    return r->fs ? (int)r->server : 0;
+}
+
 void cov_runner_stop(struct cov_runner *r)
 {
     if (!r)

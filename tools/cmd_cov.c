@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -195,13 +196,103 @@ static char *join_words(char **w)
     return s;
 }
 
+/* ---- cov run --watch (cov/cov_watch.c; docs/cov.md, *Watching a live campaign*) ----- */
+
+/* The --watch options without --watch are refused: they would be ignored silently. */
+static int watch_options(struct cli_values *v)
+{
+    static const char *const only[] = {"--plateau", "--cpu", "--nice", "--duration",
+                                       "--until-idle", "--save-every", "--poll"};
+    for (size_t i = 0; i < sizeof(only) / sizeof(only[0]) && !v->cov.watch; i++)
+        if (cli_given(v, only[i]))
+            return cli_usage_error(CMD_COV_RUN, "%s goes with --watch (following a live "
+                                                "campaign)", only[i]);
+    if (v->cov.watch && v->cov.until_idle && !v->cov.afl.n)
+        return cli_usage_error(CMD_COV_RUN, "--until-idle ends when the AFL++ instances stop: "
+                                            "give --afl OUTDIR, or --duration TIME");
+    if (v->cov.watch && (v->cov.save_ms < 100 || v->cov.poll_ms < 10))
+        return cli_usage_error(CMD_COV_RUN, "--save-every takes 100ms or more, --poll 10ms or "
+                                            "more");
+    return 0;
+}
+
+/* Every directory named must be one now (an instance may come later, its OUTDIR not). */
+static int watch_dirs(const char *cmd, struct cli_values *v)
+{
+    for (int k = 0; k < 2; k++) {
+        const struct cli_list *l = k ? &v->cov.corpora : &v->cov.afl;
+        for (int i = 0; i < l->n; i++) {
+            struct stat st;
+            if (stat(l->v[i], &st) || !S_ISDIR(st.st_mode)) {
+                fprintf(stderr, "%s: --watch: %s %s: %s %s\n", cmd, k ? "--corpus" : "--afl",
+                        l->v[i], stat(l->v[i], &st) ? strerror(errno) : "not a directory",
+                        k ? "(give the corpus directory the fuzzer writes into)"
+                          : "(give afl-fuzz's -o OUTDIR; its instances may start later)");
+                return -ENOENT;
+            }
+        }
+    }
+    return 0;
+}
+
+/* One runner (at most one core), at --nice; a batch-running harness cannot be followed. */
+static int watch_prepare(const char *cmd, struct cli_values *v, int batches, uint32_t *jobs)
+{
+    if (batches) {
+        fprintf(stderr, "%s: --watch runs each entry on its own in the fork server; this "
+                        "ptcall-driver harness runs batches: rebuild it with ptcall-cc "
+                        "-fptcall-cov\n", cmd);
+        return 1;
+    }
+    if (v->cov.jobs > 1)
+        fprintf(stderr, "%s: --watch runs one runner (the budget is at most one core, --cpu "
+                        "%.2f): --jobs %u ignored\n", cmd, v->cov.cpu, v->cov.jobs);
+    *jobs = 1;
+    errno = 0;
+    if (setpriority(PRIO_PROCESS, 0, (int)v->cov.nice) && errno)
+        fprintf(stderr, "%s: note: cannot set nice %u: %s\n", cmd, v->cov.nice,
+                strerror(errno));
+    return 0;
+}
+
+static volatile int watch_stop;
+
+static void on_stop(int sig)
+{
+    (void)sig;
+    watch_stop = 1;
+}
+
+static int watch(const char *cmd, struct cli_values *v, struct cov_runner *r, struct cov_data *d)
+{
+    struct cov_watch_opts o = {cmd, v->cov.afl.v, v->cov.afl.n, v->cov.corpora.v,
+                               v->cov.corpora.n, v->output, v->cov.plateau_ms,
+                               v->cov.duration_ms, v->cov.save_ms, v->cov.poll_ms, v->cov.cpu,
+                               v->cov.until_idle, stderr};
+    void *state;
+    if (cov_watch_resume(d, &o, &state))
+        return 1;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_stop;   /* no SA_RESTART: a wait ends at once */
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    return cov_watch_run(r, d, &o, state, &watch_stop);
+}
+
 static int run_cov(struct cli_values *v)
 {
     const char *cmd = "ptcall cov run";
+    int rc_watch;
     if (!cli_given(v, "--output"))
         return cli_usage_error(CMD_COV_RUN, "-o OUT.ptcov is required");
     if (!v->cov.corpora.n && !v->cov.afl.n)
-        return cli_usage_error(CMD_COV_RUN, "give the inputs: --corpus DIR or --afl OUTDIR");
+        return cli_usage_error(CMD_COV_RUN, v->cov.watch
+                                                ? "--watch follows directories: give --afl "
+                                                  "OUTDIR or --corpus DIR (at least one)"
+                                                : "give the inputs: --corpus DIR or --afl OUTDIR");
+    if ((rc_watch = watch_options(v)))
+        return rc_watch;
     if (!v->rest || !v->rest[0])
         return cli_usage_error(CMD_COV_RUN, "give the target after --: -- ./target [ARGS]");
     if (v->cov.exec && v->cov.deferred)
@@ -244,13 +335,15 @@ static int run_cov(struct cli_values *v)
         return 1;
     }
     struct cov_entries e = {0};
-    for (int i = 0; i < v->cov.afl.n && !rc; i++)
+    if (v->cov.watch)
+        rc = watch_dirs(cmd, v);
+    for (int i = 0; i < v->cov.afl.n && !rc && !v->cov.watch; i++)
         if ((rc = cov_afl_add(&e, v->cov.afl.v[i], stderr, why, sizeof(why))))
             fprintf(stderr, "%s: %s\n", cmd, why);
-    for (int i = 0; i < v->cov.corpora.n && !rc; i++)
+    for (int i = 0; i < v->cov.corpora.n && !rc && !v->cov.watch; i++)
         if ((rc = cov_corpus_add_dir(&e, v->cov.corpora.v[i], stderr, why, sizeof(why))))
             fprintf(stderr, "%s: %s\n", cmd, why);
-    if (!rc && !e.n) {
+    if (!rc && !e.n && !v->cov.watch) {
         fprintf(stderr, "%s: no inputs to run (%zu skipped)\n", cmd, e.skipped);
         rc = -ENOENT;
     }
@@ -352,8 +445,16 @@ static int run_cov(struct cli_values *v)
     uint32_t jobs = libfuzzer ? 1 : v->cov.jobs;
     if (jobs > e.n)
         jobs = (uint32_t)e.n;
-    struct cov_result *results = calloc(e.n, sizeof(*results));
-    int *ran = calloc(e.n, sizeof(*ran));
+    if (v->cov.watch && watch_prepare(cmd, v, libfuzzer, &jobs)) {
+        free(argv_at);
+        v->rest[0] = argv0;
+        rmdir(workdir);
+        cov_entries_free(&e);
+        cov_data_free(&d);
+        return 1;
+    }
+    struct cov_result *results = calloc(e.n + 1, sizeof(*results));
+    int *ran = calloc(e.n + 1, sizeof(*ran));
     struct job *js = calloc(jobs, sizeof(*js));
     pthread_t *th = calloc(jobs, sizeof(*th));
     atomic_size_t next = 0, done = 0;
@@ -407,6 +508,10 @@ static int run_cov(struct cli_values *v)
     if (!cov_runner_forkserver(js[0].runner) && !t.force_exec)
         fprintf(stderr, "%s: the target's runtime did not start a fork server: running one "
                         "exec per input (slower)\n", cmd);
+    if (v->cov.watch) {
+        status = watch(cmd, v, js[0].runner, &d);
+        goto out;
+    }
     uint32_t started = 0;
     for (uint32_t k = 0; k < jobs; k++, started++)
         if (pthread_create(&th[k], NULL, worker, &js[k])) {
@@ -565,6 +670,18 @@ static int load(const char *cmd, const char *path, struct cov_data *d, struct co
                         "it cannot be told from other figures (a 'cov run' of this ptcall "
                         "writes version %u)\n",
                 cmd, path, d->file_version, COV_FILE_VERSION);
+    struct cov_watch_state ws;
+    if (cov_watch_state_read(d, &ws) == 0 && ws.live) {
+        /* written by a cov run --watch still running (or killed): a moment of the campaign */
+        time_t ts = (time_t)(ws.as_of_ms / 1000);
+        struct tm g;
+        char tm[64];
+        strftime(tm, sizeof(tm), "%Y-%m-%d %H:%M:%S UTC", gmtime_r(&ts, &g));
+        fprintf(stderr, "%s: note: %s is a snapshot of a live campaign (cov run --watch), as of "
+                        "%s: %u inputs measured, %llu seen and not measured yet%s\n",
+                cmd, path, tm, d->ninputs, (unsigned long long)ws.pending,
+                ws.plateau ? "; on a plateau" : "");
+    }
     cov_data_sort_inputs(d);
     if (cov_analyse(d, a)) {
         fprintf(stderr, "%s: out of memory\n", cmd);

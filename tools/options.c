@@ -198,6 +198,8 @@ static int parse_stats(const char *val, void *field, char *err, size_t errn);
 static int parse_window(const char *val, void *field, char *err, size_t errn);
 static int check_cpu_stream(const char *val, void *field, char *err, size_t errn);
 static int check_binary(const char *val, void *field, char *err, size_t errn);
+static int parse_watch_time(const char *val, void *field, char *err, size_t errn);
+static int parse_fraction(const char *val, void *field, char *err, size_t errn);
 static int check_one_line(const char *val, void *field, char *err, size_t errn);
 static int parse_tsc_ratio(const char *val, void *field, char *err, size_t errn);
 static int parse_cpu(const char *val, void *field, char *err, size_t errn);
@@ -540,6 +542,31 @@ static const struct cli_opt opts[] = {
     {.name = "--deferred", .cmds = CVR, FLAG(cov.deferred),
      .help = "the fork server starts where the target calls ptcall_forkserver_start() (after "
              "its initialisation), not before main"},
+    /* cov run --watch (docs/cov.md, Watching a live campaign) */
+    {.name = "--watch", .cmds = CVR, FLAG(cov.watch),
+     .help = "follow a live campaign: measure each new entry of the --afl instances (new "
+             "instances too) and --corpus directories as it appears, keeping OUT.ptcov current, "
+             "until SIGINT/SIGTERM, --duration or --until-idle"},
+    {.name = "--plateau", .metavar = "TIME", .cmds = CVR, CUSTOM(cov.plateau_ms, parse_watch_time),
+     .def = "1h", .help = "--watch: say when no new function (or block) came for TIME (s, min, "
+                          "h; e.g. 30min)"},
+    {.name = "--cpu", .metavar = "FRACTION", .cmds = CVR, CUSTOM(cov.cpu, parse_fraction),
+     .def = "1", .help = "--watch: the runs' share of one core (0.01 to 1), measured from their "
+                         "CPU time"},
+    {.name = "--nice", .metavar = "N", .cmds = CVR, UINT(cov.nice, 0, 19), .def = "19",
+     .help = "--watch: the niceness of the watcher and its runs"},
+    {.name = "--duration", .metavar = "TIME", .cmds = CVR,
+     CUSTOM(cov.duration_ms, parse_watch_time), .def = "0",
+     .help = "--watch: end after TIME (0: no limit)"},
+    {.name = "--until-idle", .cmds = CVR, FLAG(cov.until_idle),
+     .help = "--watch: end when every AFL++ instance followed has stopped and all its entries "
+             "are measured"},
+    {.name = "--save-every", .metavar = "TIME", .cmds = CVR,
+     CUSTOM(cov.save_ms, parse_watch_time), .def = "5s",
+     .help = "--watch: rewrite OUT.ptcov at most this often (and at the end)"},
+    {.name = "--poll", .metavar = "TIME", .cmds = CVR, CUSTOM(cov.poll_ms, parse_watch_time),
+     .def = "1s", .help = "--watch: list the directories this often without inotify (with it, "
+                          "every 5 times this, besides its events)"},
     {.name = "--format", .cmds = CVP, CHOICE(cov.format, cov_formats), .def = "table",
      .help = "table (for people), csv (one row per function), json (everything, versioned: "
              "docs/schema/cov-report.schema.json), html (one page with the curve) or lcov (a "
@@ -744,6 +771,39 @@ static int parse_tuple(const char *s, char sep, int n, const uint64_t *max, uint
             return -1;
         s = e + (i + 1 < n);
     }
+    return 0;
+}
+
+/* --watch's times: a number with ms, s (the default), min or h; stored in ms. */
+static int parse_watch_time(const char *val, void *field, char *err, size_t errn)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(val, &end);
+    double mul = !*end || !strcmp(end, "s") ? 1e3
+                 : !strcmp(end, "ms")       ? 1
+                 : !strcmp(end, "min") || !strcmp(end, "m") ? 60e3
+                 : !strcmp(end, "h")        ? 3600e3
+                                            : -1;
+    if (errno || end == val || *val == '-' || mul < 0 || !(v >= 0) || v * mul > 1e15) {
+        snprintf(err, errn, "takes a time such as 500ms, 30s, 10min or 2h, not '%s'", val);
+        return -1;
+    }
+    *(uint64_t *)field = (uint64_t)(v * mul + 0.5);
+    return 0;
+}
+
+static int parse_fraction(const char *val, void *field, char *err, size_t errn)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(val, &end);
+    if (errno || end == val || *end || !(v >= 0.01 && v <= 1)) {
+        snprintf(err, errn, "takes a share of one core from 0.01 to 1 (0.25: a quarter), not "
+                            "'%s'", val);
+        return -1;
+    }
+    *(double *)field = v;
     return 0;
 }
 

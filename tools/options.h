@@ -216,6 +216,11 @@ struct cli_values {
         int exec;                   /* run --exec: no fork server */
         int deferred;               /* run --deferred: serve at ptcall_forkserver_start() */
         int allow_late;             /* run --allow-late: count late-placed modules */
+        /* run --watch (cov_watch.c): follow a live campaign */
+        int watch, until_idle;
+        uint64_t plateau_ms, duration_ms, save_ms, poll_ms;
+        double cpu;                 /* --cpu FRACTION of one core */
+        uint32_t nice;
         int format;                 /* report: table, csv, json, html */
         int blockers;               /* report --blockers */
         const char *binary;         /* report --binary */

@@ -75,7 +75,7 @@ FLOORS = {
          "cov_counts.c", "cov_uplot.c"],                        # counters, embedded uPlot
         ["cov_afl.c", "cov_fsrv.c", "cov_shape.c"],             # AFL++ dirs, running,
                                                                 # harness shapes
-        ["cov_blocks.c"],                                       # blocks and lines
+        ["cov_blocks.c", "cov_watch.c"],                        # blocks and lines; --watch
         ["cov_analysis.c"],                                     # union, firsts, curve, diff
         ["cov_view_blocks.c", "cov_view_source.c"],             # blocks parts of the views
         ["cov_view_table.c", "cov_view_csv.c", "cov_view_json.c",   # views
