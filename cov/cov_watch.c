@@ -864,7 +864,10 @@ static void sort_copy_write(struct watch *w, int live, int *failed)
             w->lags = v;
             w->cap_lags = nc;
         }
-        double lag = now - x->mtime_ms / 1000.0;
+        /* from the file's time, or the watch's start for a file older than it (AFL++ links
+         * its seeds into the queue with their old times) */
+        int64_t from = x->mtime_ms > w->started_ms ? x->mtime_ms : w->started_ms;
+        double lag = now - from / 1000.0;
         w->lags[w->nlags++] = lag > 0 ? lag : 0;
     }
     w->dirty = 0;

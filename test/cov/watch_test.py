@@ -11,7 +11,8 @@ built with afl-clang-fast for afl-fuzz and with `ptcall-cc -fptcall-cov` for mea
 2. A libFuzzer-style corpus grown by this script, every entry about 20 ms of CPU, watched with
    --cpu 0.25: the CPU share stays near a quarter of one core; SIGINT ends it with exit 0.
 3. Made-up AFL++ instances (fuzzer_stats with a live fuzzer_pid): a plateau (--plateau 2s) said
-   once and its end when coverage grows; a new instance followed; an afl-cmin-like rewrite
+   once and its end when coverage grows; a new instance followed; an entry rewritten in place
+   (as AFL++ trims one: measured again, its result replaced); an afl-cmin-like rewrite
    (entries gone said once, what was measured kept, new entries measured); an instance
    restarted (start_time changed, an id reused: the earlier result kept as NAME~START); an
    instance directory removed; a corpus directory removed; the output replaced by another
@@ -166,7 +167,7 @@ def live_afl(ptcall, work, t_afl, t_cov):
         check(not diff and a.keys() == b.keys(),
               "each input's function set equals a plain cov run's (%d differ: %s)" %
               (len(diff), diff[:3]))
-    lags = [first_in[n] - first_file[n] for n in first_in if n in first_file]
+    lags = [first_in[n] - max(first_file[n], t_start) for n in first_in if n in first_file]
     lags = [max(0.0, x) for x in lags]
     m = [l for l in err.splitlines() if "watch ended" in l]
     print("live AFL++ (default settings, --save-every 500ms): %d entries; lag seen from outside "
@@ -263,6 +264,9 @@ def bad_cases(ptcall, t_cov):
     put(os.path.join(s2, "queue", "id:000000,time:0,orig:x"), "abc def ghi")
     check(wait_for(e, "following a new AFL++ instance"), "a new instance is followed")
     time.sleep(1.5)
+    # rewritten in place under its name (as AFL++ trims an entry): measured again, replaced
+    put(os.path.join(s2, "queue", "id:000000,time:0,orig:x"), "WATCH")
+    time.sleep(1.5)
     # afl-cmin-like: the queue rewritten, half its entries gone, one new
     tmp = os.path.join(m1, "queue.new")
     os.makedirs(tmp)
@@ -317,7 +321,15 @@ def bad_cases(ptcall, t_cov):
     first = err[:err.find("coverage grows again")]
     check(first.count("plateau: no new function") == 1,
           "a plateau is said once until coverage grows again")
-    for what in ("coverage grows again", "entries of",
+    s2set = sets(js).get("s2/queue/id:000000,time:0,orig:x", set())
+    check("st_w" in s2set, "an entry rewritten in place is measured again, its result "
+                           "replaced (%s)" % sorted(s2set))
+    check("(1 again after a rewrite)" in err, "the rewrite is counted in the summary")
+    # each plateau is said once, then its end: how many depends on the test's timing
+    check(err.count("plateau: no new function") == err.count("coverage grows again") + 1 or
+          err.count("plateau: no new function") == err.count("coverage grows again"),
+          "each plateau is said once and ended once")
+    for what in ("entries of",
                  "restarted (start_time", "is gone (its directory", "the corpus directory",
                  "was replaced by another"):
         check(err.count(what) == 1, "'%s' is said once (%d)" % (what, err.count(what)))
