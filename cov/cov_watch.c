@@ -43,7 +43,6 @@ struct went {
     uint64_t size;
     int64_t mtime_ms;         /* Unix ms */
     int64_t gen;              /* its instance's start_time (s) when seen; 0: unknown/corpus */
-    int64_t time_ms;          /* campaign time (AFL++ time:, else file time) */
     uint32_t input;           /* index into d->inputs when measured */
     uint64_t seen_scan;       /* the last scan of its directory that listed it */
 };
@@ -77,14 +76,13 @@ struct watch {
     struct wdir *dirs;
     size_t ndirs;
     int ifd;                  /* inotify, -1: polling */
-    int outdir_wd[64];        /* the --afl OUTDIRs' own watches (new instances) */
     uint64_t scan;
     size_t pending, measured, replaced, resumed;
     int64_t corpus_t0;        /* earliest corpus file time: corpus campaign times start there */
     /* coverage so far, for the plateau */
     uint8_t *fseen, *bseen;
     int64_t last_growth_ms;   /* file time of the last input adding a function or block */
-    int plateau, grew_said;
+    int plateau;
     /* the output */
     dev_t out_dev;
     ino_t out_ino;
@@ -464,6 +462,94 @@ static void check_instance(struct watch *w, struct winst *in)
     in->stopped = !alive || (last && unix_ms() / 1000 - last > 600);
 }
 
+static int64_t file_ms(const struct stat *st)
+{
+    return (int64_t)st->st_mtim.tv_sec * 1000 + st->st_mtim.tv_nsec / 1000000;
+}
+
+/* The file at path is the one entry x was measured on (size and time). */
+static int same_file(const struct went *x, const char *path, struct stat *st)
+{
+    return stat(path, st) == 0 && S_ISREG(st->st_mode) && (uint64_t)st->st_size == x->size &&
+           file_ms(st) == x->mtime_ms;
+}
+
+/* Keeps entry k's result under NAME~START (its instance's start_time then): another input
+ * now has its name. */
+static int keep_as_old(struct watch *w, size_t k)
+{
+    char old[8192];
+    snprintf(old, sizeof(old), "%s~%lld", w->e[k].name, (long long)w->e[k].gen);
+    w->e[k].dir = UINT32_MAX;
+    return w->e[k].input == UINT32_MAX ? 0 : rename_entry(w, k, old);
+}
+
+/* One name listed in directory di: known and the same file (nothing to do), rewritten in
+ * place (measured again, the result replaced), another input under a measured name after a
+ * restart (the old result kept as NAME~START), back after it was gone, resumed from the file,
+ * or new. */
+static int take_name(struct watch *w, uint32_t di, const char *name, const char *path,
+                     int64_t gen, uint64_t scan)
+{
+    struct stat st;
+    int64_t k = find(w, name);
+    int rc = 0;
+    if (k >= 0) {
+        struct went *x = &w->e[k];
+        if (x->dir == UINT32_MAX && x->input != UINT32_MAX && x->path == NULL) {
+            /* resumed from the file (size UINT64_MAX: one without record 11, matched by name) */
+            if (x->size == UINT64_MAX ? stat(path, &st) == 0 : same_file(x, path, &st)) {
+                x->size = (uint64_t)st.st_size;
+                x->mtime_ms = file_ms(&st);
+                x->dir = di;
+                x->seen_scan = scan;
+                return (x->path = strdup(path)) ? 0 : -ENOMEM;
+            }
+            rc = keep_as_old(w, (size_t)k);
+        } else if (x->dir == di && same_file(x, path, &st)) {
+            x->seen_scan = scan;
+            if (x->state == E_GONE) {   /* back (a restored queue): not run again */
+                x->state = x->input != UINT32_MAX ? E_MEASURED : E_PENDING;
+                w->pending += x->state == E_PENDING;
+            }
+            return 0;
+        } else if (x->dir == di && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+            int restarted = x->gen && gen && x->gen != gen;
+            if (x->input == UINT32_MAX || !restarted) {
+                /* rewritten in place (AFL++'s trim), or not measured yet: measured (again) */
+                x->seen_scan = scan;
+                w->replaced += x->state == E_MEASURED;
+                w->pending += x->state != E_PENDING;
+                x->state = E_PENDING;
+                x->size = (uint64_t)st.st_size;
+                x->mtime_ms = file_ms(&st);
+                x->gen = gen;
+                return 0;
+            }
+            rc = keep_as_old(w, (size_t)k);
+        } else if (x->dir == di) {
+            x->seen_scan = scan;   /* gone between the listing and stat: the next scan says */
+            return 0;
+        }
+        /* else: the name of an entry kept as NAME~START, or of another directory */
+    }
+    if (rc || !cov_entry_check(path, name, &st, w->o->log))
+        return rc;
+    int64_t nk = add_entry(w, name, path);
+    if (nk < 0)
+        return (int)nk;
+    struct went *x = &w->e[nk];
+    x->dir = di;
+    x->kind = w->dirs[di].kind;
+    x->size = (uint64_t)st.st_size;
+    x->mtime_ms = file_ms(&st);
+    x->gen = gen;
+    x->seen_scan = scan;
+    x->state = E_PENDING;
+    w->pending++;
+    return 0;
+}
+
 /* Lists one directory: new entries pending, changed ones pending again, gone ones said. */
 static int scan_dir(struct watch *w, uint32_t di)
 {
@@ -508,94 +594,7 @@ static int scan_dir(struct watch *w, uint32_t di)
             rc = -ENOMEM;
             break;
         }
-        int64_t k = find(w, name);
-        struct stat st;
-        if (k >= 0 && w->e[k].dir == di && w->e[k].state != E_GONE) {
-            /* known: a new size or time is a rewrite (AFL++'s trim) or a restart's new entry */
-            struct went *x = &w->e[k];
-            x->seen_scan = scan;
-            if (stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
-                ((uint64_t)st.st_size != x->size ||
-                 (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000 !=
-                     x->mtime_ms)) {
-                if (x->state == E_MEASURED && x->gen && gen && x->gen != gen) {
-                    char old[8192];
-                    snprintf(old, sizeof(old), "%s~%lld", name, (long long)x->gen);
-                    if ((rc = rename_entry(w, (size_t)k, old)))
-                        break;
-                    x->dir = UINT32_MAX;
-                    k = -1;   /* measured as a new entry below */
-                } else {
-                    if (x->state == E_MEASURED) {
-                        w->replaced++;
-                        x->state = E_PENDING;
-                        w->pending++;
-                    }
-                    x->size = (uint64_t)st.st_size;
-                    x->mtime_ms = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
-                    x->gen = gen;
-                }
-            }
-        }
-        if (k < 0 || w->e[k].dir != di || w->e[k].state == E_GONE) {
-            if (k >= 0 && w->e[k].state == E_GONE && w->e[k].dir == di) {
-                /* back under its name (a restored queue): the same file is not run again */
-                struct went *x = &w->e[k];
-                x->seen_scan = scan;
-                int same = stat(path, &st) == 0 && (uint64_t)st.st_size == x->size &&
-                           (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000 ==
-                               x->mtime_ms;
-                if (same || x->input == UINT32_MAX) {
-                    x->state = same && x->input != UINT32_MAX ? E_MEASURED : E_PENDING;
-                    w->pending += x->state == E_PENDING;
-                    free(path);
-                    free(name);
-                    continue;
-                }
-                char old[8192];
-                snprintf(old, sizeof(old), "%s~%lld", name, (long long)x->gen);
-                if ((rc = rename_entry(w, (size_t)k, old)))
-                    break;
-                x->dir = UINT32_MAX;
-            } else if (k >= 0 && w->e[k].dir == UINT32_MAX && w->e[k].input != UINT32_MAX) {
-                /* resumed from the file: the same file (name, size, time) is not run again */
-                struct went *x = &w->e[k];
-                /* size UINT64_MAX: a file without record 11, matched by name alone */
-                if (stat(path, &st) == 0 &&
-                    (x->size == UINT64_MAX ||
-                     ((uint64_t)st.st_size == x->size &&
-                      (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000 ==
-                          x->mtime_ms))) {
-                    x->size = (uint64_t)st.st_size;
-                    x->mtime_ms = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
-                    x->dir = di;
-                    x->seen_scan = scan;
-                    free(path);
-                    free(name);
-                    continue;
-                }
-                char old[8192];
-                snprintf(old, sizeof(old), "%s~%lld", name, (long long)x->gen);
-                if ((rc = rename_entry(w, (size_t)k, old)))
-                    break;
-            }
-            if (cov_entry_check(path, name, &st, w->o->log)) {
-                int64_t nk = add_entry(w, name, path);
-                if (nk < 0) {
-                    rc = (int)nk;
-                } else {
-                    struct went *x = &w->e[nk];
-                    x->dir = di;
-                    x->kind = dr->kind;
-                    x->size = (uint64_t)st.st_size;
-                    x->mtime_ms = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
-                    x->gen = gen;
-                    x->seen_scan = scan;
-                    x->state = E_PENDING;
-                    w->pending++;
-                }
-            }
-        }
+        rc = take_name(w, di, name, path, gen, scan);
         free(path);
         free(name);
     }
@@ -950,7 +949,6 @@ static int take_resumed(struct watch *w, struct resume *rs)
         w->e[k].state = E_MEASURED;
         w->e[k].written = 1;
         w->e[k].kind = in->kind;
-        w->e[k].time_ms = in->time_ms;
         w->e[k].size = UINT64_MAX;   /* unknown: run again when the file is there */
         w->resumed++;
     }
@@ -996,7 +994,7 @@ static int measure(struct watch *w, size_t k, volatile int *stop)
         return 0;
     }
     x->size = (uint64_t)st.st_size;
-    x->mtime_ms = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
+    x->mtime_ms = file_ms(&st);
     int rc = cov_runner_run(w->r, fd, (uint64_t)st.st_size, &res, why, sizeof(why));
     close(fd);
     if (rc) {
