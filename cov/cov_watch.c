@@ -1156,7 +1156,11 @@ int cov_watch_run(struct cov_runner *r, struct cov_data *d, const struct cov_wat
             break;
         }
         int ev = drain_events(&w);
-        int full = (now - last_full) * 1000 >= (double)o->poll_ms * (w.ifd >= 0 ? 5 : 1);
+        /* a directory inotify could not watch (its limit reached) is polled as without it */
+        int unwatched = w.ifd < 0;
+        for (size_t i = 0; i < w.ndirs && !unwatched; i++)
+            unwatched = w.dirs[i].present && w.dirs[i].wd < 0;
+        int full = (now - last_full) * 1000 >= (double)o->poll_ms * (unwatched ? 1 : 5);
         if (ev || full) {
             if (ev)
                 sleep_s(SETTLE_MS / 1000.0, stop);
