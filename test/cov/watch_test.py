@@ -9,7 +9,8 @@ built with afl-clang-fast for afl-fuzz and with `ptcall-cc -fptcall-cov` for mea
    first snapshot holding it, seen from outside) and the watcher's CPU share (wait4's rusage of
    the watcher and everything under it) are printed.
 2. A libFuzzer-style corpus grown by this script, every entry about 20 ms of CPU, watched with
-   --cpu 0.25: the CPU share stays near a quarter of one core; SIGINT ends it with exit 0.
+   --cpu 0.25: the CPU share stays near a quarter of one core, at nice 19; SIGINT ends it with
+   exit 0.
 3. Made-up AFL++ instances (fuzzer_stats with a live fuzzer_pid): a plateau (--plateau 2s) said
    once and its end when coverage grows; a new instance followed; an entry rewritten in place
    (as AFL++ trims one: measured again, its result replaced); an afl-cmin-like rewrite
@@ -17,7 +18,8 @@ built with afl-clang-fast for afl-fuzz and with `ptcall-cc -fptcall-cov` for mea
    restarted (start_time changed, an id reused: the earlier result kept as NAME~START); an
    instance directory removed; a corpus directory removed; the output replaced by another
    process (never written over); --until-idle when the fuzzer_pid is gone.
-4. Resuming on the same -o: nothing measured again; SIGTERM ends it with exit 0. Refused with
+4. Resuming on the same -o: nothing measured again; SIGTERM ends it with exit 0; --jobs 2
+   capped at one runner, said. Refused with
    one line: an -o that is not a .ptcov (left as it was), --watch without a directory, a
    directory that is not one, --cpu without --watch.
 
@@ -186,6 +188,12 @@ def corpus_cpu(ptcall, t_cov):
     w = Child(watch_cmd(ptcall, "--corpus", "corpus", "--cpu", "0.25", "-o", "corpus.ptcov",
                         "--", t_cov, "@@"), stderr=open("corpus.err", "w"))
     n = 120
+    time.sleep(0.3)
+    try:
+        nice = os.getpriority(os.PRIO_PROCESS, w.pid)
+    except OSError:
+        nice = None
+    check(nice == 19, "the watch runs at nice 19 by default (%s)" % nice)
     for k in range(n):
         with open("corpus/.tmp", "w") as f:
             f.write("SPIN %d" % k)
@@ -340,8 +348,8 @@ def resume_and_refusals(ptcall, t_cov, alt):
     """Part 4."""
     os.makedirs("fake/m1/queue", exist_ok=True)
     before, _ = report(ptcall, alt)
-    w = subprocess.Popen(watch_cmd(ptcall, "--afl", "fake", "-o", alt, "--", t_cov, "@@"),
-                         stderr=open("resume.err", "w"))
+    w = subprocess.Popen(watch_cmd(ptcall, "--afl", "fake", "--jobs", "2", "-o", alt, "--",
+                                   t_cov, "@@"), stderr=open("resume.err", "w"))
     time.sleep(3)
     w.send_signal(signal.SIGTERM)
     rc = w.wait(timeout=30)
@@ -349,6 +357,7 @@ def resume_and_refusals(ptcall, t_cov, alt):
     check(rc == 0, "SIGTERM ends the watch with exit 0 (%s): %s" % (rc, err))
     check("resuming from" in err and " 0 entries measured" in err,
           "resuming measures nothing again: " + err)
+    check("--jobs 2 ignored" in err, "--jobs above 1 is capped with one line: " + err)
     after, _ = report(ptcall, alt)
     if before and after:
         check(sets(before) == sets(after), "the resumed file keeps every input's set")
