@@ -878,11 +878,46 @@ struct resume {
     struct cov_data old;
 };
 
+/* Whether the output's directory is one the watch lists (a --corpus DIR, or an instance's
+ * queue/, crashes/ or hangs/ under an --afl OUTDIR): its own writes would be taken as
+ * inputs. */
+static int output_inside(const struct cov_watch_opts *o)
+{
+    char dir[4096], real[4096], other[4096];
+    snprintf(dir, sizeof(dir), "%s", o->output);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *(slash == dir ? slash + 1 : slash) = 0;
+    else
+        snprintf(dir, sizeof(dir), ".");
+    if (!realpath(dir, real))
+        return 0;
+    for (int c = 0; c < o->ncorpora; c++)
+        if (realpath(o->corpora[c], other) && !strcmp(real, other))
+            return 1;
+    const char *base = strrchr(real, '/');
+    base = base ? base + 1 : real;
+    if (strcmp(base, "queue") && strcmp(base, "crashes") && strcmp(base, "hangs"))
+        return 0;
+    for (int a = 0; a < o->nafl; a++) {
+        size_t n;
+        if (realpath(o->afl[a], other) && (n = strlen(other)) && !strncmp(real, other, n) &&
+            real[n] == '/')
+            return 1;
+    }
+    return 0;
+}
+
 int cov_watch_resume(struct cov_data *d, const struct cov_watch_opts *o, void **state)
 {
     *state = NULL;
     char why[2048];
     struct stat st;
+    if (output_inside(o)) {
+        fprintf(o->log, "%s: %s is inside a directory the watch follows: its writes would be "
+                        "taken as inputs; write it elsewhere\n", o->cmd, o->output);
+        return 1;
+    }
     if (stat(o->output, &st) || !S_ISREG(st.st_mode))
         return 0;   /* new, or a device written into */
     struct resume *rs = calloc(1, sizeof(*rs));

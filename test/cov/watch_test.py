@@ -20,7 +20,8 @@ built with afl-clang-fast for afl-fuzz and with `ptcall-cc -fptcall-cov` for mea
    process (never written over); --until-idle when the fuzzer_pid is gone.
 4. Resuming on the same -o: nothing measured again; SIGTERM ends it with exit 0; --jobs 2
    capped at one runner, said. Refused with
-   one line: an -o that is not a .ptcov (left as it was), --watch without a directory, a
+   one line: an -o that is not a .ptcov (left as it was), an -o inside a watched directory,
+   --watch without a directory, a
    directory that is not one, --cpu without --watch.
 
 On the code before --watch existed every part fails: `cov run --watch` was a usage error.
@@ -367,6 +368,11 @@ def resume_and_refusals(ptcall, t_cov, alt):
     check(r.returncode == 1 and "not a whole .ptcov" in r.stderr and
           open("notours.txt").read() == "keep me\n",
           "an -o that is not a .ptcov is refused and kept: " + r.stderr)
+    r = run(watch_cmd(ptcall, "--corpus", "fake/m1/queue", "--duration", "1s", "-o",
+                      "fake/m1/queue/w.ptcov", "--", t_cov, "@@"))
+    check(r.returncode == 1 and "inside a directory the watch follows" in r.stderr and
+          not os.path.exists("fake/m1/queue/w.ptcov"),
+          "an output inside a watched directory is refused: " + r.stderr)
     r = run([ptcall, "cov", "run", "--watch", "-o", "x.ptcov", "--", t_cov, "@@"])
     check(r.returncode == 2 and "--watch follows directories" in r.stderr,
           "--watch without a directory is refused: " + r.stderr)
