@@ -656,7 +656,11 @@ static int drain_events(struct watch *w)
             for (size_t i = 0; i < w->ndirs; i++)
                 if (w->dirs[i].wd == ev->wd || (ev->mask & IN_Q_OVERFLOW)) {
                     w->dirs[i].dirty = 1;
-                    if (ev->mask & IN_IGNORED)   /* removed with its directory */
+                    /* removed with its directory; or the directory moved away (a queue
+                     * swapped by renames): the path is watched again at the next listing */
+                    if (ev->mask & IN_MOVE_SELF)
+                        inotify_rm_watch(w->ifd, ev->wd);
+                    if (ev->mask & (IN_IGNORED | IN_MOVE_SELF))
                         w->dirs[i].wd = -1;
                 }
             p += sizeof(*ev) + ev->len;
