@@ -9,10 +9,12 @@
  *   2  cov_afl.c      AFL++ output directories; cov_fsrv.c: running the target (the fork
  *                     server client, exec per input)
  *   3  cov_blocks.c   blocks and lines per input, file and function (map v7 data);
- *                     cov_watch.c: `cov run --watch`, following a live campaign
- *   4  cov_analysis.c union, first reachers, the curve, blockers, diff
+ *                     cov_watch_dirs.c: --watch's entries and directories
+ *   4  cov_analysis.c union, first reachers, the curve, blockers, diff;
+ *                     cov_watch_file.c: --watch's .ptcov and record 11
  *   5  cov_view_blocks.c the blocks-and-lines parts of the table and JSON views;
- *                     cov_view_source.c: the HTML view's source lines
+ *                     cov_view_source.c: the HTML view's source lines;
+ *                     cov_watch.c: `cov run --watch`, following a live campaign
  *   6  views, one file each: cov_view_table.c, cov_view_csv.c, cov_view_json.c,
  *                     cov_view_html.c, cov_view_diff.c,
  *                     cov_view_lcov.c
@@ -373,7 +375,7 @@ int cov_shape_check(const struct cov_shape *s, const struct cov_entries *e,
                     const struct cov_result *results, const int *ran, FILE *out,
                     const char *cmd);
 
-/* ---- following a live campaign (cov_watch.c; docs/cov.md, *Watching a live campaign*) */
+/* ---- following a live campaign (cov_watch*.c; docs/cov.md, *Watching a live campaign*) */
 
 struct cov_watch_opts {
     const char *cmd;              /* for messages */

@@ -75,9 +75,12 @@ FLOORS = {
          "cov_counts.c", "cov_uplot.c"],                        # counters, embedded uPlot
         ["cov_afl.c", "cov_fsrv.c", "cov_shape.c"],             # AFL++ dirs, running,
                                                                 # harness shapes
-        ["cov_blocks.c", "cov_watch.c"],                        # blocks and lines; --watch
-        ["cov_analysis.c"],                                     # union, firsts, curve, diff
-        ["cov_view_blocks.c", "cov_view_source.c"],             # blocks parts of the views
+        ["cov_blocks.c", "cov_watch_dirs.c"],                   # blocks and lines; --watch's
+                                                                # entries and directories
+        ["cov_analysis.c", "cov_watch_file.c"],                 # union, firsts, curve, diff;
+                                                                # --watch's .ptcov, record 11
+        ["cov_view_blocks.c", "cov_view_source.c",              # blocks parts of the views;
+         "cov_watch.c"],                                        # the --watch loop
         ["cov_view_table.c", "cov_view_csv.c", "cov_view_json.c",   # views
          "cov_view_html.c", "cov_view_diff.c", "cov_view_lcov.c"],
     ],
