@@ -11,7 +11,7 @@
 
 #include "cov.h"
 
-
+/* An entry: seen and to be measured, measured, or gone from its directory. */
 enum { E_PENDING = 0, E_MEASURED = 1, E_GONE = 2 };
 
 struct went {
