@@ -308,6 +308,25 @@ def checks(ptcall, cc, src, work, B):
                  "fuzzer=%s" % ("x" if w < 4 else "y"), "t%d.ptcov" % w])
         check(p.returncode == 0, "trial %d stored: %s" % (w, p.stderr.strip()))
 
+    # ---- cov list, cov show ----
+    p = run([ptcall, "cov", "list", "--db", url, "--format", "json", "--tag", "fuzzer=afl"])
+    lst = json.loads(p.stdout) if p.returncode == 0 else {}
+    check([c["name"] for c in lst.get("campaigns", [])] == ["c1"] and
+          lst["campaigns"][0]["functions_reached"] == len(mf),
+          "cov list --tag fuzzer=afl --format json: c1 only, its figures (%s)" % p.stderr.strip())
+    p = run([ptcall, "cov", "list", "--db", url, "--format", "csv"])
+    rows = p.stdout.splitlines()
+    check(p.returncode == 0 and rows[0].startswith("campaign,name,program") and
+          any(r.split(",")[1] == "many" and r.split(",")[4] == str(len(files)) for r in rows[1:]),
+          "cov list --format csv: a row per campaign, 'many' with %d parts" % len(files))
+    cid = lst["campaigns"][0]["id"] if lst.get("campaigns") else 1
+    p = run([ptcall, "cov", "show", "--db", url, str(cid), "--top", "0", "--format", "csv"])
+    check(p.returncode == 0 and len(p.stdout.splitlines()) == 1 + len(mf),
+          "cov show --format csv: one row per function reached (%d)" % len(mf))
+    p = run([ptcall, "cov", "show", "--db", url, "999"])
+    check(p.returncode == 1 and "no campaign 999" in p.stderr, "cov show 999: %s" %
+          p.stderr.strip())
+
     # ---- the API ----
     schema = None
     try:
