@@ -145,7 +145,9 @@ def part_inputs(base, k, n, chosen=None, shared_first=True):
             shared = shared_first and c == 0
             h = hashlib.blake2b(("%s/%d/%d" % ("seed" if shared else "h%d" % k, c, bi)).encode(),
                                 digest_size=16).digest()
-            out.append((bi, "r%d-%s" % (c, name.split("/")[-1]) if c else name,
+            d, _, f = name.rpartition("/")
+            out.append((bi, "%s/r%d-%s" % (d, c, f) if c and d else "r%d-%s" % (c, f) if c
+                        else name,
                         t + c * base.end_ms, h))
         c += 1
     return out
