@@ -274,6 +274,20 @@ def checks(ptcall, cc, src, work, B):
     check(B.sql(url, "SELECT count(*) FROM campaign_parts") == before,
           "the refused parts stored nothing")
 
+    # a plain corpus whose names hold colons: one instance, "corpus" (names were split at a
+    # colon as if a merged file's HOST: prefix: each input an instance of its own)
+    os.makedirs("colons")
+    for nm, data in (("r1-id:000001,time:5", b"a1"), ("x:y", b"b22"), ("plain", b"zz")):
+        with open("colons/" + nm, "wb") as f:
+            f.write(data)
+    p = run([ptcall, "cov", "run", "-o", "colons.ptcov", "--corpus", "colons", "--", "./target",
+             "@@"])
+    p = run([ptcall, "cov", "add", "--db", url, "--campaign", "colons", "colons.ptcov"])
+    inst = B.sql(url, "SELECT i.name FROM campaign_instances i JOIN campaign_parts p ON p.id = "
+                      "i.part_id JOIN campaigns c ON c.id = p.campaign_id WHERE c.name = 'colons'")
+    check(p.returncode == 0 and [r[0] for r in inst] == ["corpus"],
+          "a corpus with colons in its names is one instance, 'corpus': %s" % inst)
+
     # ---- many writers at once: 8 parts of one campaign ----
     files = []
     for w in range(8):
