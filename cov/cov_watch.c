@@ -101,6 +101,10 @@ static int measure(struct watch *w, size_t k, volatile int *stop)
     x->size = (uint64_t)st.st_size;
     x->mtime_ms = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
     int rc = cov_runner_run(w->r, fd, (uint64_t)st.st_size, &res, why, sizeof(why));
+    /* INPUT_HASH, as cov run writes it: cov merge deduplicates the parts of many
+     * machines by it */
+    if (!rc)
+        res.has_hash = !cov_hash_fd(fd, (uint64_t)st.st_size, res.hash);
     close(fd);
     if (rc) {
         fprintf(w->o->log, "%s: the runner stopped: %s\n", w->o->cmd, why);
@@ -139,6 +143,8 @@ static int measure(struct watch *w, size_t k, volatile int *stop)
     in->hits = res.hits;
     in->nbhits = res.nbhits;
     in->bhits = res.bhits;
+    in->has_hash = res.has_hash;
+    memcpy(in->hash, res.hash, sizeof(in->hash));
     x->state = E_MEASURED;
     x->written = 0;
     w->pending--;
