@@ -126,6 +126,11 @@ def rows(d, table_id, key):
       });""".replace("arguments[1]", json.dumps(key)), table_id)
 
 
+def heads(d, table_id):
+    return d.execute_script("return Array.from(document.querySelectorAll('#' + arguments[0] + "
+                            "' thead th')).map(function (t) { return t.textContent; })", table_id)
+
+
 def num(s):
     return None if s in ("", None) else float(s)
 
@@ -263,6 +268,7 @@ def one_checks(d, srv, art, cid, ptcovs, reps, shotname):
     d.find_element("id", "show-instances").click()
     # the instances table against the API's curves
     ir = rows(d, "campaign-instances", "instance") or []
+    fcol = heads(d, "campaign-instances").index("functions")
     want = {i["name"]: i for i in cv.get("instances", [])}
     bad = []
     for r in ir:
@@ -274,8 +280,8 @@ def one_checks(d, srv, art, cid, ptcovs, reps, shotname):
             bad.append("%s host %r" % (r["texts"][0], r["texts"][1]))
         lastp = i["points"][-1] if i["points"] else None
         f = i.get("functions", lastp[1] if lastp else None)
-        if num(r["vals"][5]) != (None if f is None else float(f)):
-            bad.append("%s functions %s != %s" % (r["texts"][0], r["vals"][5], f))
+        if num(r["vals"][fcol]) != (None if f is None else float(f)):
+            bad.append("%s functions %s != %s" % (r["texts"][0], r["vals"][fcol], f))
     C.check(len(ir) == len(want) and not bad, "/campaigns/%d: %d instances, each with its "
             "machine and functions as in the API" % (cid, len(want)), "; ".join(bad[:4]))
     # the reached functions: names and first reach against cov report
@@ -293,7 +299,7 @@ def one_checks(d, srv, art, cid, ptcovs, reps, shotname):
                 first[f["name"]] = inputs[f["first_input"]]["time_ms"]
         got = {r["texts"][0]: num(r["vals"][2]) for r in fr}
         bad = [(n, got.get(n), t) for n, t in first.items()
-               if n not in got or got[n] != float(t)] if not doc.get("more") else \
+               if n not in got or got[n] != float(t)] if not doc.get("more_functions") else \
               [(n, v, first.get(n)) for n, v in got.items() if first.get(n) != v]
         C.check(fr and not bad, "/campaigns/%d: the %d reached functions and their first reach "
                 "times equal cov report's" % (cid, len(first)), str(bad[:4]))

@@ -342,6 +342,8 @@
       });
       var tg = toggles(box);
       var bar = el("div", {cls: "filters"}, [el("label", null, ["measure ", measure])]);
+      /* per-instance inputs, crashes and hangs when the document has them */
+      var icounts = (cv.instances || []).some(function (i) { return i.inputs !== undefined; });
       var irows = (cv.instances || []).map(function (i) {
         var p = last(i.points), first = i.points && i.points.length ? i.points[0] : null;
         var lastNew = i.last_new_ms !== undefined ? i.last_new_ms : null;
@@ -355,7 +357,8 @@
         var opt = function (v) { return v === undefined ? null : v; };
         return el("tr", {"data-instance": i.name}, [
           el("td", {cls: "instance", text: i.name}), el("td", {cls: "host", text: i.host}),
-          numCell(opt(i.inputs)), numCell(opt(i.crashes)), numCell(opt(i.hangs)),
+          icounts ? numCell(opt(i.inputs)) : null, icounts ? numCell(opt(i.crashes)) : null,
+          icounts ? numCell(opt(i.hangs)) : null,
           numCell(i.functions !== undefined ? i.functions : p ? p[1] : null),
           numCell(i.blocks !== undefined ? i.blocks : p ? p[2] : null),
           numCell(first ? first[0] : null, fmtDur(first ? first[0] : null)),
@@ -367,6 +370,7 @@
           numCell(p ? p[1] : null), numCell(p ? p[2] : null)]);
       });
       var fns = d.functions || [];
+      var moreFns = d.more_functions !== undefined ? d.more_functions : d.more || 0;
       var frows = fns.map(function (f) {
         var t = f.t_ms !== undefined ? f.t_ms : f.first_ms !== undefined ? f.first_ms :
                 f.time_ms;
@@ -389,17 +393,17 @@
                 ": nothing new for the last " + fmtDur(c.campaign_time_ms - c.last_new_ms) :
                 "")}),
               el("h2", {text: "Instances"}),
-              sortable(S.table("campaign-instances", ["instance", "machine", "inputs",
-                "crashes", "hangs", "functions",
-                "blocks", "first input", "last new coverage", "last input"], irows)),
+              sortable(S.table("campaign-instances", ["instance", "machine"].concat(icounts ?
+                ["inputs", "crashes", "hangs"] : []).concat(["functions", "blocks",
+                "first input", "last new coverage", "last input"]), irows)),
               el("h2", {text: "Machines"}),
               sortable(S.table("campaign-hosts", ["machine", "functions", "blocks"], hrows)),
               el("h2", {text: "Frontier"}), frontierPanel(d.frontier),
-              el("h2", {text: "Reached functions (" + fmtInt(fns.length + (d.more || 0)) +
+              el("h2", {text: "Reached functions (" + fmtInt(fns.length + moreFns) +
                               ", first reached first)"}),
               sortable(S.table("campaign-functions", ["function", "source", "first reached",
                 "by instance", "first input"], frows)),
-              d.more ? el("p", {id: "functions-more", text: fmtInt(d.more) +
+              moreFns ? el("p", {id: "functions-more", text: fmtInt(moreFns) +
                 " more functions not shown"}) : null]);
       curves(box, c, cv, "functions");
     });
@@ -426,6 +430,10 @@
     return String(Math.round(p * 1000) / 1000);
   }
 
+  function testName(t) {
+    return (t.name || "test") + (t.method ? " (" + t.method + ")" : "");
+  }
+
   /* the sentence a reader takes away: who reached more, how often, and whether it holds */
   function verdict(ga, gb, test) {
     var pr = pairs(ga.trials, gb.trials);
@@ -437,9 +445,9 @@
           pr.more + " pairs each way, " + pr.same + " ties, of " + pr.n + " pairs of trials)";
     else
       s = hi.label + " reached more functions than " + lo.label + " in " + k + " of " + pr.n +
-          " pairs of trials" + (pr.same ? " (" + pr.same + " ties)" : "");
+          " pairs of trials" + (pr.same ? " (" + pr.same + (pr.same === 1 ? " tie)" : " ties)") : "");
     if (test) {
-      s += "; " + (test.name || test.method || "test") + ": U = " + S.fmtNum(test.u) +
+      s += "; " + (test.name || "test") + ": U = " + S.fmtNum(test.u) +
            ", p = " + fmtP(test.p) + ", A12 = " + (test.a12 === null || test.a12 === undefined ?
            "-" : test.a12.toFixed(2)) + ": " + (test.significant_at_0_05 ?
            "significant at 0.05" : "no significant difference at 0.05");
@@ -594,11 +602,18 @@
                    sortable(S.table("compare-trials", ["group", "campaign", "functions",
                                                        "blocks"], trows)));
         if (d.test)
-          parts.push(el("p", {id: "test", cls: "note", text: (d.test.method || d.test.name) +
+          parts.push(el("p", {id: "test", cls: "note", text: testName(d.test) +
             ": U = " + S.fmtNum(d.test.u) + ", p = " + fmtP(d.test.p) + ", A12 = " +
             (d.test.a12 === null || d.test.a12 === undefined ? "-" : d.test.a12.toFixed(3)) +
             " (the probability that a trial of " + gs[0].label + " reaches more functions " +
             "than one of " + gs[1].label + ", ties counting half)"}));
+        if (d.test_blocks && hasBlocks)
+          parts.push(el("p", {id: "test-blocks", cls: "note", text: "Blocks: " +
+            testName(d.test_blocks) + ": U = " + S.fmtNum(d.test_blocks.u) +
+            ", p = " + fmtP(d.test_blocks.p) + ", A12 = " + (d.test_blocks.a12 === null ||
+            d.test_blocks.a12 === undefined ? "-" : d.test_blocks.a12.toFixed(3)) + ": " +
+            (d.test_blocks.significant_at_0_05 ? "significant at 0.05" :
+             "no significant difference at 0.05")}));
         S.show(parts);
         if (typeof uPlot !== "undefined") {
           var data = align(gs.map(function (g) {
