@@ -109,6 +109,21 @@ struct cov_input {
     struct cov_hit *hits;
     uint32_t nbhits;      /* blocks reached, sorted by block, counts > 0 */
     struct cov_bhit *bhits;
+    /* INPUT_HASH (record 10; docs/cov.md, *Origins and input hashes*): the content's
+     * XXH3-128 (high 64 bits first) and the ORIGIN it came from (index into
+     * cov_data.origins; 0 for a file of one cov run) */
+    uint8_t has_hash;
+    uint8_t hash[16];
+    uint32_t origin;
+};
+
+/* ORIGIN (record 9): where a file's inputs were measured: the host that ran `cov run` and
+ * its time; a merged file has one per part (index = position). */
+struct cov_origin {
+    char *host;
+    char *file;           /* the .ptcov merged in ("" for cov run's own) */
+    uint64_t created;     /* Unix seconds */
+    int64_t campaign_ms;  /* that part's campaign time, -1 unknown */
 };
 
 struct cov_data {
@@ -132,6 +147,8 @@ struct cov_data {
     struct cov_block *blocks;
     struct cov_line *lines;
     uint32_t cap_files, cap_blocks, cap_lines;
+    uint32_t norigins;    /* ORIGIN records (0: a file made before them) */
+    struct cov_origin *origins;
 };
 
 void cov_data_init(struct cov_data *d);
@@ -147,6 +164,9 @@ struct cov_line *cov_data_add_line(struct cov_data *d);
 /* The index of source path file in d->files, added if new (copied). Returns the index, or
  * -ENOMEM. Linear in the files of d from the last lookup on: callers add lines file by file. */
 int64_t cov_data_file(struct cov_data *d, const char *file);
+/* Appends an origin (strings copied). Returns it, or NULL when out of memory. */
+struct cov_origin *cov_data_add_origin(struct cov_data *d, const char *host, const char *file,
+                                       uint64_t created, int64_t campaign_ms);
 /* Frees one input's owned memory. */
 void cov_input_free(struct cov_input *in);
 /* "queue", "crash", "hang"; "exited", "signal", "timeout", "error". */
@@ -278,6 +298,31 @@ int cov_file_read(struct cov_data *d, const char *path, char *why, size_t n);
 int cov_file_parse(struct cov_data *d, const uint8_t *data, size_t size, const char *path,
                    char *why, size_t n);
 
+/* ---- input hashes and merging (cov_hash.c, cov_merge.c; docs/cov.md) -------------------- */
+
+/* XXH3-128 of the len bytes of the file open on fd (read with pread), canonical bytes into
+ * out. Returns 0 or -errno (-ENODATA: the file shrank). */
+int cov_hash_fd(int fd, uint64_t len, uint8_t out[16]);
+/* The 32 hex digits of a hash. */
+void cov_hash_hex(const uint8_t h[16], char hex[33]);
+
+struct cov_merge_stats {
+    uint32_t inputs;          /* in the merged file */
+    uint32_t dup_hash;        /* left out: the same content as an earlier one */
+    uint32_t by_name;         /* inputs without a hash (older files), matched by name */
+    uint32_t dup_name;        /* ... left out: the same instance and name as an earlier one */
+    int blocks_dropped;       /* some part had no blocks: the merged file has none */
+};
+/* Merges parts[0..n) (read from paths[]) into out; the parts are emptied (their inputs move
+ * to out). Every part must measure the same build (each module's build id and map identity):
+ * else -EINVAL with why naming the module and both files. Inputs are deduplicated by content
+ * hash (the earliest campaign time wins), inputs without one by name; names get their origin
+ * host as a prefix ("HOST:NAME") so that the instances of different machines stay apart;
+ * each part's ORIGIN records (or, for a file without them, one naming the file) become the
+ * merged file's. Returns 0, -EINVAL or -ENOMEM. */
+int cov_merge(struct cov_data *out, struct cov_data *parts, uint32_t n, const char *const *paths,
+              struct cov_merge_stats *st, char *why, size_t wn);
+
 /* ---- the counters (cov_counts.c) --------------------------------------------------- */
 
 /* One module of the counters area as the runtime laid it out. */
@@ -336,6 +381,8 @@ struct cov_result {
     struct cov_bhit *bhits; /* malloc'ed, sorted by block; the caller owns it */
     uint32_t left_running; /* processes of the run still alive after it ended: killed */
     uint8_t stdin_unread;  /* stdin mode, a non-empty input: its offset still 0 after the run */
+    uint8_t has_hash;      /* hash: the input's XXH3-128 (cov_hash_fd), for INPUT_HASH */
+    uint8_t hash[16];
 };
 
 struct cov_runner;

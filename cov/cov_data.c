@@ -46,7 +46,33 @@ void cov_data_free(struct cov_data *d)
     free(d->lines);
     free(d->target);
     free(d->harness);
+    for (uint32_t i = 0; i < d->norigins; i++) {
+        free(d->origins[i].host);
+        free(d->origins[i].file);
+    }
+    free(d->origins);
     memset(d, 0, sizeof(*d));
+}
+
+struct cov_origin *cov_data_add_origin(struct cov_data *d, const char *host, const char *file,
+                                       uint64_t created, int64_t campaign_ms)
+{
+    struct cov_origin *v = realloc(d->origins, (d->norigins + 1) * sizeof(*v));
+    if (!v)
+        return NULL;
+    d->origins = v;
+    struct cov_origin *o = &v[d->norigins];
+    o->host = strdup(host ? host : "");
+    o->file = strdup(file ? file : "");
+    o->created = created;
+    o->campaign_ms = campaign_ms;
+    if (!o->host || !o->file) {
+        free(o->host);
+        free(o->file);
+        return NULL;
+    }
+    d->norigins++;
+    return o;
 }
 
 /* Grows an array of elem-byte elements to hold one more; doubling keeps appends amortised

@@ -25,6 +25,10 @@ enum { REC_END = 0, REC_RUN = 1, REC_MODULE = 2, REC_INPUT = 3, REC_BLOCKS = 4,
 enum { REC_UNIVERSE = 6 };
 /* 7: how cov run ran the target */
 enum { REC_HARNESS = 7 };
+/* 9 ORIGIN: a host (and, in a merged file, a part) the inputs came from, by index; 10
+ * INPUT_HASH: the content hash and origin of the INPUT record before it (docs/cov.md,
+ * *Origins and input hashes*) */
+enum { REC_ORIGIN = 9, REC_INPUT_HASH = 10 };
 #define HEADER_SIZE_V1 16u
 #define HEADER_SIZE 20u   /* version 2: the first 16 bytes and their CRC-32 */
 
@@ -140,6 +144,15 @@ int cov_file_write(const struct cov_data *d, const char *path, char *why, size_t
         put_s(&rec, d->harness);
         put_rec(&out, REC_HARNESS, &rec);
     }
+    for (uint32_t o = 0; o < d->norigins; o++) {
+        rec.n = 0;
+        put_v(&rec, o);
+        put_s(&rec, d->origins[o].host);
+        put_s(&rec, d->origins[o].file);
+        put_v(&rec, d->origins[o].created);
+        put_v(&rec, ptc_zigzag(d->origins[o].campaign_ms));
+        put_rec(&out, REC_ORIGIN, &rec);
+    }
     for (uint32_t m = 0; m < d->nmodules && !rc; m++) {
         const struct cov_module *mod = &d->modules[m];
         rec.n = 0;
@@ -226,6 +239,13 @@ int cov_file_write(const struct cov_data *d, const char *path, char *why, size_t
                 pb = in->bhits[k].block;
             }
             put_rec(&out, REC_INPUT_BLOCKS, &rec);
+        }
+        if (in->has_hash) { /* INPUT_HASH: behind its INPUT (and INPUT_BLOCKS) record */
+            rec.n = 0;
+            put_v(&rec, i);
+            put(&rec, in->hash, sizeof(in->hash));
+            put_v(&rec, in->origin);
+            put_rec(&out, REC_INPUT_HASH, &rec);
         }
         if (out.n > (1u << 20))
             rc = write_all(&f, &out);
@@ -476,6 +496,39 @@ static int read_input_blocks(struct cov_data *d, struct rd *r)
     return r->bad;
 }
 
+/* ORIGIN (type 9): origins come in index order. */
+static int read_origin(struct cov_data *d, struct rd *r)
+{
+    uint64_t idx = get_v(r);
+    char *host = get_s(r), *file = get_s(r);
+    uint64_t created = get_v(r);
+    int64_t cms = ptc_unzigzag(get_v(r));
+    int bad = r->bad || idx != d->norigins;
+    if (!bad && !cov_data_add_origin(d, host, file, created, cms))
+        bad = 2;
+    free(host);
+    free(file);
+    return bad;
+}
+
+/* INPUT_HASH (type 10): the hash and origin of the INPUT record before it. */
+static int read_input_hash(struct cov_data *d, struct rd *r)
+{
+    uint64_t i = get_v(r);
+    if (r->bad || !d->ninputs || i != d->ninputs - 1U || d->inputs[i].has_hash ||
+        (size_t)(r->end - r->p) < 16)
+        return 1;
+    struct cov_input *in = &d->inputs[i];
+    memcpy(in->hash, r->p, 16);
+    r->p += 16;
+    uint64_t o = get_v(r);
+    if (r->bad || o >= (d->norigins ? d->norigins : 1))
+        return 1;
+    in->origin = (uint32_t)o;
+    in->has_hash = 1;
+    return 0;
+}
+
 static uint32_t le32(const uint8_t *p)
 {
     return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
@@ -498,6 +551,10 @@ static void rec_name(char *out, size_t n, unsigned type, const struct cov_data *
         snprintf(out, n, "UNIVERSE record");
     else if (type == REC_BLOCKS)
         snprintf(out, n, "BLOCKS record");
+    else if (type == REC_ORIGIN)
+        snprintf(out, n, "ORIGIN record %u", d->norigins);
+    else if (type == REC_INPUT_HASH)
+        snprintf(out, n, "INPUT_HASH record %u", d->ninputs ? d->ninputs - 1 : 0);
     else if (type == REC_INPUT_BLOCKS)
         snprintf(out, n, "INPUT_BLOCKS record %u", d->ninputs ? d->ninputs - 1 : 0);
     else
@@ -580,6 +637,10 @@ int cov_file_parse(struct cov_data *d, const uint8_t *data, size_t size, const c
             bad = read_blocks(d, &r);
         } else if (type == REC_INPUT_BLOCKS) {
             bad = read_input_blocks(d, &r);
+        } else if (type == REC_ORIGIN) {
+            bad = read_origin(d, &r);
+        } else if (type == REC_INPUT_HASH) {
+            bad = read_input_hash(d, &r);
         } else if (type == REC_END) {
             uint64_t ni = get_v(&r);
             if (r.bad || ni != d->ninputs) {

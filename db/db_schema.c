@@ -194,8 +194,111 @@ static int to_v3(struct db *d)
     return run_all(d, sql);
 }
 
+/* Version 4: fuzzing campaigns (docs/db.md, *Campaigns*; db_campaign.c): a campaign (a name,
+ * a program and its build) made of parts, each one `ptcall cov add` of a .ptcov; per part
+ * its instances and their coverage curves (the points where coverage grew; instance_idx -1:
+ * the part's union), per function and block its first reach in the part, so that the union
+ * over parts and machines is a GROUP BY with MIN. The campaign's totals and union curve are
+ * kept in campaigns and campaign_union by the transaction that adds a part, so that the
+ * campaign list and page read one row per campaign. Nothing to fill: earlier versions had no
+ * campaigns. */
+static int to_v4(struct db *d)
+{
+    char camp[1024], parts[1024];
+    snprintf(camp, sizeof(camp),
+             "CREATE TABLE campaigns ("
+             "id %s, "
+             "name TEXT NOT NULL UNIQUE, "
+             "program TEXT NOT NULL, "
+             "build_id TEXT NOT NULL, "
+             "functions_total BIGINT NOT NULL, "
+             "blocks_total BIGINT, "
+             "added_ns BIGINT NOT NULL, "
+             "parts BIGINT NOT NULL, "
+             "instances BIGINT NOT NULL, "
+             "inputs BIGINT NOT NULL, "
+             "crashes BIGINT NOT NULL, "
+             "hangs BIGINT NOT NULL, "
+             "functions_reached BIGINT NOT NULL, "
+             "blocks_reached BIGINT, "
+             "campaign_ms BIGINT, "
+             "last_new_ms BIGINT)",
+             d->ops->id_column);
+    snprintf(parts, sizeof(parts),
+             "CREATE TABLE campaign_parts ("
+             "id %s, "
+             "campaign_id BIGINT NOT NULL REFERENCES campaigns (id) ON DELETE CASCADE, "
+             "content_hash TEXT NOT NULL UNIQUE, "
+             "file TEXT NOT NULL, "
+             "host TEXT NOT NULL, "
+             "added_ns BIGINT NOT NULL, "
+             "instances BIGINT NOT NULL, "
+             "inputs BIGINT NOT NULL, "
+             "crashes BIGINT NOT NULL, "
+             "hangs BIGINT NOT NULL, "
+             "functions_reached BIGINT NOT NULL, "
+             "blocks_reached BIGINT, "
+             "campaign_ms BIGINT, "
+             "last_new_ms BIGINT)",
+             d->ops->id_column);
+    const char *const sql[] = {
+        camp,
+        "CREATE TABLE campaign_tags ("
+        "campaign_id BIGINT NOT NULL REFERENCES campaigns (id) ON DELETE CASCADE, "
+        "name TEXT NOT NULL, "
+        "value TEXT NOT NULL, "
+        "PRIMARY KEY (campaign_id, name))",
+        "CREATE INDEX campaign_tags_name_value ON campaign_tags (name, value)",
+        parts,
+        "CREATE INDEX campaign_parts_campaign ON campaign_parts (campaign_id)",
+        "CREATE TABLE campaign_instances ("
+        "part_id BIGINT NOT NULL REFERENCES campaign_parts (id) ON DELETE CASCADE, "
+        "idx INTEGER NOT NULL, "
+        "name TEXT NOT NULL, "
+        "host TEXT NOT NULL, "
+        "inputs BIGINT NOT NULL, "
+        "crashes BIGINT NOT NULL, "
+        "hangs BIGINT NOT NULL, "
+        "functions_reached BIGINT NOT NULL, "
+        "blocks_reached BIGINT, "
+        "last_new_ms BIGINT, "
+        "PRIMARY KEY (part_id, idx))",
+        "CREATE TABLE campaign_points ("
+        "part_id BIGINT NOT NULL REFERENCES campaign_parts (id) ON DELETE CASCADE, "
+        "instance_idx INTEGER NOT NULL, "
+        "t_ms BIGINT NOT NULL, "
+        "functions BIGINT NOT NULL, "
+        "blocks BIGINT, "
+        "PRIMARY KEY (part_id, instance_idx, t_ms))",
+        "CREATE TABLE campaign_firsts ("
+        "campaign_id BIGINT NOT NULL REFERENCES campaigns (id) ON DELETE CASCADE, "
+        "part_id BIGINT NOT NULL REFERENCES campaign_parts (id) ON DELETE CASCADE, "
+        "function_id BIGINT NOT NULL REFERENCES functions (id), "
+        "t_ms BIGINT NOT NULL, "
+        "instance_idx INTEGER NOT NULL, "
+        "input TEXT NOT NULL, "
+        "PRIMARY KEY (part_id, function_id))",
+        "CREATE INDEX campaign_firsts_union ON campaign_firsts (campaign_id, function_id, t_ms)",
+        "CREATE TABLE campaign_block_firsts ("
+        "campaign_id BIGINT NOT NULL REFERENCES campaigns (id) ON DELETE CASCADE, "
+        "part_id BIGINT NOT NULL REFERENCES campaign_parts (id) ON DELETE CASCADE, "
+        "block BIGINT NOT NULL, "
+        "t_ms BIGINT NOT NULL, "
+        "PRIMARY KEY (part_id, block))",
+        "CREATE INDEX campaign_block_firsts_union ON campaign_block_firsts (campaign_id, block, "
+        "t_ms)",
+        "CREATE TABLE campaign_union ("
+        "campaign_id BIGINT NOT NULL REFERENCES campaigns (id) ON DELETE CASCADE, "
+        "t_ms BIGINT NOT NULL, "
+        "functions BIGINT NOT NULL, "
+        "blocks BIGINT, "
+        "PRIMARY KEY (campaign_id, t_ms))",
+        NULL};
+    return run_all(d, sql);
+}
+
 /* migrations[v - 1] brings a database from version v - 1 to v (0: empty). */
-static int (*const migrations[DB_SCHEMA_VERSION])(struct db *d) = {to_v1, to_v2, to_v3};
+static int (*const migrations[DB_SCHEMA_VERSION])(struct db *d) = {to_v1, to_v2, to_v3, to_v4};
 
 struct tables {
     int has_version; /* a schema_version table */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "db_query_web.h"
+#include "web_campaign.h"
 #include "web_internal.h"
 #include "web_page_campaign.h"
 
@@ -43,6 +44,17 @@ int web_api(const struct web_ctx *c, struct db *d, const char *path, const struc
             return id < 0 ? -1 : 0;
         if (!*rest)
             return web_api_function(c, d, id, a, r);
+    }
+    /* campaigns (api_campaign*.c) */
+    if (!strcmp(path, "/api/v1/campaigns") || !strcmp(path, "/api/v1/campaigns/"))
+        return web_api_campaigns(c, d, a, r);
+    if (!strcmp(path, "/api/v1/campaigns/compare"))
+        return web_api_campaign_compare(c, d, a, r);
+    if (!strncmp(path, "/api/v1/campaigns/", 18)) {
+        if ((id = id_after(path, 18, &rest, r)) <= 0)
+            return id < 0 ? -1 : 0;
+        if (!*rest)
+            return web_api_campaign(c, d, id, a, r);
     }
     if (!strncmp(path, "/api/", 5) && strncmp(path, "/api/v1/", 8))
         return web_error(r, 404, "this ptcall answers API version %d (/api/v%d/...)",

@@ -156,6 +156,10 @@ static void *worker(void *arg)
         } else {
             rc = cov_runner_run(j->runner, fd, (uint64_t)st.st_size, r, j->why,
                                 sizeof(j->why));
+            /* its content hash (INPUT_HASH), read from the descriptor the run was given
+             * (the page cache holds it now): cov merge deduplicates by it */
+            if (!rc)
+                r->has_hash = !cov_hash_fd(fd, (uint64_t)st.st_size, r->hash);
             close(fd);
         }
         if (rc) {
@@ -328,6 +332,16 @@ static int run_cov(struct cli_values *v)
     d.timeout_ms = t.timeout_ms;
     d.created = (uint64_t)time(NULL);
     d.campaign_ms = e.has_campaign ? e.campaign_ms : -1;
+    /* ORIGIN 0: this machine (cov merge keeps the parts of many apart by it) */
+    char host[256] = "";
+    if (gethostname(host, sizeof(host) - 1))
+        snprintf(host, sizeof(host), "unknown");
+    if (!cov_data_add_origin(&d, host, "", d.created, d.campaign_ms)) {
+        fprintf(stderr, "%s: out of memory\n", cmd);
+        cov_data_free(&d);
+        cov_entries_free(&e);
+        return 1;
+    }
     if (!t.runtime)
         fprintf(stderr, "%s: libptcall.so not found next to ptcall: only a target linked with "
                         "it is counted (set PTCALL_RUNTIME=/path/to/libptcall.so)\n", cmd);
@@ -468,6 +482,8 @@ collect:;
             in->value = ECANCELED;
         } else {
             in->outcome = results[i].outcome;
+            in->has_hash = results[i].has_hash;
+            memcpy(in->hash, results[i].hash, sizeof(in->hash));
             in->value = results[i].value;
             in->exec_us = results[i].exec_us;
             in->nhits = results[i].nhits;

@@ -12,6 +12,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "cov_campaign.h"
 #include "db_cli.h"
 #include "db_collect.h"
 #include "db_conn.h"
@@ -383,7 +384,10 @@ int cmd_db_add(int argc, char **argv)
     if (!r) {
         int failed = 0;
         for (int i = 0; i < v.npos; i++)
-            failed += add_one(&d, &v, v.pos[i], tags, (size_t)v.db.tags.n) != 0;
+            failed += (cov_is_ptcov(v.pos[i]) /* a campaign's part (cov_campaign.c) */
+                           ? cov_add_file("db add", &d, v.pos[i], v.cov.campaign, tags,
+                                          (size_t)v.db.tags.n)
+                           : add_one(&d, &v, v.pos[i], tags, (size_t)v.db.tags.n)) != 0;
         db_close(&d);
         if (failed && v.npos > 1)
             fprintf(stderr, "ptcall db add: %d of %d traces were not stored\n", failed, v.npos);

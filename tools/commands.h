@@ -25,6 +25,8 @@ int cmd_html(int argc, char **argv) PTCALL_WEAK;    /* cmd_html.c */
 int cmd_cov_run(int argc, char **argv) PTCALL_WEAK;    /* cmd_cov.c: `ptcall cov SUB` */
 int cmd_cov_report(int argc, char **argv) PTCALL_WEAK;
 int cmd_cov_diff(int argc, char **argv) PTCALL_WEAK;
+int cmd_cov_merge(int argc, char **argv) PTCALL_WEAK; /* cov_campaign.c */
+int cmd_cov_add(int argc, char **argv) PTCALL_WEAK;
 
 #include <stdio.h>
 /* `ptcall help --env` (env_doc.c) */

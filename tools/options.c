@@ -139,6 +139,25 @@ const struct cli_command cli_commands[CMD_COUNT] = {
                       "functions only one of two campaigns reached",
                       "Functions are matched by linkage name and source file. "
                       "See docs/cov.md."},
+    [CMD_COV_MERGE] = {"cov merge", "-o OUT.ptcov A.ptcov B.ptcov...",
+                       "the parts of a campaign (machines, instance sets) merged into one file",
+                       "Every file must measure the same build of the target (each module's "
+                       "build id and function map): files of different builds are refused, "
+                       "naming the module. Inputs are deduplicated by content hash (INPUT_HASH; "
+                       "the earliest campaign time is kept) and said; inputs of files made "
+                       "before the hash are matched by instance and name, and that is said. "
+                       "Input names get their machine as a prefix (HOST:default/queue/...), so "
+                       "each machine's instances stay apart. Blocks are kept when every file "
+                       "has them. -o never replaces a file that is not a .ptcov. "
+                       "See docs/cov.md."},
+    [CMD_COV_ADD] = {"cov add", "[--db URL] [--campaign NAME] [--tag NAME=VALUE]... FILE.ptcov...",
+                     "a .ptcov stored as one part of a campaign in the runs database",
+                     "Each file is one part (one machine or one set of instances), stored in "
+                     "one transaction; parts of one campaign may be added from many machines "
+                     "at once. The same file content added twice is refused, and so is a file "
+                     "of another program or build than the campaign's. 'ptcall db add' of a "
+                     ".ptcov does the same. The campaign views are in 'ptcall serve' "
+                     "(/api/v1/campaigns). See docs/db.md."},
     [CMD_HELP] = {"help",
                   "[COMMAND]\n--markdown | --readme | --env | --check\n"
                   "--man PAGE | --man-pages | --bash-completion",
@@ -165,6 +184,8 @@ const struct cli_command cli_commands[CMD_COUNT] = {
 #define CVR CLI_CM(CMD_COV_RUN)
 #define CVP CLI_CM(CMD_COV_REPORT)
 #define CVD CLI_CM(CMD_COV_DIFF)
+#define CVM CLI_CM(CMD_COV_MERGE)
+#define CVA CLI_CM(CMD_COV_ADD)
 #define DBA CLI_CM(CMD_DB_ADD)
 #define DBL CLI_CM(CMD_DB_LIST)
 #define DBS CLI_CM(CMD_DB_SHOW)
@@ -472,13 +493,19 @@ static const struct cli_opt opts[] = {
      .help = "table, csv or json (versioned, docs/bandwidth.md)"},
 
     /* ptcall db add, list, show, rm, query */
-    {.name = "--db", .metavar = "URL", .cmds = DBA | DBL | DBS | DBR | DBQ | SRV, STRING(db.url),
+    {.name = "--db", .metavar = "URL", .cmds = DBA | DBL | DBS | DBR | DBQ | SRV | CVA,
+     STRING(db.url),
      .flags = CLI_O_NONEMPTY,
      .help = "the runs database: an SQLite file (default $PTCALL_DB, else ptcall.db) or "
              "postgresql://[USER@]HOST[:PORT]/DBNAME (libpq's URLs and parameters)"},
-    {.name = "--tag", .metavar = "NAME=VALUE", .cmds = DBA, LIST(db.tags, 0),
+    {.name = "--tag", .metavar = "NAME=VALUE", .cmds = DBA | CVA, LIST(db.tags, 0),
      .parse = db_cli_check_tag,
-     .help = "store this tag with each run (repeatable, one value per NAME)"},
+     .help = "store this tag with each run, or with the campaign of a .ptcov (repeatable, one "
+             "value per NAME)"},
+    {.name = "--campaign", .metavar = "NAME", .cmds = DBA | CVA, STRING(cov.campaign),
+     .flags = CLI_O_NONEMPTY,
+     .help = "the campaign a .ptcov is a part of (default: PROGRAM-YYYY-MM-DD, the day its "
+             "cov run was made)"},
     {.name = "--threads", .metavar = "N", .cmds = DBA, UINT(threads, 0, 1024), .def = "1",
      .help = "decode each trace with N threads, as report does (0 = one per CPU)"},
     {.name = "--top", .metavar = "N", .cmds = DBS, UINT(top, 0, UINT64_MAX), .def = "10",
@@ -555,6 +582,8 @@ static const struct cli_opt opts[] = {
              "id and map)"},
     {.name = "--format", .cmds = CVD, CHOICE(format, table_formats), .def = "table",
      .help = "table, csv or json (docs/cov.md)"},
+    {.name = "--output", .alias = "-o", .metavar = "OUT.ptcov", .cmds = CVM, STRING(output),
+     .flags = CLI_O_NONEMPTY, .help = "the merged coverage file to write (required)"},
 
     /* ptcall help */
     {.name = "--markdown", .cmds = H, FLAG(help_cmd.markdown),
@@ -625,6 +654,8 @@ _Static_assert(NOPTS <= CLI_MAX_ROWS, "raise CLI_MAX_ROWS: cli_values.given has 
 #undef CVR
 #undef CVP
 #undef CVD
+#undef CVM
+#undef CVA
 #undef SRV
 #undef HTM
 

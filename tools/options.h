@@ -42,6 +42,8 @@ enum cli_cmd {
     CMD_COV_RUN, /* `ptcall cov SUB` (cmd_cov.c) */
     CMD_COV_REPORT,
     CMD_COV_DIFF,
+    CMD_COV_MERGE, /* cov_campaign.c: parts of a campaign, into one file or the database */
+    CMD_COV_ADD,
     CMD_HELP,
     CMD_COUNT
 };
@@ -219,6 +221,7 @@ struct cli_values {
         int format;                 /* report: table, csv, json, html */
         int blockers;               /* report --blockers */
         const char *binary;         /* report --binary */
+        const char *campaign;       /* add (and db add of a .ptcov) --campaign NAME */
     } cov;
     struct {
         int markdown, readme, check, env;

@@ -72,7 +72,8 @@ FLOORS = {
     "cov": [
         ["cov_data.c"],                                         # the data set
         ["cov_map.c", "cov_corpus.c", "cov_file.c",             # ELF maps, corpora, .ptcov,
-         "cov_counts.c", "cov_uplot.c"],                        # counters, embedded uPlot
+         "cov_counts.c", "cov_uplot.c",                         # counters, embedded uPlot,
+         "cov_hash.c", "cov_merge.c"],                          # input hashes, merging
         ["cov_afl.c", "cov_fsrv.c", "cov_shape.c"],             # AFL++ dirs, running,
                                                                 # harness shapes
         ["cov_blocks.c"],                                       # blocks and lines
@@ -84,10 +85,13 @@ FLOORS = {
     # the runs database (docs/db.md): backends under the connection, the schema over it,
     # ingest and queries on top
     "db": [
-        ["db_sqlite.c", "db_pg.c", "db_hash.c"],                # backends, content hash
+        ["db_sqlite.c", "db_pg.c", "db_hash.c", "db_stats.c"],  # backends, content hash,
+                                                                # campaign statistics
         ["db_conn.c"],                                          # URLs, transactions
         ["db_schema.c"],                                        # versions, migrations, open
-        ["db_ingest.c", "db_query.c"],                          # storing and reading runs
+        ["db_ingest.c", "db_query.c", "db_campaign.c"],         # storing and reading runs,
+                                                                # storing campaigns
+        ["db_campaign_query.c"],                                # reading campaigns
     ],
     # the web views (docs/web.md): buffers, queries and files under the API's shared parts,
     # one file per API view over them, the router, and the HTTP server on top
@@ -95,7 +99,9 @@ FLOORS = {
         ["sbuf.c", "db_query_web.c", "web_cache.c", "web_static.c",   # escaping, queries,
          "web_conns.c"],                                        # the connection guard
         ["web_common.c", "web_json.c", "web_page.c"],           # arguments, JSON, HTML shells
-        ["api_runs.c", "api_run.c", "api_hot.c", "api_function.c", "api_diff.c"],  # views
+        ["api_runs.c", "api_run.c", "api_hot.c", "api_function.c", "api_diff.c",  # views
+         "api_campaign.c"],
+        ["api_campaign_compare.c"],                             # campaigns compared
         ["web_api.c"],                                          # the router, pages' objects
         ["web_http.c"],                                         # libmicrohttpd
     ],
