@@ -93,10 +93,16 @@ def afl_dir(path, entries, qdir):
         shutil.copy(stats, os.path.join(path, inst, "fuzzer_stats"))
 
 
-def cov_run(ptcall, target, afl, out, extra=()):
+def cov_run(ptcall, target, afl, out, host=None):
+    """cov run of an AFL++ directory; host: as if on another machine (cov run records the
+    host name it runs on: here a UTS namespace of that name, unshare -ur -u)."""
     if os.path.exists(out):
         os.unlink(out)
-    sh([ptcall, "cov", "run", "-q", "-o", out, "--afl", afl] + list(extra) + ["--", target, "@@"])
+    cmd = [ptcall, "cov", "run", "-q", "-o", out, "--afl", afl, "--", target, "@@"]
+    if host:
+        cmd = ["unshare", "--user", "--map-root-user", "--uts", "sh", "-c",
+               'hostname "$0" && exec "$@"', host] + cmd
+    sh(cmd)
     return out
 
 
@@ -104,12 +110,10 @@ def cov_report(ptcall, ptcov):
     return json.loads(sh([ptcall, "cov", "report", "--format", "json", ptcov]))
 
 
-def cov_add(ptcall, db, ptcov, name, tags, host=None):
-    cmd = [ptcall, "cov", "add", "--db", db, "--name", name]
+def cov_add(ptcall, db, ptcov, name, tags):
+    cmd = [ptcall, "cov", "add", "--db", db, "--campaign", name]
     for k, v in tags:
         cmd += ["--tag", "%s=%s" % (k, v)]
-    if host:
-        cmd += ["--host", host]
     sh(cmd + [ptcov])
 
 
@@ -500,7 +504,7 @@ def main():
     rest = [e for i, e in enumerate(entries) if i % 5 == 0]
     afl_dir(os.path.join(work, "afl-full-1-b"), rest, qdir)
     part2 = cov_run(ptcall, target, os.path.join(work, "afl-full-1-b"),
-                    os.path.join(work, "full-1-b.ptcov"))
+                    os.path.join(work, "full-1-b.ptcov"), host="machine-b")
 
     # the hostile campaign: a program, instance and functions named as markup
     hb = os.path.join(work, "hostile-bin")
@@ -528,8 +532,7 @@ def main():
     camps = {}
     for (label, k), p in sorted(ptcovs.items()):
         cov_add(ptcall, db, p, "zlib-%s-%d" % (label, k), [("fuzzer", label), ("trial", str(k))])
-    cov_add(ptcall, db, part2, "zlib-full-1", [("fuzzer", "full"), ("trial", "1")],
-            host="machine-b")
+    cov_add(ptcall, db, part2, "zlib-full-1", [("fuzzer", "full"), ("trial", "1")])
     cov_add(ptcall, db, hp, EVIL_NAME, [EVIL_TAG])
     reps = {p: cov_report(ptcall, p) for p in list(ptcovs.values()) + [part2, hp]}
 
