@@ -142,7 +142,9 @@
         "instances", "inputs", "crashes", "hangs", "functions reached", "of functions",
         "blocks reached", "of blocks", "campaign time", "plateau (last new coverage)"], rows));
       S.show([el("h1", {text: "Campaigns"}), filterForm(params),
-              el("p", {id: "count", text: cs.length + " campaigns"}),
+              el("p", {id: "count", text: cs.length + " campaigns" + (!cs.length &&
+                params.toString() ? ": none matches the filters (" +
+                decodeURIComponent(params.toString()).replace(/&/g, ", ") + ")" : "")}),
               el("p", null, [el("a", {href: "/campaigns/compare", id: "compare-link",
                                       text: "compare campaigns (fuzzer A against B)"})]),
               t]);
@@ -315,7 +317,9 @@
     S.mark("nav-campaigns");
     S.api("/api/v1/campaigns/" + id).then(function (res) {
       if (res.status !== 200) return S.fail(res);
-      var d = res.body, c = d.campaign || d, cv = d.curves || {};
+      /* the document: {campaign: {..., curves, functions, frontier}} */
+      var d = res.body, c = d.campaign || d;
+      var cv = c.curves || d.curves || {};
       var info = [["program", c.program], ["build", c.build_id || "-"],
                   ["tags", tagsOf(c.tags) || "-"], ["machines", (c.hosts || []).join(" ") || "-"],
                   ["instances", fmtInt(c.instances)], ["inputs", fmtInt(c.inputs)],
@@ -369,8 +373,9 @@
         return el("tr", {"data-host": h.host}, [el("td", {cls: "host", text: h.host}),
           numCell(p ? p[1] : null), numCell(p ? p[2] : null)]);
       });
-      var fns = d.functions || [];
-      var moreFns = d.more_functions !== undefined ? d.more_functions : d.more || 0;
+      var fns = c.functions || d.functions || [];
+      var moreFns = c.more_functions || d.more_functions || 0;
+      var frontier = c.frontier !== undefined ? c.frontier : d.frontier;
       var frows = fns.map(function (f) {
         var t = f.t_ms !== undefined ? f.t_ms : f.first_ms !== undefined ? f.first_ms :
                 f.time_ms;
@@ -398,7 +403,7 @@
                 "first input", "last new coverage", "last input"]), irows)),
               el("h2", {text: "Machines"}),
               sortable(S.table("campaign-hosts", ["machine", "functions", "blocks"], hrows)),
-              el("h2", {text: "Frontier"}), frontierPanel(d.frontier),
+              el("h2", {text: "Frontier"}), frontierPanel(frontier),
               el("h2", {text: "Reached functions (" + fmtInt(fns.length + moreFns) +
                               ", first reached first)"}),
               sortable(S.table("campaign-functions", ["function", "source", "first reached",
