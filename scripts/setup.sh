@@ -36,7 +36,7 @@ if [ "$llvm" = 15 ]; then pkgs+=(libclang-common-15-dev); else pkgs+=("libclang-
 if [ "$core" = 0 ]; then
   pkgs+=(
     lld valgrind uftrace time cppcheck tcl
-    chromium chromium-driver python3-selenium python3-jsonschema nodejs
+    chromium chromium-driver python3-selenium python3-jsonschema python3-scipy nodejs
     postgresql xxhash
     graphviz debootstrap groff man-db
     lcov
