@@ -93,6 +93,14 @@
     return t;
   }
 
+  /* when the page's chart was drawn, in ms since the navigation started (after the next
+   * frame: what a reader waits for; body[data-ready-ms] is when the tables were filled) */
+  function drawn() {
+    requestAnimationFrame(function () {
+      document.body.dataset.drawnMs = String(Math.round(performance.now()));
+    });
+  }
+
   function numCell(v, shown) { return S.num(v, shown !== undefined ? shown : fmtInt(v)); }
 
   /* ---- the filter form: program=GLOB, tag=K[=V], as the other pages ------------------------ */
@@ -148,6 +156,7 @@
               el("p", null, [el("a", {href: "/campaigns/compare", id: "compare-link",
                                       text: "compare campaigns (fuzzer A against B)"})]),
               t]);
+      drawn();
     });
   }
 
@@ -212,14 +221,20 @@
     box.textContent = "";
     if (typeof uPlot === "undefined") return;
     var col = measure === "blocks" ? 2 : 1;
-    var list = [{label: "union", group: "union", points: cv.union || []}];
-    (cv.hosts || []).forEach(function (h) {
-      list.push({label: "machine " + h.host, group: "hosts", points: h.points});
-    });
-    (cv.instances || []).forEach(function (i) {
-      list.push({label: i.name + (i.host ? " @ " + i.host : ""), group: "instances",
-                 points: i.points});
-    });
+    /* only the groups shown are made into series: a hidden series still costs its legend
+     * entry and its share of the layout */
+    var on = function (g) { return box.dataset["show" + g] !== "0"; };
+    var list = [];
+    if (on("union")) list.push({label: "union", group: "union", points: cv.union || []});
+    if (on("hosts"))
+      (cv.hosts || []).forEach(function (h) {
+        list.push({label: "machine " + h.host, group: "hosts", points: h.points});
+      });
+    if (on("instances"))
+      (cv.instances || []).forEach(function (i) {
+        list.push({label: i.name + (i.host ? " @ " + i.host : ""), group: "instances",
+                   points: i.points});
+      });
     var data = align(list, col);
     var endS = c.campaign_time_ms !== null && c.campaign_time_ms !== undefined ?
                c.campaign_time_ms / 1000 : null;
@@ -232,8 +247,7 @@
       series.push({label: s.label, stroke: union ? "#000" : COLOURS[i % COLOURS.length],
                    width: union ? 3 : s.group === "hosts" ? 2 : 1,
                    dash: s.group === "hosts" ? [8, 4] : undefined,
-                   paths: uPlot.paths.stepped({align: 1}), points: {show: false},
-                   show: box.dataset["show" + s.group] !== "0"});
+                   paths: uPlot.paths.stepped({align: 1}), points: {show: false}});
     });
     box.dataset.series = String(list.length);
     box.dataset.xMax = String(xmax);
@@ -249,20 +263,24 @@
     box.groups = list.map(function (s) { return s.group; });
   }
 
-  function toggles(box) {
+  /* More instance curves than this are drawn only when asked for: dozens of curves cannot
+   * be told apart, and drawing them is most of the page's time (60 curves: about half a
+   * second in Chromium, where the rest of the page takes 200 ms). */
+  var MAX_SHOWN_INSTANCES = 12;
+
+  function toggles(box, ninst) {
     var el = S.el;
+    if (ninst > MAX_SHOWN_INSTANCES) box.dataset.showinstances = "0";
     var p = el("p", {id: "curve-toggles", cls: "filters"});
     [["union", "union"], ["hosts", "per machine"], ["instances", "per instance"]].forEach(function (g) {
       var cb = el("input", {type: "checkbox", id: "show-" + g[0]});
-      cb.checked = true;
+      cb.checked = box.dataset["show" + g[0]] !== "0";
       cb.addEventListener("change", function () {
         box.dataset["show" + g[0]] = cb.checked ? "1" : "0";
-        if (!box.uplot) return;
-        box.groups.forEach(function (grp, i) {
-          if (grp === g[0]) box.uplot.setSeries(i + 1, {show: cb.checked});
-        });
+        if (box.redraw) box.redraw();
       });
-      p.appendChild(el("label", null, [cb, " " + g[1]]));
+      p.appendChild(el("label", null, [cb, " " + g[1] + (g[0] === "instances" && !cb.checked ?
+        " (" + ninst + " curves: off until asked for)" : "")]));
     });
     return p;
   }
@@ -315,7 +333,10 @@
   function pageOne(id) {
     var el = S.el;
     S.mark("nav-campaigns");
-    S.api("/api/v1/campaigns/" + id).then(function (res) {
+    /* top=N as the API takes it: the reached functions listed (its default, or 0: all) */
+    var top = S.query().get("top");
+    S.api("/api/v1/campaigns/" + id + (top !== null ? "?top=" + encodeURIComponent(top) : ""))
+     .then(function (res) {
       if (res.status !== 200) return S.fail(res);
       /* the document: {campaign: {..., curves, functions, frontier}} */
       var d = res.body, c = d.campaign || d;
@@ -340,11 +361,13 @@
       var measure = el("select", {id: "curve-measure"}, [el("option", {value: "functions",
         text: "functions"})]);
       if (hasBlocks) measure.appendChild(el("option", {value: "blocks", text: "blocks"}));
-      measure.addEventListener("change", function () {
+      box.redraw = function () {
         if (box.uplot) box.uplot.destroy();
+        box.uplot = null;
         curves(box, c, cv, measure.value);
-      });
-      var tg = toggles(box);
+      };
+      measure.addEventListener("change", box.redraw);
+      var tg = toggles(box, (cv.instances || []).length);
       var bar = el("div", {cls: "filters"}, [el("label", null, ["measure ", measure])]);
       /* per-instance inputs, crashes and hangs when the document has them */
       var icounts = (cv.instances || []).some(function (i) { return i.inputs !== undefined; });
@@ -408,9 +431,11 @@
                               ", first reached first)"}),
               sortable(S.table("campaign-functions", ["function", "source", "first reached",
                 "by instance", "first input"], frows)),
-              moreFns ? el("p", {id: "functions-more", text: fmtInt(moreFns) +
-                " more functions not shown"}) : null]);
+              moreFns ? el("p", {id: "functions-more"}, [fmtInt(moreFns) +
+                " more functions not shown: ", el("a", {href: "/campaigns/" + c.id + "?top=0",
+                                                        text: "show them all"})]) : null]);
       curves(box, c, cv, "functions");
+      drawn();
     });
   }
 
@@ -638,6 +663,7 @@
                               return vs.map(function (x) { return fmtDur(x * 1000); }); }},
                             {label: "functions reached", size: 70}]}, data, chart);
         }
+        drawn();
       });
     });
   }
