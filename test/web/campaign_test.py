@@ -576,13 +576,21 @@ def main():
             camps.setdefault(by_name["zlib-%s-%d" % (label, k)], []).append(p)
         camps[by_name["zlib-full-1"]].append(part2)
         camps.setdefault(by_name[EVIL_NAME], []).append(hp)
-        list_checks(d, srv, art, camps, reps)
-        one_checks(d, srv, art, by_name["zlib-full-1"], camps[by_name["zlib-full-1"]], reps,
-                   "campaign-two-machines")
-        one_checks(d, srv, art, by_name["zlib-early-2"], camps[by_name["zlib-early-2"]], reps,
-                   "campaign-one")
-        compare_checks(d, srv, art, groups, reps)
-        hostile_checks(d, srv, art, by_name[EVIL_NAME])
+        # a page without the elements checked fails its checks, and the others still run
+        for what, f in (
+                ("/campaigns", lambda: list_checks(d, srv, art, camps, reps)),
+                ("a campaign of two machines", lambda: one_checks(
+                    d, srv, art, by_name["zlib-full-1"], camps[by_name["zlib-full-1"]], reps,
+                    "campaign-two-machines")),
+                ("a campaign of one part", lambda: one_checks(
+                    d, srv, art, by_name["zlib-early-2"], camps[by_name["zlib-early-2"]], reps,
+                    "campaign-one")),
+                ("the compare page", lambda: compare_checks(d, srv, art, groups, reps)),
+                ("hostile names", lambda: hostile_checks(d, srv, art, by_name[EVIL_NAME]))):
+            try:
+                f()
+            except Exception as e:  # selenium's, or a missing element
+                C.fail("%s: the checks stopped: %s" % (what, str(e).splitlines()[0][:200]))
         # unknown campaigns and pages
         for path in ("/api/v1/campaigns/999999",):
             st, body = srv.api(path)
