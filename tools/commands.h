@@ -27,6 +27,8 @@ int cmd_cov_report(int argc, char **argv) PTCALL_WEAK;
 int cmd_cov_diff(int argc, char **argv) PTCALL_WEAK;
 int cmd_cov_merge(int argc, char **argv) PTCALL_WEAK; /* cov_campaign.c */
 int cmd_cov_add(int argc, char **argv) PTCALL_WEAK;
+int cmd_cov_list(int argc, char **argv) PTCALL_WEAK; /* cov_campaign_list.c */
+int cmd_cov_show(int argc, char **argv) PTCALL_WEAK;
 
 #include <stdio.h>
 /* `ptcall help --env` (env_doc.c) */

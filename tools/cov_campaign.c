@@ -112,19 +112,18 @@ int cmd_cov_merge(int argc, char **argv)
 
 /* ---- cov add ---------------------------------------------------------------------------- */
 
-/* The instance an input belongs to: AFL++'s NAME of NAME/queue/... (with a merged file's
- * HOST: prefix), "default" for AFL's single queue/, else the corpus ("corpus"). */
-static void instance_of(const char *name, char *out, size_t n)
+/* The instance an input belongs to: AFL++'s NAME of NAME/queue/... (prefixed by its host, as
+ * `HOST:NAME`, when the file's name has it: cov merge's), "default" for AFL's single queue/,
+ * else "corpus". host: the input's origin host (NULL: none). */
+static void instance_of(const char *name, const char *host, char *out, size_t n)
 {
     static const char *const subs[] = {"/queue/", "/crashes/", "/hangs/"};
-    const char *colon = strchr(name, ':'), *rest = name;
-    /* "HOST:..." from cov merge: a host is never empty and has no '/' */
-    size_t hl = 0;
-    if (colon && colon > name && !memchr(name, '/', (size_t)(colon - name)) &&
-        strncmp(name, "id:", 3)) {
-        hl = (size_t)(colon - name) + 1;
-        rest = colon + 1;
-    }
+    const char *rest = name;
+    size_t hl = host && *host ? strlen(host) : 0;
+    if (hl && !strncmp(name, host, hl) && name[hl] == ':')
+        rest = name + ++hl;
+    else
+        hl = 0;
     for (int k = 0; k < 3; k++) {
         const char *s = strstr(rest, subs[k]);
         if (s && !memchr(rest, '/', (size_t)(s - rest))) {
@@ -218,7 +217,8 @@ static int make_part(struct cov_data *d, const char *host0, struct db_campaign_i
         /* an input of unknown time counts at the campaign's end */
         int64_t t = in->time_ms >= 0 ? in->time_ms : tmax;
         char iname[512];
-        instance_of(in->name, iname, sizeof(iname));
+        const char *ihost = in->origin < d->norigins ? d->origins[in->origin].host : NULL;
+        instance_of(in->name, ihost, iname, sizeof(iname));
         size_t k = 0;
         while (k < m->ninst && strcmp(m->inst[k].name, iname))
             k++;

@@ -158,6 +158,19 @@ const struct cli_command cli_commands[CMD_COUNT] = {
                      "of another program or build than the campaign's. 'ptcall db add' of a "
                      ".ptcov does the same. The campaign views are in 'ptcall serve' "
                      "(/api/v1/campaigns). See docs/db.md."},
+    [CMD_COV_LIST] = {"cov list", "[--db URL] [--tag NAME[=VALUE]]... [--program GLOB]... "
+                                  "[--format F]",
+                      "the fuzzing campaigns of a runs database, with their coverage",
+                      "Per campaign: parts, instances, inputs, functions and blocks reached "
+                      "over all its parts, the campaign's time and when it last found new "
+                      "coverage. --format json prints the API's /api/v1/campaigns document. "
+                      "See docs/db.md (Campaigns)."},
+    [CMD_COV_SHOW] = {"cov show", "ID [--db URL] [--top N] [--format F]",
+                      "one campaign: the functions it reached, first reached first",
+                      "Each function with the campaign time, instance, host and input of its "
+                      "first reach over all parts. --format json prints the API's "
+                      "/api/v1/campaigns/ID document (with the curves). See docs/db.md "
+                      "(Campaigns)."},
     [CMD_HELP] = {"help",
                   "[COMMAND]\n--markdown | --readme | --env | --check\n"
                   "--man PAGE | --man-pages | --bash-completion",
@@ -186,6 +199,8 @@ const struct cli_command cli_commands[CMD_COUNT] = {
 #define CVD CLI_CM(CMD_COV_DIFF)
 #define CVM CLI_CM(CMD_COV_MERGE)
 #define CVA CLI_CM(CMD_COV_ADD)
+#define CVL CLI_CM(CMD_COV_LIST)
+#define CVS CLI_CM(CMD_COV_SHOW)
 #define DBA CLI_CM(CMD_DB_ADD)
 #define DBL CLI_CM(CMD_DB_LIST)
 #define DBS CLI_CM(CMD_DB_SHOW)
@@ -493,7 +508,7 @@ static const struct cli_opt opts[] = {
      .help = "table, csv or json (versioned, docs/bandwidth.md)"},
 
     /* ptcall db add, list, show, rm, query */
-    {.name = "--db", .metavar = "URL", .cmds = DBA | DBL | DBS | DBR | DBQ | SRV | CVA,
+    {.name = "--db", .metavar = "URL", .cmds = DBA | DBL | DBS | DBR | DBQ | SRV | CVA | CVL | CVS,
      STRING(db.url),
      .flags = CLI_O_NONEMPTY,
      .help = "the runs database: an SQLite file (default $PTCALL_DB, else ptcall.db) or "
@@ -510,6 +525,8 @@ static const struct cli_opt opts[] = {
      .help = "decode each trace with N threads, as report does (0 = one per CPU)"},
     {.name = "--top", .metavar = "N", .cmds = DBS, UINT(top, 0, UINT64_MAX), .def = "10",
      .help = "the N hottest functions (0 = all)"},
+    {.name = "--top", .metavar = "N", .cmds = CVS, UINT(top, 0, UINT64_MAX), .def = "20",
+     .help = "the N functions first reached first (0 = all)"},
     {.name = "--top", .metavar = "N", .cmds = DBQ, UINT(top, 0, UINT64_MAX),
      .help = "the N hottest functions (default 20 for table, all for csv/json; 0 = all)"},
     {.name = "--stat", .metavar = "S", .cmds = DBQ, CUSTOM(db.stats, db_cli_parse_stats),
@@ -517,12 +534,13 @@ static const struct cli_opt opts[] = {
              "repeated; the first ranks"},
     {.name = "--sort", .cmds = DBS | DBQ, CHOICE(sort, sort_keys),
      .help = "rank by calls, self or total time (default self, or calls when untimed)"},
-    {.name = "--format", .cmds = DBL | DBS | DBQ, CHOICE(format, table_formats), .def = "table",
+    {.name = "--format", .cmds = DBL | DBS | DBQ | CVL | CVS, CHOICE(format, table_formats),
+     .def = "table",
      .help = "table (for people), csv or json (versioned, see docs/db.md)"},
-    {.name = "--tag", .metavar = "NAME[=VALUE]", .cmds = DBL | DBQ, LIST(db.tags, 0),
+    {.name = "--tag", .metavar = "NAME[=VALUE]", .cmds = DBL | DBQ | CVL, LIST(db.tags, 0),
      .parse = db_cli_check_tag_filter, .group = &g_db_runs,
      .help = "runs with this tag (and value) (repeatable)"},
-    {.name = "--program", .metavar = "GLOB", .cmds = DBL | DBQ, LIST(db.programs, 0),
+    {.name = "--program", .metavar = "GLOB", .cmds = DBL | DBQ | CVL, LIST(db.programs, 0),
      .flags = CLI_O_NONEMPTY, .group = &g_db_runs,
      .help = "runs whose program's name or path matches (repeatable: any)"},
     {.name = "--since", .metavar = "TIME", .cmds = DBL | DBQ,
@@ -656,6 +674,8 @@ _Static_assert(NOPTS <= CLI_MAX_ROWS, "raise CLI_MAX_ROWS: cli_values.given has 
 #undef CVD
 #undef CVM
 #undef CVA
+#undef CVL
+#undef CVS
 #undef SRV
 #undef HTM
 

@@ -44,6 +44,8 @@ enum cli_cmd {
     CMD_COV_DIFF,
     CMD_COV_MERGE, /* cov_campaign.c: parts of a campaign, into one file or the database */
     CMD_COV_ADD,
+    CMD_COV_LIST, /* cov_campaign_list.c */
+    CMD_COV_SHOW,
     CMD_HELP,
     CMD_COUNT
 };

@@ -145,7 +145,9 @@ def part_inputs(base, k, n, chosen=None, shared_first=True):
             shared = shared_first and c == 0
             h = hashlib.blake2b(("%s/%d/%d" % ("seed" if shared else "h%d" % k, c, bi)).encode(),
                                 digest_size=16).digest()
-            out.append((bi, "r%d-%s" % (c, name.split("/")[-1]) if c else name,
+            d, _, f = name.rpartition("/")
+            out.append((bi, "%s/r%d-%s" % (d, c, f) if c and d else "r%d-%s" % (c, f) if c
+                        else name,
                         t + c * base.end_ms, h))
         c += 1
     return out
@@ -210,11 +212,17 @@ def main():
                        capture_output=True, text=True)
     doc = json.loads(r.stdout)
     print("merged file: %d inputs, report reads it" % len(doc["inputs"]))
-    for p in parts:
-        os.remove(p)
 
-    # ---- the database: campaigns x inputs ----
+    # ---- the database: the machines' parts as one campaign, then campaigns x inputs ----
     db = os.path.join(out, "campaigns.db")
+    adds = []
+    for p in parts:
+        dt, _, _ = timed([ptcall, "cov", "add", "--db", db, "--campaign", "machines", "--tag",
+                          "fuzzer=m", p])
+        adds.append(dt)
+        os.remove(p)
+    print("cov add: %d parts of one campaign (one per machine): %.2f s median per add (max "
+          "%.2f)" % (len(parts), statistics.median(adds), max(adds)))
     rng = random.Random(30)
     adds = []
     for c in range(a.campaigns):
@@ -234,8 +242,9 @@ def main():
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         url = srv.stdout.readline().split()[2].rstrip("/")
-        mid = a.campaigns // 2 + 1
+        mid = a.campaigns // 2 + 2
         for path in ("/api/v1/campaigns", "/api/v1/campaigns?tag=fuzzer=a",
+                     "/api/v1/campaigns/1",
                      "/api/v1/campaigns/%d" % mid, "/api/v1/campaigns/%d?top=0" % mid,
                      "/api/v1/campaigns/compare?a=tag:fuzzer=a&b=tag:fuzzer=b"):
             times, nbytes = [], 0

@@ -274,6 +274,20 @@ def checks(ptcall, cc, src, work, B):
     check(B.sql(url, "SELECT count(*) FROM campaign_parts") == before,
           "the refused parts stored nothing")
 
+    # a plain corpus whose names hold colons: one instance, "corpus" (names were split at a
+    # colon as if a merged file's HOST: prefix: each input an instance of its own)
+    os.makedirs("colons")
+    for nm, data in (("r1-id:000001,time:5", b"a1"), ("x:y", b"b22"), ("plain", b"zz")):
+        with open("colons/" + nm, "wb") as f:
+            f.write(data)
+    p = run([ptcall, "cov", "run", "-o", "colons.ptcov", "--corpus", "colons", "--", "./target",
+             "@@"])
+    p = run([ptcall, "cov", "add", "--db", url, "--campaign", "colons", "colons.ptcov"])
+    inst = B.sql(url, "SELECT i.name FROM campaign_instances i JOIN campaign_parts p ON p.id = "
+                      "i.part_id JOIN campaigns c ON c.id = p.campaign_id WHERE c.name = 'colons'")
+    check(p.returncode == 0 and [r[0] for r in inst] == ["corpus"],
+          "a corpus with colons in its names is one instance, 'corpus': %s" % inst)
+
     # ---- many writers at once: 8 parts of one campaign ----
     files = []
     for w in range(8):
@@ -307,6 +321,25 @@ def checks(ptcall, cc, src, work, B):
         p = run([ptcall, "cov", "add", "--db", url, "--campaign", "trial%d" % w, "--tag",
                  "fuzzer=%s" % ("x" if w < 4 else "y"), "t%d.ptcov" % w])
         check(p.returncode == 0, "trial %d stored: %s" % (w, p.stderr.strip()))
+
+    # ---- cov list, cov show ----
+    p = run([ptcall, "cov", "list", "--db", url, "--format", "json", "--tag", "fuzzer=afl"])
+    lst = json.loads(p.stdout) if p.returncode == 0 else {}
+    check([c["name"] for c in lst.get("campaigns", [])] == ["c1"] and
+          lst["campaigns"][0]["functions_reached"] == len(mf),
+          "cov list --tag fuzzer=afl --format json: c1 only, its figures (%s)" % p.stderr.strip())
+    p = run([ptcall, "cov", "list", "--db", url, "--format", "csv"])
+    rows = p.stdout.splitlines()
+    check(p.returncode == 0 and rows[0].startswith("campaign,name,program") and
+          any(r.split(",")[1] == "many" and r.split(",")[4] == str(len(files)) for r in rows[1:]),
+          "cov list --format csv: a row per campaign, 'many' with %d parts" % len(files))
+    cid = lst["campaigns"][0]["id"] if lst.get("campaigns") else 1
+    p = run([ptcall, "cov", "show", "--db", url, str(cid), "--top", "0", "--format", "csv"])
+    check(p.returncode == 0 and len(p.stdout.splitlines()) == 1 + len(mf),
+          "cov show --format csv: one row per function reached (%d)" % len(mf))
+    p = run([ptcall, "cov", "show", "--db", url, "999"])
+    check(p.returncode == 1 and "no campaign 999" in p.stderr, "cov show 999: %s" %
+          p.stderr.strip())
 
     # ---- the API ----
     schema = None
