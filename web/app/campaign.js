@@ -389,7 +389,7 @@
           numCell(i.functions !== undefined ? i.functions : p ? p[1] : null),
           numCell(i.blocks !== undefined ? i.blocks : p ? p[2] : null),
           numCell(first ? first[0] : null, fmtDur(first ? first[0] : null)),
-          numCell(lastNew, fmtDur(lastNew)), numCell(p ? p[0] : null, fmtDur(p ? p[0] : null))]);
+          numCell(lastNew, fmtDur(lastNew))]);
       });
       var hrows = (cv.hosts || []).map(function (h) {
         var p = last(h.points);
@@ -423,7 +423,7 @@
               el("h2", {text: "Instances"}),
               sortable(S.table("campaign-instances", ["instance", "machine"].concat(icounts ?
                 ["inputs", "crashes", "hangs"] : []).concat(["functions", "blocks",
-                "first input", "last new coverage", "last input"]), irows)),
+                "first coverage", "last new coverage"]), irows)),
               el("h2", {text: "Machines"}),
               sortable(S.table("campaign-hosts", ["machine", "functions", "blocks"], hrows)),
               el("h2", {text: "Frontier"}), frontierPanel(frontier),
