@@ -259,6 +259,34 @@ static int cmp_ev(const void *x, const void *y)
     return a->t < b->t ? -1 : a->t > b->t;
 }
 
+/* Events (first reaches counted per time) into a curve's points; frees s->v. */
+static int to_points(struct db *d, struct evs *s, int blocks, struct db_cpoint **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    qsort(s->v, s->n, sizeof(*s->v), cmp_ev);
+    struct db_cpoint *pt = malloc((s->n + 1) * sizeof(*pt));
+    if (!pt) {
+        free(s->v);
+        return db_fail(d, DB_E_NOMEM, "out of memory");
+    }
+    int64_t f = 0, b = 0;
+    size_t k = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        if (s->v[i].blocks)
+            b += s->v[i].n;
+        else
+            f += s->v[i].n;
+        if (k && pt[k - 1].t_ms == s->v[i].t)
+            k--;
+        pt[k++] = (struct db_cpoint){s->v[i].t, f, blocks ? b : -1};
+    }
+    free(s->v);
+    *out = pt;
+    *n = k;
+    return 0;
+}
+
 int db_campaign_firsts_curve(struct db *d, int64_t campaign, const char *host, int blocks,
                              struct db_cpoint **out, size_t *n)
 {
@@ -291,27 +319,71 @@ int db_campaign_firsts_curve(struct db *d, int64_t campaign, const char *host, i
         free(s.v);
         return e;
     }
-    qsort(s.v, s.n, sizeof(*s.v), cmp_ev);
-    struct db_cpoint *pt = malloc((s.n + 1) * sizeof(*pt));
-    if (!pt) {
-        free(s.v);
+    return to_points(d, &s, blocks, out, n);
+}
+
+struct host_evs {
+    struct db_ccurve *hosts;
+    struct evs *ev;            /* one per host */
+    size_t n, at;
+    int blocks, nomem;
+};
+static int on_host_ev(void *ctx, int ncol, const struct db_val *col)
+{
+    struct host_evs *h = ctx;
+    if (ncol < 3 || col[0].type != DB_TEXT)
+        return 0;
+    /* rows come host by host: look from the last one found */
+    size_t k = h->at, tries = 0;
+    while (tries < h->n && strcmp(h->hosts[k].host, col[0].s)) {
+        k = (k + 1) % h->n;
+        tries++;
+    }
+    if (tries == h->n)
+        return 0;
+    h->at = k;
+    h->ev[k].blocks = h->blocks;
+    int r = on_ev(&h->ev[k], 2, col + 1);
+    if (r)
+        h->nomem = 1;
+    return r;
+}
+
+int db_campaign_host_curves(struct db *d, int64_t campaign, int blocks, struct db_ccurve *hosts,
+                            size_t nhosts)
+{
+    if (!nhosts)
+        return 0;
+    struct host_evs h = {hosts, calloc(nhosts, sizeof(struct evs)), nhosts, 0, 0, 0};
+    if (!h.ev)
         return db_fail(d, DB_E_NOMEM, "out of memory");
+    /* one pass over the campaign's first reaches for all hosts, not one per host */
+    struct db_val p = DB_I(campaign);
+    int e = d->ops->query(d,
+                          "SELECT host, t, COUNT(*) FROM (SELECT p.host AS host, MIN(f.t_ms) AS "
+                          "t FROM campaign_firsts f JOIN campaign_parts p ON p.id = f.part_id "
+                          "WHERE f.campaign_id = $1 GROUP BY p.host, f.function_id) x GROUP BY "
+                          "host, t ORDER BY host, t",
+                          1, &p, on_host_ev, &h);
+    if (!e && blocks) {
+        h.blocks = 1;
+        e = d->ops->query(d,
+                          "SELECT host, t, COUNT(*) FROM (SELECT p.host AS host, MIN(f.t_ms) AS "
+                          "t FROM campaign_block_firsts f JOIN campaign_parts p ON p.id = "
+                          "f.part_id WHERE f.campaign_id = $1 GROUP BY p.host, f.block) x GROUP "
+                          "BY host, t ORDER BY host, t",
+                          1, &p, on_host_ev, &h);
     }
-    int64_t f = 0, b = 0;
-    size_t k = 0;
-    for (size_t i = 0; i < s.n; i++) {
-        if (s.v[i].blocks)
-            b += s.v[i].n;
+    if (h.nomem)
+        e = db_fail(d, DB_E_NOMEM, "out of memory");
+    for (size_t k = 0; k < nhosts; k++) {
+        if (!e)
+            e = to_points(d, &h.ev[k], blocks, &hosts[k].points, &hosts[k].npoints);
         else
-            f += s.v[i].n;
-        if (k && pt[k - 1].t_ms == s.v[i].t)
-            k--;
-        pt[k++] = (struct db_cpoint){s.v[i].t, f, blocks ? b : -1};
+            free(h.ev[k].v);
     }
-    free(s.v);
-    *out = pt;
-    *n = k;
-    return 0;
+    free(h.ev);
+    return e;
 }
 
 static void fill_union(const void *ctx, size_t i, struct db_val *p)

@@ -134,6 +134,11 @@ void db_campaign_detail_free(struct db_campaign_detail *x);
  * functions, and blocks when blocks is set (else -1), at each time coverage grew. */
 int db_campaign_firsts_curve(struct db *d, int64_t campaign, const char *host, int blocks,
                              struct db_cpoint **out, size_t *n);
+/* Each of hosts[0..nhosts)'s curve (hosts[k].host names it), from one pass over the
+ * campaign's first reaches. */
+struct db_ccurve;
+int db_campaign_host_curves(struct db *d, int64_t campaign, int blocks, struct db_ccurve *hosts,
+                            size_t nhosts);
 /* Campaign id's union curve alone (as the last add stored it). */
 int db_campaign_curve(struct db *d, int64_t id, struct db_cpoint **out, size_t *n);
 

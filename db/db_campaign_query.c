@@ -444,9 +444,9 @@ static int read_detail(struct db *d, void *ctx)
     for (size_t i = 0; i < h.n && !e; i++) {
         free(h.v[i].name);
         h.v[i].name = NULL;
-        e = db_campaign_firsts_curve(d, j->id, h.v[i].host, j->blocks, &h.v[i].points,
-                                     &h.v[i].npoints);
     }
+    if (!e)
+        e = db_campaign_host_curves(d, j->id, j->blocks, h.v, h.n);
     if (e)
         return e;
     /* the reached functions, each at its first reach over all parts */

@@ -903,6 +903,10 @@ def checks(env, B):
         B.sql(back, "DROP INDEX run_functions_figures")
         B.sql(back, "CREATE INDEX run_functions_function ON run_functions (function_id)")
         B.sql(back, "ALTER TABLE run_modules DROP COLUMN build_id")
+        for table in ("campaign_union", "campaign_block_firsts", "campaign_firsts",
+                      "campaign_points", "campaign_instances", "campaign_parts", "campaign_tags",
+                      "campaigns"):  # version 4's
+            B.sql(back, "DROP TABLE %s" % table)
         B.sql(back, "UPDATE schema_version SET version = %d" % to)
         lst = env.db_json(back, "list")
         check(lst and lst["schema_version"] == current_version and len(lst["runs"]) == 4,
