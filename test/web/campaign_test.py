@@ -28,10 +28,12 @@ tag:fuzzer=early (each group's trials and quartiles against cov report, U and A1
 here from cov report's figures, the sentence), the hostile names shown as text and run
 nowhere. Screenshots go to --artefacts.
 
---scale: a database of 100 campaigns x 10,000 inputs, made from the real measured zlib
-inputs replicated (the .ptcov of one trial, its inputs repeated with later times, as
-bench/cov's campaign bench does), and the time the campaign pages take to load in Chromium
-(navigation start to the page filled, body[data-ready-ms]) and their API documents over HTTP.
+--scale (by hand: minutes): a database of 100 campaigns x 10,000 inputs made as
+bench/cov/campaign_bench.py makes its own (its Base and part_inputs: the real per-input
+coverage of the whole queue subset, measured once by cov run, each campaign a random 80-100 %
+of it repeated to 10,000 inputs with later times), and the time each campaign page takes in
+Chromium from the navigation's start to drawn (body[data-drawn-ms]: tables filled and the
+chart's next frame), median of 5 loads, against the 300 ms target; its API documents over HTTP.
 Prints 'ok   ...' / 'FAIL ...' per check, then 'campaign web: N passed, N failed'.
 """
 
