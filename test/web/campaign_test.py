@@ -365,6 +365,11 @@ def compare_checks(d, srv, art, groups, reps):
     C.check(len(fr) == 2 and not bad, "compare page: each group's median, quartiles, min, max, "
             "mean and stddev equal the API's and those of cov report's figures",
             "; ".join(bad[:3]))
+    br = rows(d, "compare-blocks", "group") or []
+    big = [(v, t) for r in br for v, t in zip(r["vals"][2:], r["texts"][2:])
+           if num(v) is not None and abs(num(v)) >= 1000]
+    C.check(big and all("," in t for v, t in big), "compare page: block figures of 1,000 and "
+            "more (fractions too) have thousands separators", str(big[:4]))
     boxes = d.execute_script("return document.querySelectorAll('#box-functions g.group').length")
     dots = d.execute_script("return document.querySelectorAll('#box-functions circle.trial').length")
     C.check(boxes == 2 and dots == len(fa) + len(fb), "compare page: a box per group and a dot "

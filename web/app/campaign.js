@@ -15,7 +15,8 @@
   /* integers with thousands separators (10,000); the exact figure stays in data-v */
   function fmtInt(v) {
     if (v === null || v === undefined) return "-";
-    if (!Number.isInteger(v)) return S.fmtNum(v);
+    if (!Number.isInteger(v))
+      return v.toLocaleString("en-US", {minimumFractionDigits: 2, maximumFractionDigits: 2});
     return v.toLocaleString("en-US");
   }
 
