@@ -55,7 +55,9 @@ int web_api(const struct web_ctx *c, struct db *d, const char *path, const struc
 
 /* What a page shows: its kind and the object it names; 0, or an error response in *r
  * (404 for an unknown run or function). */
-enum web_page { WP_RUNS, WP_HOT, WP_FUNCTION, WP_RUN, WP_DIFF, WP_NONE };
+enum web_page { WP_RUNS, WP_HOT, WP_FUNCTION, WP_RUN, WP_DIFF,
+                WP_CAMPAIGNS, WP_CAMPAIGN, WP_CAMPAIGN_COMPARE, /* web_page_campaign.c */
+                WP_NONE };
 int web_page_of(struct db *d, const char *path, const struct web_args *a, enum web_page *kind,
                 struct web_resp *r);
 

@@ -7,6 +7,7 @@
 #include "db_query_web.h"
 #include "web_campaign.h"
 #include "web_internal.h"
+#include "web_page_campaign.h"
 
 /* "/PREFIX/ID[/REST]": the id (0 with a 400 response, -1 no memory) and where REST starts. */
 static int64_t id_after(const char *path, size_t prefix, const char **rest, struct web_resp *r)
@@ -81,6 +82,9 @@ int web_page_of(struct db *d, const char *path, const struct web_args *a, enum w
     const char *rest;
     int64_t id;
     *kind = WP_NONE;
+    int cs = web_page_campaign(path, a, kind, r);
+    if (cs != 2)
+        return cs;
     if (!strcmp(path, "/") || !strcmp(path, "/runs") || !strcmp(path, "/hot")) {
         /* the runs these pages would choose: an unknown tag is a 404 here as in the API */
         struct db_ids ids;

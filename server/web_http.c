@@ -269,7 +269,7 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
                         "<title>ptcall: not found</title>"
                         "<link rel=\"stylesheet\" href=\"/static/app.css\"></head><body>"
                         "<header><span class=\"brand\">ptcall</span><nav><a href=\"/runs\">Runs"
-                        "</a><a href=\"/hot\">Hot functions</a></nav></header><main id=\"main\"><p "
+                        "</a><a href=\"/hot\">Hot functions</a><a href=\"/campaigns\">Campaigns</a></nav></header><main id=\"main\"><p "
                         "class=\"error\" id=\"error\">");
             sb_html(&b, r.message);
             sb_puts(&b, "</p></main></body></html>\n");

@@ -3,14 +3,17 @@
 
 #include <string.h>
 
-static const char *const page_names[WP_NONE] = {"runs", "hot", "function", "run", "diff"};
+static const char *const page_names[WP_NONE] = {"runs",      "hot",      "function",
+                                                "run",       "diff",     "campaigns",
+                                                "campaign",  "campaign-compare"};
 
 static void nav(struct sbuf *b)
 {
     sb_puts(b, "<header><span class=\"brand\">ptcall</span><nav>"
                "<a id=\"nav-runs\" href=\"/runs\">Runs</a>"
                "<a id=\"nav-hot\" href=\"/hot\">Hot functions</a>"
-               "<a id=\"nav-diff\" href=\"/diff\">Compare runs</a></nav></header>\n"
+               "<a id=\"nav-diff\" href=\"/diff\">Compare runs</a>"
+               "<a id=\"nav-campaigns\" href=\"/campaigns\">Campaigns</a></nav></header>\n"
                "<main id=\"main\"><p class=\"loading\">Loading...</p></main>\n");
 }
 
@@ -21,7 +24,10 @@ void web_page_served(struct sbuf *b, enum web_page kind)
                "<title>ptcall</title>"
                "<link rel=\"stylesheet\" href=\"/static/uPlot.min.css\">"
                "<link rel=\"stylesheet\" href=\"/static/app.css\">"
+               "<link rel=\"stylesheet\" href=\"/static/campaign.css\">"
                "<script src=\"/static/uPlot.iife.min.js\" defer></script>"
+               /* before app.js: app.js routes /campaigns... to what it defines */
+               "<script src=\"/static/campaign.js\" defer></script>"
                "<script src=\"/static/app.js\" defer></script></head>\n");
     sb_printf(b, "<body data-page=\"%s\" data-mode=\"server\">\n",
               kind < WP_NONE ? page_names[kind] : "none");

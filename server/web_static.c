@@ -8,9 +8,10 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *const names[WS_COUNT] = {"app.js", "app.css", "uPlot.iife.min.js",
-                                            "uPlot.min.css"};
+static const char *const names[WS_COUNT] = {"app.js",        "app.css",     "uPlot.iife.min.js",
+                                            "uPlot.min.css", "campaign.js", "campaign.css"};
 static const char *const types[WS_COUNT] = {
+    "text/javascript; charset=utf-8", "text/css; charset=utf-8",
     "text/javascript; charset=utf-8", "text/css; charset=utf-8",
     "text/javascript; charset=utf-8", "text/css; charset=utf-8"};
 

@@ -6,7 +6,8 @@
 
 #include <stddef.h>
 
-enum { WS_APP_JS, WS_APP_CSS, WS_UPLOT_JS, WS_UPLOT_CSS, WS_COUNT };
+enum { WS_APP_JS, WS_APP_CSS, WS_UPLOT_JS, WS_UPLOT_CSS, WS_CAMPAIGN_JS, WS_CAMPAIGN_CSS,
+       WS_COUNT };
 struct web_static {
     const char *name[WS_COUNT]; /* the file names, as /static/NAME serves them */
     const char *type[WS_COUNT]; /* Content-Type */

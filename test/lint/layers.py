@@ -103,7 +103,8 @@ FLOORS = {
          "web_conns.c"],                                        # the connection guard
         ["web_common.c", "web_json.c", "web_page.c"],           # arguments, JSON, HTML shells
         ["api_runs.c", "api_run.c", "api_hot.c", "api_function.c", "api_diff.c",  # views
-         "api_campaign.c"],
+         "api_campaign.c",
+         "web_page_campaign.c"],                                # the campaign pages' paths
         ["api_campaign_compare.c"],                             # campaigns compared
         ["web_api.c"],                                          # the router, pages' objects
         ["web_http.c"],                                         # libmicrohttpd

@@ -522,6 +522,14 @@
     });
   }
 
+  /* ---- the campaign pages (web/app/campaign.js, loaded before this file) ------------------
+   * They build their pages with these same functions, so every string from the database
+   * reaches the page through el()'s textContent or an attribute set through the DOM. */
+
+  var SHARED = {el: el, svgEl: svgEl, href: href, api: api, num: num, table: table, show: show,
+                fail: fail, query: query, qs: qs, fmtNum: fmtNum, fmtDate: fmtDate,
+                tagsText: tagsText, mark: mark};
+
   /* ---- routing ---------------------------------------------------------------------------- */
 
   function route() {
@@ -533,6 +541,13 @@
     if (path === "/hot") { mark("nav-hot"); return pageHot(); }
     if (path === "/diff") { mark("nav-diff"); return pageDiff(); }
     if (path === "/" || path === "/runs") { mark("nav-runs"); return pageRuns(); }
+    if (/^\/campaigns(\/|$)/.test(path)) {
+      if (typeof window.ptcallCampaigns === "function" &&
+          window.ptcallCampaigns(path, SHARED) !== false)
+        return;
+      return fail({status: 404, body: {error: "no such page: " + path + (FILE ?
+        " (the campaign views are in 'ptcall serve')" : "")}});
+    }
     fail({status: 404, body: {error: "no such page: " + path}});
   }
 
