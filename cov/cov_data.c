@@ -46,6 +46,7 @@ void cov_data_free(struct cov_data *d)
     free(d->lines);
     free(d->target);
     free(d->harness);
+    cov_graph_free(d->graph);
     memset(d, 0, sizeof(*d));
 }
 

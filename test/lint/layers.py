@@ -70,14 +70,16 @@ FLOORS = {
     # coverage of fuzzing corpora (cov/cov.h): data and maps under inputs and files, the
     # counters under the runner, analyses over all of it, views on top
     "cov": [
+        ["cov_graph.c"],                                        # the call graph (map v8)
         ["cov_data.c"],                                         # the data set
         ["cov_map.c", "cov_corpus.c", "cov_file.c",             # ELF maps, corpora, .ptcov,
          "cov_counts.c", "cov_uplot.c"],                        # counters, embedded uPlot
         ["cov_afl.c", "cov_fsrv.c", "cov_shape.c"],             # AFL++ dirs, running,
                                                                 # harness shapes
         ["cov_blocks.c"],                                       # blocks and lines
+        ["cov_reach.c"],                                        # reachability, the frontier
         ["cov_analysis.c"],                                     # union, firsts, curve, diff
-        ["cov_view_blocks.c", "cov_view_source.c"],             # blocks parts of the views
+        ["cov_view_blocks.c", "cov_view_source.c", "cov_view_reach.c"],             # blocks parts of the views
         ["cov_view_table.c", "cov_view_csv.c", "cov_view_json.c",   # views
          "cov_view_html.c", "cov_view_diff.c", "cov_view_lcov.c"],
     ],
