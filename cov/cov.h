@@ -482,6 +482,7 @@ struct cov_reach {
     uint32_t nreachable, nunreachable;
     uint32_t unexplained;    /* reached, though the graph has no path to it from the entry
                                 (a constructor, a callback called by uninstrumented code) */
+    uint8_t *no_path;        /* per function: 1 for those */
     struct cov_frontier *front;
     uint32_t nfront;
     uint32_t *callers;

@@ -15,6 +15,7 @@
 void cov_reach_free(struct cov_reach *r)
 {
     free(r->cls);
+    free(r->no_path);
     free(r->front);
     free(r->callers);
     free(r->bfront);
@@ -403,7 +404,8 @@ int cov_reach_compute(const struct cov_data *d, const uint32_t *inputs_reaching,
     uint32_t *seen = calloc((size_t)nf + 1, sizeof(*seen));
     int rc = -ENOMEM;
     r->cls = calloc((size_t)nf + 1, 1);
-    if (!q || !seen || !r->cls || build_edges(d, &e))
+    r->no_path = calloc((size_t)nf + 1, 1);
+    if (!q || !seen || !r->cls || !r->no_path || build_edges(d, &e))
         goto out;
     r->entry = find_entry(d);
     r->indirect = d->graph && d->graph->modules_with == d->nmodules && d->nmodules;
@@ -417,8 +419,10 @@ int cov_reach_compute(const struct cov_data *d, const uint32_t *inputs_reaching,
     }
     walk(&e, q, nq, seen, 1, NULL);
     for (uint32_t f = 0; f < nf; f++)
-        if (inputs_reaching[f] && seen[f] != 1)
+        if (inputs_reaching[f] && seen[f] != 1) {
             r->unexplained++;
+            r->no_path[f] = 1;
+        }
     /* then from reached code too (mark 2): it ran, so what it calls can run */
     nq = 0;
     for (uint32_t f = 0; f < nf; f++)

@@ -35,9 +35,17 @@ int cov_view_table_reach(FILE *f, const struct cov_analysis *a, const struct cov
         fputs("  (direct calls only: the map has no call graph (built before map version 8), "
               "so calls through pointers were not followed and some 'unreachable' functions "
               "may be reachable)\n", f);
-    if (r->unexplained)
-        fprintf(f, "  (%u reached functions have no path from the entry in the graph: "
-                   "constructors, or callbacks of uninstrumented code)\n", r->unexplained);
+    if (r->unexplained) {
+        fprintf(f, "  (%u reached functions have no path from the entry in the graph: main and "
+                   "its helpers, constructors, or callbacks of uninstrumented code:", r->unexplained);
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < d->nfuncs; i++)
+            if (r->no_path[i] && (!o->top || k++ < o->top)) {
+                fputc(' ', f);
+                cov_text_str(f, cov_func_name(d, i));
+            }
+        fputs(")\n", f);
+    }
     uint64_t top = o->top;
     uint32_t shown = 0;
     for (uint32_t i = 0; i < d->nfuncs; i++) {
@@ -123,8 +131,12 @@ int cov_view_json_reach(FILE *f, const struct cov_analysis *a)
     else
         fprintf(f, "%u", r->entry);
     fprintf(f, ",\"indirect_calls\":%s,\"reachable_not_reached\":%u,\"unreachable\":%u,"
-               "\"reached_without_path\":%u,\"classes\":[",
-            r->indirect ? "true" : "false", r->nreachable, r->nunreachable, r->unexplained);
+               "\"reached_without_path\":[",
+            r->indirect ? "true" : "false", r->nreachable, r->nunreachable);
+    for (uint32_t i = 0, k = 0; i < d->nfuncs; i++)
+        if (r->no_path[i])
+            fprintf(f, "%s%u", k++ ? "," : "", i);
+    fputs("],\"classes\":[", f);
     static const char *const names[] = {"\"reached\"", "\"reachable\"", "\"unreachable\""};
     for (uint32_t i = 0; i < d->nfuncs; i++)
         fprintf(f, "%s%s", i ? "," : "", names[r->cls[i] < 3 ? r->cls[i] : 2]);
