@@ -28,7 +28,7 @@ import subprocess
 import sys
 
 MAGIC = 0x4D435450
-VERSION = 7  # map version 7: blocks (only with -fptcall-cov, not built here)
+VERSION = 8  # map version 8: the call graph (7: blocks, only with -fptcall-cov, not built here)
 HDR = struct.Struct("<IHHIIQIIIIIIqIIqq")  # struct ptcall_map_header
 STUB = struct.Struct("<qIHH")              # struct ptcall_map_stub
 FUNC = struct.Struct("<IIII")              # struct ptcall_map_func
