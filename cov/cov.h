@@ -1,8 +1,8 @@
 /* The coverage component (`ptcall cov`, docs/cov.md): which functions each input of a
  * fuzzing corpus reached. Floors, bottom up (test/lint/layers.py checks them):
  *
- *   0  cov_graph.c    the data set's call graph for reachability (map v8 data), under
- *      cov_data.c     the in-memory coverage data set (modules, functions, inputs)
+ *   0  cov_data.c     the in-memory coverage data set (modules, functions, inputs);
+ *                     cov_graph.c: its call graph for reachability (map v8 data)
  *   1  cov_map.c      an instrumented ELF file's function table and build id (ptcall_map);
  *                     cov_corpus.c: plain corpus directories; cov_file.c: the .ptcov file;
  *                     cov_counts.c: the counters memfd the runtime fills
@@ -160,9 +160,8 @@ struct cov_graph {
     uint32_t nsuccs;
     uint32_t cap_funcs, cap_icalls, cap_blocks, cap_succs, cap_names;
 };
-/* d->graph, made when missing. NULL when out of memory. */
+/* d->graph, made when missing (cov_data_free frees it). NULL when out of memory. */
 struct cov_graph *cov_graph_get(struct cov_data *d);
-void cov_graph_free(struct cov_graph *g);
 /* Appends function g->nfuncs: flags, type id, its n indirect calls. 0 or -ENOMEM. */
 int cov_graph_add_func(struct cov_graph *g, uint32_t flags, uint64_t type_id, uint32_t n,
                        const uint64_t *types, const uint32_t *blocks);

@@ -19,23 +19,6 @@ struct cov_graph *cov_graph_get(struct cov_data *d)
     return d->graph;
 }
 
-void cov_graph_free(struct cov_graph *g)
-{
-    if (!g)
-        return;
-    free(g->flags);
-    free(g->type_id);
-    free(g->icall_start);
-    free(g->icall_type);
-    free(g->icall_block);
-    for (uint32_t i = 0; i < g->ntaken_names; i++)
-        free(g->taken_names[i]);
-    free(g->taken_names);
-    free(g->succ_start);
-    free(g->succs);
-    free(g);
-}
-
 /* Makes room for need elements in each of the arrays sharing *cap. 0 or -ENOMEM. */
 static int room(uint32_t need, uint32_t *cap, void **a, size_t ea, void **b, size_t eb)
 {

@@ -70,8 +70,7 @@ FLOORS = {
     # coverage of fuzzing corpora (cov/cov.h): data and maps under inputs and files, the
     # counters under the runner, analyses over all of it, views on top
     "cov": [
-        ["cov_graph.c"],                                        # the call graph (map v8)
-        ["cov_data.c"],                                         # the data set
+        ["cov_data.c", "cov_graph.c"],                          # the data set, its call graph
         ["cov_map.c", "cov_corpus.c", "cov_file.c",             # ELF maps, corpora, .ptcov,
          "cov_counts.c", "cov_uplot.c"],                        # counters, embedded uPlot
         ["cov_afl.c", "cov_fsrv.c", "cov_shape.c"],             # AFL++ dirs, running,
