@@ -5,6 +5,7 @@
 #include <inttypes.h>
 
 #include "cov.h"
+#include "ptc_escape.h"
 
 static void line_at(FILE *f, const struct cov_data *d, struct cov_line l)
 {
@@ -107,6 +108,79 @@ int cov_view_table_reach(FILE *f, const struct cov_analysis *a, const struct cov
     }
     if (n < r->nbfront)
         fprintf(f, "  ... %u more (--top 0 shows all)\n", r->nbfront - n);
+    return ferror(f) ? -EIO : 0;
+}
+
+static void html_line(FILE *f, const struct cov_data *d, struct cov_line l)
+{
+    if (l.file == UINT32_MAX || l.file >= d->nfiles) {
+        fputs("?", f);
+        return;
+    }
+    ptc_fput_xml(f, d->files[l.file]);
+    fprintf(f, ":%u", l.line);
+}
+
+int cov_view_html_reach(FILE *f, const struct cov_analysis *a, const struct cov_view_opts *o)
+{
+    const struct cov_data *d = a->d;
+    const struct cov_reach *r = &a->reach;
+    const char *entry = entry_name(a);
+    fputs("<h2>Reachability</h2>\n<p>From ", f);
+    ptc_fput_xml(f, entry ? entry : "reached code (no LLVMFuzzerTestOneInput or main)");
+    fprintf(f, ": of %u never-reached functions, <b>%u reachable, not reached</b>; <b>%u "
+               "unreachable from the harness</b> (no input through this harness can reach "
+               "them)%s.</p>\n",
+            d->nfuncs - a->reached, r->nreachable, r->nunreachable,
+            r->indirect ? "" : " (direct calls only: the map has no call graph, built before "
+                               "map version 8)");
+    fputs("<p class=unreachable>Unreachable:", f);
+    for (uint32_t i = 0; i < d->nfuncs; i++)
+        if (r->cls[i] == COV_R_UNREACHABLE) {
+            fputc(' ', f);
+            ptc_fput_xml(f, cov_func_name(d, i));
+        }
+    fputs("</p>\n", f);
+    if (!o->blockers)
+        return ferror(f) ? -EIO : 0;
+    fputs("<h2>Frontier</h2>\n<p>Never-reached functions that reached code calls (directly or "
+          "through a pointer of their type), by the never-reached code behind each.</p>\n"
+          "<table><tr><th>function</th><th>functions</th><th>insns</th><th>blocks</th>"
+          "<th>lines</th><th>reached callers</th></tr>\n", f);
+    for (uint32_t i = 0; i < r->nfront; i++) {
+        const struct cov_frontier *x = &r->front[i];
+        fputs("<tr><td>", f);
+        ptc_fput_xml(f, cov_func_name(d, x->callee));
+        fprintf(f, "</td><td class=n>%u</td><td class=n>%" PRIu64 "</td><td class=n>%" PRIu64
+                   "</td><td class=n>",
+                x->funcs, x->insns, x->blocks);
+        if (a->blk.nblocks)
+            fprintf(f, "%" PRIu64, x->lines);
+        fputs(x->indirect ? "</td><td>(by pointer) " : "</td><td>", f);
+        for (uint32_t k = 0; k < x->ncallers; k++) {
+            if (k)
+                fputs(", ", f);
+            ptc_fput_xml(f, cov_func_name(d, r->callers[x->first_caller + k]));
+        }
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</table>\n", f);
+    if (!r->have_succs)
+        return ferror(f) ? -EIO : 0;
+    fputs("<h2>Branches where reached functions stop</h2>\n<table><tr><th>function</th>"
+          "<th>branch</th><th>first line never run</th><th>blocks</th><th>lines</th></tr>\n",
+          f);
+    for (uint32_t i = 0; i < r->nbfront; i++) {
+        const struct cov_bfrontier *x = &r->bfront[i];
+        fputs("<tr><td>", f);
+        ptc_fput_xml(f, cov_func_name(d, d->blocks[x->block].func));
+        fputs("</td><td>", f);
+        html_line(f, d, x->at);
+        fputs("</td><td>", f);
+        html_line(f, d, x->to);
+        fprintf(f, "</td><td class=n>%u</td><td class=n>%u</td></tr>\n", x->blocks, x->lines);
+    }
+    fputs("</table>\n", f);
     return ferror(f) ? -EIO : 0;
 }
 
