@@ -469,7 +469,8 @@ struct cov_bfrontier {       /* where a reached function stops: a reached block 
                                 successor no input ran */
     uint32_t block, succ;    /* global block indices */
     uint32_t blocks, lines;  /* never-run blocks behind succ in its function (succ
-                                included, through never-run blocks), their distinct lines */
+                                included, through never-run blocks no row ranked above
+                                holds: each never-run block in one row), their lines */
     struct cov_line at, to;  /* the branch's line (block's last), the first unrun line
                                 behind it; file UINT32_MAX: none */
 };

@@ -375,6 +375,39 @@ static int block_frontier(const struct cov_data *d, const struct cov_blocks_anal
         }
     }
     qsort(r->bfront, r->nbfront, sizeof(*r->bfront), by_bfront);
+    /* then exclusive: largest first, each row keeps the never-run blocks no row above it
+     * kept, and a row whose successor an earlier row holds goes (a loop of one macro line
+     * made dozens of rows over the same blocks) */
+    memset(taken, 0, (size_t)nb + 1);
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < r->nbfront; i++) {
+        struct cov_bfrontier x = r->bfront[i];
+        if (taken[x.succ])
+            continue;
+        x.blocks = x.lines = 0;
+        x.to = (struct cov_line){UINT32_MAX, 0};
+        taken[x.succ] = 1;
+        q[0] = x.succ;
+        uint32_t nq = 1;
+        ++mark;
+        for (uint32_t h = 0; h < nq; h++) {
+            uint32_t c = q[h];
+            x.lines += new_lines(d, blk, c, lstamp, mark);
+            if (x.to.file == UINT32_MAX && d->blocks[c].nlines)
+                x.to = d->lines[d->blocks[c].first_line];
+            for (uint32_t j = g->succ_start[c]; j < g->succ_start[c + 1]; j++) {
+                uint32_t t = g->succs[j];
+                if (!blk->inputs[t] && !taken[t]) {
+                    taken[t] = 1;
+                    q[nq++] = t;
+                }
+            }
+        }
+        x.blocks = nq;
+        r->bfront[kept++] = x;
+    }
+    r->nbfront = kept;
+    qsort(r->bfront, r->nbfront, sizeof(*r->bfront), by_bfront);
     rc = 0;
 out:
     free(bseen);
