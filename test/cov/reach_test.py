@@ -158,6 +158,13 @@ def main():
     check(r.stdout == run([ptcall, "cov", "report", "r.ptcov", "--blockers"]).stdout,
           "--blockers is --frontier")
 
+    # the HTML view: the classes and the frontier in place of the blockers list
+    h = run([ptcall, "cov", "report", "r.ptcov", "--frontier", "--format", "html"]).stdout
+    check("<h2>Reachability</h2>" in h and "<b>4 unreachable from the harness</b>" in h and
+          "<h2>Frontier</h2>" in h and "<tr><td>rare</td><td class=n>2</td>" in h and
+          "<h2>Branches where reached functions stop</h2>" in h and "<h2>Blockers</h2>" not in h,
+          "html: reachability, frontier and branches: %s" % h[h.find("<h2>Reach"):][:600])
+
     # a file without record 8 (made before it): direct calls only, said
     out = bytearray(raw[:20])
     for typ, start, end in ptcov_records(raw, 20):
