@@ -38,6 +38,9 @@ const char *ptc_map_strerror(int err)
     case PTC_MAP_E_EMPTY: return "no map blob in the section";
     case PTC_MAP_E_BLOCKS:
         return "block table out of bounds or inconsistent (map version 7)";
+    case PTC_MAP_E_GRAPH:
+        return "call-graph table (map version 8) out of bounds, inconsistent, or naming a "
+               "missing record or string";
     case PTC_MAP_E_EXT:
         return "sizes-and-callees table (v6) out of bounds, inconsistent, or naming a missing "
                "function or string";
@@ -164,6 +167,7 @@ int ptc_map_check_sites(const void *table_, uint64_t start, uint64_t end, uint64
 
 static int check_ext(const struct ptc_map_unit *u, size_t off, size_t *bad);
 static int check_blocks(const struct ptc_map_unit *u, size_t off, size_t *bad);
+static int check_graph(const struct ptc_map_unit *u, size_t off, size_t *bad);
 
 /* Validates the blob at data[off..size); on success fills *u and *next (offset after it). */
 static int check_blob(const uint8_t *data, size_t size, size_t off, uint64_t addr,
@@ -265,6 +269,8 @@ static int check_blob(const uint8_t *data, size_t size, size_t off, uint64_t add
     int e = check_ext(u, off, bad);
     if (!e)
         e = check_blocks(u, off, bad);
+    if (!e)
+        e = check_graph(u, off, bad);
     if (e)
         return e;
     *bad = off;
@@ -421,6 +427,144 @@ static int check_blocks(const struct ptc_map_unit *u, size_t off, size_t *bad)
             return PTC_MAP_E_BLOCKS;
         }
     }
+    return 0;
+}
+
+/* ---- version 8: the call graph ---- */
+
+static uint32_t graph_offset(const struct ptc_map_unit *u)
+{
+    struct ptcall_map_ext e;
+    if (u->hdr.version < 8 || !ext_header(u, &e))
+        return 0;
+    return e.graph_offset;
+}
+
+int ptc_map_get_graph(const struct ptc_map_unit *u, struct ptcall_map_graph *out)
+{
+    uint32_t go = graph_offset(u);
+    memset(out, 0, sizeof(*out));
+    if (!go)
+        return 0;
+    memcpy(out, u->blob + go, sizeof(*out));
+    return 1;
+}
+
+/* Offsets of the graph part's arrays, from blob start. */
+struct graph_at {
+    size_t funcs, icalls, taken, bsucc, succ;
+};
+
+static struct graph_at graph_at(const struct ptc_map_unit *u)
+{
+    struct ptcall_map_graph g;
+    struct graph_at a;
+    uint32_t go = graph_offset(u);
+    memcpy(&g, u->blob + go, sizeof(g));
+    a.funcs = (size_t)go + sizeof(g);
+    a.icalls = a.funcs + (size_t)u->hdr.num_funcs * sizeof(struct ptcall_map_func_graph);
+    a.taken = a.icalls + (size_t)g.num_icalls * sizeof(struct ptcall_map_icall);
+    a.bsucc = a.taken + (size_t)g.num_taken * sizeof(struct ptcall_map_taken);
+    a.succ = a.bsucc + (size_t)g.num_blocks * sizeof(struct ptcall_map_block_succ);
+    return a;
+}
+
+void ptc_map_get_func_graph(const struct ptc_map_unit *u, uint32_t i,
+                            struct ptcall_map_func_graph *out)
+{
+    memcpy(out, u->blob + graph_at(u).funcs + (size_t)i * sizeof(*out), sizeof(*out));
+}
+
+void ptc_map_get_icall(const struct ptc_map_unit *u, uint32_t j, struct ptcall_map_icall *out)
+{
+    memcpy(out, u->blob + graph_at(u).icalls + (size_t)j * sizeof(*out), sizeof(*out));
+}
+
+void ptc_map_get_taken(const struct ptc_map_unit *u, uint32_t j, struct ptcall_map_taken *out)
+{
+    memcpy(out, u->blob + graph_at(u).taken + (size_t)j * sizeof(*out), sizeof(*out));
+}
+
+void ptc_map_get_block_succ(const struct ptc_map_unit *u, uint32_t i,
+                            struct ptcall_map_block_succ *out)
+{
+    memcpy(out, u->blob + graph_at(u).bsucc + (size_t)i * sizeof(*out), sizeof(*out));
+}
+
+uint32_t ptc_map_get_succ(const struct ptc_map_unit *u, uint32_t j)
+{
+    uint32_t v;
+    memcpy(&v, u->blob + graph_at(u).succ + (size_t)j * sizeof(v), sizeof(v));
+    return v;
+}
+
+/* Version 8: the graph part inside the blob and 8-aligned, its size what its counts say,
+ * its block count the blocks part's, every function's icall range inside the icall table,
+ * every icall's block a block of the unit, every taken name a string, every successor range
+ * inside the successor table and every successor a block. 0 or PTC_MAP_E_GRAPH with *bad at
+ * the record. */
+static int check_graph(const struct ptc_map_unit *u, size_t off, size_t *bad)
+{
+    const struct ptcall_map_header *h = &u->hdr;
+    struct ptcall_map_ext e;
+    if (h->version < 8 || !ext_header(u, &e) || !e.graph_offset)
+        return 0;
+    uint32_t go = e.graph_offset;
+    struct ptcall_map_graph g;
+    *bad = off + h->ext_offset + offsetof(struct ptcall_map_ext, graph_offset);
+    if (go < h->header_size || go % 8 || go + (uint64_t)sizeof(g) > h->total_size)
+        return PTC_MAP_E_GRAPH;
+    memcpy(&g, u->blob + go, sizeof(g));
+    *bad = off + go;
+    uint64_t want = sizeof(g) + (uint64_t)h->num_funcs * sizeof(struct ptcall_map_func_graph) +
+                    (uint64_t)g.num_icalls * sizeof(struct ptcall_map_icall) +
+                    (uint64_t)g.num_taken * sizeof(struct ptcall_map_taken) +
+                    (uint64_t)g.num_blocks * sizeof(struct ptcall_map_block_succ) +
+                    (uint64_t)g.num_succs * sizeof(uint32_t);
+    want = (want + 7) & ~(uint64_t)7;
+    struct ptcall_map_blocks b;
+    uint64_t ptr;
+    ptc_map_get_blocks(u, &b, &ptr);
+    if (g.graph_size != want || go + want > h->total_size || g.num_blocks != b.num_blocks)
+        return PTC_MAP_E_GRAPH;
+    struct graph_at a = graph_at(u);
+    for (uint32_t i = 0; i < h->num_funcs; i++) {
+        struct ptcall_map_func_graph f;
+        ptc_map_get_func_graph(u, i, &f);
+        if ((uint64_t)f.first_icall + f.num_icalls > g.num_icalls) {
+            *bad = off + a.funcs + (size_t)i * sizeof(f);
+            return PTC_MAP_E_GRAPH;
+        }
+    }
+    for (uint32_t j = 0; j < g.num_icalls; j++) {
+        struct ptcall_map_icall c;
+        ptc_map_get_icall(u, j, &c);
+        if (c.block != PTCALL_MAP_NO_BLOCK && c.block >= g.num_blocks) {
+            *bad = off + a.icalls + (size_t)j * sizeof(c);
+            return PTC_MAP_E_GRAPH;
+        }
+    }
+    for (uint32_t j = 0; j < g.num_taken; j++) {
+        struct ptcall_map_taken t;
+        ptc_map_get_taken(u, j, &t);
+        if (t.name >= h->strings_size) {
+            *bad = off + a.taken + (size_t)j * sizeof(t);
+            return PTC_MAP_E_GRAPH;
+        }
+    }
+    for (uint32_t i = 0; i < g.num_blocks; i++) {
+        struct ptcall_map_block_succ s;
+        ptc_map_get_block_succ(u, i, &s);
+        if ((uint64_t)s.first_succ + s.num_succs > g.num_succs) {
+            *bad = off + a.bsucc + (size_t)i * sizeof(s);
+            return PTC_MAP_E_GRAPH;
+        }
+    }
+    for (uint32_t j = 0; j < g.num_succs; j++)
+        if (ptc_map_get_succ(u, j) >= g.num_blocks) {
+            *bad = off + a.succ + (size_t)j * sizeof(uint32_t);
+            return PTC_MAP_E_GRAPH;
+        }
     return 0;
 }
 

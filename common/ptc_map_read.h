@@ -53,6 +53,9 @@ enum ptc_map_error {
                                      a block naming a missing function or lines, a line a
                                      missing string, or the counter pointer misaligned,
                                      over the map or outside the object's writable data */
+    PTC_MAP_E_GRAPH = -24,        /* v8: the call-graph part out of bounds, its sizes
+                                     inconsistent, or a record naming a missing icall,
+                                     block, successor or string */
     PTC_MAP_E_EXT = -22,          /* v6: the sizes-and-callees extension out of bounds, its
                                      sizes inconsistent, or a callee record naming a missing
                                      function or string */
@@ -91,6 +94,21 @@ int ptc_map_get_blocks(const struct ptc_map_unit *u, struct ptcall_map_blocks *o
 /* Block i / line j of a unit with blocks (i < num_blocks, j < num_lines). */
 void ptc_map_get_block(const struct ptc_map_unit *u, uint32_t i, struct ptcall_map_block *out);
 void ptc_map_get_line(const struct ptc_map_unit *u, uint32_t j, struct ptcall_map_line *out);
+
+/* Map version 8 (docs/map-format.md, "Call graph for reachability"): the unit's call-graph
+ * part. 1 and *out filled when the unit has one, else 0 (older units: no address-taken
+ * flags, type ids, indirect calls or successors). */
+int ptc_map_get_graph(const struct ptc_map_unit *u, struct ptcall_map_graph *out);
+/* Function i's record (i < num_funcs), indirect call j (j < num_icalls), taken record j
+ * (j < num_taken), block i's successor range (i < num_blocks) and successor j (j < num_succs)
+ * of a unit with a graph part. */
+void ptc_map_get_func_graph(const struct ptc_map_unit *u, uint32_t i,
+                            struct ptcall_map_func_graph *out);
+void ptc_map_get_icall(const struct ptc_map_unit *u, uint32_t j, struct ptcall_map_icall *out);
+void ptc_map_get_taken(const struct ptc_map_unit *u, uint32_t j, struct ptcall_map_taken *out);
+void ptc_map_get_block_succ(const struct ptc_map_unit *u, uint32_t i,
+                            struct ptcall_map_block_succ *out);
+uint32_t ptc_map_get_succ(const struct ptc_map_unit *u, uint32_t j);
 
 /* Reads stub i (run-time address in *addr) / function i of a validated unit. */
 void ptc_map_get_stub(const struct ptc_map_unit *u, uint32_t i, struct ptcall_map_stub *out,

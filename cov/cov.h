@@ -1,7 +1,8 @@
 /* The coverage component (`ptcall cov`, docs/cov.md): which functions each input of a
  * fuzzing corpus reached. Floors, bottom up (test/lint/layers.py checks them):
  *
- *   0  cov_data.c     the in-memory coverage data set (modules, functions, inputs)
+ *   0  cov_data.c     the in-memory coverage data set (modules, functions, inputs);
+ *                     cov_graph.c: its call graph for reachability (map v8 data)
  *   1  cov_map.c      an instrumented ELF file's function table and build id (ptcall_map);
  *                     cov_corpus.c: plain corpus directories; cov_file.c: the .ptcov file;
  *                     cov_counts.c: the counters memfd the runtime fills
@@ -10,12 +11,14 @@
  *                     server client, exec per input)
  *   3  cov_blocks.c   blocks and lines per input, file and function (map v7 data);
  *                     cov_watch_dirs.c: --watch's entries and directories
- *   4  cov_analysis.c union, first reachers, the curve, blockers, diff;
+ *   4  cov_reach.c    reachability from the harness entry and the frontier (map v8 data)
+ *   5  cov_analysis.c union, first reachers, the curve, blockers, diff;
  *                     cov_watch_file.c: --watch's .ptcov and record 11
- *   5  cov_view_blocks.c the blocks-and-lines parts of the table and JSON views;
+ *   6  cov_view_blocks.c the blocks-and-lines parts of the table and JSON views;
  *                     cov_view_source.c: the HTML view's source lines;
+ *                     cov_view_reach.c: the reachability parts of the views;
  *                     cov_watch.c: `cov run --watch`, following a live campaign
- *   6  views, one file each: cov_view_table.c, cov_view_csv.c, cov_view_json.c,
+ *   7  views, one file each: cov_view_table.c, cov_view_csv.c, cov_view_json.c,
  *                     cov_view_html.c, cov_view_diff.c,
  *                     cov_view_lcov.c
  *
@@ -156,7 +159,41 @@ struct cov_data {
     size_t nwatch;
     uint32_t norigins;    /* ORIGIN records (0: a file made before them) */
     struct cov_origin *origins;
+    struct cov_graph *graph;   /* map v8 / record 8 CALLGRAPH; NULL when no module has it */
 };
+
+/* ---- the call graph for reachability (cov_graph.c; map version 8, .ptcov record 8
+ * CALLGRAPH; docs/cov.md, *Reachability and the frontier*). Per function whether its address
+ * is taken and its type id, and its indirect calls by type id; per block its successors. */
+#define COV_GRAPH_TAKEN 1u     /* a function's flags: its address is taken */
+struct cov_graph {
+    uint32_t nfuncs;           /* the functions described so far (grows with d->nfuncs) */
+    uint32_t modules_with;     /* modules whose map had version 8 data */
+    uint8_t *flags;            /* per function: COV_GRAPH_TAKEN */
+    uint64_t *type_id;         /* per function: FNV-1a 64 of its type's spelling */
+    uint32_t *icall_start;     /* nfuncs + 1: function f's indirect calls are
+                                  icall_type/icall_block[icall_start[f] .. icall_start[f+1]) */
+    uint64_t *icall_type;
+    uint32_t *icall_block;     /* global block holding it, UINT32_MAX: not known */
+    uint32_t nicalls;
+    char **taken_names;        /* address taken in a module that does not define them: linkage
+                                  names, resolved over all modules */
+    uint32_t ntaken_names;
+    uint32_t nblocks;          /* blocks with successors listed (0: none; else d->nblocks) */
+    uint32_t *succ_start;      /* nblocks + 1 */
+    uint32_t *succs;           /* global block indices */
+    uint32_t nsuccs;
+    uint32_t cap_funcs, cap_icalls, cap_blocks, cap_succs, cap_names;
+};
+/* d->graph, made when missing (cov_data_free frees it). NULL when out of memory. */
+struct cov_graph *cov_graph_get(struct cov_data *d);
+/* Appends function g->nfuncs: flags, type id, its n indirect calls. 0 or -ENOMEM. */
+int cov_graph_add_func(struct cov_graph *g, uint32_t flags, uint64_t type_id, uint32_t n,
+                       const uint64_t *types, const uint32_t *blocks);
+/* Appends block g->nblocks's n successors. 0 or -ENOMEM. */
+int cov_graph_add_block(struct cov_graph *g, uint32_t n, const uint32_t *succs);
+/* Appends a taken name (copied). 0 or -ENOMEM. */
+int cov_graph_add_name(struct cov_graph *g, const char *name);
 
 void cov_data_init(struct cov_data *d);
 void cov_data_free(struct cov_data *d);
@@ -505,8 +542,54 @@ struct cov_blocks_analysis {
 int cov_analyse_blocks(const struct cov_data *d, struct cov_blocks_analysis *b);
 void cov_blocks_analysis_free(struct cov_blocks_analysis *b);
 
+/* Reachability from the harness entry and the frontier (cov_reach.c; docs/cov.md,
+ * *Reachability and the frontier*). The call graph: direct callees, plus each call through a
+ * pointer to every address-taken function of the same type id (map version 8). */
+enum cov_reach_class {
+    COV_R_REACHED = 0,       /* some input reached it */
+    COV_R_REACHABLE = 1,     /* never reached; reachable from the entry or reached code */
+    COV_R_UNREACHABLE = 2    /* never reached; no path from the harness reaches it */
+};
+struct cov_frontier {        /* a never-reached function that reached functions call */
+    uint32_t callee;
+    uint32_t first_caller, ncallers;  /* its reached callers: reach.callers[first ..) */
+    uint8_t indirect;        /* only through calls by pointer (of its type id) */
+    uint32_t funcs;          /* the never-reached functions behind it: those it reaches
+                                through never-reached functions only, itself included */
+    uint64_t insns, blocks, lines;    /* their IR instructions, blocks, distinct lines */
+};
+struct cov_bfrontier {       /* where a reached function stops: a reached block whose
+                                successor no input ran */
+    uint32_t block, succ;    /* global block indices */
+    uint32_t blocks, lines;  /* never-run blocks behind succ in its function (succ
+                                included, through never-run blocks no row ranked above
+                                holds: each never-run block in one row), their lines */
+    struct cov_line at, to;  /* the branch's line (block's last), the first unrun line
+                                behind it; file UINT32_MAX: none */
+};
+struct cov_reach {
+    uint32_t entry;          /* LLVMFuzzerTestOneInput, else main; UINT32_MAX: neither */
+    int indirect;            /* calls through pointers followed: every module had map v8
+                                data (else direct calls only) */
+    uint8_t *cls;            /* per function: enum cov_reach_class */
+    uint32_t nreachable, nunreachable;
+    uint32_t unexplained;    /* reached, though the graph has no path to it from the entry
+                                (a constructor, a callback called by uninstrumented code) */
+    uint8_t *no_path;        /* per function: 1 for those */
+    struct cov_frontier *front;
+    uint32_t nfront;
+    uint32_t *callers;
+    struct cov_bfrontier *bfront;   /* with block successors (map v8 and -fptcall-cov) */
+    uint32_t nbfront;
+    int have_succs;
+};
+int cov_reach_compute(const struct cov_data *d, const uint32_t *inputs_reaching,
+                      const struct cov_blocks_analysis *blk, struct cov_reach *r);
+void cov_reach_free(struct cov_reach *r);
+
 struct cov_analysis {
     const struct cov_data *d;
+    struct cov_reach reach;           /* reachability and the frontier */
     struct cov_blocks_analysis blk;   /* blocks and lines (empty without map v7 data) */
     uint32_t reached;                 /* functions reached by any input */
     uint32_t *inputs_reaching;        /* per function: how many inputs reached it */
@@ -571,6 +654,11 @@ int cov_view_lcov(FILE *f, const struct cov_analysis *a, const struct cov_view_o
 /* The blocks-and-lines parts of the table and JSON views (cov_view_blocks.c). */
 int cov_view_table_blocks(FILE *f, const struct cov_analysis *a, const struct cov_view_opts *o);
 int cov_view_json_blocks(FILE *f, const struct cov_analysis *a);
+/* The reachability parts (cov_view_reach.c): the classes of the never-reached functions
+ * and, with --blockers / --frontier, the frontier. */
+int cov_view_table_reach(FILE *f, const struct cov_analysis *a, const struct cov_view_opts *o);
+int cov_view_json_reach(FILE *f, const struct cov_analysis *a);
+int cov_view_html_reach(FILE *f, const struct cov_analysis *a, const struct cov_view_opts *o);
 /* cov diff, table / csv / json. */
 int cov_view_diff(FILE *f, int format, const struct cov_analysis *a, const char *pa,
                   const struct cov_analysis *b, const char *pb, const struct cov_diff_row *rows,

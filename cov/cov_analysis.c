@@ -10,6 +10,7 @@
 
 void cov_analysis_free(struct cov_analysis *a)
 {
+    cov_reach_free(&a->reach);
     free(a->inputs_reaching);
     free(a->first_input);
     free(a->calls);
@@ -239,7 +240,8 @@ int cov_analyse(const struct cov_data *d, struct cov_analysis *a)
         for (uint32_t j = 0; j < d->modules[m].nfuncs; j++)
             a->modules[m].reached += a->inputs_reaching[d->modules[m].first + j] > 0;
     }
-    if (group_files(a) || blockers(a) || cov_analyse_blocks(d, &a->blk)) {
+    if (group_files(a) || blockers(a) || cov_analyse_blocks(d, &a->blk) ||
+        cov_reach_compute(d, a->inputs_reaching, &a->blk, &a->reach)) {
         cov_analysis_free(a);
         return -ENOMEM;
     }

@@ -24,6 +24,24 @@ void cov_input_free(struct cov_input *in)
     in->nbhits = 0;
 }
 
+/* The call graph (cov_graph.c builds it; the data set owns it) */
+static void graph_free(struct cov_graph *g)
+{
+    if (!g)
+        return;
+    free(g->flags);
+    free(g->type_id);
+    free(g->icall_start);
+    free(g->icall_type);
+    free(g->icall_block);
+    for (uint32_t i = 0; i < g->ntaken_names; i++)
+        free(g->taken_names[i]);
+    free(g->taken_names);
+    free(g->succ_start);
+    free(g->succs);
+    free(g);
+}
+
 void cov_data_free(struct cov_data *d)
 {
     for (uint32_t i = 0; i < d->nmodules; i++)
@@ -52,6 +70,7 @@ void cov_data_free(struct cov_data *d)
         free(d->origins[i].file);
     }
     free(d->origins);
+    graph_free(d->graph);
     memset(d, 0, sizeof(*d));
 }
 

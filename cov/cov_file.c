@@ -31,6 +31,8 @@ enum { REC_WATCH = 11 };
  * INPUT_HASH: the content hash and origin of the INPUT record before it (docs/cov.md,
  * *Origins and input hashes*) */
 enum { REC_ORIGIN = 9, REC_INPUT_HASH = 10 };
+/* 8: the call graph for reachability (map version 8): after MODULE and BLOCKS */
+enum { REC_CALLGRAPH = 8 };
 #define HEADER_SIZE_V1 16u
 #define HEADER_SIZE 20u   /* version 2: the first 16 bytes and their CRC-32 */
 
@@ -210,6 +212,35 @@ int cov_file_write(const struct cov_data *d, const char *path, char *why, size_t
             }
         }
         put_rec(&out, REC_BLOCKS, &rec);
+        rc = write_all(&f, &out);
+    }
+    if (d->graph && !rc) {
+        /* CALLGRAPH: per function its flags, type id and indirect calls; the taken names;
+         * per block its successors */
+        const struct cov_graph *g = d->graph;
+        rec.n = 0;
+        put_v(&rec, d->nmodules);
+        put_v(&rec, g->modules_with);
+        put_v(&rec, g->nfuncs);
+        for (uint32_t i = 0; i < g->nfuncs; i++) {
+            put_v(&rec, g->flags[i]);
+            put_u64(&rec, g->type_id[i]);
+            put_v(&rec, g->icall_start[i + 1] - g->icall_start[i]);
+            for (uint32_t k = g->icall_start[i]; k < g->icall_start[i + 1]; k++) {
+                put_u64(&rec, g->icall_type[k]);
+                put_v(&rec, g->icall_block[k] == UINT32_MAX ? 0 : (uint64_t)g->icall_block[k] + 1);
+            }
+        }
+        put_v(&rec, g->ntaken_names);
+        for (uint32_t k = 0; k < g->ntaken_names; k++)
+            put_s(&rec, g->taken_names[k]);
+        put_v(&rec, g->nblocks);
+        for (uint32_t b = 0; b < g->nblocks; b++) {
+            put_v(&rec, g->succ_start[b + 1] - g->succ_start[b]);
+            for (uint32_t k = g->succ_start[b]; k < g->succ_start[b + 1]; k++)
+                put_v(&rec, g->succs[k]);
+        }
+        put_rec(&out, REC_CALLGRAPH, &rec);
         rc = write_all(&f, &out);
     }
     for (uint32_t i = 0; i < d->ninputs && !rc; i++) {
@@ -477,6 +508,81 @@ static int read_blocks(struct cov_data *d, struct rd *r)
     return r->bad;
 }
 
+/* CALLGRAPH (type 8): once, after the MODULE (and BLOCKS) records, before the inputs; every
+ * count must match what they hold. 0, 1 (damaged) or 2 (out of memory). */
+static int read_callgraph(struct cov_data *d, struct rd *r)
+{
+    if (d->graph || d->ninputs)
+        return 1;
+    uint64_t nm = get_v(r), with = get_v(r), nf = get_v(r);
+    if (r->bad || nm != d->nmodules || with > nm || nf != d->nfuncs)
+        return 1;
+    struct cov_graph *g = cov_graph_get(d);
+    if (!g)
+        return 2;
+    g->modules_with = (uint32_t)with;
+    for (uint32_t i = 0; i < nf && !r->bad; i++) {
+        uint64_t flags = get_v(r), type = get_u64(r);
+        uint32_t ni = (uint32_t)get_count(r, 9);   /* each at least 9 bytes */
+        if (r->bad || flags > COV_GRAPH_TAKEN)
+            return 1;
+        uint64_t *types = malloc(((size_t)ni + 1) * sizeof(*types));
+        uint32_t *blocks = malloc(((size_t)ni + 1) * sizeof(*blocks));
+        int bad = !types || !blocks ? 2 : 0;
+        for (uint32_t k = 0; k < ni && !bad; k++) {
+            types[k] = get_u64(r);
+            uint64_t b = get_v(r);
+            if (r->bad || b > d->nblocks || (b && d->blocks[b - 1].func != i))
+                bad = 1;   /* an indirect call in a block of another function */
+            blocks[k] = b ? (uint32_t)(b - 1) : UINT32_MAX;
+        }
+        if (!bad && cov_graph_add_func(g, (uint32_t)flags, type, ni, types, blocks))
+            bad = 2;
+        free(types);
+        free(blocks);
+        if (bad)
+            return bad;
+    }
+    uint32_t nn = (uint32_t)get_count(r, 1);
+    for (uint32_t k = 0; k < nn && !r->bad; k++) {
+        char *s = get_s(r);
+        if (!s)
+            return r->bad ? r->bad : 2;
+        int e = cov_graph_add_name(g, s);
+        free(s);
+        if (e)
+            return 2;
+    }
+    uint64_t nb = get_v(r);
+    if (r->bad || (nb && nb != d->nblocks))
+        return 1;
+    uint32_t *succ = NULL;
+    for (uint32_t b = 0; b < nb && !r->bad; b++) {
+        uint32_t ns = (uint32_t)get_count(r, 1);
+        uint32_t *t = realloc(succ, ((size_t)ns + 1) * sizeof(*t));
+        if (!t) {
+            free(succ);
+            return 2;
+        }
+        succ = t;
+        for (uint32_t k = 0; k < ns && !r->bad; k++) {
+            uint64_t v = get_v(r);
+            /* a successor is a block of the same function */
+            if (v >= d->nblocks || d->blocks[v].func != d->blocks[b].func) {
+                free(succ);
+                return 1;
+            }
+            succ[k] = (uint32_t)v;
+        }
+        if (!r->bad && cov_graph_add_block(g, ns, succ)) {
+            free(succ);
+            return 2;
+        }
+    }
+    free(succ);
+    return r->bad;
+}
+
 /* INPUT_BLOCKS (type 5): the blocks of the INPUT record right before it. */
 static int read_input_blocks(struct cov_data *d, struct rd *r)
 {
@@ -564,6 +670,8 @@ static void rec_name(char *out, size_t n, unsigned type, const struct cov_data *
         snprintf(out, n, "INPUT_HASH record %u", d->ninputs ? d->ninputs - 1 : 0);
     else if (type == REC_INPUT_BLOCKS)
         snprintf(out, n, "INPUT_BLOCKS record %u", d->ninputs ? d->ninputs - 1 : 0);
+    else if (type == REC_CALLGRAPH)
+        snprintf(out, n, "CALLGRAPH record");
     else
         snprintf(out, n, "record of type %u", type);
 }
@@ -655,6 +763,8 @@ int cov_file_parse(struct cov_data *d, const uint8_t *data, size_t size, const c
             bad = read_origin(d, &r);
         } else if (type == REC_INPUT_HASH) {
             bad = read_input_hash(d, &r);
+        } else if (type == REC_CALLGRAPH) {
+            bad = read_callgraph(d, &r);
         } else if (type == REC_END) {
             uint64_t ni = get_v(&r);
             if (r.bad || ni != d->ninputs) {

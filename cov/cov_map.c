@@ -113,6 +113,7 @@ struct load_ctx {
     uint32_t units_early, units_late;   /* by the units' PTCALL_MAP_F_EARLY flag */
     int err;
     int all_ext;             /* every unit had the version 6 extension */
+    int all_graph;           /* every unit had the version 8 call graph */
     struct pending *pend;
     size_t npend, cap;
 };
@@ -200,6 +201,63 @@ static int add_blocks(struct cov_data *d, const struct ptc_map_unit *u, uint32_t
     return 0;
 }
 
+/* Map version 8: the unit's call graph (functions from first on, blocks from first_block
+ * on), after blank entries for what earlier units without one hold. 0, or -ENOMEM. */
+static int add_graph(struct load_ctx *c, const struct ptc_map_unit *u, uint32_t first,
+                     uint32_t first_block)
+{
+    struct cov_data *d = c->d;
+    struct ptcall_map_graph gh;
+    if (!ptc_map_get_graph(u, &gh)) {
+        c->all_graph = 0;
+        return 0;
+    }
+    struct cov_graph *g = cov_graph_get(d);
+    if (!g)
+        return -ENOMEM;
+    while (g->nfuncs < first)
+        if (cov_graph_add_func(g, 0, 0, 0, NULL, NULL))
+            return -ENOMEM;
+    uint64_t *types = malloc(((size_t)gh.num_icalls + 1) * sizeof(*types));
+    uint32_t *blocks = malloc(((size_t)gh.num_icalls + 1) * sizeof(*blocks));
+    int rc = types && blocks ? 0 : -ENOMEM;
+    for (uint32_t i = 0; i < u->hdr.num_funcs && !rc; i++) {
+        struct ptcall_map_func_graph fg;
+        ptc_map_get_func_graph(u, i, &fg);
+        for (uint32_t k = 0; k < fg.num_icalls; k++) {
+            struct ptcall_map_icall ic;
+            ptc_map_get_icall(u, fg.first_icall + k, &ic);
+            types[k] = ic.type_id;
+            blocks[k] = ic.block == PTCALL_MAP_NO_BLOCK ? UINT32_MAX : first_block + ic.block;
+        }
+        rc = cov_graph_add_func(g, fg.flags & PTCALL_MAP_FUNC_F_ADDRESS_TAKEN ? COV_GRAPH_TAKEN : 0,
+                                fg.type_id, fg.num_icalls, types, blocks);
+    }
+    free(types);
+    free(blocks);
+    for (uint32_t j = 0; j < gh.num_taken && !rc; j++) {
+        struct ptcall_map_taken t;
+        ptc_map_get_taken(u, j, &t);
+        rc = cov_graph_add_name(g, u->strings + t.name);
+    }
+    if (gh.num_blocks && !rc) {
+        while (g->nblocks < first_block && !rc)
+            rc = cov_graph_add_block(g, 0, NULL);
+        uint32_t *buf = malloc(((size_t)gh.num_succs + 1) * sizeof(*buf));
+        if (!buf)
+            rc = -ENOMEM;
+        for (uint32_t i = 0; i < gh.num_blocks && !rc; i++) {
+            struct ptcall_map_block_succ bs;
+            ptc_map_get_block_succ(u, i, &bs);
+            for (uint32_t k = 0; k < bs.num_succs; k++)
+                buf[k] = first_block + ptc_map_get_succ(u, bs.first_succ + k);
+            rc = cov_graph_add_block(g, bs.num_succs, buf);
+        }
+        free(buf);
+    }
+    return rc;
+}
+
 static int add_unit(void *vctx, const struct ptc_map_unit *u)
 {
     struct load_ctx *c = vctx;
@@ -227,7 +285,8 @@ static int add_unit(void *vctx, const struct ptc_map_unit *u)
             return 1;
         }
     }
-    if (add_blocks(c->d, u, first) < 0) {
+    uint32_t first_block = c->d->nblocks;
+    if (add_blocks(c->d, u, first) < 0 || add_graph(c, u, first, first_block) < 0) {
         c->err = -ENOMEM;
         return 1;
     }
@@ -308,7 +367,7 @@ int cov_map_load(struct cov_data *d, const char *path, char *why, size_t n)
     m->identity = s.identity;
     m->first = first;
     m->first_block = d->nblocks;
-    struct load_ctx c = {d, d->nmodules - 1, 0, 0, 0, 1, NULL, 0, 0};
+    struct load_ctx c = {d, d->nmodules - 1, 0, 0, 0, 1, 1, NULL, 0, 0};
     rc = ptc_map_walk(ei.map, ei.map_size, ei.map_addr, 0, 0, add_unit, &c, &bad);
     free(ei.map);
     m = &d->modules[c.module];   /* (add_unit grew funcs, not modules) */
@@ -317,6 +376,14 @@ int cov_map_load(struct cov_data *d, const char *path, char *why, size_t n)
     if (rc >= 0 && !c.err)
         c.err = resolve(&c, first, m->nfuncs);
     m->has_callees = c.all_ext && m->nfuncs > 0;
+    if (d->graph && !c.err) {   /* map v8: blank entries for units without one, to the end */
+        if (c.all_graph && m->nfuncs)
+            d->graph->modules_with++;
+        while (d->graph->nfuncs < d->nfuncs && !c.err)
+            c.err = cov_graph_add_func(d->graph, 0, 0, 0, NULL, NULL);
+        while (d->graph->nblocks && d->graph->nblocks < d->nblocks && !c.err)
+            c.err = cov_graph_add_block(d->graph, 0, NULL);
+    }
     m->units_early = c.units_early;
     m->units_late = c.units_late;
     m->placement = (uint8_t)cov_placement_of(c.units_early, c.units_late);

@@ -168,33 +168,10 @@ int cov_view_html(FILE *f, const struct cov_analysis *a, const struct cov_view_o
         fprintf(f, "</td></tr>\n");
     }
     fprintf(f, "</table>\n");
-    if (o->blockers) {
-        fprintf(f, "<h2>Blockers</h2>\n<p>Reached functions whose direct callees were never "
-                   "reached, most unreached code first%s.</p>\n<table><tr><th>function</th>"
-                   "<th>insns</th><th>blocks</th><th>unreached callees</th></tr>\n",
-                a->have_sizes ? "" : " (no size data in the map: built before map version 6)");
-        for (uint32_t i = 0; i < a->nblockers; i++) {
-            const struct cov_blocker *b = &a->blockers[i];
-            fprintf(f, "<tr><td>");
-            html_str(f, cov_func_name(d, b->func));
-            fprintf(f, "</td><td class=n>%" PRIu64 "</td><td class=n>%" PRIu64 "</td><td>",
-                    b->insns, b->blocks);
-            for (uint32_t k = 0; k < b->nunreached; k++) {
-                uint32_t c = a->blocker_callees[b->first + k];
-                html_str(f, cov_func_name(d, c));
-                const char *sep = " (also called by ";
-                for (uint32_t j = a->callers_start[c]; j < a->callers_start[c + 1]; j++)
-                    if (a->callers[j] != b->func) {
-                        fputs(sep, f);
-                        html_str(f, cov_func_name(d, a->callers[j]));
-                        sep = ", ";
-                    }
-                fputs(sep[0] == ',' ? ") " : " ", f);
-            }
-            fprintf(f, "</td></tr>\n");
-        }
-        fprintf(f, "</table>\n");
-    }
+    /* the classes of the never-reached functions; with --frontier (--blockers) the
+     * frontier, which replaced the per-caller blockers list */
+    if (cov_view_html_reach(f, a, o))
+        return -EIO;
     if (cov_view_html_source(f, a, o))
         return -EIO;
     fprintf(f, "</body></html>\n");

@@ -154,7 +154,7 @@ int cov_view_json(FILE *f, const struct cov_analysis *a, const struct cov_view_o
         }
         fprintf(f, "]");
     }
-    if (cov_view_json_blocks(f, a))
+    if (cov_view_json_blocks(f, a) || cov_view_json_reach(f, a))
         return -EIO;
     fprintf(f, "}\n");
     return fflush(f) || ferror(f) ? -EIO : 0;

@@ -163,40 +163,10 @@ int cov_view_table(FILE *f, const struct cov_analysis *a, const struct cov_view_
     }
     more(f, cut(o->top, shown), shown);
 
-    if (o->blockers) {
-        fprintf(f, "\nblockers: reached functions whose direct callees were never reached\n");
-        if (!a->have_sizes) {
-            fputs("  (the map of ", f);
-            cov_text_str(f, d->nmodules ? d->modules[0].path : "the target");
-            fputs(" has no callee and size data: built before map version 6, ranked by "
-                  "callees)\n", f);
-        }
-        fprintf(f, "  %8s %7s %9s  %s\n", "insns", "blocks", "callees", "function: unreached callees");
-        uint32_t nb = cut(o->top, a->nblockers);
-        for (uint32_t i = 0; i < nb; i++) {
-            const struct cov_blocker *b = &a->blockers[i];
-            fprintf(f, "  %8" PRIu64 " %7" PRIu64 " %9u  ", b->insns, b->blocks, b->nunreached);
-            cov_text_str(f, cov_func_name(d, b->func));
-            fputc(':', f);
-            for (uint32_t k = 0; k < b->nunreached; k++) {
-                uint32_t c = a->blocker_callees[b->first + k];
-                fputc(' ', f);
-                cov_text_str(f, cov_func_name(d, c));
-                /* the callee's other reached callers: it is listed here only */
-                const char *sep = " (also called by ";
-                for (uint32_t j = a->callers_start[c]; j < a->callers_start[c + 1]; j++)
-                    if (a->callers[j] != b->func) {
-                        fputs(sep, f);
-                        cov_text_str(f, cov_func_name(d, a->callers[j]));
-                        sep = ", ";
-                    }
-                if (sep[0] == ',')
-                    fputc(')', f);
-            }
-            fputc('\n', f);
-        }
-        more(f, nb, a->nblockers);
-    }
+    /* the reachability of what was never reached; with --blockers (--frontier) the
+     * frontier, which replaced the per-caller blockers list */
+    if (cov_view_table_reach(f, a, o))
+        return -EIO;
     if (cov_view_table_blocks(f, a, o))
         return -EIO;
     return fflush(f) || ferror(f) ? -EIO : 0;

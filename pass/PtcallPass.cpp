@@ -40,6 +40,7 @@
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/ModuleUtils.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fnmatch.h>
@@ -301,11 +302,17 @@ struct FuncRec {
   // map version 6 (struct ptcall_map_func_ext): size, and direct callees (first-call order)
   uint32_t Insts = 0, Blocks = 0;
   std::vector<const Function *> Callees;
+  // map version 8 (struct ptcall_map_func_graph): type id, address taken, and the indirect
+  // calls (type id, block), each (type, block) once
+  uint64_t TypeId = 0;
+  uint32_t GFlags = 0;
+  std::vector<std::pair<uint64_t, const BasicBlock *>> ICalls;
 };
 
 // Map version 7: one counted basic block, its function and source lines (string offsets).
 struct BlockRec {
   uint32_t Func;
+  std::vector<uint32_t> Succs; // map v8: its successors' block indices (unit-wide)
   std::vector<std::pair<uint32_t, uint32_t>> Lines; // (file, line), distinct, first seen first
 };
 
@@ -330,6 +337,9 @@ class Instrumenter {
   std::vector<Function *> Work;   // the functions instrumented, in function-table order
   std::vector<BlockRec> Blocks;   // map v7: the counted blocks, in counter order
   GlobalVariable *BlockPtr = nullptr; // the unit's counter pointer (the runtime repoints it)
+  std::map<const BasicBlock *, uint32_t> BlockIndex; // map v8: counted block -> its index
+  std::vector<const Function *> TakenFns;  // map v8: address taken, not in the table
+  std::vector<std::pair<uint64_t, uint32_t>> Taken; // their (type id, name)
 
 public:
   Instrumenter(Module &M, const Options &O) : M(M), O(O), C(M.getContext()) {}
@@ -443,6 +453,118 @@ StringRef calleeName(const Function &Callee) {
   return Callee.getName();
 }
 
+// Map version 8: a function type's kind spelling, the same with typed and opaque pointers
+// (LLVM 14 .. 19): every pointer is one token `p` (its address space after it when not 0),
+// so `int (*)(char *)` and `int (*)(struct s *)` spell alike. Coarser than C's types on
+// purpose: what survives to IR is what every release spells the same way.
+void spellType(Type *T, std::string &Out) {
+  if (T->isVoidTy()) {
+    Out += 'v';
+  } else if (T->isIntegerTy()) {
+    Out += 'i' + std::to_string(T->getIntegerBitWidth());
+  } else if (T->isHalfTy()) {
+    Out += "f16";
+  } else if (T->isBFloatTy()) {
+    Out += "bf16";
+  } else if (T->isFloatTy()) {
+    Out += "f32";
+  } else if (T->isDoubleTy()) {
+    Out += "f64";
+  } else if (T->isX86_FP80Ty()) {
+    Out += "f80";
+  } else if (T->isFP128Ty()) {
+    Out += "f128";
+  } else if (T->isPPC_FP128Ty()) {
+    Out += "ppcf128";
+  } else if (T->isPointerTy()) {
+    Out += 'p';
+    if (unsigned AS = T->getPointerAddressSpace())
+      Out += std::to_string(AS);
+  } else if (auto *VT = dyn_cast<VectorType>(T)) {
+    ElementCount EC = VT->getElementCount();
+    Out += '<';
+    if (EC.isScalable())
+      Out += "vscale ";
+    Out += std::to_string(EC.getKnownMinValue()) + " x ";
+    spellType(VT->getElementType(), Out);
+    Out += '>';
+  } else if (auto *AT = dyn_cast<ArrayType>(T)) {
+    Out += '[' + std::to_string(AT->getNumElements()) + " x ";
+    spellType(AT->getElementType(), Out);
+    Out += ']';
+  } else if (auto *ST = dyn_cast<StructType>(T)) {
+    Out += '{';
+    for (unsigned I = 0; I < ST->getNumElements(); ++I) {
+      if (I)
+        Out += ',';
+      spellType(ST->getElementType(I), Out);
+    }
+    Out += '}';
+  } else {
+    Out += 'o'; // label, metadata, token, target types: never a C parameter
+  }
+}
+
+// "ret(param,param,...)" with `...` last for varargs, e.g. `i32(p,i64)` for
+// LLVMFuzzerTestOneInput; its FNV-1a 64 is the type id.
+uint64_t typeId(FunctionType *FT) {
+  std::string S;
+  spellType(FT->getReturnType(), S);
+  S += '(';
+  for (unsigned I = 0; I < FT->getNumParams(); ++I) {
+    if (I)
+      S += ',';
+    spellType(FT->getParamType(I), S);
+  }
+  if (FT->isVarArg())
+    S += FT->getNumParams() ? ",..." : "...";
+  S += ')';
+  return fnv1a64(FnvInit, S);
+}
+
+// Whether a use of a function other than as a direct call's callee reaches it: stored,
+// passed, in an initializer or a vtable. A direct call through a cast of the function (an
+// unprototyped C call on LLVM 14's typed pointers) is a direct call on every release; a place
+// in llvm.used / llvm.compiler.used (`__attribute__((used))`) or in llvm.global_ctors /
+// global_dtors (run by the loader, never by the program's indirect calls) is not a taking.
+bool usesTakeAddress(const Value *V) {
+  for (const Use &U : V->uses()) {
+    const User *Us = U.getUser();
+    if (const auto *CB = dyn_cast<CallBase>(Us)) {
+      if (CB->isCallee(&U))
+        continue;
+      return true;
+    }
+    if (const auto *CE = dyn_cast<ConstantExpr>(Us)) {
+      if (CE->isCast()) {
+        if (usesTakeAddress(CE))
+          return true;
+        continue;
+      }
+      return true;
+    }
+    if (isa<ConstantArray>(Us) || isa<ConstantStruct>(Us)) {
+      bool Special = true;
+      for (const User *G : Us->users()) {
+        const Value *Top = G;
+        if (isa<ConstantArray>(G)) // global_ctors: { i32, ptr, ptr } inside an array
+          for (const User *GG : G->users())
+            Top = GG;
+        const auto *GV = dyn_cast<GlobalVariable>(Top);
+        StringRef N = GV ? GV->getName() : "";
+        if (N != "llvm.used" && N != "llvm.compiler.used" && N != "llvm.global_ctors" &&
+            N != "llvm.global_dtors")
+          Special = false;
+      }
+      if (Special && !Us->users().empty())
+        continue;
+      return true;
+    }
+    return true; // a store, a global's initializer, a select, an alias, ...
+  }
+  return false;
+}
+
 // Map version 6: F's IR instructions and blocks, and its direct callees, each once, in the
 // order of their first call. Measured before the stub calls exist.
 void measure(const Function &F, FuncRec &FR) {
@@ -453,12 +575,23 @@ void measure(const Function &F, FuncRec &FR) {
       if (isa<DbgInfoIntrinsic>(I))
         continue; // debug info is not code: -g must not change the figures
       FR.Insts++;
-      if (const auto *CB = dyn_cast<CallBase>(&I))
-        if (const Function *Callee = directCallee(*CB))
+      if (const auto *CB = dyn_cast<CallBase>(&I)) {
+        if (const Function *Callee = directCallee(*CB)) {
           if (Seen.insert(Callee).second)
             FR.Callees.push_back(Callee);
+        } else if (!CB->isInlineAsm() &&
+                   !isa<Function>(CB->getCalledOperand()->stripPointerCasts())) {
+          // map v8: a call through a pointer, by the type it calls
+          std::pair<uint64_t, const BasicBlock *> IC(typeId(CB->getFunctionType()), &BB);
+          if (std::find(FR.ICalls.begin(), FR.ICalls.end(), IC) == FR.ICalls.end())
+            FR.ICalls.push_back(IC);
+        }
+      }
     }
   }
+  FR.TypeId = typeId(F.getFunctionType());
+  if (usesTakeAddress(&F))
+    FR.GFlags |= PTCALL_MAP_FUNC_F_ADDRESS_TAKEN;
 }
 
 bool callsNothing(const Function &F) {
@@ -648,12 +781,26 @@ void Instrumenter::countBlocks(Function &F, uint32_t FuncIdx) {
       if (Seen.insert(FL).second)
         R.Lines.push_back(FL);
     }
+    BlockIndex[&BB] = Blocks.size();
     IRBuilder<> B(&BB, At);
     LoadInst *P = B.CreateLoad(PtrTy, BlockPtr);
     Value *Cell = B.CreateConstInBoundsGEP1_64(I64, P, Blocks.size());
     LoadInst *V = B.CreateLoad(I64, Cell);
     B.CreateStore(B.CreateAdd(V, ConstantInt::get(I64, 1)), Cell);
     Blocks.push_back(std::move(R));
+  }
+  // map v8: each counted block's counted successors (the CFG after the split; a successor
+  // with no counter of its own, a catchswitch, is left out)
+  for (BasicBlock &BB : F) {
+    auto It = BlockIndex.find(&BB);
+    if (It == BlockIndex.end())
+      continue;
+    std::vector<uint32_t> &Out = Blocks[It->second].Succs;
+    for (const BasicBlock *S : successors(&BB)) {
+      auto SI = BlockIndex.find(S);
+      if (SI != BlockIndex.end() && std::find(Out.begin(), Out.end(), SI->second) == Out.end())
+        Out.push_back(SI->second);
+    }
   }
 }
 
@@ -784,6 +931,14 @@ bool Instrumenter::run() {
                                   "__ptcall_blocks_ptr");
     BlockPtr->setAlignment(Align(8));
   }
+  // map v8: functions of no record here whose address the unit takes, found before the
+  // stubs exist (the stub calls name their stubs as operands)
+  {
+    std::set<const Function *> InWork(Work.begin(), Work.end());
+    for (const Function &G : M)
+      if (!InWork.count(&G) && !G.isIntrinsic() && usesTakeAddress(&G))
+        TakenFns.push_back(&G);
+  }
   unsigned Serial = 0;
   for (uint32_t FI = 0; FI < Work.size(); ++FI) {
     Function &F = *Work[FI];
@@ -840,6 +995,8 @@ bool Instrumenter::run() {
     BlockPtr->setInitializer(ConstantExpr::getPointerCast(Arr, BlockPtr->getValueType()));
   }
 
+  for (const Function *G : TakenFns) // named before the string table is laid out
+    Taken.push_back({typeId(G->getFunctionType()), Strs.add(G->getName())});
   addFuzzInputHook(M);
   emitMap();
   emitRegistration();
@@ -861,6 +1018,13 @@ void Instrumenter::emitMap() {
   StructType *BlocksTy = StructType::create(C, {I32, I32, I32, I32, I64}, "ptcall.map_blocks");
   StructType *BlockTy = StructType::create(C, {I32, I32, I32}, "ptcall.map_block");
   StructType *LineTy = StructType::create(C, {I32, I32}, "ptcall.map_line");
+  StructType *GraphTy =
+      StructType::create(C, {I32, I32, I32, I32, I32, I32}, "ptcall.map_graph");
+  StructType *FuncGraphTy =
+      StructType::create(C, {I64, I32, I32, I32, I32}, "ptcall.map_func_graph");
+  StructType *ICallTy = StructType::create(C, {I64, I32, I32}, "ptcall.map_icall");
+  StructType *TakenTy = StructType::create(C, {I64, I32, I32}, "ptcall.map_taken");
+  StructType *SuccTy = StructType::create(C, {I32, I32}, "ptcall.map_block_succ");
 
   const uint32_t NS = Stubs.size(), NF = Funcs.size();
   uint32_t NC = 0;
@@ -886,7 +1050,23 @@ void Instrumenter::emitMap() {
                                              NB * sizeof(struct ptcall_map_block) +
                                              NL * sizeof(struct ptcall_map_line)
                                        : 0;
-  const uint32_t StrOff = ExtOff + ExtSize + BlocksSize;
+  // version 8: the call-graph part, 8-aligned after the blocks part (12-byte block records
+  // can leave it 4 bytes short of alignment)
+  const uint32_t GraphPad = (ExtOff + ExtSize + BlocksSize) % 8 ? 4 : 0;
+  const uint32_t GraphOff = ExtOff + ExtSize + BlocksSize + GraphPad;
+  uint32_t NI = 0, NSucc = 0;
+  for (const FuncRec &F : Funcs)
+    NI += F.ICalls.size();
+  for (const BlockRec &B : Blocks)
+    NSucc += B.Succs.size();
+  const uint32_t NT = Taken.size();
+  const uint32_t NSuccPadded = NSucc + (NSucc % 2); // the part ends 8-aligned
+  const uint32_t GraphSize = sizeof(struct ptcall_map_graph) +
+                             NF * sizeof(struct ptcall_map_func_graph) +
+                             NI * sizeof(struct ptcall_map_icall) +
+                             NT * sizeof(struct ptcall_map_taken) +
+                             NB * sizeof(struct ptcall_map_block_succ) + NSuccPadded * 4;
+  const uint32_t StrOff = GraphOff + GraphSize;
   const uint32_t StrSize = Strs.data().size();
   const uint32_t Total = (StrOff + StrSize + 7) & ~7u;
 
@@ -897,12 +1077,21 @@ void Instrumenter::emitMap() {
   ArrayType *CalleeArrTy = ArrayType::get(CalleeTy, NC);
   ArrayType *BlockArrTy = ArrayType::get(BlockTy, NB);
   ArrayType *LineArrTy = ArrayType::get(LineTy, NL);
+  ArrayType *PadTy = ArrayType::get(I8, GraphPad);
+  ArrayType *FuncGraphArrTy = ArrayType::get(FuncGraphTy, NF);
+  ArrayType *ICallArrTy = ArrayType::get(ICallTy, NI);
+  ArrayType *TakenArrTy = ArrayType::get(TakenTy, NT);
+  ArrayType *SuccArrTy = ArrayType::get(SuccTy, NB);
+  ArrayType *SuccIdxArrTy = ArrayType::get(I32, NSuccPadded);
   SmallVector<Type *, 10> Parts = {HdrTy, StubArrTy, FuncArrTy, ExtTy, FuncExtArrTy, CalleeArrTy};
   if (O.Blocks) {
     Parts.push_back(BlocksTy);
     Parts.push_back(BlockArrTy);
     Parts.push_back(LineArrTy);
   }
+  for (Type *T : {(Type *)PadTy, (Type *)GraphTy, (Type *)FuncGraphArrTy, (Type *)ICallArrTy,
+                  (Type *)TakenArrTy, (Type *)SuccArrTy, (Type *)SuccIdxArrTy})
+    Parts.push_back(T);
   Parts.push_back(StrArrTy);
   StructType *BlobTy = StructType::create(C, Parts, "ptcall.map", /*isPacked=*/true);
   const DataLayout &DL = M.getDataLayout();
@@ -993,7 +1182,7 @@ void Instrumenter::emitMap() {
   Constant *Ext = ConstantStruct::get(ExtTy, {ConstantInt::get(I32, ExtSize),
                                               ConstantInt::get(I32, NC),
                                               ConstantInt::get(I32, BlocksOff),
-                                              ConstantInt::get(I32, 0)});
+                                              ConstantInt::get(I32, GraphOff)});
   std::vector<Constant *> FuncExtCs, CalleeCs;
   for (const FuncRec &F : Funcs) {
     FuncExtCs.push_back(ConstantStruct::get(
@@ -1032,6 +1221,45 @@ void Instrumenter::emitMap() {
                    rel(BlockPtr, fieldAddr({6, 4}))}));
     Init.push_back(ConstantArray::get(BlockArrTy, BlockCs));
     Init.push_back(ConstantArray::get(LineArrTy, LineCs));
+  }
+  { // version 8: the call graph
+    std::vector<Constant *> FG, IC, TK, SC, SI;
+    for (const FuncRec &F : Funcs) {
+      FG.push_back(ConstantStruct::get(
+          FuncGraphTy, {ConstantInt::get(I64, F.TypeId), ConstantInt::get(I32, F.GFlags),
+                        ConstantInt::get(I32, IC.size()), ConstantInt::get(I32, F.ICalls.size()),
+                        ConstantInt::get(I32, 0)}));
+      for (const auto &X : F.ICalls) {
+        auto It = BlockIndex.find(X.second);
+        IC.push_back(ConstantStruct::get(
+            ICallTy, {ConstantInt::get(I64, X.first),
+                      ConstantInt::get(I32, It == BlockIndex.end() ? PTCALL_MAP_NO_BLOCK
+                                                                   : It->second),
+                      ConstantInt::get(I32, 0)}));
+      }
+    }
+    for (const auto &T : Taken)
+      TK.push_back(ConstantStruct::get(TakenTy, {ConstantInt::get(I64, T.first),
+                                                 ConstantInt::get(I32, T.second),
+                                                 ConstantInt::get(I32, 0)}));
+    for (const BlockRec &B : Blocks) {
+      SC.push_back(ConstantStruct::get(
+          SuccTy, {ConstantInt::get(I32, SI.size()), ConstantInt::get(I32, B.Succs.size())}));
+      for (uint32_t X : B.Succs)
+        SI.push_back(ConstantInt::get(I32, X));
+    }
+    while (SI.size() < NSuccPadded)
+      SI.push_back(ConstantInt::get(I32, 0));
+    Init.push_back(ConstantAggregateZero::get(PadTy));
+    Init.push_back(ConstantStruct::get(
+        GraphTy, {ConstantInt::get(I32, GraphSize), ConstantInt::get(I32, NI),
+                  ConstantInt::get(I32, NT), ConstantInt::get(I32, O.Blocks ? NB : 0),
+                  ConstantInt::get(I32, NSucc), ConstantInt::get(I32, 0)}));
+    Init.push_back(ConstantArray::get(FuncGraphArrTy, FG));
+    Init.push_back(ConstantArray::get(ICallArrTy, IC));
+    Init.push_back(ConstantArray::get(TakenArrTy, TK));
+    Init.push_back(ConstantArray::get(SuccArrTy, SC));
+    Init.push_back(ConstantArray::get(SuccIdxArrTy, SI));
   }
   Init.push_back(StrC);
   Map->setInitializer(ConstantStruct::get(BlobTy, Init));

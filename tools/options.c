@@ -126,14 +126,15 @@ const struct cli_command cli_commands[CMD_COUNT] = {
                      "run one input per child, each checked to run LLVMFuzzerTestOneInput "
                      "once; a harness whose shape cannot be told is refused. See docs/cov.md."},
     [CMD_COV_REPORT] = {"cov report",
-                        "FILE.ptcov [--format table|csv|json|html|lcov] [--blockers] [--top N] "
+                        "FILE.ptcov [--format table|csv|json|html|lcov] [--frontier] [--top N] "
                         "[--binary PATH]",
                         "coverage of a campaign: union, per input, per function, over time",
                         "The union (functions reached of those instrumented, per module and per "
                         "source file), per input the functions it reached and those it reached "
                         "first, per function the first input that reached it and how many did, "
                         "the functions reached over campaign time and those never reached. "
-                        "--blockers: reached functions whose direct callees were never reached. "
+                        "Never-reached functions are classed reachable or unreachable from the harness; "
+                        "--frontier (--blockers): what reached code calls and never reached. "
                         "See docs/cov.md."},
     [CMD_COV_DIFF] = {"cov diff", "A.ptcov B.ptcov [--format table|csv|json]",
                       "functions only one of two campaigns reached",
@@ -616,9 +617,13 @@ static const struct cli_opt opts[] = {
      .help = "table (for people), csv (one row per function), json (everything, versioned: "
              "docs/schema/cov-report.schema.json), html (one page with the curve) or lcov (a "
              "tracefile of lines and functions for genhtml; needs a -fptcall-cov build)"},
+    {.name = "--frontier", .cmds = CVP, FLAG(cov.blockers),
+     .help = "the frontier: never-reached functions that reached code calls (directly or by "
+             "a pointer of their type), by the never-reached code behind each, and with "
+             "-fptcall-cov the branches where reached functions stop (docs/cov.md, "
+             "Reachability and the frontier; csv: the old per-caller blockers list)"},
     {.name = "--blockers", .cmds = CVP, FLAG(cov.blockers),
-     .help = "list the reached functions whose direct callees were never reached, the most "
-             "unreached code first (csv: only them)"},
+     .help = "the same as --frontier (its former name)"},
     {.name = "--top", .metavar = "N", .cmds = CVP, UINT(top, 0, UINT64_MAX), .def = "20",
      .help = "table: rows per list (0 = all)"},
     {.name = "--binary", .metavar = "PATH", .cmds = CVP, STRING(cov.binary),

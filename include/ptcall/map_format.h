@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #define PTCALL_MAP_MAGIC 0x4d435450u /* "PTCM" read as little-endian u32 */
-#define PTCALL_MAP_VERSION 7u
+#define PTCALL_MAP_VERSION 8u
 /* Oldest map version readers still accept (v1: every call site always calls its stub). */
 #define PTCALL_MAP_VERSION_MIN 1u
 /* header_size of versions 1 and 2 (no sled table fields) */
@@ -139,7 +139,8 @@ struct ptcall_map_ext {
     uint32_t num_callees;
     uint32_t blocks_offset;  /* v7 with PTCALL_MAP_F_BLOCKS: from blob start, struct
                                 ptcall_map_blocks; else 0 (reserved, 0, before v7) */
-    uint32_t reserved;       /* 0 */
+    uint32_t graph_offset;   /* v8: from blob start, struct ptcall_map_graph (what reachability
+                                needs); 0: none (reserved, 0, before v8) */
 };
 
 struct ptcall_map_func_ext {
@@ -188,6 +189,57 @@ struct ptcall_map_line {
     uint32_t file;           /* string offset: the source path (directory joined when the
                                 debug info names it relative) */
     uint32_t line;           /* 1-based */
+};
+
+/* Version 8 (docs/map-format.md, "Call graph for reachability"): what a reachability
+ * analysis needs beyond the direct callees. At ext.graph_offset (8-aligned): this header, then
+ * struct ptcall_map_func_graph[num_funcs] (function-table order),
+ * struct ptcall_map_icall[num_icalls], struct ptcall_map_taken[num_taken],
+ * struct ptcall_map_block_succ[num_blocks], uint32_t succ[num_succs], zero padding to 8. */
+struct ptcall_map_graph {
+    uint32_t graph_size;     /* 24 + 24 * num_funcs + 16 * num_icalls + 16 * num_taken +
+                                8 * num_blocks + 4 * num_succs, rounded up to 8 */
+    uint32_t num_icalls;
+    uint32_t num_taken;
+    uint32_t num_blocks;     /* the blocks part's num_blocks (PTCALL_MAP_F_BLOCKS), else 0 */
+    uint32_t num_succs;
+    uint32_t reserved;       /* 0 */
+};
+
+#define PTCALL_MAP_FUNC_F_ADDRESS_TAKEN 0x1u /* used other than as a direct call's callee */
+
+struct ptcall_map_func_graph {
+    uint64_t type_id;        /* FNV-1a 64 of the function type's canonical spelling */
+    uint32_t flags;          /* PTCALL_MAP_FUNC_F_* */
+    uint32_t first_icall;    /* its indirect call sites: icall records [first_icall,
+                                first_icall + num_icalls) */
+    uint32_t num_icalls;
+    uint32_t reserved;       /* 0 */
+};
+
+/* A call or invoke through a pointer: the type id of the called function type. One record
+ * per (type, block) of a function. */
+struct ptcall_map_icall {
+    uint64_t type_id;
+    uint32_t block;          /* the unit's block holding it (PTCALL_MAP_F_BLOCKS), else
+                                PTCALL_MAP_NO_BLOCK */
+    uint32_t reserved;       /* 0 */
+};
+#define PTCALL_MAP_NO_BLOCK 0xffffffffu
+
+/* A function whose address the unit takes but that is not in its function table (declared
+ * here, defined elsewhere): found by name. */
+struct ptcall_map_taken {
+    uint64_t type_id;        /* of its type as declared here */
+    uint32_t name;           /* string offset: linkage name */
+    uint32_t reserved;       /* 0 */
+};
+
+/* Block i's successors in the CFG (after the critical-edge split): succ[first_succ ..
+ * first_succ + num_succs), unit block indices. */
+struct ptcall_map_block_succ {
+    uint32_t first_succ;
+    uint32_t num_succs;
 };
 
 /* Registration ABI between instrumented objects and the runtime (decision 4).

@@ -11,7 +11,7 @@ and per-file figures, the JSON against docs/schema/cov-report.schema.json, the l
 tracefile read by genhtml (its index.html figures equal the report's), the .ptcov round trip
 (BLOCKS and INPUT_BLOCKS records) and every flipped bit of it refused, a plain ptcall-cc build
 without block counters (no "blocks" in the report, lcov refused with one line), and map
-version 7 in the binary.
+version 8 in the binary (version 7 brought the blocks).
 
 usage: blocks_test.py BUILD_DIR SOURCE_DIR WORK_DIR
 """
@@ -50,8 +50,8 @@ def main():
         return 1
     subprocess.run([cc, "-O1", target_c, "-o", "plain"], check=True, env=env)
     v, flags = map_header("target")
-    check(v == 7 and flags & 0x100 and flags & 0x1,
-          "a -fptcall-cov build has map version 7 with BLOCKS and EARLY (%d, %#x)" % (v, flags))
+    check(v == 8 and flags & 0x100 and flags & 0x1,
+          "a -fptcall-cov build has map version 8 with BLOCKS and EARLY (%d, %#x)" % (v, flags))
     v, flags = map_header("plain")
     check(not flags & 0x100, "a plain ptcall-cc build has no block counters (%#x)" % flags)
 

@@ -475,11 +475,12 @@ def universe_checks(ptcall, cc, src, work, report, validate, run_browser):
     check(doc["blockers"] and names[doc["blockers"][0]["function"]] == "p1" and
           all("callers" in b for b in doc["blockers"]),
           "blockers: p1 first (rare and rare2): %s" % doc["blockers"])
+    # the table's frontier (which replaced its blockers list): rare once, with both callers
     r = run([ptcall, "cov", "report", "blk.ptcov", "--blockers"])
-    bl = r.stdout[r.stdout.find("blockers:"):]
+    bl = r.stdout[r.stdout.find("frontier:"):r.stdout.find("branches where")]
     import re
-    check(len(re.findall(r" rare\b", bl)) == 1 and "rare (also called by p2)" in bl,
-          "blockers table: %s" % bl)
+    check(len(re.findall(r" rare\b", bl)) == 1 and "rare  <- p1, p2" in bl and
+          "rare2  <- p1" in bl, "frontier table: %s" % bl)
 
     # --afl with a file: what was expected, not "Invalid argument"
     r = run([ptcall, "cov", "run", "-o", "x.ptcov", "--afl", "corpus/in-a", "--", "./target"])

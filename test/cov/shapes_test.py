@@ -192,6 +192,42 @@ def check_harness_fork(t, inputs, theirs):
           % (len(inputs) - len(bad), len(inputs)))
 
 
+def check_reach(ptcov):
+    """Reachability from the harness (docs/cov.md, "Reachability and the frontier"): the
+    harness only parses (yaml_parser_load over a string), so libyaml's other entry points
+    (the emitter, the document and event builders, yaml_parser_scan, the file input) are
+    unreachable from it, never "not reached"; what the parser leaves unreached is reachable,
+    and yaml_file_read_handler (address taken, of the read handler's type) is reachable
+    through the reader's call by pointer only. Before, the blockers list named 2 small error
+    setters and nothing told these apart."""
+    rep = json.loads(sh([PTCALL, "cov", "report", "--format", "json", "--frontier", ptcov],
+                        capture_output=True, text=True).stdout)
+    fs = rep.get("functions", [])
+    reach = rep.get("reachability", {})
+    cls = reach.get("classes", [])
+    never = [(f["name"], os.path.basename(f["file"]), cls[i] if i < len(cls) else None)
+             for i, f in enumerate(fs) if i in set(rep.get("never_reached", []))]
+    api_reachable = {"yaml_stack_extend", "yaml_file_read_handler"}
+    wrong = [(n, c) for n, file, c in never
+             if (file == "api.c" and n not in api_reachable or n == "yaml_parser_scan")
+             != (c == "unreachable")]
+    unreach = sum(c == "unreachable" for _, _, c in never)
+    print("  libyaml: %d never reached: %d unreachable, %d reachable; frontier %s" %
+          (len(never), unreach, len(never) - unreach,
+           [fs[x["function"]]["name"] for x in reach.get("frontier", [])[:4]]))
+    check(reach.get("indirect_calls") is True and not wrong and unreach >= 30,
+          "libyaml: the entry points the harness never calls (%d) are unreachable, what the "
+          "parser leaves is reachable: wrong %s" % (unreach, wrong))
+    fr = {fs[x["function"]]["name"]: x for x in reach.get("frontier", [])}
+    rh = fr.get("yaml_file_read_handler", {})
+    check(rh.get("by_pointer_only") is True and
+          [fs[c]["name"] for c in rh.get("callers", [])] == ["yaml_parser_update_raw_buffer"],
+          "libyaml: yaml_file_read_handler is reached by pointer from the reader: %s" % rh)
+    top = reach.get("frontier", [{}])[0]
+    check(top.get("insns_behind", 0) > 100 and "error" not in fs[top["function"]]["name"],
+          "libyaml: the frontier's first row is parser code, not an error setter: %s" % top)
+
+
 def main():
     global corpus
     os.makedirs(work, exist_ok=True)
@@ -248,6 +284,7 @@ def main():
         check(not bad, "%s: %d of %d inputs' function sets equal llvm-cov's" %
               (label, len(inputs) - len(bad), len(inputs)))
 
+    check_reach(os.path.join(work, "shape0.ptcov"))
     # the JSON view's harness (docs/schema/cov-report.schema.json)
     hs = []
     for i in (0, 2, 4, 6):

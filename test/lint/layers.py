@@ -70,7 +70,7 @@ FLOORS = {
     # coverage of fuzzing corpora (cov/cov.h): data and maps under inputs and files, the
     # counters under the runner, analyses over all of it, views on top
     "cov": [
-        ["cov_data.c"],                                         # the data set
+        ["cov_data.c", "cov_graph.c"],                          # the data set, its call graph
         ["cov_map.c", "cov_corpus.c", "cov_file.c",             # ELF maps, corpora, .ptcov,
          "cov_counts.c", "cov_uplot.c",                         # counters, embedded uPlot,
          "cov_hash.c", "cov_merge.c"],                          # input hashes, merging
@@ -78,10 +78,11 @@ FLOORS = {
                                                                 # harness shapes
         ["cov_blocks.c", "cov_watch_dirs.c"],                   # blocks and lines; --watch's
                                                                 # entries and directories
+        ["cov_reach.c"],                                        # reachability, the frontier
         ["cov_analysis.c", "cov_watch_file.c"],                 # union, firsts, curve, diff;
                                                                 # --watch's .ptcov, record 11
         ["cov_view_blocks.c", "cov_view_source.c",              # blocks parts of the views;
-         "cov_watch.c"],                                        # the --watch loop
+         "cov_view_reach.c", "cov_watch.c"],                    # reachability's; --watch loop
         ["cov_view_table.c", "cov_view_csv.c", "cov_view_json.c",   # views
          "cov_view_html.c", "cov_view_diff.c", "cov_view_lcov.c"],
     ],

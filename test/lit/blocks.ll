@@ -26,7 +26,7 @@ join:
 
 ; CHECK: @__ptcall_blocks_ptr = internal global {{.*}}@__ptcall_blocks
 ; CHECK: @__ptcall_blocks = internal global [4 x i64] zeroinitializer
-; CHECK: %ptcall.map_header { i32 1296258128, i16 7, i16 80, i32 {{[0-9]+}}, i32 499,
+; CHECK: %ptcall.map_header { i32 1296258128, i16 8, i16 80, i32 {{[0-9]+}}, i32 499,
 ; CHECK-SAME: %ptcall.map_blocks { i32 {{[0-9]+}}, i32 4, i32 {{[0-9]+}}, i32 0,
 ; CHECK-SAME: [4 x %ptcall.map_block] [%ptcall.map_block { i32 0, i32 0, i32 2 }, %ptcall.map_block { i32 0, i32 2, i32 1 }, %ptcall.map_block { i32 0, i32 3, i32 1 }, %ptcall.map_block { i32 0, i32 4, i32 1 }],
 ; CHECK-SAME: [5 x %ptcall.map_line] [%ptcall.map_line { i32 [[F:[0-9]+]], i32 1 }, %ptcall.map_line { i32 [[F]], i32 2 }, %ptcall.map_line { i32 [[F]], i32 2 }, %ptcall.map_line { i32 [[F]], i32 3 }, %ptcall.map_line { i32 [[F]], i32 4 }]

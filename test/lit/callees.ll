@@ -40,7 +40,7 @@ b:
 ; with typed pointers, .p0.p0.i64 with opaque ones).
 ; leaf: 1 instruction, 1 block, no callee. caller: 10 instructions in 3 blocks; callees
 ; (records 0..2): leaf (function 0), ext, memcpy (neither in the unit).
-; CHECK: %ptcall.map_ext { i32 72, i32 3, i32 0, i32 0 },
+; CHECK: %ptcall.map_ext { i32 72, i32 3, i32 0, i32 248 },
 ; CHECK-SAME: [2 x %ptcall.map_func_ext] [%ptcall.map_func_ext { i32 1, i32 1, i32 0, i32 0 }, %ptcall.map_func_ext { i32 10, i32 3, i32 0, i32 3 }],
 ; CHECK-SAME: [3 x %ptcall.map_callee] [%ptcall.map_callee { i32 0, i32 11 }, %ptcall.map_callee { i32 -1, i32 23 }, %ptcall.map_callee { i32 -1, i32 27 }],
 ; CHECK-SAME: c"\00callees.c\00leaf\00caller\00ext\00llvm.memcpy\00

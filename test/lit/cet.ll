@@ -11,7 +11,7 @@ define void @f() {
   ret void
 }
 
-; CHECK: %ptcall.map_header { i32 1296258128, i16 7, i16 80, i32 {{[0-9]+}}, i32 86,
+; CHECK: %ptcall.map_header { i32 1296258128, i16 8, i16 80, i32 {{[0-9]+}}, i32 86,
 ; CHECK: define internal void @__ptcall_stub.0.entry.0() #[[STUB:[0-9]+]] section "ptcall_stubs" align 16 {
 ; CHECK-NEXT: call void asm sideeffect "endbr64\0A\09ret # ptcall stub 0x{{[0-9a-f]+}} 0\0A\09.fill 11, 1, 0xcc"
 ; CHECK: attributes #[[STUB]] = { naked nocf_check noinline nounwind "ptcall-stub" }

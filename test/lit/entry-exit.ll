@@ -2,7 +2,7 @@
 ; function marked noredzone, memory attributes dropped; stub definitions.
 ; RUN: %opt-ptcall '-passes=ptcall<ungated>' -S %s | FileCheck %s
 ; RUN: %opt-ptcall '-passes=ptcall<ungated>' -S %s | FileCheck %s --check-prefix=UNGATED
-; UNGATED: %ptcall.map_header { i32 1296258128, i16 7, i16 80, i32 {{[0-9]+}}, i32 82,
+; UNGATED: %ptcall.map_header { i32 1296258128, i16 8, i16 80, i32 {{[0-9]+}}, i32 82,
 ; UNGATED-LABEL: define i32 @two_returns(i32 %x)
 ; UNGATED-TYPED: call void asm sideeffect "call ${0:P}", "i,~{dirflag},~{fpsr},~{flags},~{r10},~{r11}"(void ()* @__ptcall_stub.0.entry.0)
 ; UNGATED-OPAQUE: call void asm sideeffect "call ${0:P}", "i,~{dirflag},~{fpsr},~{flags},~{r10},~{r11}"(ptr @__ptcall_stub.0.entry.0)

@@ -25,13 +25,15 @@ b:
 ; 5 stubs (f: entry, exit 0; g: entry, exit 0, exit 1), 2 functions; both call nothing, so
 ; every record has kind | PTCALL_STUB_F_LEAF (256).
 ; stubs at 80, functions at 80 + 5*16 = 160, the v6 extension at 160 + 2*16 = 192 (16-byte
-; header, 2 function records of 16 bytes, no callee: 48 bytes), strings at 240:
-; "" (0) "map.c" (1) "f" (7) "g" (9): 11 bytes, total 240 + 11 rounded up to 8 = 256.
+; header, 2 function records of 16 bytes, no callee: 48 bytes), the v8 call graph at 240
+; (24-byte header, 2 function records of 24 bytes: 72 bytes), strings at 312:
+; "" (0) "map.c" (1) "f" (7) "g" (9): 11 bytes, total 312 + 11 rounded up to 8 = 328.
+; Type ids (map v8): FNV-1a 64 of f's `v()` (0x6812e3194e04808e) and g's `i32(i1)`.
 ; f: 1 instruction in 1 block; g: 3 instructions (br, ret, ret) in 3 blocks.
 ; flags 114 (exits, r11 and r10 scratch, call-site sleds, late, no CET); unit_hash = FNV-1a 64 of "map.c\0f\0g\0" = 0x67f41255354ad237.
 ; CHECK: @__ptcall_soft_slot = internal global i64 0, align 8
 ; CHECK: @__ptcall_map = internal constant %ptcall.map <{
-; CHECK-SAME: %ptcall.map_header { i32 1296258128, i16 7, i16 80, i32 256, i32 242, i64 7490632237399593527, i32 5, i32 2, i32 80, i32 160, i32 240, i32 11,
+; CHECK-SAME: %ptcall.map_header { i32 1296258128, i16 8, i16 80, i32 328, i32 242, i64 7490632237399593527, i32 5, i32 2, i32 80, i32 160, i32 312, i32 11,
 ; CHECK-TYPED-SAME: i64 sub (i64 ptrtoint (i64* @__ptcall_soft_slot to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 0, i32 12) to i64)), i32 1, i32 192,
 ; CHECK-OPAQUE-SAME: i64 sub (i64 ptrtoint (ptr @__ptcall_soft_slot to i64), i64 ptrtoint (ptr getelementptr inbounds (%ptcall.map, ptr @__ptcall_map, i32 0, i32 0, i32 12) to i64)), i32 1, i32 192,
 ; CHECK-TYPED-SAME: i64 sub (i64 ptrtoint (i8* @__start_ptcall_sites to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 0, i32 15) to i64)),
@@ -50,9 +52,12 @@ b:
 ; CHECK-TYPED-SAME: %ptcall.map_stub { i64 sub (i64 ptrtoint (void ()* @__ptcall_stub.1.exit.1 to i64), i64 ptrtoint (i64* getelementptr inbounds (%ptcall.map, %ptcall.map* @__ptcall_map, i32 0, i32 1, i32 4, i32 0) to i64)), i32 1, i16 257, i16 1 }],
 ; CHECK-OPAQUE-SAME: %ptcall.map_stub { i64 sub (i64 ptrtoint (ptr @__ptcall_stub.1.exit.1 to i64), i64 ptrtoint (ptr getelementptr inbounds (%ptcall.map, ptr @__ptcall_map, i32 0, i32 1, i32 4, i32 0) to i64)), i32 1, i16 257, i16 1 }],
 ; CHECK-SAME: [2 x %ptcall.map_func] [%ptcall.map_func { i32 7, i32 7, i32 1, i32 0 }, %ptcall.map_func { i32 9, i32 9, i32 1, i32 0 }],
-; CHECK-SAME: %ptcall.map_ext { i32 48, i32 0, i32 0, i32 0 },
+; CHECK-SAME: %ptcall.map_ext { i32 48, i32 0, i32 0, i32 240 },
 ; CHECK-SAME: [2 x %ptcall.map_func_ext] [%ptcall.map_func_ext { i32 1, i32 1, i32 0, i32 0 }, %ptcall.map_func_ext { i32 3, i32 3, i32 0, i32 0 }],
-; CHECK-SAME: [0 x %ptcall.map_callee] zeroinitializer,
+; CHECK-SAME: [0 x %ptcall.map_callee] zeroinitializer, [0 x i8] zeroinitializer,
+; CHECK-SAME: %ptcall.map_graph { i32 72, i32 0, i32 0, i32 0, i32 0, i32 0 },
+; CHECK-SAME: [2 x %ptcall.map_func_graph] [%ptcall.map_func_graph { i64 7499306027347902606, i32 0, i32 0, i32 0, i32 0 }, %ptcall.map_func_graph { i64 -8637453439622686776, i32 0, i32 0, i32 0, i32 0 }],
+; CHECK-SAME: [0 x %ptcall.map_icall] zeroinitializer, [0 x %ptcall.map_taken] zeroinitializer, [0 x %ptcall.map_block_succ] zeroinitializer, [0 x i32] zeroinitializer,
 ; CHECK-SAME: [16 x i8] c"\00map.c\00f\00g\00\00\00\00\00\00" }>, section "ptcall_map", align 8
 ; The blob is kept with llvm.used (SHF_GNU_RETAIN: survives lld --gc-sections), the slot
 ; and stubs with llvm.compiler.used.
@@ -62,12 +67,12 @@ b:
 ; CHECK-OPAQUE: @llvm.compiler.used = appending global [6 x ptr] [ptr @__ptcall_soft_slot, ptr @__ptcall_stub.0.entry.0,
 
 ; Sections: ptcall_map allocated read-only (A, plus R = SHF_GNU_RETAIN), 8-aligned,
-; 256 bytes; ptcall_stubs AX, 16-aligned, 5 x 16 bytes; the slot in .bss; the retained
+; 328 bytes; ptcall_stubs AX, 16-aligned, 5 x 16 bytes; the slot in .bss; the retained
 ; empty ptcall_sites anchor and one linked-order ptcall_sites entry per sled (5).
 ; OBJ: ptcall_sites PROGBITS 0000000000000000 {{[0-9a-f]+}} 000000 00 AR 0 0 1
 ; OBJ-COUNT-5: ptcall_sites PROGBITS 0000000000000000 {{[0-9a-f]+}} 000008 00 AL {{[0-9]+}} 0 4
 ; OBJ: ptcall_stubs PROGBITS 0000000000000000 {{[0-9a-f]+}} 000050 00 AX 0 0 16
-; OBJ: ptcall_map PROGBITS 0000000000000000 {{[0-9a-f]+}} 000100 00 AR 0 0 8
+; OBJ: ptcall_map PROGBITS 0000000000000000 {{[0-9a-f]+}} 000148 00 AR 0 0 8
 ; A sled entry: the sled (PC-relative into the code) and its stub.
 ; OBJ: Relocation section '.relaptcall_sites' at offset {{.*}} contains 2 entries:
 ; OBJ-NEXT: Offset

@@ -18,7 +18,7 @@ static int helper(int x) { return x * 3 + 1; }
 int a(int x) { return helper(x) + 1; }
 int b(int x) { return helper(x) - 1; }
 
-// LATE: %ptcall.map_header { i32 1296258128, i16 7, i16 80, i32 {{[0-9]+}}, i32 82, i64 {{-?[0-9]+}}, i32 4, i32 2,
+// LATE: %ptcall.map_header { i32 1296258128, i16 8, i16 80, i32 {{[0-9]+}}, i32 82, i64 {{-?[0-9]+}}, i32 4, i32 2,
 // LATE-NOT: helper
 // LATE-NORANGE: define dso_local i32 @a(
 // LATE-RANGE: define dso_local range(i32 -2147483646, -2147483648) i32 @a(
@@ -28,7 +28,7 @@ int b(int x) { return helper(x) - 1; }
 // LATE: @__ptcall_stub.0.exit.0
 // LATE-NEXT: ret i32
 
-// EARLY: %ptcall.map_header { i32 1296258128, i16 7, i16 80, i32 {{[0-9]+}}, i32 83, i64 {{-?[0-9]+}}, i32 6, i32 3,
+// EARLY: %ptcall.map_header { i32 1296258128, i16 8, i16 80, i32 {{[0-9]+}}, i32 83, i64 {{-?[0-9]+}}, i32 6, i32 3,
 // EARLY-SAME: c"\00{{.*}}placement.c\00a\00helper\00b\00
 // EARLY-NORANGE: define dso_local i32 @a(
 // EARLY-RANGE: define dso_local range(i32 -2147483646, -2147483648) i32 @a(
@@ -46,5 +46,5 @@ int b(int x) { return helper(x) - 1; }
 // EARLY0: i32 83, i64 {{-?[0-9]+}}, i32 6, i32 3,
 // EARLY0: define internal i32 @helper(
 
-// NOEXITS: %ptcall.map_header { i32 1296258128, i16 7, i16 80, i32 {{[0-9]+}}, i32 80, i64 {{-?[0-9]+}}, i32 2, i32 2,
+// NOEXITS: %ptcall.map_header { i32 1296258128, i16 8, i16 80, i32 {{[0-9]+}}, i32 80, i64 {{-?[0-9]+}}, i32 2, i32 2,
 // NOEXITS-NOT: .exit.

@@ -15,7 +15,7 @@ target triple = "x86_64-pc-linux-gnu"
   { i8*, i8*, i8*, i32, i8* } { i8* bitcast (i32 ()* @other_annotation to i8*), i8* getelementptr inbounds ([6 x i8], [6 x i8]* @.str.other, i32 0, i32 0), i8* getelementptr inbounds ([6 x i8], [6 x i8]* @.file, i32 0, i32 0), i32 2, i8* null }
 ], section "llvm.metadata"
 
-; MAP: @__ptcall_map = internal constant %ptcall.map <{ %ptcall.map_header { i32 1296258128, i16 7, i16 80, i32 {{[0-9]+}}, i32 82, i64 {{-?[0-9]+}}, i32 4, i32 2,
+; MAP: @__ptcall_map = internal constant %ptcall.map <{ %ptcall.map_header { i32 1296258128, i16 8, i16 80, i32 {{[0-9]+}}, i32 82, i64 {{-?[0-9]+}}, i32 4, i32 2,
 ; MAP-SAME: c"\00{{.*}}\00instrumented\00other_annotation\00
 
 declare i32 @declared()

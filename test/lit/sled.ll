@@ -19,7 +19,7 @@ declare i32 @callee(i32)
 
 ; CHECK: module asm ".pushsection ptcall_sites,\22aR\22,@progbits"
 ; CHECK-NEXT: module asm ".popsection"
-; CHECK: %ptcall.map_header { i32 1296258128, i16 7, i16 80, i32 {{[0-9]+}}, i32 242,
+; CHECK: %ptcall.map_header { i32 1296258128, i16 8, i16 80, i32 {{[0-9]+}}, i32 242,
 ; CHECK: @__start_ptcall_sites = external hidden constant i8
 ; CHECK: @__stop_ptcall_sites = external hidden constant i8
 ; CHECK-LABEL: define i32 @f(i32 %x)

@@ -28,7 +28,7 @@ import subprocess
 import sys
 
 MAGIC = 0x4D435450
-VERSION = 7  # map version 7: blocks (only with -fptcall-cov, not built here)
+VERSION = 8  # map version 8: the call graph (7: blocks, only with -fptcall-cov, not built here)
 HDR = struct.Struct("<IHHIIQIIIIIIqIIqq")  # struct ptcall_map_header
 STUB = struct.Struct("<qIHH")              # struct ptcall_map_stub
 FUNC = struct.Struct("<IIII")              # struct ptcall_map_func
@@ -179,10 +179,17 @@ def check_map(cfg, elf, expect, absent, flags_want, nslots, nblobs=None):
             fail(cfg, f"{where}: sled table fields {sites_rel} {sites_end_rel} without F_SLEDS")
         # version 6: the sizes-and-callees extension right after the function table
         ext_size, ncallees = struct.unpack_from("<II", data, pos + ext) if ext else (0, 0)
+        # version 8: the call-graph part right after the extension (no blocks here)
+        graph = struct.unpack_from("<I", data, pos + ext + 12)[0] if ext else 0
+        gsize, nicalls, ntaken, gblocks, nsuccs = (
+            struct.unpack_from("<IIIII", data, pos + graph) if graph else (0, 0, 0, 0, 0))
         if soff != 80 or foff != soff + 16 * ns or ext != foff + 16 * nf or \
-                ext_size != 16 + 16 * nf + 8 * ncallees or stroff != ext + ext_size or \
+                ext_size != 16 + 16 * nf + 8 * ncallees or graph != ext + ext_size or \
+                gsize != (24 + 24 * nf + 16 * nicalls + 16 * ntaken + 7) // 8 * 8 or \
+                gblocks or nsuccs or stroff != graph + gsize or \
                 stroff + strsize > total or total - (stroff + strsize) >= 8:
-            fail(cfg, f"{where}: offsets {soff} {foff} {ext} {ext_size} {stroff} {strsize} {total}")
+            fail(cfg, f"{where}: offsets {soff} {foff} {ext} {ext_size} {graph} {gsize} "
+                      f"{stroff} {strsize} {total}")
         for i in range(ncallees):
             cfunc, cname = struct.unpack_from("<II", data, pos + ext + 16 + 16 * nf + 8 * i)
             if (cfunc != 0xffffffff and cfunc >= nf) or cname >= strsize:

@@ -894,6 +894,99 @@ static void test_blocks(void)
                        &bad) == PTC_MAP_E_BLOCKS);
 }
 
+/* Map version 8: put_blocks's unit with a call-graph part after the blocks part (main takes
+ * no address and calls through a pointer in its block 1; helper is address taken; one taken
+ * declaration; block 0 -> 1); its reading, each inconsistency refused as PTC_MAP_E_GRAPH,
+ * and the part ignored in a version 7 unit (the field was reserved). */
+static size_t graph_at_;
+static size_t put_graph(void)
+{
+    size_t n = put_blocks();
+    struct ptcall_map_header *h = hdr_at(0);
+    struct ptcall_map_graph g = {.num_icalls = 1, .num_taken = 1, .num_blocks = 3,
+                                 .num_succs = 1};
+    g.graph_size = (uint32_t)((sizeof(g) + 2 * sizeof(struct ptcall_map_func_graph) +
+                               sizeof(struct ptcall_map_icall) + sizeof(struct ptcall_map_taken) +
+                               3 * sizeof(struct ptcall_map_block_succ) + 4 + 7) & ~(size_t)7);
+    struct ptcall_map_func_graph f[2] = {{0x1111, 0, 0, 1, 0},
+                                         {0x2222, PTCALL_MAP_FUNC_F_ADDRESS_TAKEN, 1, 0, 0}};
+    struct ptcall_map_icall ic = {0x2222, 1, 0};
+    struct ptcall_map_taken tk = {0x2222, 1, 0};
+    struct ptcall_map_block_succ bs[3] = {{0, 1}, {1, 0}, {1, 0}};
+    uint32_t succ[2] = {1, 0};
+    uint8_t *p = sec + n;
+    memset(p, 0, g.graph_size);
+    memcpy(p, &g, sizeof(g));
+    memcpy(p += sizeof(g), f, sizeof(f));
+    memcpy(p += sizeof(f), &ic, sizeof(ic));
+    memcpy(p += sizeof(ic), &tk, sizeof(tk));
+    memcpy(p += sizeof(tk), bs, sizeof(bs));
+    memcpy(p += sizeof(bs), succ, sizeof(succ));
+    uint32_t go = (uint32_t)n;
+    memcpy(sec + h->ext_offset + 12, &go, 4); /* ext.graph_offset */
+    graph_at_ = n;
+    h->total_size = (uint32_t)(n + g.graph_size);
+    return h->total_size;
+}
+
+static int graph_cb(void *ctx, const struct ptc_map_unit *u)
+{
+    (void)ctx;
+    struct ptcall_map_graph g;
+    struct ptcall_map_func_graph f;
+    struct ptcall_map_icall ic;
+    struct ptcall_map_taken tk;
+    struct ptcall_map_block_succ bs;
+    CHECK(ptc_map_get_graph(u, &g) == 1 && g.num_icalls == 1 && g.num_blocks == 3);
+    ptc_map_get_func_graph(u, 1, &f);
+    CHECK(f.type_id == 0x2222 && f.flags == PTCALL_MAP_FUNC_F_ADDRESS_TAKEN);
+    ptc_map_get_icall(u, 0, &ic);
+    CHECK(ic.type_id == 0x2222 && ic.block == 1);
+    ptc_map_get_taken(u, 0, &tk);
+    CHECK(tk.name == 1);
+    ptc_map_get_block_succ(u, 0, &bs);
+    CHECK(bs.num_succs == 1 && ptc_map_get_succ(u, bs.first_succ) == 1);
+    return 0;
+}
+
+static void test_graph(void)
+{
+    size_t n = put_graph(), bad;
+    CHECK(ptc_map_walk(sec, n, SEC_ADDR, STUBS_ADDR, STUBS_ADDR + STUBS_SIZE, graph_cb, NULL,
+                       &bad) == 1);
+    struct ptcall_map_graph g;
+    struct ptc_map_unit u = {.hdr = *hdr_at(0), .blob = sec};
+    u.hdr.version = 7;
+    CHECK(ptc_map_get_graph(&u, &g) == 0);
+    const size_t go = graph_at_, funcs = go + sizeof(g),
+                 icalls = funcs + 2 * sizeof(struct ptcall_map_func_graph),
+                 taken = icalls + sizeof(struct ptcall_map_icall),
+                 bsucc = taken + sizeof(struct ptcall_map_taken), succ = bsucc + 3 * 8;
+    static const struct {
+        int part; /* 0: ext.graph_offset, 1: the graph part, then as the sizes above */
+        size_t at;
+        uint32_t value;
+    } bads[] = {
+        {0, 0, 0},            /* misaligned (go + 4) */
+        {0, 0, 0x10000},      /* past the blob */
+        {1, 0, 8},            /* graph_size */
+        {1, 12, 2},           /* num_blocks not the blocks part's */
+        {2, 12, 2},           /* main's icalls past num_icalls */
+        {3, 8, 3},            /* an icall in a missing block */
+        {4, 8, 1000},         /* a taken name past the strings */
+        {5, 4, 2},            /* block 0's successors past num_succs */
+        {6, 0, 3},            /* a successor that is no block */
+    };
+    for (size_t i = 0; i < sizeof(bads) / sizeof(bads[0]); i++) {
+        put_graph();
+        size_t base[] = {hdr_at(0)->ext_offset + 12, go, funcs, icalls, taken, bsucc, succ};
+        uint32_t v = i == 0 ? (uint32_t)go + 4 : bads[i].value;
+        memcpy(sec + base[bads[i].part] + bads[i].at, &v, 4);
+        CHECK(ptc_map_walk(sec, n, SEC_ADDR, STUBS_ADDR, STUBS_ADDR + STUBS_SIZE, noop_cb, NULL,
+                           &bad) == PTC_MAP_E_GRAPH);
+    }
+}
+
 int main(void)
 {
     test_valid();
@@ -907,6 +1000,7 @@ int main(void)
     test_ret_sled_patch();
     test_ext();
     test_blocks();
+    test_graph();
     if (failures) {
         fprintf(stderr, "%d failures\n", failures);
         return 1;
