@@ -503,6 +503,8 @@ static int write_part(struct db *d, void *ctx)
         e = insert_rows(d, "INSERT INTO campaign_block_firsts (campaign_id, part_id, block, t_ms)",
                         4, c->nbfirsts, j, fill_bfirst);
     if (!e)
+        e = db_campaign_reach_write(d, j->campaign, j->part, c);
+    if (!e)
         e = recompute(d, j->campaign, c->blocks_total >= 0);
     return e;
 }

@@ -44,6 +44,17 @@ struct db_cbfirst {
     int64_t t_ms;
 };
 
+/* A row of a part's frontier (docs/db.md, *The frontier*): a never-reached function that
+ * reached functions call, its reached callers, and the never-reached code behind it. */
+struct db_cfront {
+    const char *linkage_name, *name, *file;
+    int64_t line;
+    int by_pointer_only;       /* called only through pointers of its type */
+    const char *const *callers; /* their names */
+    size_t ncallers;
+    int64_t functions, insns, blocks, lines;  /* behind it; lines -1: the build counts none */
+};
+
 struct db_campaign_in {
     const char *name;          /* the campaign */
     const char *program;       /* base name of the target's main module */
@@ -65,6 +76,13 @@ struct db_campaign_in {
     size_t nfirsts;
     const struct db_cbfirst *bfirsts;
     size_t nbfirsts;
+    /* reachability, when the .ptcov has the call graph (has_reach 0: none stored) */
+    int has_reach;
+    int indirect_calls;        /* calls through pointers followed (every module had one) */
+    int64_t unreachable, reachable_not_reached;
+    int64_t frontier_total;    /* the frontier's rows, of which front holds the first */
+    const struct db_cfront *front;
+    size_t nfront;
 };
 
 /* Why a part was refused (the message is in d->err): */
@@ -139,6 +157,30 @@ int db_campaign_firsts_curve(struct db *d, int64_t campaign, const char *host, i
 struct db_ccurve;
 int db_campaign_host_curves(struct db *d, int64_t campaign, int blocks, struct db_ccurve *hosts,
                             size_t nhosts);
+/* The frontier the API shows (db_campaign_frontier.c): that of the campaign's latest part
+ * (by added_ns, then id) that has one. */
+struct db_cfront_out {
+    char *linkage_name, *name, *file;
+    int64_t line;
+    int by_pointer_only;
+    char **callers;
+    size_t ncallers;
+    int64_t functions, insns, blocks, lines;  /* lines -1: none counted */
+};
+struct db_cfrontier {
+    int found;                 /* 0: no part of the campaign has one */
+    int64_t part, added_ns;
+    char *host;
+    int indirect_calls;
+    int64_t unreachable, reachable_not_reached, total;
+    struct db_cfront_out *rows;
+    size_t nrows;
+};
+int db_campaign_frontier(struct db *d, int64_t campaign, struct db_cfrontier *out);
+void db_campaign_frontier_free(struct db_cfrontier *x);
+/* Inside db_campaign_add's transaction: stores c's reachability as part part's. */
+int db_campaign_reach_write(struct db *d, int64_t campaign, int64_t part,
+                            const struct db_campaign_in *c);
 /* Campaign id's union curve alone (as the last add stored it). */
 int db_campaign_curve(struct db *d, int64_t id, struct db_cpoint **out, size_t *n);
 

@@ -293,6 +293,38 @@ static int to_v4(struct db *d)
         "functions BIGINT NOT NULL, "
         "blocks BIGINT, "
         "PRIMARY KEY (campaign_id, t_ms))",
+        /* per part whose .ptcov had the call graph: how the never-reached functions divide,
+         * and the frontier's top rows, each callee by identity (not a functions id: never
+         * reached, it has no run either), its reached callers by name */
+        "CREATE TABLE campaign_reach ("
+        "part_id BIGINT NOT NULL PRIMARY KEY REFERENCES campaign_parts (id) ON DELETE CASCADE, "
+        "campaign_id BIGINT NOT NULL REFERENCES campaigns (id) ON DELETE CASCADE, "
+        "indirect_calls INTEGER NOT NULL, "
+        "unreachable BIGINT NOT NULL, "
+        "reachable_not_reached BIGINT NOT NULL, "
+        "frontier_total BIGINT NOT NULL)",
+        "CREATE INDEX campaign_reach_campaign ON campaign_reach (campaign_id)",
+        "CREATE TABLE campaign_frontier ("
+        "part_id BIGINT NOT NULL REFERENCES campaign_parts (id) ON DELETE CASCADE, "
+        "pos INTEGER NOT NULL, "
+        "linkage_name TEXT NOT NULL, "
+        "name TEXT NOT NULL, "
+        "file TEXT NOT NULL, "
+        "line BIGINT NOT NULL, "
+        "by_pointer_only INTEGER NOT NULL, "
+        "functions_behind BIGINT NOT NULL, "
+        "insns_behind BIGINT NOT NULL, "
+        "blocks_behind BIGINT NOT NULL, "
+        "lines_behind BIGINT, "
+        "PRIMARY KEY (part_id, pos))",
+        "CREATE TABLE campaign_frontier_callers ("
+        "part_id BIGINT NOT NULL, "
+        "pos INTEGER NOT NULL, "
+        "idx INTEGER NOT NULL, "
+        "name TEXT NOT NULL, "
+        "PRIMARY KEY (part_id, pos, idx), "
+        "FOREIGN KEY (part_id, pos) REFERENCES campaign_frontier (part_id, pos) ON DELETE "
+        "CASCADE)",
         NULL};
     return run_all(d, sql);
 }

@@ -128,6 +128,47 @@ int web_api_campaigns(const struct web_ctx *c, struct db *d, const struct web_ar
     return web_json_done(r, &b);
 }
 
+/* The frontier of the campaign's latest part that has one (docs/web.md): a union's frontier
+ * would need the parts' coverage merged before the graph is walked, which only `cov merge`
+ * then one add gives. null when no part had a call graph. */
+static void frontier_json(struct sbuf *b, const struct db_cfrontier *f)
+{
+    if (!f->found) {
+        sb_puts(b, "null");
+        return;
+    }
+    sb_printf(b, "{\"part\": %lld, \"host\": ", (long long)f->part);
+    sb_json_str(b, f->host ? f->host : "");
+    sb_printf(b, ", \"added_ns\": %lld, \"indirect_calls\": %s, \"unreachable\": %lld, "
+                 "\"reachable_not_reached\": %lld, \"total\": %lld, \"rows\": [",
+              (long long)f->added_ns, f->indirect_calls ? "true" : "false",
+              (long long)f->unreachable, (long long)f->reachable_not_reached, (long long)f->total);
+    for (size_t i = 0; i < f->nrows; i++) {
+        const struct db_cfront_out *x = &f->rows[i];
+        sb_puts(b, i ? ",\n  {\"name\": " : "\n  {\"name\": ");
+        sb_json_str(b, x->name ? x->name : "");
+        sb_puts(b, ", \"linkage_name\": ");
+        sb_json_str(b, x->linkage_name ? x->linkage_name : "");
+        sb_puts(b, ", \"file\": ");
+        sb_json_str(b, x->file ? x->file : "");
+        sb_printf(b, ", \"line\": %lld, \"by_pointer_only\": %s, \"callers\": [",
+                  (long long)x->line, x->by_pointer_only ? "true" : "false");
+        for (size_t k = 0; k < x->ncallers; k++) {
+            if (k)
+                sb_puts(b, ", ");
+            sb_json_str(b, x->callers[k]);
+        }
+        sb_printf(b, "], \"functions_behind\": %lld, \"insns_behind\": %lld, "
+                     "\"blocks_behind\": %lld, \"lines_behind\": ",
+                  (long long)x->functions, (long long)x->insns, (long long)x->blocks);
+        if (x->lines < 0)
+            sb_puts(b, "null}");
+        else
+            sb_printf(b, "%lld}", (long long)x->lines);
+    }
+    sb_puts(b, "]}");
+}
+
 int web_api_campaign(const struct web_ctx *c, struct db *d, int64_t id,
                      const struct web_args *a, struct web_resp *r)
 {
@@ -197,9 +238,18 @@ int web_api_campaign(const struct web_ctx *c, struct db *d, int64_t id,
         sb_json_str(&b, fn->input);
         sb_puts(&b, "}");
     }
-    sb_printf(&b, "], \"more_functions\": %zu, \"has_blocks\": %s, \"frontier\": null}",
-              x.more, blocks ? "true" : "false");
+    sb_printf(&b, "], \"more_functions\": %zu, \"has_blocks\": %s, \"frontier\": ", x.more,
+              blocks ? "true" : "false");
     db_campaign_detail_free(&x);
+    struct db_cfrontier fr;
+    if ((e = db_campaign_frontier(d, id, &fr))) {
+        sb_free(&b);
+        db_campaigns_free(v, n);
+        return web_db_fail(r, d, e);
+    }
+    frontier_json(&b, &fr);
+    db_campaign_frontier_free(&fr);
+    sb_puts(&b, "}");
     db_campaigns_free(v, n);
     return web_json_done(r, &b);
 }

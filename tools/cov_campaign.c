@@ -386,7 +386,12 @@ int cov_add_file(const char *cmd, struct db *d, const char *path, const char *ca
                                .ntags = ntags,
                                .added_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec};
     struct made mk;
-    if (make_part(&cd, host, &c, &mk)) {
+    struct cov_reach_rows rr;
+    int bad = make_part(&cd, host, &c, &mk);
+    if (cov_campaign_reach(&cd, &c, &rr))
+        bad = 1;
+    if (bad) {
+        cov_reach_rows_free(&rr);
         made_free(&mk);
         cov_data_free(&cd);
         return cli_fail(cmd, "out of memory", "nothing was added");
@@ -400,8 +405,9 @@ int cov_add_file(const char *cmd, struct db *d, const char *path, const char *ca
         cli_text_str(stdout, campaign);
         printf("): part %lld from ", (long long)pid);
         cli_text_str(stdout, path);
-        printf(" (%s, %lld inputs, %zu instance%s, %lld of %lld functions", program,
-               (long long)c.inputs, c.ninst, c.ninst == 1 ? "" : "s", (long long)c.functions,
+        printf(" (");
+        cli_text_str(stdout, program);
+        printf(", %lld inputs, %zu instance%s, %lld of %lld functions", (long long)c.inputs, c.ninst, c.ninst == 1 ? "" : "s", (long long)c.functions,
                (long long)c.functions_total);
         if (c.blocks_total >= 0)
             printf(", %lld of %lld blocks", (long long)c.blocks, (long long)c.blocks_total);
@@ -416,6 +422,7 @@ int cov_add_file(const char *cmd, struct db *d, const char *path, const char *ca
     } else {
         r = cli_fail(cmd, d->err, db_cli_advice(d->ops == &db_pg_ops, e));
     }
+    cov_reach_rows_free(&rr);
     made_free(&mk);
     cov_data_free(&cd);
     return r;

@@ -122,6 +122,56 @@ def report(ptcall, path):
     return json.loads(p.stdout) if p.returncode == 0 else None
 
 
+FRONT_KEEP = 100  # frontier rows stored per part (tools/cov_campaign_reach.c)
+
+
+def want_frontier(rep):
+    """(unreachable, reachable_not_reached, total, rows) of `cov report --format json`'s
+    reachability: the rows the database keeps, each callee by identity, callers by name."""
+    fs = rep["functions"]
+    r = rep["reachability"]
+    rows = []
+    for x in r["frontier"][:FRONT_KEEP]:
+        f = fs[x["function"]]
+        rows.append((f["linkage_name"] or "", f["name"], f["file"] or "", f["line"],
+                     bool(x["by_pointer_only"]), [fs[c]["name"] for c in x["callers"]],
+                     x["functions_behind"], x["insns_behind"], x["blocks_behind"],
+                     x.get("lines_behind")))
+    return r["unreachable"], r["reachable_not_reached"], len(r["frontier"]), rows
+
+
+def stored_frontier(B, url, part):
+    """The same from the database's campaign_reach, campaign_frontier and its callers (None:
+    no such tables or no row for the part)."""
+    try:
+        head = B.sql(url, "SELECT unreachable, reachable_not_reached, frontier_total FROM "
+                          "campaign_reach WHERE part_id = %d" % part)
+        rows = B.sql(url, "SELECT pos, linkage_name, name, file, line, by_pointer_only, "
+                          "functions_behind, insns_behind, blocks_behind, lines_behind FROM "
+                          "campaign_frontier WHERE part_id = %d ORDER BY pos" % part)
+        callers = B.sql(url, "SELECT pos, name FROM campaign_frontier_callers WHERE part_id = %d "
+                             "ORDER BY pos, idx" % part)
+    except Exception as e:  # the tables missing (a database without the frontier)
+        print("  (%s)" % str(e).strip()[:200])
+        return None
+    if not head:
+        return None
+    by = {}
+    for pos, name in callers:
+        by.setdefault(pos, []).append(name)
+    return (*head[0], [(ln, n, f, line, bool(bp), by.get(pos, []), fb, ib, bb,
+                        None if lb in (None, "") else lb)
+                       for pos, ln, n, f, line, bp, fb, ib, bb, lb in rows])
+
+
+def api_frontier(fr):
+    """The same from the API's campaign.frontier."""
+    return (fr["unreachable"], fr["reachable_not_reached"], fr["total"],
+            [(x["linkage_name"], x["name"], x["file"], x["line"], x["by_pointer_only"],
+              x["callers"], x["functions_behind"], x["insns_behind"], x["blocks_behind"],
+              x["lines_behind"]) for x in fr["rows"]])
+
+
 def checks(ptcall, cc, src, work, B):
     target_c = os.path.join(src, "test", "cov", "cov_target.c")
     os.makedirs("v2")
@@ -244,6 +294,50 @@ def checks(ptcall, cc, src, work, B):
     p = run([ptcall, "db", "add", "--db", url, "--campaign", "c1", "b.ptcov"])
     check(p.returncode == 0 and "part 2" in p.stdout, "db add of a .ptcov adds a part: %s %s" %
           (p.stdout.strip(), p.stderr.strip()))
+    # the frontier: each part's, as `cov report` computes it on that part's .ptcov
+    for part, f in ((1, "a.ptcov"), (2, "b.ptcov")):
+        want = want_frontier(report(ptcall, f))
+        got = stored_frontier(B, url, part)
+        check(got == want, "part %d's stored frontier (%d of %d rows; %d unreachable, "
+              "%d reachable) = cov report --format json's reachability of %s%s" %
+              (part, len(want[3]), want[2], want[0], want[1], f,
+               "" if got == want else ": %s != %s" % (got and got[:3], want[:3])))
+    # a target with a known frontier (test/cov/cov_reach.c, as cov-reach runs it): two parts
+    # of campaign "reach", the second reaching rare (an 'R' input): its frontier is another; each
+    # stored as cov report computes it
+    reach_c = os.path.join(src, "test", "cov", "cov_reach.c")
+    p = run([cc, "-O0", "-fptcall-cov", reach_c, "-o", "reach"])
+    check(p.returncode == 0, "ptcall-cc -fptcall-cov builds cov_reach.c: %s" % p.stderr[-300:])
+    for k, inputs in ((1, (("a", b"hxy1"),)), (2, (("a", b"hxy1"), ("b", b"bxyz"), ("r", b"Rxy")))):
+        os.makedirs("reach-corpus%d" % k)
+        for name, data in inputs:
+            with open(os.path.join("reach-corpus%d" % k, name), "wb") as f:
+                f.write(data)
+        p = run([ptcall, "cov", "run", "-o", "reach%d.ptcov" % k, "--corpus", "reach-corpus%d" % k,
+                 "--", "./reach", "@@"])
+        check(p.returncode == 0, "cov run of cov_reach.c, part %d: %s" % (k, p.stderr[-300:]))
+        p = run([ptcall, "cov", "add", "--db", url, "--campaign", "reach", "reach%d.ptcov" % k])
+        check(p.returncode == 0, "cov add reach%d.ptcov: %s" % (k, p.stderr.strip()))
+        want = want_frontier(report(ptcall, "reach%d.ptcov" % k))
+        (pid,), = B.sql(url, "SELECT id FROM campaign_parts WHERE file = 'reach%d.ptcov'" % k)
+        got = stored_frontier(B, url, pid)
+        check(len(want[3]) >= 1 and got == want,
+              "reach%d.ptcov's stored frontier (%d rows, first %s; %d unreachable, %d "
+              "reachable) = cov report --format json's reachability%s" %
+              (k, len(want[3]), want[3][0][1] if want[3] else None, want[0], want[1],
+               "" if got == want else ": %s != %s" % (got, want)))
+    # a .ptcov without the call graph (record 8 cut out): no frontier stored
+    hdr, arecs = records("a.ptcov")
+    with open("nograph.ptcov", "wb") as f:
+        f.write(hdr + b"".join(r[2] for r in arecs if r[0] != 8))
+    p = run([ptcall, "cov", "add", "--db", url, "--campaign", "nograph", "nograph.ptcov"])
+    check(p.returncode == 0, "cov add of a .ptcov without record 8: %s" % p.stderr.strip())
+    try:
+        (ng,), = B.sql(url, "SELECT count(*) FROM campaign_reach r JOIN campaign_parts p ON "
+                            "p.id = r.part_id WHERE p.file = 'nograph.ptcov'")
+    except Exception as e:  # no campaign_reach table
+        ng = str(e).strip()[:200]
+    check(ng == 0, "a part without a call graph stores no frontier (%s rows)" % ng)
     (fr, br, parts, inputs), = B.sql(url, "SELECT functions_reached, blocks_reached, parts, "
                                           "inputs FROM campaigns WHERE name = 'c1'")
     mf = {f["linkage_name"] for f in m["functions"] if f.get("inputs", 0) > 0}
@@ -389,8 +483,35 @@ def checks(ptcall, cc, src, work, B):
         check(sorted(h["host"] for h in c["curves"]["hosts"]) == sorted({hostname, hb}) and
               len(c["curves"]["instances"]) == 4, "curves per host (2) and instance (2 x main, sec)")
         firsts = {f["name"] for f in c["functions"]}
-        check(len(c["functions"]) == len(mf) and c["frontier"] is None,
+        check(len(c["functions"]) == len(mf),
               "every reached function listed with its first reach (%d)" % len(firsts))
+        # the frontier shown: the latest part's that has one, part 2 (b.ptcov)
+        fr = c.get("frontier")
+        want = want_frontier(report(ptcall, "b.ptcov"))
+        ok = isinstance(fr, dict) and fr.get("part") == 2 and fr.get("host") == hb
+        check(ok and api_frontier(fr) == want,
+              "campaign.frontier is part 2's (%s, host %s) and equals cov report's reachability "
+              "of b.ptcov: %s" % (fr and fr.get("part"), fr and fr.get("host"),
+                                  "ok" if ok and api_frontier(fr) == want else
+                                  "%s != %s" % (ok and api_frontier(fr)[:3], want[:3])))
+        rc = [x for x in srv.api("/api/v1/campaigns")[1]["campaigns"] if x["name"] == "reach"]
+        if check(len(rc) == 1, "the campaign of cov_reach.c is listed"):
+            st, doc = srv.api("/api/v1/campaigns/%d" % rc[0]["id"])
+            valid(doc, "campaign", "/api/v1/campaigns/ID (with a frontier)")
+            fr = doc["campaign"]["frontier"] if st == 200 else None
+            (pid,), = B.sql(url, "SELECT id FROM campaign_parts WHERE file = 'reach2.ptcov'")
+            want = want_frontier(report(ptcall, "reach2.ptcov"))
+            check(isinstance(fr, dict) and fr["part"] == pid and api_frontier(fr) == want,
+                  "campaign reach: campaign.frontier is its latest part's (%d) and equals cov "
+                  "report's reachability of reach2.ptcov (%d rows): %s" %
+                  (pid, len(want[3]), fr if not isinstance(fr, dict) else
+                   "ok" if api_frontier(fr) == want else "%s != %s" % (api_frontier(fr), want)))
+        ng = [x for x in srv.api("/api/v1/campaigns")[1]["campaigns"] if x["name"] == "nograph"]
+        if check(len(ng) == 1, "the campaign without a call graph is listed"):
+            st, doc = srv.api("/api/v1/campaigns/%d" % ng[0]["id"])
+            check(st == 200 and doc["campaign"]["frontier"] is None,
+                  "no part with a call graph: campaign.frontier is null (%s)" %
+                  (doc.get("campaign") or {}).get("frontier"))
         st, doc = srv.api("/api/v1/campaigns/compare?a=tag:fuzzer=x&b=tag:fuzzer=y")
         check(st == 200, "GET /api/v1/campaigns/compare: %s %s" % (st, doc.get("error")))
         valid(doc, "campaigns_compare", "/api/v1/campaigns/compare")

@@ -903,7 +903,8 @@ def checks(env, B):
         B.sql(back, "DROP INDEX run_functions_figures")
         B.sql(back, "CREATE INDEX run_functions_function ON run_functions (function_id)")
         B.sql(back, "ALTER TABLE run_modules DROP COLUMN build_id")
-        for table in ("campaign_union", "campaign_block_firsts", "campaign_firsts",
+        for table in ("campaign_frontier_callers", "campaign_frontier", "campaign_reach",
+                      "campaign_union", "campaign_block_firsts", "campaign_firsts",
                       "campaign_points", "campaign_instances", "campaign_parts", "campaign_tags",
                       "campaigns"):  # version 4's
             B.sql(back, "DROP TABLE %s" % table)

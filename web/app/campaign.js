@@ -286,44 +286,40 @@
     return p;
   }
 
-  /* ---- the frontier (a reachability helper fills it: shown when the document has one) ------ */
+  /* ---- the frontier: the document's {part, host, added_ns, unreachable, reachable_not_reached,
+   * total, rows} (docs/web.md), that of the campaign's latest part stored with a call graph ---- */
 
   function frontierPanel(fr) {
     var el = S.el;
     var box = el("div", {id: "frontier"});
-    if (fr === null || fr === undefined) {
+    if (fr === null || fr === undefined || !Array.isArray(fr.rows)) {
       box.appendChild(el("p", {id: "frontier-absent", cls: "note",
-        text: "No frontier in this campaign: it was stored without reachability (the map has " +
-              "no call graph, or the .ptcov was made before the frontier was recorded)."}));
+        text: "No frontier in this campaign: no part was stored with reachability (the map " +
+              "has no call graph, or the .ptcov was made before the frontier was recorded)."}));
       return box;
     }
-    /* the rows: the frontier itself when it is a list, else its first list */
-    var rows = Array.isArray(fr) ? fr : null;
-    if (!rows && typeof fr === "object")
-      for (var k in fr) if (Array.isArray(fr[k])) { rows = fr[k]; break; }
-    if (!rows) {
-      box.appendChild(el("pre", {id: "frontier-doc", text: JSON.stringify(fr, null, 1)}));
-      return box;
-    }
-    var cols = [];
-    rows.forEach(function (r) {
-      if (r && typeof r === "object")
-        Object.keys(r).forEach(function (k) { if (cols.indexOf(k) < 0) cols.push(k); });
+    box.appendChild(el("p", {id: "frontier-summary", text: "Of part " + fr.part + " (" +
+      fr.host + ", added " + S.fmtDate(fr.added_ns) + " UTC): " + fmtInt(fr.reachable_not_reached) +
+      " never-reached functions reachable from the harness, " + fmtInt(fr.unreachable) +
+      " unreachable" + (fr.indirect_calls ? "" : " (direct calls only)") + "; " +
+      fmtInt(fr.total) + " frontier entries" + (fr.total > fr.rows.length ? ", the first " +
+      fmtInt(fr.rows.length) + " kept" : "") + "."}));
+    box.appendChild(el("p", {id: "frontier-note", cls: "note",
+      text: "This is one part's frontier, the latest added that has one. The frontier of the " +
+            "campaign's union is exact only when its parts were merged with `ptcall cov merge` " +
+            "and added as one part: a function one part never reached may be reached by " +
+            "another."}));
+    var trs = fr.rows.map(function (r) {
+      return el("tr", {"data-fn": r.name}, [el("td", {cls: "fn", text: r.name}),
+        el("td", {text: r.file ? r.file + (r.line ? ":" + r.line : "") : "-"}),
+        el("td", {cls: "callers", text: (r.by_pointer_only ? "(by pointer) " : "") +
+                                        r.callers.join(", ")}),
+        numCell(r.functions_behind), numCell(r.insns_behind), numCell(r.blocks_behind),
+        numCell(r.lines_behind)]);
     });
-    if (!cols.length) cols = ["value"];
-    var trs = rows.map(function (r) {
-      return el("tr", null, cols.map(function (k) {
-        var v = r && typeof r === "object" ? r[k] : r;
-        if (typeof v === "number") return numCell(v);
-        if (v !== null && typeof v === "object")
-          v = Array.isArray(v) ? v.map(function (x) {
-            return typeof x === "object" && x ? (x.name || JSON.stringify(x)) : String(x);
-          }).join(", ") : JSON.stringify(v);
-        return el("td", {text: v === null || v === undefined ? "-" : String(v)});
-      }));
-    });
-    box.appendChild(el("p", {id: "frontier-count", text: rows.length + " frontier entries"}));
-    box.appendChild(sortable(S.table("frontier-table", cols, trs)));
+    box.appendChild(sortable(S.table("frontier-table", ["function", "source",
+      "reached callers", "functions behind", "insns behind", "blocks behind", "lines behind"],
+      trs)));
     return box;
   }
 

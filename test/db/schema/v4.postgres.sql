@@ -30,6 +30,10 @@ CREATE INDEX campaign_firsts_union ON campaign_firsts (campaign_id, function_id,
 CREATE TABLE campaign_block_firsts (campaign_id BIGINT NOT NULL REFERENCES campaigns (id) ON DELETE CASCADE, part_id BIGINT NOT NULL REFERENCES campaign_parts (id) ON DELETE CASCADE, block BIGINT NOT NULL, t_ms BIGINT NOT NULL, PRIMARY KEY (part_id, block));
 CREATE INDEX campaign_block_firsts_union ON campaign_block_firsts (campaign_id, block, t_ms);
 CREATE TABLE campaign_union (campaign_id BIGINT NOT NULL REFERENCES campaigns (id) ON DELETE CASCADE, t_ms BIGINT NOT NULL, functions BIGINT NOT NULL, blocks BIGINT, PRIMARY KEY (campaign_id, t_ms));
+CREATE TABLE campaign_reach (part_id BIGINT NOT NULL PRIMARY KEY REFERENCES campaign_parts (id) ON DELETE CASCADE, campaign_id BIGINT NOT NULL REFERENCES campaigns (id) ON DELETE CASCADE, indirect_calls INTEGER NOT NULL, unreachable BIGINT NOT NULL, reachable_not_reached BIGINT NOT NULL, frontier_total BIGINT NOT NULL);
+CREATE INDEX campaign_reach_campaign ON campaign_reach (campaign_id);
+CREATE TABLE campaign_frontier (part_id BIGINT NOT NULL REFERENCES campaign_parts (id) ON DELETE CASCADE, pos INTEGER NOT NULL, linkage_name TEXT NOT NULL, name TEXT NOT NULL, file TEXT NOT NULL, line BIGINT NOT NULL, by_pointer_only INTEGER NOT NULL, functions_behind BIGINT NOT NULL, insns_behind BIGINT NOT NULL, blocks_behind BIGINT NOT NULL, lines_behind BIGINT, PRIMARY KEY (part_id, pos));
+CREATE TABLE campaign_frontier_callers (part_id BIGINT NOT NULL, pos INTEGER NOT NULL, idx INTEGER NOT NULL, name TEXT NOT NULL, PRIMARY KEY (part_id, pos, idx), FOREIGN KEY (part_id, pos) REFERENCES campaign_frontier (part_id, pos) ON DELETE CASCADE);
 INSERT INTO schema_version (version) VALUES (4);
 INSERT INTO runs (id, content_hash, trace, trace_bytes, program, program_path, command, host, added_ns, start_ns, duration_ns, exit_status, signal, core_dumped, backend, time_unit, events, whole_calls, calls, threads, processes, gaps, missing_chunks, lost_events, lost_pt_units, repairs, unwound, unmatched, broken_frames, open_at_end, bad_stubs, fork_unknown, lossy_threads, unfinished_processes, complete, lossy, total_time, selection, traced_functions, functions, edges) VALUES (1, 'cdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcd', '/traces/v2.ptc', 4096, 'prog', '/bin/prog', './prog 7', 'v2host', 1700000000000000000, 1699999999000000000, 2500000, 0, NULL, NULL, 'soft', 'ns', 24, 0, 12, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 9000, NULL, NULL, 2, 1);
 INSERT INTO run_tags (run_id, name, value) VALUES (1, 'made', 'v4 fixture');
@@ -59,3 +63,6 @@ INSERT INTO campaign_union (campaign_id, t_ms, functions, blocks) VALUES (1, 0, 
 INSERT INTO campaign_union (campaign_id, t_ms, functions, blocks) VALUES (1, 40, 2, 3);
 SELECT setval(pg_get_serial_sequence('campaigns', 'id'), 1);
 SELECT setval(pg_get_serial_sequence('campaign_parts', 'id'), 1);
+INSERT INTO campaign_reach (part_id, campaign_id, indirect_calls, unreachable, reachable_not_reached, frontier_total) VALUES (1, 1, 1, 1, 1, 1);
+INSERT INTO campaign_frontier (part_id, pos, linkage_name, name, file, line, by_pointer_only, functions_behind, insns_behind, blocks_behind, lines_behind) VALUES (1, 0, 'spare', 'spare', 'prog.c', 20, 0, 1, 6, 2, 3);
+INSERT INTO campaign_frontier_callers (part_id, pos, idx, name) VALUES (1, 0, 0, 'work');
