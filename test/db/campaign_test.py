@@ -326,6 +326,17 @@ def checks(ptcall, cc, src, work, B):
               "reachable) = cov report --format json's reachability%s" %
               (k, len(want[3]), want[3][0][1] if want[3] else None, want[0], want[1],
                "" if got == want else ": %s != %s" % (got, want)))
+    # a program whose name is not UTF-8: cov add's summary line shows the byte as \xff
+    # (docs/usage.md, *Names in outputs*), as the other text outputs do; it wrote it raw
+    raw = os.path.join(os.fsencode(work), b"raw\xffname")
+    p = run([cc, "-fptcall-cov", "-O1", target_c, "-o", os.fsdecode(raw)])
+    if check(p.returncode == 0, "ptcall-cc builds raw\\xffname: %s" % p.stderr[-300:]) and \
+            cov_run(ptcall, "raw.ptcov", toy, target=os.fsdecode(raw)):
+        q = subprocess.run([ptcall, "cov", "add", "--db", url, "--campaign", "rawname",
+                            "raw.ptcov"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        check(q.returncode == 0 and b"raw\\xffname" in q.stdout and b"\xff" not in q.stdout,
+              "cov add of a program named raw\\xffname says it as \\xff: %r %r" %
+              (q.stdout, q.stderr))
     # a .ptcov without the call graph (record 8 cut out): no frontier stored
     hdr, arecs = records("a.ptcov")
     with open("nograph.ptcov", "wb") as f:

@@ -321,13 +321,41 @@ def one_checks(d, srv, art, cid, ptcovs, reps, shotname):
         C.check(fr and not bad, "/campaigns/%d: the %d reached functions and their first reach "
                 "times equal cov report's" % (cid, len(first)), str(bad[:4]))
     fa = d.execute_script("return !!document.getElementById('frontier-absent')")
-    ft = d.execute_script("return !!document.getElementById('frontier-table')")
-    if c.get("frontier") is None:
-        C.check(fa and not ft, "/campaigns/%d: no frontier in the document: the panel says it "
-                "is absent" % cid)
+    ft = rows(d, "frontier-table", "fn")
+    fr = c.get("frontier")
+    # every part here is a -fptcall-cov build with the call graph (record 8): the document has
+    # the frontier of its latest part, and the panel shows it row by row
+    graph = any(reps[p].get("reachability", {}).get("indirect_calls") for p in ptcovs)
+    if graph:
+        C.check(isinstance(fr, dict), "/campaigns/%d: its parts have the call graph: the "
+                "document has a frontier" % cid, str(fr))
+    if not isinstance(fr, dict):
+        C.check(fa and ft is None, "/campaigns/%d: no frontier in the document: the panel says "
+                "it is absent" % cid)
     else:
-        C.check(ft or d.execute_script("return !!document.getElementById('frontier-doc')"),
-                "/campaigns/%d: the document's frontier is shown" % cid)
+        want = [[x["name"], x["file"] + (":%d" % x["line"] if x["line"] else "") if x["file"] else "-",
+                 ("(by pointer) " if x["by_pointer_only"] else "") + ", ".join(x["callers"]),
+                 str(x["functions_behind"]), str(x["insns_behind"]), str(x["blocks_behind"]),
+                 "" if x["lines_behind"] is None else str(x["lines_behind"])]
+                for x in fr["rows"]]
+        got = [[r["texts"][0], r["texts"][1], r["texts"][2]] + r["vals"][3:7] for r in ft or []]
+        C.check(not fa and ft is not None and got == want and len(want) > 0,
+                "/campaigns/%d: the frontier panel's %d rows (callee, source, callers, functions, "
+                "insns, blocks, lines behind) equal the API's" % (cid, len(want)),
+                "%s != %s" % (got[:2], want[:2]))
+        summ = d.execute_script("var e = document.getElementById('frontier-summary'); "
+                                "return e ? e.textContent : ''")
+        C.check(("part %d " % fr["part"]) in summ and fr["host"] in summ and
+                ("%s unreachable" % thousands(fr["unreachable"])) in summ and
+                bool(d.execute_script("return !!document.getElementById('frontier-note')")),
+                "/campaigns/%d: the panel names the part, its machine and the counts, and says "
+                "a union's frontier needs cov merge" % cid, summ)
+        if len(ptcovs) == 1:
+            rep = reps[ptcovs[0]]
+            fs = rep["functions"]
+            names = [fs[x["function"]]["name"] for x in rep["reachability"]["frontier"][:100]]
+            C.check([r[0] for r in got] == names, "/campaigns/%d: the panel's callees are cov "
+                    "report's frontier, in its order" % cid, "%s != %s" % (got[:3], names[:3]))
     errs = W.console_errors(d)
     C.check(not errs, "/campaigns/%d: no script errors" % cid, str(errs[:3]))
     W.shot(d, art, shotname)
