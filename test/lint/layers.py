@@ -93,6 +93,7 @@ FLOORS = {
                                                                 # campaign statistics
         ["db_conn.c"],                                          # URLs, transactions
         ["db_schema.c"],                                        # versions, migrations, open
+        ["db_campaign_frontier.c"],                             # a campaign part's frontier
         ["db_ingest.c", "db_query.c", "db_campaign.c"],         # storing and reading runs,
                                                                 # storing campaigns
         ["db_campaign_query.c"],                                # reading campaigns
