@@ -327,10 +327,13 @@ def checks(ptcall, cc, src, work, B):
               (k, len(want[3]), want[3][0][1] if want[3] else None, want[0], want[1],
                "" if got == want else ": %s != %s" % (got, want)))
     # a program whose name is not UTF-8: cov add's summary line shows the byte as \xff
-    # (docs/usage.md, *Names in outputs*), as the other text outputs do; it wrote it raw
+    # (docs/usage.md, *Names in outputs*), as the other text outputs do; it wrote it raw.
+    # SQLite only: a PostgreSQL database in UTF8 refuses the bytes as a text parameter
+    # (`invalid byte sequence for encoding "UTF8"`): such a part is not stored there at all
     raw = os.path.join(os.fsencode(work), b"raw\xffname")
     p = run([cc, "-fptcall-cov", "-O1", target_c, "-o", os.fsdecode(raw)])
-    if check(p.returncode == 0, "ptcall-cc builds raw\\xffname: %s" % p.stderr[-300:]) and \
+    if B.name == "sqlite" and \
+            check(p.returncode == 0, "ptcall-cc builds raw\\xffname: %s" % p.stderr[-300:]) and \
             cov_run(ptcall, "raw.ptcov", toy, target=os.fsdecode(raw)):
         q = subprocess.run([ptcall, "cov", "add", "--db", url, "--campaign", "rawname",
                             "raw.ptcov"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
