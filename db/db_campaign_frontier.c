@@ -71,7 +71,7 @@ static int on_row(void *ctx, int ncol, const struct db_val *col)
 {
     struct rd *s = ctx;
     struct db_cfrontier *x = s->x;
-    if (ncol < 10)
+    if (ncol < 9)
         return 0;
     struct db_cfront_out *v = realloc(x->rows, (x->nrows + 1) * sizeof(*v));
     if (!v) {
@@ -126,11 +126,11 @@ int db_campaign_frontier(struct db *d, int64_t campaign, struct db_cfrontier *ou
                           "BY p.added_ns DESC, p.id DESC LIMIT 1",
                           1, &id, on_head, &s);
     struct db_val part = DB_I(out->part);
-    /* pos is the row's index: stored from 0 without gaps */
+    /* pos is the row's index (stored from 0 without gaps): on_caller finds rows by it */
     if (!e && !s.nomem && out->found)
         e = d->ops->query(d,
                           "SELECT linkage_name, name, file, line, by_pointer_only, "
-                          "functions_behind, insns_behind, blocks_behind, lines_behind, pos "
+                          "functions_behind, insns_behind, blocks_behind, lines_behind "
                           "FROM campaign_frontier WHERE part_id = $1 ORDER BY pos",
                           1, &part, on_row, &s);
     if (!e && !s.nomem && out->found)
