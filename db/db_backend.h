@@ -26,6 +26,7 @@ enum db_err {
     DB_E_DAMAGED = 11,   /* its schema_version is one no ptcall writes: damaged, or not ptcall's */
     DB_E_READONLY = 12,  /* it must be migrated (or written) and this process may only read it */
     DB_E_FULL = 13,      /* the file system holding it is full */
+    DB_E_ENCODING = 14,  /* the server refused bytes that are not in its encoding (PostgreSQL) */
 };
 
 enum db_type { DB_NULL = 0, DB_INT = 1, DB_TEXT = 2, DB_REAL = 3 };

@@ -78,6 +78,8 @@ static int pg_result_fail(struct db *d, PGresult *r, const char *what)
         code = DB_E_RETRY;
     else if (state && !strcmp(state, "25006")) /* read_only_sql_transaction */
         code = DB_E_READONLY;
+    else if (state && !strcmp(state, "22021")) /* character_not_in_repertoire */
+        code = DB_E_ENCODING;
     if (code == DB_E_CONNECT)
         return db_fail(d, code, "%s: lost the connection to %s: %s", what, d->where, msg);
     return db_fail(d, code, "%s: %s", what, msg);

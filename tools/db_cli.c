@@ -175,6 +175,14 @@ const char *db_cli_advice(int pg, int e)
     case DB_E_FULL:
         return "free some space on that file system (df shows it) and retry: nothing was "
                "stored, and the runs stored before are kept";
+    case DB_E_ENCODING:
+        /* names are file and symbol bytes, which need not be UTF-8; a UTF8 server refuses
+         * them whole rather than store them altered */
+        return "a name in it (the program, a function, a file or a tag) is not UTF-8 and this "
+               "PostgreSQL database's encoding requires UTF-8: nothing was stored; store it in "
+               "a SQLite database (--db FILE.db) or in a PostgreSQL database created with "
+               "ENCODING 'SQL_ASCII' (createdb -E SQL_ASCII -T template0 NAME), which keeps "
+               "the bytes as they are";
     case DB_E_NOMEM:
         return cli_advice(PTC_E_NOMEM);
     case DB_E_STOP: /* "no run N" */

@@ -328,8 +328,8 @@ def checks(ptcall, cc, src, work, B):
                "" if got == want else ": %s != %s" % (got, want)))
     # a program whose name is not UTF-8: cov add's summary line shows the byte as \xff
     # (docs/usage.md, *Names in outputs*), as the other text outputs do; it wrote it raw.
-    # SQLite only: a PostgreSQL database in UTF8 refuses the bytes as a text parameter
-    # (`invalid byte sequence for encoding "UTF8"`): such a part is not stored there at all
+    # A PostgreSQL database in UTF8 refuses the bytes as a text parameter (`invalid byte
+    # sequence for encoding "UTF8"`): the part is refused whole, with what to do
     raw = os.path.join(os.fsencode(work), b"raw\xffname")
     p = run([cc, "-fptcall-cov", "-O1", target_c, "-o", os.fsdecode(raw)])
     if B.name == "sqlite" and \
@@ -340,6 +340,15 @@ def checks(ptcall, cc, src, work, B):
         check(q.returncode == 0 and b"raw\\xffname" in q.stdout and b"\xff" not in q.stdout,
               "cov add of a program named raw\\xffname says it as \\xff: %r %r" %
               (q.stdout, q.stderr))
+    if B.name != "sqlite" and p.returncode == 0 and \
+            cov_run(ptcall, "raw.ptcov", toy, target=os.fsdecode(raw)):
+        # a UTF8 server refuses the name: said as such, with what to do, nothing stored
+        q = run([ptcall, "cov", "add", "--db", url, "--campaign", "rawname", "raw.ptcov"])
+        check(q.returncode != 0 and "is not UTF-8" in q.stderr and "SQL_ASCII" in q.stderr
+              and "ptcall bug" not in q.stderr and
+              not B.sql(url, "SELECT id FROM campaigns WHERE name = 'rawname'"),
+              "cov add of raw\\xffname into a UTF8 PostgreSQL says the name is not UTF-8 "
+              "and what to do, and stores nothing: %s" % q.stderr.strip())
     # a .ptcov without the call graph (record 8 cut out): no frontier stored
     hdr, arecs = records("a.ptcov")
     with open("nograph.ptcov", "wb") as f:
