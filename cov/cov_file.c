@@ -13,6 +13,7 @@
 
 #include "ptc_outfile.h"
 #include "cov.h"
+#include "cov_int.h"
 #include "ptc_crc.h"
 #include "ptc_varint.h"
 
@@ -38,13 +39,7 @@ enum { REC_CALLGRAPH = 8 };
 
 /* ---- writing ------------------------------------------------------------------------ */
 
-struct buf {
-    uint8_t *p;
-    size_t n, cap;
-    int oom;
-};
-
-static void put(struct buf *b, const void *src, size_t n)
+void cov_buf_put(struct cov_buf *b, const void *src, size_t n)
 {
     if (b->oom)
         return;
@@ -64,49 +59,49 @@ static void put(struct buf *b, const void *src, size_t n)
     b->n += n;
 }
 
-static void put_v(struct buf *b, uint64_t v)
+void cov_buf_put_v(struct cov_buf *b, uint64_t v)
 {
     uint8_t t[PTC_VARINT_MAX];
-    put(b, t, ptc_varint_put(t, v));
+    cov_buf_put(b, t, ptc_varint_put(t, v));
 }
 
-static void put_s(struct buf *b, const char *s)
+void cov_buf_put_s(struct cov_buf *b, const char *s)
 {
     size_t n = s ? strlen(s) : 0;
-    put_v(b, n);
-    put(b, s, n);
+    cov_buf_put_v(b, n);
+    cov_buf_put(b, s, n);
 }
 
-static void put_u64(struct buf *b, uint64_t v)
+static void put_u64(struct cov_buf *b, uint64_t v)
 {
     uint8_t t[8];
     for (int i = 0; i < 8; i++)
         t[i] = (uint8_t)(v >> (8 * i));
-    put(b, t, 8);
+    cov_buf_put(b, t, 8);
 }
 
-static void put_u32(struct buf *b, uint32_t v)
+static void put_u32(struct cov_buf *b, uint32_t v)
 {
     uint8_t t[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
-    put(b, t, 4);
+    cov_buf_put(b, t, 4);
 }
 
 /* Appends record type with payload rec to out, and the CRC-32 of the type byte, the length
  * and the payload. */
-static void put_rec(struct buf *out, unsigned type, const struct buf *rec)
+static void put_rec(struct cov_buf *out, unsigned type, const struct cov_buf *rec)
 {
     uint8_t t = (uint8_t)type;
     size_t at = out->n;
-    put(out, &t, 1);
-    put_v(out, rec->n);
-    put(out, rec->p, rec->n);
+    cov_buf_put(out, &t, 1);
+    cov_buf_put_v(out, rec->n);
+    cov_buf_put(out, rec->p, rec->n);
     if (rec->oom)
         out->oom = 1;
     if (!out->oom)
         put_u32(out, ptc_crc32(out->p + at, out->n - at));
 }
 
-static int write_all(struct ptc_outfile *f, struct buf *b)
+static int write_all(struct ptc_outfile *f, struct cov_buf *b)
 {
     if (b->oom)
         return -ENOMEM;
@@ -126,7 +121,7 @@ int cov_file_write(const struct cov_data *d, const char *path, char *why, size_t
         snprintf(why, n, "cannot create %s: %s", path, strerror(-oe));
         return oe;
     }
-    struct buf out = {0}, rec = {0};
+    struct cov_buf out = {0}, rec = {0};
     int rc = 0;
     uint8_t hdr[HEADER_SIZE] = {0};
     memcpy(hdr, COV_FILE_MAGIC, 8);
@@ -135,80 +130,80 @@ int cov_file_write(const struct cov_data *d, const char *path, char *why, size_t
     uint32_t hcrc = ptc_crc32(hdr, 16);
     for (int i = 0; i < 4; i++)
         hdr[16 + i] = (uint8_t)(hcrc >> (8 * i));
-    put(&out, hdr, sizeof(hdr));
+    cov_buf_put(&out, hdr, sizeof(hdr));
 
-    put_s(&rec, d->target);
-    put_v(&rec, d->timeout_ms);
-    put_v(&rec, d->created);
+    cov_buf_put_s(&rec, d->target);
+    cov_buf_put_v(&rec, d->timeout_ms);
+    cov_buf_put_v(&rec, d->created);
     put_rec(&out, REC_RUN, &rec);
     if (d->harness) {
         rec.n = 0;
-        put_v(&rec, d->harness_kind);
-        put_v(&rec, d->harness_flags);
-        put_s(&rec, d->harness);
+        cov_buf_put_v(&rec, d->harness_kind);
+        cov_buf_put_v(&rec, d->harness_flags);
+        cov_buf_put_s(&rec, d->harness);
         put_rec(&out, REC_HARNESS, &rec);
     }
     for (uint32_t o = 0; o < d->norigins; o++) {
         rec.n = 0;
-        put_v(&rec, o);
-        put_s(&rec, d->origins[o].host);
-        put_s(&rec, d->origins[o].file);
-        put_v(&rec, d->origins[o].created);
-        put_v(&rec, ptc_zigzag(d->origins[o].campaign_ms));
+        cov_buf_put_v(&rec, o);
+        cov_buf_put_s(&rec, d->origins[o].host);
+        cov_buf_put_s(&rec, d->origins[o].file);
+        cov_buf_put_v(&rec, d->origins[o].created);
+        cov_buf_put_v(&rec, ptc_zigzag(d->origins[o].campaign_ms));
         put_rec(&out, REC_ORIGIN, &rec);
     }
     for (uint32_t m = 0; m < d->nmodules && !rc; m++) {
         const struct cov_module *mod = &d->modules[m];
         rec.n = 0;
-        put_s(&rec, mod->path);
-        put_s(&rec, mod->build_id);
+        cov_buf_put_s(&rec, mod->path);
+        cov_buf_put_s(&rec, mod->build_id);
         put_u64(&rec, mod->identity);
-        put_v(&rec, mod->nfuncs);
-        put_v(&rec, mod->has_callees);
+        cov_buf_put_v(&rec, mod->nfuncs);
+        cov_buf_put_v(&rec, mod->has_callees);
         for (uint32_t i = 0; i < mod->nfuncs; i++) {
             const struct cov_func *fn = &d->funcs[mod->first + i];
-            put_s(&rec, fn->name);
-            put_s(&rec, fn->linkage);
-            put_s(&rec, fn->file);
-            put_v(&rec, fn->line);
-            put_v(&rec, fn->insns);
-            put_v(&rec, fn->blocks);
-            put_v(&rec, fn->ncallees);
+            cov_buf_put_s(&rec, fn->name);
+            cov_buf_put_s(&rec, fn->linkage);
+            cov_buf_put_s(&rec, fn->file);
+            cov_buf_put_v(&rec, fn->line);
+            cov_buf_put_v(&rec, fn->insns);
+            cov_buf_put_v(&rec, fn->blocks);
+            cov_buf_put_v(&rec, fn->ncallees);
             for (uint32_t k = 0; k < fn->ncallees; k++)
-                put_v(&rec, fn->callees[k]);
+                cov_buf_put_v(&rec, fn->callees[k]);
         }
         put_rec(&out, REC_MODULE, &rec);
         rc = write_all(&f, &out);
     }
     if (!rc) {
         rec.n = 0;
-        put_v(&rec, d->nmodules);
+        cov_buf_put_v(&rec, d->nmodules);
         for (uint32_t m = 0; m < d->nmodules; m++) {
-            put_v(&rec, d->modules[m].placement);
-            put_v(&rec, d->modules[m].units_early);
-            put_v(&rec, d->modules[m].units_late);
+            cov_buf_put_v(&rec, d->modules[m].placement);
+            cov_buf_put_v(&rec, d->modules[m].units_early);
+            cov_buf_put_v(&rec, d->modules[m].units_late);
         }
-        put_v(&rec, ptc_zigzag(d->campaign_ms));
+        cov_buf_put_v(&rec, ptc_zigzag(d->campaign_ms));
         put_rec(&out, REC_UNIVERSE, &rec);
         rc = write_all(&f, &out);
     }
     if (d->nblocks && !rc) {
         /* BLOCKS: the files, each module's block count, each block's function and lines */
         rec.n = 0;
-        put_v(&rec, d->nfiles);
+        cov_buf_put_v(&rec, d->nfiles);
         for (uint32_t k = 0; k < d->nfiles; k++)
-            put_s(&rec, d->files[k]);
-        put_v(&rec, d->nmodules);
+            cov_buf_put_s(&rec, d->files[k]);
+        cov_buf_put_v(&rec, d->nmodules);
         for (uint32_t m = 0; m < d->nmodules; m++)
-            put_v(&rec, d->modules[m].nblocks);
-        put_v(&rec, d->nblocks);
+            cov_buf_put_v(&rec, d->modules[m].nblocks);
+        cov_buf_put_v(&rec, d->nblocks);
         for (uint32_t k = 0; k < d->nblocks; k++) {
             const struct cov_block *b = &d->blocks[k];
-            put_v(&rec, b->func);
-            put_v(&rec, b->nlines);
+            cov_buf_put_v(&rec, b->func);
+            cov_buf_put_v(&rec, b->nlines);
             for (uint32_t j = 0; j < b->nlines; j++) {
-                put_v(&rec, d->lines[b->first_line + j].file);
-                put_v(&rec, d->lines[b->first_line + j].line);
+                cov_buf_put_v(&rec, d->lines[b->first_line + j].file);
+                cov_buf_put_v(&rec, d->lines[b->first_line + j].line);
             }
         }
         put_rec(&out, REC_BLOCKS, &rec);
@@ -219,26 +214,26 @@ int cov_file_write(const struct cov_data *d, const char *path, char *why, size_t
          * per block its successors */
         const struct cov_graph *g = d->graph;
         rec.n = 0;
-        put_v(&rec, d->nmodules);
-        put_v(&rec, g->modules_with);
-        put_v(&rec, g->nfuncs);
+        cov_buf_put_v(&rec, d->nmodules);
+        cov_buf_put_v(&rec, g->modules_with);
+        cov_buf_put_v(&rec, g->nfuncs);
         for (uint32_t i = 0; i < g->nfuncs; i++) {
-            put_v(&rec, g->flags[i]);
+            cov_buf_put_v(&rec, g->flags[i]);
             put_u64(&rec, g->type_id[i]);
-            put_v(&rec, g->icall_start[i + 1] - g->icall_start[i]);
+            cov_buf_put_v(&rec, g->icall_start[i + 1] - g->icall_start[i]);
             for (uint32_t k = g->icall_start[i]; k < g->icall_start[i + 1]; k++) {
                 put_u64(&rec, g->icall_type[k]);
-                put_v(&rec, g->icall_block[k] == UINT32_MAX ? 0 : (uint64_t)g->icall_block[k] + 1);
+                cov_buf_put_v(&rec, g->icall_block[k] == UINT32_MAX ? 0 : (uint64_t)g->icall_block[k] + 1);
             }
         }
-        put_v(&rec, g->ntaken_names);
+        cov_buf_put_v(&rec, g->ntaken_names);
         for (uint32_t k = 0; k < g->ntaken_names; k++)
-            put_s(&rec, g->taken_names[k]);
-        put_v(&rec, g->nblocks);
+            cov_buf_put_s(&rec, g->taken_names[k]);
+        cov_buf_put_v(&rec, g->nblocks);
         for (uint32_t b = 0; b < g->nblocks; b++) {
-            put_v(&rec, g->succ_start[b + 1] - g->succ_start[b]);
+            cov_buf_put_v(&rec, g->succ_start[b + 1] - g->succ_start[b]);
             for (uint32_t k = g->succ_start[b]; k < g->succ_start[b + 1]; k++)
-                put_v(&rec, g->succs[k]);
+                cov_buf_put_v(&rec, g->succs[k]);
         }
         put_rec(&out, REC_CALLGRAPH, &rec);
         rc = write_all(&f, &out);
@@ -246,38 +241,38 @@ int cov_file_write(const struct cov_data *d, const char *path, char *why, size_t
     for (uint32_t i = 0; i < d->ninputs && !rc; i++) {
         const struct cov_input *in = &d->inputs[i];
         rec.n = 0;
-        put_s(&rec, in->name);
-        put_v(&rec, in->kind);
-        put_v(&rec, in->outcome);
-        put_v(&rec, ptc_zigzag(in->value));
-        put_v(&rec, ptc_zigzag(in->time_ms));
-        put_v(&rec, in->exec_us);
-        put_v(&rec, in->nhits);
+        cov_buf_put_s(&rec, in->name);
+        cov_buf_put_v(&rec, in->kind);
+        cov_buf_put_v(&rec, in->outcome);
+        cov_buf_put_v(&rec, ptc_zigzag(in->value));
+        cov_buf_put_v(&rec, ptc_zigzag(in->time_ms));
+        cov_buf_put_v(&rec, in->exec_us);
+        cov_buf_put_v(&rec, in->nhits);
         uint32_t prev = 0;
         for (uint32_t k = 0; k < in->nhits; k++) {
             /* sorted: deltas keep most indices to one byte */
-            put_v(&rec, in->hits[k].func - prev);
-            put_v(&rec, in->hits[k].count);
+            cov_buf_put_v(&rec, in->hits[k].func - prev);
+            cov_buf_put_v(&rec, in->hits[k].count);
             prev = in->hits[k].func;
         }
         put_rec(&out, REC_INPUT, &rec);
         if (d->nblocks) { /* INPUT_BLOCKS: right behind its INPUT record */
             rec.n = 0;
-            put_v(&rec, i);
-            put_v(&rec, in->nbhits);
+            cov_buf_put_v(&rec, i);
+            cov_buf_put_v(&rec, in->nbhits);
             uint32_t pb = 0;
             for (uint32_t k = 0; k < in->nbhits; k++) {
-                put_v(&rec, in->bhits[k].block - pb);
-                put_v(&rec, in->bhits[k].count);
+                cov_buf_put_v(&rec, in->bhits[k].block - pb);
+                cov_buf_put_v(&rec, in->bhits[k].count);
                 pb = in->bhits[k].block;
             }
             put_rec(&out, REC_INPUT_BLOCKS, &rec);
         }
         if (in->has_hash) { /* INPUT_HASH: behind its INPUT (and INPUT_BLOCKS) record */
             rec.n = 0;
-            put_v(&rec, i);
-            put(&rec, in->hash, sizeof(in->hash));
-            put_v(&rec, in->origin);
+            cov_buf_put_v(&rec, i);
+            cov_buf_put(&rec, in->hash, sizeof(in->hash));
+            cov_buf_put_v(&rec, in->origin);
             put_rec(&out, REC_INPUT_HASH, &rec);
         }
         if (out.n > (1u << 20))
@@ -285,12 +280,12 @@ int cov_file_write(const struct cov_data *d, const char *path, char *why, size_t
     }
     if (!rc && d->watch) {
         rec.n = 0;
-        put(&rec, d->watch, d->nwatch);
+        cov_buf_put(&rec, d->watch, d->nwatch);
         put_rec(&out, REC_WATCH, &rec);
     }
     if (!rc) {
         rec.n = 0;
-        put_v(&rec, d->ninputs);
+        cov_buf_put_v(&rec, d->ninputs);
         put_rec(&out, REC_END, &rec);
         rc = write_all(&f, &out);
     }
@@ -309,12 +304,7 @@ int cov_file_write(const struct cov_data *d, const char *path, char *why, size_t
 
 /* ---- reading ------------------------------------------------------------------------ */
 
-struct rd {
-    const uint8_t *p, *end;
-    int bad;
-};
-
-static uint64_t get_v(struct rd *r)
+uint64_t cov_rd_v(struct cov_rd *r)
 {
     uint64_t v = 0;
     if (!r->bad && ptc_varint_get(&r->p, r->end, &v))
@@ -324,17 +314,17 @@ static uint64_t get_v(struct rd *r)
 
 /* A count that bounds an allocation: each element takes at least min_bytes of the record,
  * so a damaged count cannot ask for more memory than the file could describe. */
-static uint64_t get_count(struct rd *r, size_t min_bytes)
+static uint64_t get_count(struct cov_rd *r, size_t min_bytes)
 {
-    uint64_t v = get_v(r);
+    uint64_t v = cov_rd_v(r);
     if (!r->bad && v > (uint64_t)(r->end - r->p) / min_bytes)
         r->bad = 1;
     return r->bad ? 0 : v;
 }
 
-static char *get_s(struct rd *r)
+char *cov_rd_s(struct cov_rd *r)
 {
-    uint64_t n = get_v(r);
+    uint64_t n = cov_rd_v(r);
     if (r->bad || n > (uint64_t)(r->end - r->p)) {
         r->bad = 1;
         return NULL;
@@ -350,7 +340,7 @@ static char *get_s(struct rd *r)
     return s;
 }
 
-static uint64_t get_u64(struct rd *r)
+static uint64_t get_u64(struct cov_rd *r)
 {
     if (r->bad || r->end - r->p < 8) {
         r->bad = 1;
@@ -363,20 +353,20 @@ static uint64_t get_u64(struct rd *r)
     return v;
 }
 
-static int read_module(struct cov_data *d, struct rd *r)
+static int read_module(struct cov_data *d, struct cov_rd *r)
 {
     struct cov_module *m = cov_data_add_module(d);
     if (!m)
         return 2;
-    m->path = get_s(r);
-    char *bid = get_s(r);
+    m->path = cov_rd_s(r);
+    char *bid = cov_rd_s(r);
     if (bid) {
         snprintf(m->build_id, sizeof(m->build_id), "%s", bid);
         free(bid);
     }
     m->identity = get_u64(r);
     uint32_t nf = (uint32_t)get_count(r, 7);
-    m->has_callees = (uint32_t)get_v(r);
+    m->has_callees = (uint32_t)cov_rd_v(r);
     m->first = d->nfuncs;
     uint32_t mi = d->nmodules - 1;
     for (uint32_t i = 0; i < nf && !r->bad; i++) {
@@ -384,44 +374,44 @@ static int read_module(struct cov_data *d, struct rd *r)
         if (!f)
             return 2;
         f->module = mi;
-        f->name = get_s(r);
-        f->linkage = get_s(r);
-        f->file = get_s(r);
-        f->line = (uint32_t)get_v(r);
-        f->insns = (uint32_t)get_v(r);
-        f->blocks = (uint32_t)get_v(r);
+        f->name = cov_rd_s(r);
+        f->linkage = cov_rd_s(r);
+        f->file = cov_rd_s(r);
+        f->line = (uint32_t)cov_rd_v(r);
+        f->insns = (uint32_t)cov_rd_v(r);
+        f->blocks = (uint32_t)cov_rd_v(r);
         f->ncallees = (uint32_t)get_count(r, 1);
         if (f->ncallees && !r->bad) {
             if (!(f->callees = malloc(f->ncallees * sizeof(*f->callees))))
                 return 2;
             for (uint32_t k = 0; k < f->ncallees; k++)
-                f->callees[k] = (uint32_t)get_v(r);
+                f->callees[k] = (uint32_t)cov_rd_v(r);
         }
         d->modules[mi].nfuncs++;
     }
     return r->bad;
 }
 
-static int read_input(struct cov_data *d, struct rd *r)
+static int read_input(struct cov_data *d, struct cov_rd *r)
 {
     struct cov_input *in = cov_data_add_input(d);
     if (!in)
         return 2;
-    in->name = get_s(r);
-    in->kind = (uint8_t)get_v(r);
-    in->outcome = (uint8_t)get_v(r);
-    in->value = (int32_t)ptc_unzigzag(get_v(r));
-    in->time_ms = ptc_unzigzag(get_v(r));
-    in->exec_us = get_v(r);
+    in->name = cov_rd_s(r);
+    in->kind = (uint8_t)cov_rd_v(r);
+    in->outcome = (uint8_t)cov_rd_v(r);
+    in->value = (int32_t)ptc_unzigzag(cov_rd_v(r));
+    in->time_ms = ptc_unzigzag(cov_rd_v(r));
+    in->exec_us = cov_rd_v(r);
     uint32_t nh = (uint32_t)get_count(r, 2);
     if (nh && !r->bad) {
         if (!(in->hits = malloc(nh * sizeof(*in->hits))))
             return 2;
         uint64_t f = 0;
         for (uint32_t k = 0; k < nh && !r->bad; k++) {
-            f += get_v(r);
+            f += cov_rd_v(r);
             in->hits[k].func = (uint32_t)f;
-            in->hits[k].count = get_v(r);
+            in->hits[k].count = cov_rd_v(r);
             in->nhits = k + 1;
         }
     }
@@ -430,13 +420,13 @@ static int read_input(struct cov_data *d, struct rd *r)
 
 /* Record 6: the modules' placements (each module read already), then the campaign's run
  * time. Fields a later revision appends are left unread. */
-static int read_universe(struct cov_data *d, struct rd *r)
+static int read_universe(struct cov_data *d, struct cov_rd *r)
 {
-    uint64_t nm = get_v(r);
+    uint64_t nm = cov_rd_v(r);
     if (r->bad || nm != d->nmodules)
         return 1;
     for (uint32_t m = 0; m < nm; m++) {
-        uint64_t p = get_v(r), early = get_v(r), late = get_v(r);
+        uint64_t p = cov_rd_v(r), early = cov_rd_v(r), late = cov_rd_v(r);
         if (r->bad || early > UINT32_MAX || late > UINT32_MAX ||
             p != cov_placement_of((uint32_t)early, (uint32_t)late))
             return 1;
@@ -444,7 +434,7 @@ static int read_universe(struct cov_data *d, struct rd *r)
         d->modules[m].units_early = (uint32_t)early;
         d->modules[m].units_late = (uint32_t)late;
     }
-    int64_t ms = ptc_unzigzag(get_v(r));
+    int64_t ms = ptc_unzigzag(cov_rd_v(r));
     if (r->bad || ms < -1)
         return 1;
     d->campaign_ms = ms;
@@ -452,13 +442,13 @@ static int read_universe(struct cov_data *d, struct rd *r)
 }
 
 /* BLOCKS (type 4): once, after the MODULE records. 0, 1 (damaged) or 2 (out of memory). */
-static int read_blocks(struct cov_data *d, struct rd *r)
+static int read_blocks(struct cov_data *d, struct cov_rd *r)
 {
     if (d->nblocks || d->nfiles || d->ninputs)
         return 1; /* a second one, or one after the inputs: not what cov run writes */
     uint32_t nf = (uint32_t)get_count(r, 1);
     for (uint32_t k = 0; k < nf && !r->bad; k++) {
-        char *s = get_s(r);
+        char *s = cov_rd_s(r);
         if (!s)
             return r->bad ? r->bad : 2;
         char **slot = realloc(d->files, ((size_t)d->nfiles + 1) * sizeof(*d->files));
@@ -470,12 +460,12 @@ static int read_blocks(struct cov_data *d, struct rd *r)
         d->files[d->nfiles++] = s;
         d->cap_files = d->nfiles;
     }
-    uint64_t nm = get_v(r), sum = 0;
+    uint64_t nm = cov_rd_v(r), sum = 0;
     if (r->bad || nm != d->nmodules)
         return 1;
     for (uint32_t m = 0; m < nm && !r->bad; m++) {
         d->modules[m].first_block = (uint32_t)sum;
-        d->modules[m].nblocks = (uint32_t)get_v(r);
+        d->modules[m].nblocks = (uint32_t)cov_rd_v(r);
         sum += d->modules[m].nblocks;
     }
     uint32_t nb = (uint32_t)get_count(r, 2);
@@ -485,7 +475,7 @@ static int read_blocks(struct cov_data *d, struct rd *r)
         struct cov_block *b = cov_data_add_block(d);
         if (!b)
             return 2;
-        b->func = (uint32_t)get_v(r);
+        b->func = (uint32_t)cov_rd_v(r);
         b->first_line = d->nlines;
         uint32_t nl = (uint32_t)get_count(r, 2);
         /* a block of module m names a function of module m */
@@ -498,8 +488,8 @@ static int read_blocks(struct cov_data *d, struct rd *r)
             struct cov_line *l = cov_data_add_line(d);
             if (!l)
                 return 2;
-            l->file = (uint32_t)get_v(r);
-            l->line = (uint32_t)get_v(r);
+            l->file = (uint32_t)cov_rd_v(r);
+            l->line = (uint32_t)cov_rd_v(r);
             if (l->file >= d->nfiles)
                 return 1;
             b->nlines++;
@@ -510,11 +500,11 @@ static int read_blocks(struct cov_data *d, struct rd *r)
 
 /* CALLGRAPH (type 8): once, after the MODULE (and BLOCKS) records, before the inputs; every
  * count must match what they hold. 0, 1 (damaged) or 2 (out of memory). */
-static int read_callgraph(struct cov_data *d, struct rd *r)
+static int read_callgraph(struct cov_data *d, struct cov_rd *r)
 {
     if (d->graph || d->ninputs)
         return 1;
-    uint64_t nm = get_v(r), with = get_v(r), nf = get_v(r);
+    uint64_t nm = cov_rd_v(r), with = cov_rd_v(r), nf = cov_rd_v(r);
     if (r->bad || nm != d->nmodules || with > nm || nf != d->nfuncs)
         return 1;
     struct cov_graph *g = cov_graph_get(d);
@@ -522,7 +512,7 @@ static int read_callgraph(struct cov_data *d, struct rd *r)
         return 2;
     g->modules_with = (uint32_t)with;
     for (uint32_t i = 0; i < nf && !r->bad; i++) {
-        uint64_t flags = get_v(r), type = get_u64(r);
+        uint64_t flags = cov_rd_v(r), type = get_u64(r);
         uint32_t ni = (uint32_t)get_count(r, 9);   /* each at least 9 bytes */
         if (r->bad || flags > COV_GRAPH_TAKEN)
             return 1;
@@ -531,7 +521,7 @@ static int read_callgraph(struct cov_data *d, struct rd *r)
         int bad = !types || !blocks ? 2 : 0;
         for (uint32_t k = 0; k < ni && !bad; k++) {
             types[k] = get_u64(r);
-            uint64_t b = get_v(r);
+            uint64_t b = cov_rd_v(r);
             if (r->bad || b > d->nblocks || (b && d->blocks[b - 1].func != i))
                 bad = 1;   /* an indirect call in a block of another function */
             blocks[k] = b ? (uint32_t)(b - 1) : UINT32_MAX;
@@ -545,7 +535,7 @@ static int read_callgraph(struct cov_data *d, struct rd *r)
     }
     uint32_t nn = (uint32_t)get_count(r, 1);
     for (uint32_t k = 0; k < nn && !r->bad; k++) {
-        char *s = get_s(r);
+        char *s = cov_rd_s(r);
         if (!s)
             return r->bad ? r->bad : 2;
         int e = cov_graph_add_name(g, s);
@@ -553,7 +543,7 @@ static int read_callgraph(struct cov_data *d, struct rd *r)
         if (e)
             return 2;
     }
-    uint64_t nb = get_v(r);
+    uint64_t nb = cov_rd_v(r);
     if (r->bad || (nb && nb != d->nblocks))
         return 1;
     uint32_t *succ = NULL;
@@ -566,7 +556,7 @@ static int read_callgraph(struct cov_data *d, struct rd *r)
         }
         succ = t;
         for (uint32_t k = 0; k < ns && !r->bad; k++) {
-            uint64_t v = get_v(r);
+            uint64_t v = cov_rd_v(r);
             /* a successor is a block of the same function */
             if (v >= d->nblocks || d->blocks[v].func != d->blocks[b].func) {
                 free(succ);
@@ -584,9 +574,9 @@ static int read_callgraph(struct cov_data *d, struct rd *r)
 }
 
 /* INPUT_BLOCKS (type 5): the blocks of the INPUT record right before it. */
-static int read_input_blocks(struct cov_data *d, struct rd *r)
+static int read_input_blocks(struct cov_data *d, struct cov_rd *r)
 {
-    uint64_t i = get_v(r);
+    uint64_t i = cov_rd_v(r);
     if (r->bad || !d->ninputs || i != d->ninputs - 1U || d->inputs[i].bhits)
         return 1;
     struct cov_input *in = &d->inputs[i];
@@ -596,13 +586,13 @@ static int read_input_blocks(struct cov_data *d, struct rd *r)
             return 2;
         uint64_t b = 0;
         for (uint32_t k = 0; k < nb && !r->bad; k++) {
-            uint64_t delta = get_v(r);
+            uint64_t delta = cov_rd_v(r);
             b += delta;
             /* ascending, inside the blocks of the file */
             if ((k && !delta) || b >= d->nblocks)
                 return 1;
             in->bhits[k].block = (uint32_t)b;
-            in->bhits[k].count = get_v(r);
+            in->bhits[k].count = cov_rd_v(r);
             in->nbhits = k + 1;
         }
     }
@@ -610,12 +600,12 @@ static int read_input_blocks(struct cov_data *d, struct rd *r)
 }
 
 /* ORIGIN (type 9): origins come in index order. */
-static int read_origin(struct cov_data *d, struct rd *r)
+static int read_origin(struct cov_data *d, struct cov_rd *r)
 {
-    uint64_t idx = get_v(r);
-    char *host = get_s(r), *file = get_s(r);
-    uint64_t created = get_v(r);
-    int64_t cms = ptc_unzigzag(get_v(r));
+    uint64_t idx = cov_rd_v(r);
+    char *host = cov_rd_s(r), *file = cov_rd_s(r);
+    uint64_t created = cov_rd_v(r);
+    int64_t cms = ptc_unzigzag(cov_rd_v(r));
     int bad = r->bad || idx != d->norigins;
     if (!bad && !cov_data_add_origin(d, host, file, created, cms))
         bad = 2;
@@ -625,16 +615,16 @@ static int read_origin(struct cov_data *d, struct rd *r)
 }
 
 /* INPUT_HASH (type 10): the hash and origin of the INPUT record before it. */
-static int read_input_hash(struct cov_data *d, struct rd *r)
+static int read_input_hash(struct cov_data *d, struct cov_rd *r)
 {
-    uint64_t i = get_v(r);
+    uint64_t i = cov_rd_v(r);
     if (r->bad || !d->ninputs || i != d->ninputs - 1U || d->inputs[i].has_hash ||
         (size_t)(r->end - r->p) < 16)
         return 1;
     struct cov_input *in = &d->inputs[i];
     memcpy(in->hash, r->p, 16);
     r->p += 16;
-    uint64_t o = get_v(r);
+    uint64_t o = cov_rd_v(r);
     if (r->bad || o >= (d->norigins ? d->norigins : 1))
         return 1;
     in->origin = (uint32_t)o;
@@ -710,8 +700,8 @@ int cov_file_parse(struct cov_data *d, const uint8_t *data, size_t size, const c
     while (!rc && p < end) {
         const uint8_t *start = p;
         unsigned type = *p++;
-        struct rd hdr = {p, end, 0};
-        uint64_t len = get_v(&hdr);
+        struct cov_rd hdr = {p, end, 0};
+        uint64_t len = cov_rd_v(&hdr);
         char what[64];
         rec_name(what, sizeof(what), type, d);
         if (hdr.bad || len > (uint64_t)(end - hdr.p) ||
@@ -728,19 +718,19 @@ int cov_file_parse(struct cov_data *d, const uint8_t *data, size_t size, const c
             rc = -EINVAL;
             break;
         }
-        struct rd r = {hdr.p, hdr.p + len, 0};
+        struct cov_rd r = {hdr.p, hdr.p + len, 0};
         int bad = 0;
         if (type == REC_RUN) {
             free(d->target);
-            d->target = get_s(&r);
-            d->timeout_ms = (uint32_t)get_v(&r);
-            d->created = get_v(&r);
+            d->target = cov_rd_s(&r);
+            d->timeout_ms = (uint32_t)cov_rd_v(&r);
+            d->created = cov_rd_v(&r);
             bad = r.bad;
         } else if (type == REC_HARNESS) {
             free(d->harness);
-            d->harness_kind = (uint32_t)get_v(&r);
-            d->harness_flags = (uint32_t)get_v(&r);
-            d->harness = get_s(&r);
+            d->harness_kind = (uint32_t)cov_rd_v(&r);
+            d->harness_flags = (uint32_t)cov_rd_v(&r);
+            d->harness = cov_rd_s(&r);
             bad = r.bad;
         } else if (type == REC_MODULE) {
             bad = read_module(d, &r);
@@ -766,7 +756,7 @@ int cov_file_parse(struct cov_data *d, const uint8_t *data, size_t size, const c
         } else if (type == REC_CALLGRAPH) {
             bad = read_callgraph(d, &r);
         } else if (type == REC_END) {
-            uint64_t ni = get_v(&r);
+            uint64_t ni = cov_rd_v(&r);
             if (r.bad || ni != d->ninputs) {
                 snprintf(why, n, "%s: its end record counts %llu inputs, the file holds %u",
                          path, (unsigned long long)ni, d->ninputs);

@@ -18,69 +18,30 @@
 
 /* ---- record 11 -------------------------------------------------------------------- */
 
-struct buf {
-    uint8_t *p;
-    size_t n, cap;
-    int oom;
-};
-
-static void put(struct buf *b, const void *src, size_t n)
-{
-    if (b->oom)
-        return;
-    if (b->n + n > b->cap) {
-        size_t nc = b->cap ? b->cap * 2 : 4096;
-        while (nc < b->n + n)
-            nc *= 2;
-        uint8_t *p = realloc(b->p, nc);
-        if (!p) {
-            b->oom = 1;
-            return;
-        }
-        b->p = p;
-        b->cap = nc;
-    }
-    memcpy(b->p + b->n, src, n);
-    b->n += n;
-}
-
-static void put_v(struct buf *b, uint64_t v)
-{
-    uint8_t t[PTC_VARINT_MAX];
-    put(b, t, ptc_varint_put(t, v));
-}
-
-static void put_s(struct buf *b, const char *s)
-{
-    size_t n = strlen(s);
-    put_v(b, n);
-    put(b, s, n);
-}
-
 /* Record 11's payload: version, live, as of, watch start, pending, plateau, last growth, then
  * per measured input its name, size, file time and instance start (what resuming matches). */
 static int make_state(struct watch *w, int live)
 {
-    struct buf b = {0};
-    put_v(&b, WATCH_STATE_VERSION);
-    put_v(&b, (uint64_t)live);
-    put_v(&b, ptc_zigzag(cov_watch_unix_ms()));
-    put_v(&b, ptc_zigzag(w->started_ms));
-    put_v(&b, w->pending);
-    put_v(&b, (uint64_t)w->plateau);
-    put_v(&b, ptc_zigzag(w->last_growth_ms));
+    struct cov_buf b = {0};
+    cov_buf_put_v(&b, WATCH_STATE_VERSION);
+    cov_buf_put_v(&b, (uint64_t)live);
+    cov_buf_put_v(&b, ptc_zigzag(cov_watch_unix_ms()));
+    cov_buf_put_v(&b, ptc_zigzag(w->started_ms));
+    cov_buf_put_v(&b, w->pending);
+    cov_buf_put_v(&b, (uint64_t)w->plateau);
+    cov_buf_put_v(&b, ptc_zigzag(w->last_growth_ms));
     size_t n = 0;
     for (size_t k = 0; k < w->ne; k++)
         n += w->e[k].input != UINT32_MAX;
-    put_v(&b, n);
+    cov_buf_put_v(&b, n);
     for (size_t k = 0; k < w->ne; k++) {
         const struct went *x = &w->e[k];
         if (x->input == UINT32_MAX)
             continue;
-        put_s(&b, x->name);
-        put_v(&b, x->size);
-        put_v(&b, ptc_zigzag(x->mtime_ms));
-        put_v(&b, ptc_zigzag(x->gen));
+        cov_buf_put_s(&b, x->name);
+        cov_buf_put_v(&b, x->size);
+        cov_buf_put_v(&b, ptc_zigzag(x->mtime_ms));
+        cov_buf_put_v(&b, ptc_zigzag(x->gen));
     }
     if (b.oom) {
         free(b.p);
@@ -92,29 +53,16 @@ static int make_state(struct watch *w, int live)
     return 0;
 }
 
-struct rd {
-    const uint8_t *p, *end;
-    int bad;
-};
-
-static uint64_t get_v(struct rd *r)
+static int read_head(struct cov_rd *r, struct cov_watch_state *s, int64_t *started)
 {
-    uint64_t v = 0;
-    if (!r->bad && ptc_varint_get(&r->p, r->end, &v))
-        r->bad = 1;
-    return r->bad ? 0 : v;
-}
-
-static int read_head(struct rd *r, struct cov_watch_state *s, int64_t *started)
-{
-    if (get_v(r) != WATCH_STATE_VERSION || r->bad)
+    if (cov_rd_v(r) != WATCH_STATE_VERSION || r->bad)
         return -EINVAL;
-    s->live = (unsigned)get_v(r);
-    s->as_of_ms = ptc_unzigzag(get_v(r));
-    *started = ptc_unzigzag(get_v(r));
-    s->pending = get_v(r);
-    s->plateau = (unsigned)get_v(r);
-    s->last_growth_ms = ptc_unzigzag(get_v(r));
+    s->live = (unsigned)cov_rd_v(r);
+    s->as_of_ms = ptc_unzigzag(cov_rd_v(r));
+    *started = ptc_unzigzag(cov_rd_v(r));
+    s->pending = cov_rd_v(r);
+    s->plateau = (unsigned)cov_rd_v(r);
+    s->last_growth_ms = ptc_unzigzag(cov_rd_v(r));
     return r->bad ? -EINVAL : 0;
 }
 
@@ -122,7 +70,7 @@ int cov_watch_state_read(const struct cov_data *d, struct cov_watch_state *s)
 {
     if (!d->watch)
         return -ENOENT;
-    struct rd r = {d->watch, d->watch + d->nwatch, 0};
+    struct cov_rd r = {d->watch, d->watch + d->nwatch, 0};
     int64_t started;
     return read_head(&r, s, &started);
 }
@@ -305,9 +253,9 @@ int cov_watch_take_resumed(struct watch *w, struct resume *rs)
     const char *cmd = w->o->cmd;
     struct cov_watch_state s;
     int64_t started = 0;
-    struct rd r = {NULL, NULL, 0};
+    struct cov_rd r = {NULL, NULL, 0};
     if (old->watch) {
-        r = (struct rd){old->watch, old->watch + old->nwatch, 0};
+        r = (struct cov_rd){old->watch, old->watch + old->nwatch, 0};
         if (read_head(&r, &s, &started))
             r.bad = 1;
     }
@@ -335,9 +283,9 @@ int cov_watch_take_resumed(struct watch *w, struct resume *rs)
         w->e[k].size = UINT64_MAX;   /* unknown: run again when the file is there */
         w->resumed++;
     }
-    uint64_t n = r.bad || !old->watch ? 0 : get_v(&r);
+    uint64_t n = r.bad || !old->watch ? 0 : cov_rd_v(&r);
     for (uint64_t i = 0; i < n && !r.bad; i++) {
-        uint64_t len = get_v(&r);
+        uint64_t len = cov_rd_v(&r);
         if (r.bad || len > (uint64_t)(r.end - r.p) || len >= 8192) {
             r.bad = 1;
             break;
@@ -346,8 +294,8 @@ int cov_watch_take_resumed(struct watch *w, struct resume *rs)
         memcpy(name, r.p, len);
         name[len] = 0;
         r.p += len;
-        uint64_t size = get_v(&r);
-        int64_t mt = ptc_unzigzag(get_v(&r)), gen = ptc_unzigzag(get_v(&r));
+        uint64_t size = cov_rd_v(&r);
+        int64_t mt = ptc_unzigzag(cov_rd_v(&r)), gen = ptc_unzigzag(cov_rd_v(&r));
         int64_t k = cov_watch_find(w, name);
         if (k >= 0 && !r.bad) {
             w->e[k].size = size;
