@@ -659,6 +659,7 @@ int cov_view_json_blocks(FILE *f, const struct cov_analysis *a);
 int cov_view_table_reach(FILE *f, const struct cov_analysis *a, const struct cov_view_opts *o);
 int cov_view_json_reach(FILE *f, const struct cov_analysis *a);
 int cov_view_html_reach(FILE *f, const struct cov_analysis *a, const struct cov_view_opts *o);
+int cov_view_csv_reach(FILE *f, const struct cov_analysis *a);
 /* cov diff, table / csv / json. */
 int cov_view_diff(FILE *f, int format, const struct cov_analysis *a, const char *pa,
                   const struct cov_analysis *b, const char *pb, const struct cov_diff_row *rows,

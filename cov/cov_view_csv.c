@@ -1,5 +1,5 @@
 /* `cov report --format csv`: one row per instrumented function (the per-function view;
- * per-input sets are in the JSON output), blockers with --blockers. Columns in
+ * per-input sets are in the JSON output), the frontier with --frontier. Columns in
  * docs/cov.md. */
 #include <errno.h>
 #include <inttypes.h>
@@ -9,25 +9,8 @@
 int cov_view_csv(FILE *f, const struct cov_analysis *a, const struct cov_view_opts *o)
 {
     const struct cov_data *d = a->d;
-    if (o->blockers) {
-        fprintf(f, "name,linkage_name,module,file,line,unreached_callees,unreached_insns,"
-                   "unreached_blocks\n");
-        for (uint32_t i = 0; i < a->nblockers; i++) {
-            const struct cov_blocker *b = &a->blockers[i];
-            const struct cov_func *fn = &d->funcs[b->func];
-            cov_csv_str(f, cov_func_name(d, b->func));
-            fputc(',', f);
-            cov_csv_str(f, fn->linkage);
-            fputc(',', f);
-            cov_csv_str(f, d->modules[fn->module].path);
-            fputc(',', f);
-            cov_csv_str(f, fn->file);
-            fputc(',', f);
-            cov_csv_line(f, fn->line);
-            fprintf(f, ",%u,%" PRIu64 ",%" PRIu64 "\n", b->nunreached, b->insns, b->blocks);
-        }
-        return fflush(f) || ferror(f) ? -EIO : 0;
-    }
+    if (o->blockers)
+        return cov_view_csv_reach(f, a);
     fprintf(f, "name,linkage_name,module,file,line,reached,inputs,calls,first_input,"
                "first_time_ms\n");
     for (uint32_t i = 0; i < d->nfuncs; i++) {

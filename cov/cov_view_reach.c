@@ -1,8 +1,10 @@
-/* The reachability parts of the table and JSON views (docs/cov.md, *Reachability and the
+/* The reachability parts of the table, CSV, HTML and JSON views (docs/cov.md, *Reachability and the
  * frontier*): how the never-reached functions divide, the frontier of functions and, with
  * blocks, the branches where reached functions stop. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cov.h"
 #include "ptc_escape.h"
@@ -244,4 +246,47 @@ int cov_view_json_reach(FILE *f, const struct cov_analysis *a)
     }
     fputs("}", f);
     return ferror(f) ? -EIO : 0;
+}
+
+/* The frontier as CSV rows (--frontier): its reached callers in one field, joined by "; ",
+ * so that a row stays a never-reached function as in the table. */
+int cov_view_csv_reach(FILE *f, const struct cov_analysis *a)
+{
+    const struct cov_data *d = a->d;
+    const struct cov_reach *r = &a->reach;
+    fprintf(f, "name,linkage_name,module,file,line,by_pointer_only,callers,functions_behind,"
+               "insns_behind,blocks_behind,lines_behind\n");
+    for (uint32_t i = 0; i < r->nfront; i++) {
+        const struct cov_frontier *x = &r->front[i];
+        const struct cov_func *fn = &d->funcs[x->callee];
+        size_t len = 1;
+        for (uint32_t k = 0; k < x->ncallers; k++)
+            len += strlen(cov_func_name(d, r->callers[x->first_caller + k])) + 2;
+        char *callers = malloc(len);
+        if (!callers)
+            return -ENOMEM;
+        callers[0] = 0;
+        for (uint32_t k = 0; k < x->ncallers; k++) {
+            if (k)
+                strcat(callers, "; ");
+            strcat(callers, cov_func_name(d, r->callers[x->first_caller + k]));
+        }
+        cov_csv_str(f, cov_func_name(d, x->callee));
+        fputc(',', f);
+        cov_csv_str(f, fn->linkage);
+        fputc(',', f);
+        cov_csv_str(f, d->modules[fn->module].path);
+        fputc(',', f);
+        cov_csv_str(f, fn->file);
+        fputc(',', f);
+        cov_csv_line(f, fn->line);
+        fprintf(f, ",%d,", x->indirect ? 1 : 0);
+        cov_csv_str(f, callers);
+        free(callers);
+        fprintf(f, ",%u,%" PRIu64 ",%" PRIu64 ",", x->funcs, x->insns, x->blocks);
+        if (a->blk.nblocks)
+            fprintf(f, "%" PRIu64, x->lines);
+        fputc('\n', f);
+    }
+    return fflush(f) || ferror(f) ? -EIO : 0;
 }

@@ -16,6 +16,8 @@ then unreachable. The JSON is checked against docs/schema/cov-report.schema.json
 
 usage: reach_test.py BUILD_DIR SOURCE_DIR WORK_DIR
 """
+import csv
+import io
 import json
 import os
 import shutil
@@ -157,6 +159,19 @@ def main():
           "table: %s" % t[t.find("reachability"):])
     check(r.stdout == run([ptcall, "cov", "report", "r.ptcov", "--blockers"]).stdout,
           "--blockers is --frontier")
+
+    # the CSV view: the frontier's rows, as the JSON has them (it gave the blockers list)
+    r = run([ptcall, "cov", "report", "r.ptcov", "--frontier", "--format", "csv"])
+    crow = list(csv.DictReader(io.StringIO(r.stdout)))
+    want = [(names[x["function"]], int(x["by_pointer_only"]),
+             "; ".join(names[c] for c in x["callers"]), x["functions_behind"],
+             x["insns_behind"], x["blocks_behind"], x.get("lines_behind")) for x in front]
+    got = [(c.get("name"), int(c.get("by_pointer_only") or -1), c.get("callers"),
+            int(c.get("functions_behind") or -1), int(c.get("insns_behind") or -1),
+            int(c.get("blocks_behind") or -1), int(c.get("lines_behind") or -1))
+           for c in crow]
+    check(r.returncode == 0 and got == want and len(got) == 3,
+          "csv --frontier: the frontier's rows as the JSON has them: %s != %s" % (got, want))
 
     # the HTML view: the classes and the frontier in place of the blockers list
     h = run([ptcall, "cov", "report", "r.ptcov", "--frontier", "--format", "html"]).stdout
