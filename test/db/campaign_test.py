@@ -28,6 +28,8 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import db_test  # noqa: E402  (SQLite, Postgres, check, run, xxh128)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cov"))
+from covcheck import ptcov_records  # noqa: E402  (test/cov/covcheck.py)
 
 check = db_test.check
 run = db_test.run
@@ -35,21 +37,16 @@ SKIP = 77
 
 
 def records(path):
-    """[(type, payload bytes)] of a version-2 .ptcov."""
+    """The header and [(type, payload bytes, the whole record)] of a version-2 .ptcov, by
+    covcheck's one walker of a .ptcov's records."""
     b = open(path, "rb").read()
     hs = int.from_bytes(b[12:16], "little")
     out = []
-    p = hs
-    while p < len(b):
-        q, ln, shift = p + 1, 0, 0
-        while True:
-            ln |= (b[q] & 0x7f) << shift
-            shift += 7
+    for typ, start, end in ptcov_records(b, hs):
+        q = start + 1
+        while b[q] & 0x80:     # past the length's LEB128 bytes to the payload
             q += 1
-            if not b[q - 1] & 0x80:
-                break
-        out.append((b[p], b[q:q + ln], b[p:q + ln + 4]))
-        p = q + ln + 4
+        out.append((typ, b[q + 1:end], b[start:end + 4]))
     return b[:hs], out
 
 
