@@ -674,5 +674,8 @@ void cov_csv_str(FILE *f, const char *s);
 void cov_text_str(FILE *f, const char *s);
 /* A CSV line column: empty when not known (0). */
 void cov_csv_line(FILE *f, uint32_t line);
+/* A function's identity as the CSV views' first five fields: name, linkage_name, module,
+ * file, line (no comma after). */
+void cov_csv_func(FILE *f, const struct cov_data *d, uint32_t func);
 
 #endif

@@ -264,3 +264,17 @@ void cov_csv_line(FILE *f, uint32_t line)
     if (line)
         fprintf(f, "%u", line);
 }
+
+void cov_csv_func(FILE *f, const struct cov_data *d, uint32_t func)
+{
+    const struct cov_func *fn = &d->funcs[func];
+    cov_csv_str(f, cov_func_name(d, func));
+    fputc(',', f);
+    cov_csv_str(f, fn->linkage);
+    fputc(',', f);
+    cov_csv_str(f, d->modules[fn->module].path);
+    fputc(',', f);
+    cov_csv_str(f, fn->file);
+    fputc(',', f);
+    cov_csv_line(f, fn->line);
+}

@@ -14,16 +14,7 @@ int cov_view_csv(FILE *f, const struct cov_analysis *a, const struct cov_view_op
     fprintf(f, "name,linkage_name,module,file,line,reached,inputs,calls,first_input,"
                "first_time_ms\n");
     for (uint32_t i = 0; i < d->nfuncs; i++) {
-        const struct cov_func *fn = &d->funcs[i];
-        cov_csv_str(f, cov_func_name(d, i));
-        fputc(',', f);
-        cov_csv_str(f, fn->linkage);
-        fputc(',', f);
-        cov_csv_str(f, d->modules[fn->module].path);
-        fputc(',', f);
-        cov_csv_str(f, fn->file);
-        fputc(',', f);
-        cov_csv_line(f, fn->line);
+        cov_csv_func(f, d, i);
         fprintf(f, ",%d,%u,%" PRIu64 ",", a->inputs_reaching[i] > 0, a->inputs_reaching[i],
                 a->calls[i]);
         if (a->first_input[i] != UINT32_MAX) {

@@ -62,15 +62,7 @@ int cov_view_diff(FILE *f, int format, const struct cov_analysis *a, const char 
         const char *who = r->side ? "B" : "A", *other = r->side ? "A" : "B";
         if (format == 1) {
             fprintf(f, "%s,", who);
-            cov_csv_str(f, cov_func_name(d, r->func));
-            fputc(',', f);
-            cov_csv_str(f, fn->linkage);
-            fputc(',', f);
-            cov_csv_str(f, d->modules[fn->module].path);
-            fputc(',', f);
-            cov_csv_str(f, fn->file);
-            fputc(',', f);
-            cov_csv_line(f, fn->line);
+            cov_csv_func(f, d, r->func);
             fprintf(f, ",%u,%s\n", r->inputs,
                     r->instrumented_other ? "instrumented" : "not instrumented");
         } else if (format == 2) {

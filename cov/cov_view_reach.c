@@ -258,7 +258,6 @@ int cov_view_csv_reach(FILE *f, const struct cov_analysis *a)
                "insns_behind,blocks_behind,lines_behind\n");
     for (uint32_t i = 0; i < r->nfront; i++) {
         const struct cov_frontier *x = &r->front[i];
-        const struct cov_func *fn = &d->funcs[x->callee];
         size_t len = 1;
         for (uint32_t k = 0; k < x->ncallers; k++)
             len += strlen(cov_func_name(d, r->callers[x->first_caller + k])) + 2;
@@ -271,15 +270,7 @@ int cov_view_csv_reach(FILE *f, const struct cov_analysis *a)
                 strcat(callers, "; ");
             strcat(callers, cov_func_name(d, r->callers[x->first_caller + k]));
         }
-        cov_csv_str(f, cov_func_name(d, x->callee));
-        fputc(',', f);
-        cov_csv_str(f, fn->linkage);
-        fputc(',', f);
-        cov_csv_str(f, d->modules[fn->module].path);
-        fputc(',', f);
-        cov_csv_str(f, fn->file);
-        fputc(',', f);
-        cov_csv_line(f, fn->line);
+        cov_csv_func(f, d, x->callee);
         fprintf(f, ",%d,", x->indirect ? 1 : 0);
         cov_csv_str(f, callers);
         free(callers);
