@@ -183,7 +183,8 @@ int cov_merge(struct cov_data *out, struct cov_data *parts, uint32_t n, const ch
         if (!x->has_hash)
             st->by_name++;
     }
-    qsort(k, out->ninputs, sizeof(*k), cmp_key);
+    if (out->ninputs > 1)
+        qsort(k, out->ninputs, sizeof(*k), cmp_key);
     uint8_t *drop = calloc((size_t)out->ninputs + 1, 1);
     if (!drop) {
         free(k);

@@ -80,7 +80,8 @@ static int taken_set(const struct cov_data *d, uint8_t *tk)
     for (uint32_t i = 0; i < d->nfuncs; i++)
         idx[i] = i;
     sort_d = d;   /* reports are made on one thread */
-    qsort(idx, d->nfuncs, sizeof(*idx), by_linkage);
+    if (d->nfuncs > 1)
+        qsort(idx, d->nfuncs, sizeof(*idx), by_linkage);
     for (uint32_t k = 0; k < g->ntaken_names; k++) {
         const char *name = g->taken_names[k];
         uint32_t lo = 0, hi = d->nfuncs;
@@ -118,7 +119,8 @@ static int build_edges(const struct cov_data *d, struct edges *e)
         for (uint32_t i = 0; i < nf && i < g->nfuncs; i++)
             if (tk[i])
                 t[nt++] = (struct taken){g->type_id[i], i};
-        qsort(t, nt, sizeof(*t), by_type);
+        if (nt > 1)
+            qsort(t, nt, sizeof(*t), by_type);
     }
     for (uint32_t f = 0; f < nf; f++) {
         e->start[f] = e->n;
@@ -262,7 +264,8 @@ static int function_frontier(const struct cov_data *d, const uint32_t *inputs_re
             if (!inputs_reaching[e->to[k]])
                 p[np++] = (struct pair){e->to[k], f, e->ind[k]};
     }
-    qsort(p, np, sizeof(*p), by_pair);
+    if (np > 1)
+        qsort(p, np, sizeof(*p), by_pair);
     if (!(r->front = malloc(((size_t)np + 1) * sizeof(*r->front))) ||
         !(r->callers = malloc(((size_t)np + 1) * sizeof(*r->callers))))
         goto out;
@@ -305,7 +308,8 @@ static int function_frontier(const struct cov_data *d, const uint32_t *inputs_re
         r->front[r->nfront++] = x;
         i = j;
     }
-    qsort(r->front, r->nfront, sizeof(*r->front), by_front);
+    if (r->nfront > 1)
+        qsort(r->front, r->nfront, sizeof(*r->front), by_front);
     rc = 0;
 out:
     free(p);
@@ -374,7 +378,8 @@ static int block_frontier(const struct cov_data *d, const struct cov_blocks_anal
             r->bfront[r->nbfront++] = x;
         }
     }
-    qsort(r->bfront, r->nbfront, sizeof(*r->bfront), by_bfront);
+    if (r->nbfront > 1)
+        qsort(r->bfront, r->nbfront, sizeof(*r->bfront), by_bfront);
     /* then exclusive: largest first, each row keeps the never-run blocks no row above it
      * kept, and a row whose successor an earlier row holds goes (a loop of one macro line
      * made dozens of rows over the same blocks) */
@@ -407,7 +412,8 @@ static int block_frontier(const struct cov_data *d, const struct cov_blocks_anal
         r->bfront[kept++] = x;
     }
     r->nbfront = kept;
-    qsort(r->bfront, r->nbfront, sizeof(*r->bfront), by_bfront);
+    if (r->nbfront > 1)
+        qsort(r->bfront, r->nbfront, sizeof(*r->bfront), by_bfront);
     rc = 0;
 out:
     free(bseen);

@@ -353,7 +353,8 @@ int cov_watch_run(struct cov_runner *r, struct cov_data *d, const struct cov_wat
         double secs = mono() - t0, cpu = cpu_used(r) - cpu0;
         char lag[128] = "";
         if (w.nlags) {
-            qsort(w.lags, w.nlags, sizeof(*w.lags), cmp_double);
+            if (w.nlags > 1)
+                qsort(w.lags, w.nlags, sizeof(*w.lags), cmp_double);
             snprintf(lag, sizeof(lag), "; lag behind the files: median %.2f s, max %.2f s",
                      w.lags[w.nlags / 2], w.lags[w.nlags - 1]);
         }

@@ -264,7 +264,8 @@ static int to_points(struct db *d, struct evs *s, int blocks, struct db_cpoint *
 {
     *out = NULL;
     *n = 0;
-    qsort(s->v, s->n, sizeof(*s->v), cmp_ev);
+    if (s->n > 1)
+        qsort(s->v, s->n, sizeof(*s->v), cmp_ev);
     struct db_cpoint *pt = malloc((s->n + 1) * sizeof(*pt));
     if (!pt) {
         free(s->v);
@@ -525,7 +526,8 @@ int db_campaign_add(struct db *d, struct db_campaign_in *c, int64_t *campaign_id
                                            "content hash, %.16s...)",
                        c->file, (long long)*existing, c->content_hash);
     }
-    qsort(c->firsts, c->nfirsts, sizeof(*c->firsts), cmp_first);
+    if (c->nfirsts > 1)
+        qsort(c->firsts, c->nfirsts, sizeof(*c->firsts), cmp_first);
     struct job j = {c, 0, 0, calloc(c->nfirsts + 1, sizeof(int64_t)), c->inst, 0};
     if (!j.fid)
         return db_fail(d, DB_E_NOMEM, "out of memory");

@@ -463,7 +463,8 @@ static int read_detail(struct db *d, void *ctx)
     if (!e && f.nomem)
         e = db_fail(d, DB_E_NOMEM, "out of memory");
     if (f.n)
-        qsort(f.v, f.n, sizeof(*f.v), cmp_func_time);
+        if (f.n > 1)
+            qsort(f.v, f.n, sizeof(*f.v), cmp_func_time);
     size_t keep = j->top && j->top < f.n ? j->top : f.n;
     for (size_t i = keep; i < f.n; i++)
         free_func(&f.v[i]);

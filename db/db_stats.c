@@ -22,7 +22,8 @@ static double quantile(const double *v, size_t n, double q)
 
 void db_summary_of(double *v, size_t n, struct db_summary *s)
 {
-    qsort(v, n, sizeof(*v), cmp_d);
+    if (n > 1)
+        qsort(v, n, sizeof(*v), cmp_d);
     double sum = 0;
     for (size_t i = 0; i < n; i++)
         sum += v[i];
@@ -80,7 +81,8 @@ int db_mann_whitney(const double *x, size_t nx, const double *y, size_t ny, stru
         t[i] = (struct tagged){x[i], 1};
     for (size_t i = 0; i < ny; i++)
         t[nx + i] = (struct tagged){y[i], 0};
-    qsort(t, n, sizeof(*t), cmp_t);
+    if (n > 1)
+        qsort(t, n, sizeof(*t), cmp_t);
     /* ranks 1..n, tied values given the mean of their ranks */
     double r1 = 0, ties = 0;
     for (size_t i = 0; i < n;) {

@@ -118,7 +118,8 @@ static void median_curve(struct sbuf *b, const struct group *g)
         for (size_t i = 0; i < g->n; i++)
             for (size_t j = 0; j < g->ncurve[i]; j++)
                 t[k++] = g->curve[i][j].t_ms;
-        qsort(t, k, sizeof(*t), cmp_i64);
+        if (k > 1)
+            qsort(t, k, sizeof(*t), cmp_i64);
         size_t u = 0;
         for (size_t i = 0; i < k; i++)
             if (!u || t[u - 1] != t[i])
