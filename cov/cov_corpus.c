@@ -183,7 +183,8 @@ int cov_list_dir(const char *dir, char ***names, size_t *count)
         cov_free_names(v, n);
         return rc;
     }
-    qsort(v, n, sizeof(*v), cov_cmp_str);
+    if (n > 1)   /* an empty directory (as a watched corpus starts) has no array at all */
+        qsort(v, n, sizeof(*v), cov_cmp_str);
     *names = v;
     *count = n;
     return 0;

@@ -112,11 +112,18 @@ def live_afl(ptcall, work, t_afl, t_cov):
     env = dict(os.environ, AFL_SKIP_CPUFREQ="1", AFL_NO_UI="1", AFL_NO_AFFINITY="1",
                AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES="1", AFL_SHUFFLE_QUEUE="0",
                AFL_QUIET="1", AFL_SKIP_BIN_CHECK="0")
+    # the fuzzer's target is not sanitized: afl-fuzz refuses to start under the sanitizer
+    # suite's ASAN_OPTIONS ("Custom ASAN_OPTIONS set without abort_on_error=1")
+    for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "MSAN_OPTIONS"):
+        env.pop(k, None)
     afl = subprocess.Popen(["afl-fuzz", "-i", "seeds", "-o", "afl", "-V", "35", "--", t_afl,
                             "@@"], env=env, stdout=open("afl.log", "w"),
                            stderr=subprocess.STDOUT)
     while not os.path.isdir("afl") and afl.poll() is None:
         time.sleep(0.05)
+    if not check(os.path.isdir("afl"), "afl-fuzz started (exit %s): %s" %
+                 (afl.poll(), open("afl.log", errors="replace").read()[-600:])):
+        return
     t_start = time.time()
     w = Child(watch_cmd(ptcall, "--afl", "afl", "--until-idle", "-o", "live.ptcov", "--", t_cov,
                         "@@"), stderr=open("live.err", "w"))
