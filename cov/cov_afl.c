@@ -30,6 +30,43 @@ int64_t cov_afl_field(const char *name, const char *key)
     return -1;
 }
 
+int cov_afl_read_stats(const char *inst, struct cov_afl_stats *s)
+{
+    s->start_time = s->last_update = s->run_time = s->fuzzer_pid = COV_AFL_STAT_NONE;
+    char path[4096];
+    if (snprintf(path, sizeof(path), "%s/fuzzer_stats", inst) >= (int)sizeof(path))
+        return -ENAMETOOLONG;
+    struct stat st;
+    int fd = cov_open_input(path, &st);
+    if (fd < 0)
+        return fd;
+    FILE *f = fdopen(fd, "re");
+    if (!f) {
+        close(fd);
+        return -errno;
+    }
+    char line[512];
+    while (fgets(line, sizeof(line), f)) {
+        long long v;
+        if (sscanf(line, "start_time : %lld", &v) == 1)
+            s->start_time = v;
+        else if (sscanf(line, "last_update : %lld", &v) == 1)
+            s->last_update = v;
+        else if (sscanf(line, "run_time : %lld", &v) == 1)
+            s->run_time = v;
+        else if (sscanf(line, "fuzzer_pid : %lld", &v) == 1)
+            s->fuzzer_pid = v;
+    }
+    fclose(f);
+    return 0;
+}
+
+/* Seconds as ms; -1 when absent or not in [min, INT64_MAX / 1000). */
+static int64_t stats_ms(long long s, long long min)
+{
+    return s >= min && s < INT64_MAX / 1000 ? (int64_t)s * 1000 : -1;
+}
+
 /* start_time (Unix seconds) from DIR/fuzzer_stats, in ms; -1 when absent or unreadable
  * (said on warn). Opened without blocking and refused unless a regular file: a FIFO there
  * hung `cov run` for ever. *run_ms gets how long the instance ran (run_time, else
@@ -37,36 +74,21 @@ int64_t cov_afl_field(const char *name, const char *key)
 static int64_t instance_start_ms(const char *inst, FILE *warn, int64_t *run_ms)
 {
     *run_ms = -1;
-    char path[4096], sh[768];
-    if (snprintf(path, sizeof(path), "%s/fuzzer_stats", inst) >= (int)sizeof(path))
+    struct cov_afl_stats s;
+    int rc = cov_afl_read_stats(inst, &s);
+    if (rc == -ENOENT || rc == -ENAMETOOLONG)
         return -1;
-    struct stat st;
-    int fd = cov_open_input(path, &st);
-    if (fd == -ENOENT)
-        return -1;
-    if (fd < 0) {
+    if (rc) {
+        char path[4096], sh[768];
+        if (snprintf(path, sizeof(path), "%s/fuzzer_stats", inst) >= (int)sizeof(path))
+            return -1;
         fprintf(warn, "ptcall cov: %s: %s: entries without time: in their names get an unknown "
                       "campaign time\n", cov_shown(path, sh, sizeof(sh)),
-                fd == -EINVAL ? "not a regular file" : strerror(-fd));
+                rc == -EINVAL ? "not a regular file" : strerror(-rc));
         return -1;
     }
-    FILE *f = fdopen(fd, "re");
-    if (!f) {
-        close(fd);
-        return -1;
-    }
-    char line[512];
-    int64_t v = -1, last = -1, run = -1;
-    while (fgets(line, sizeof(line), f)) {
-        long long s;
-        if (sscanf(line, "start_time : %lld", &s) == 1)
-            v = s > 0 && s < INT64_MAX / 1000 ? (int64_t)s * 1000 : -1;
-        else if (sscanf(line, "last_update : %lld", &s) == 1)
-            last = s > 0 && s < INT64_MAX / 1000 ? (int64_t)s * 1000 : -1;
-        else if (sscanf(line, "run_time : %lld", &s) == 1)
-            run = s >= 0 && s < INT64_MAX / 1000 ? (int64_t)s * 1000 : -1;
-    }
-    fclose(f);
+    int64_t v = stats_ms(s.start_time, 1), last = stats_ms(s.last_update, 1),
+            run = stats_ms(s.run_time, 0);
     *run_ms = run >= 0 ? run : v >= 0 && last >= v ? last - v : -1;
     return v;
 }

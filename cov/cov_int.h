@@ -2,6 +2,7 @@
 #ifndef PTC_COV_INT_H
 #define PTC_COV_INT_H
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -34,5 +35,15 @@ struct cov_rd {
 };
 uint64_t cov_rd_v(struct cov_rd *r);
 char *cov_rd_s(struct cov_rd *r);                       /* malloc'ed, NUL-terminated */
+
+/* cov_afl.c: an AFL++ instance's fuzzer_stats (INST/fuzzer_stats, opened as an input is:
+ * never waited on), the one reader of it for `--afl` and `--watch`. Each field as written
+ * (seconds, a pid), COV_AFL_STAT_NONE when absent. 0, or the open's negative errno
+ * (-EINVAL: not a regular file; -ENAMETOOLONG: the path). */
+#define COV_AFL_STAT_NONE LLONG_MIN
+struct cov_afl_stats {
+    long long start_time, last_update, run_time, fuzzer_pid;
+};
+int cov_afl_read_stats(const char *inst, struct cov_afl_stats *s);
 
 #endif

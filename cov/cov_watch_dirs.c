@@ -158,35 +158,17 @@ int cov_watch_add_dir(struct watch *w, const char *path, const char *prefix, uns
     return 0;
 }
 
-/* fuzzer_stats of an instance: start_time, last_update, run_time, fuzzer_pid. 0 or -1. */
+/* fuzzer_stats of an instance (cov_afl_read_stats): start_time, last_update, run_time,
+ * fuzzer_pid, 0 where absent. 0, or -1 when it is unreadable or says no start_time. */
 static int read_stats(const char *inst, int64_t *start, int64_t *last, int64_t *run, long *pid)
 {
-    char path[4200];
-    snprintf(path, sizeof(path), "%s/fuzzer_stats", inst);
-    struct stat st;
-    int fd = cov_open_input(path, &st);
-    if (fd < 0)
+    struct cov_afl_stats s;
+    if (cov_afl_read_stats(inst, &s))
         return -1;
-    FILE *f = fdopen(fd, "re");
-    if (!f) {
-        close(fd);
-        return -1;
-    }
-    char line[512];
-    *start = *last = *run = 0;
-    *pid = 0;
-    while (fgets(line, sizeof(line), f)) {
-        long long v;
-        if (sscanf(line, "start_time : %lld", &v) == 1)
-            *start = v;
-        else if (sscanf(line, "last_update : %lld", &v) == 1)
-            *last = v;
-        else if (sscanf(line, "run_time : %lld", &v) == 1)
-            *run = v;
-        else if (sscanf(line, "fuzzer_pid : %lld", &v) == 1)
-            *pid = (long)v;
-    }
-    fclose(f);
+    *start = s.start_time == COV_AFL_STAT_NONE ? 0 : s.start_time;
+    *last = s.last_update == COV_AFL_STAT_NONE ? 0 : s.last_update;
+    *run = s.run_time == COV_AFL_STAT_NONE ? 0 : s.run_time;
+    *pid = s.fuzzer_pid == COV_AFL_STAT_NONE ? 0 : (long)s.fuzzer_pid;
     return *start > 0 ? 0 : -1;
 }
 
