@@ -12,40 +12,20 @@
 
 #include "db_conn.h"
 
-#define ROWS 128 /* rows per multi-row INSERT (powers of two down to 1: few statement texts) */
-
-typedef void (*fill_fn)(const void *ctx, size_t i, struct db_val *p);
-
-/* INSERT head VALUES (k params per row), ... for rows [0, n) of ctx, in batches. */
+/* INSERT head VALUES (ncol parameters per row), ... for rows [0, n) of ctx, in batches
+ * (db_exec_rows). */
 static int insert_rows(struct db *d, const char *head, int ncol, size_t n, const void *ctx,
-                       fill_fn fill)
+                       db_fill_fn fill)
 {
-    struct db_val p[ROWS * 8];
-    for (size_t at = 0; at < n;) {
-        size_t rows = ROWS;
-        while (rows > n - at)
-            rows /= 2;
-        size_t cap = strlen(head) + rows * ((size_t)ncol * 8 + 4) + 16;
-        char *sql = malloc(cap);
-        if (!sql)
-            return db_fail(d, DB_E_NOMEM, "out of memory");
-        size_t k = (size_t)snprintf(sql, cap, "%s VALUES ", head);
-        for (size_t r = 0; r < rows; r++) {
-            k += (size_t)snprintf(sql + k, cap - k, "%s(", r ? ", " : "");
-            for (int c = 0; c < ncol; c++)
-                k += (size_t)snprintf(sql + k, cap - k, "%s$%zu", c ? ", " : "",
-                                      r * (size_t)ncol + (size_t)c + 1);
-            k += (size_t)snprintf(sql + k, cap - k, ")");
-        }
-        for (size_t r = 0; r < rows; r++)
-            fill(ctx, at + r, p + r * (size_t)ncol);
-        int e = d->ops->exec(d, sql, (int)(rows * (size_t)ncol), p);
-        free(sql);
-        if (e)
-            return e;
-        at += rows;
-    }
-    return 0;
+    char h[512], tmpl[64];
+    size_t k = (size_t)snprintf(tmpl, sizeof(tmpl), "(");
+    for (int c = 0; c < ncol && k < sizeof(tmpl); c++)
+        k += (size_t)snprintf(tmpl + k, sizeof(tmpl) - k, "%s#%d", c ? ", " : "", c + 1);
+    if (k + 2 > sizeof(tmpl) ||
+        snprintf(h, sizeof(h), "%s VALUES ", head) >= (int)sizeof(h))
+        return db_fail(d, DB_E_FAIL, "an INSERT too long to write (a ptcall bug)");
+    snprintf(tmpl + k, sizeof(tmpl) - k, ")");
+    return db_exec_rows(d, n, ctx, h, tmpl, ncol, "", fill);
 }
 
 static const char *base_name(const char *path)

@@ -171,3 +171,68 @@ int db_snapshot(struct db *d, int (*fn)(struct db *d, void *ctx), void *ctx)
         memcpy(d->err, keep, sizeof(keep));
     return e ? e : end;
 }
+
+/* ---- multi-row statements ------------------------------------------------------------
+ * A run of 5,000 functions is 5,000 rows in each of run_functions and function_stats and as
+ * many edges (a campaign part as many first reaches): one statement per row would be one
+ * round trip each to a PostgreSQL server. Rows go in batches of up to DB_BATCH rows per
+ * statement instead, in sizes that are powers of two (128, 64, ..., 1), so that each kind of
+ * statement has at most 8 texts, which the back ends prepare once per connection. */
+
+size_t db_batch_of(size_t n)
+{
+    size_t b = DB_BATCH;
+    while (b > n)
+        b /= 2;
+    return b;
+}
+
+/* head, then rows copies of tmpl joined by ", ", then tail, into a new string; in tmpl, #k
+ * (k = 1..9) stands for the row's k-th of ncol parameters: $(row * ncol + k). NULL when out
+ * of memory. */
+char *db_multi_row(const char *head, const char *tmpl, int ncol, size_t rows,
+                       const char *tail)
+{
+    size_t cap = strlen(head) + strlen(tail) + rows * (strlen(tmpl) * 3 + 4) + 1;
+    char *sql = malloc(cap);
+    if (!sql)
+        return NULL;
+    size_t k = (size_t)snprintf(sql, cap, "%s", head);
+    for (size_t r = 0; r < rows; r++) {
+        if (r)
+            k += (size_t)snprintf(sql + k, cap - k, ", ");
+        for (const char *t = tmpl; *t; t++) {
+            if (*t == '#' && t[1] >= '1' && t[1] <= '9') {
+                k += (size_t)snprintf(sql + k, cap - k, "$%zu", r * (size_t)ncol +
+                                                                     (size_t)(t[1] - '0'));
+                t++;
+            } else {
+                sql[k++] = *t;
+            }
+        }
+    }
+    snprintf(sql + k, cap - k, "%s", tail);
+    return sql;
+}
+
+int db_exec_rows(struct db *d, size_t n, const void *ctx, const char *head, const char *tmpl,
+                 int ncol, const char *tail, db_fill_fn fill)
+{
+    struct db_val p[DB_BATCH * DB_ROW_MAX];
+    if (ncol < 1 || ncol > DB_ROW_MAX)
+        return db_fail(d, DB_E_FAIL, "a row of %d parameters (a ptcall bug)", ncol);
+    for (size_t at = 0; at < n;) {
+        size_t rows = db_batch_of(n - at);
+        char *sql = db_multi_row(head, tmpl, ncol, rows, tail);
+        if (!sql)
+            return db_fail(d, DB_E_NOMEM, "out of memory");
+        for (size_t r = 0; r < rows; r++)
+            fill(ctx, at + r, p + r * (size_t)ncol);
+        int e = d->ops->exec(d, sql, (int)(rows * (size_t)ncol), p);
+        free(sql);
+        if (e)
+            return e;
+        at += rows;
+    }
+    return 0;
+}

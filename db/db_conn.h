@@ -34,4 +34,20 @@ char *db_dup_text(const struct db_val *v, int *nomem);
  * backend's. */
 int db_snapshot(struct db *d, int (*fn)(struct db *d, void *ctx), void *ctx);
 
+/* Multi-row statements (db_conn.c): at most DB_BATCH rows each, in power-of-two batches. */
+#define DB_BATCH 128
+#define DB_ROW_MAX 8   /* parameters per row */
+/* The size of the next batch of the n rows left. */
+size_t db_batch_of(size_t n);
+/* head, then rows copies of tmpl joined by ", ", then tail, into a new string; in tmpl, #k
+ * (k = 1..9) stands for the row's k-th of ncol parameters: $(row * ncol + k). NULL when out
+ * of memory. */
+char *db_multi_row(const char *head, const char *tmpl, int ncol, size_t rows,
+                   const char *tail);
+/* Fills the parameters of row i of ctx (ncol of them) into p. */
+typedef void (*db_fill_fn)(const void *ctx, size_t i, struct db_val *p);
+/* Executes head tmpl... tail over rows [0, n) of ctx, in batches. 0 or -DB_E_*. */
+int db_exec_rows(struct db *d, size_t n, const void *ctx, const char *head, const char *tmpl,
+                 int ncol, const char *tail, db_fill_fn fill);
+
 #endif

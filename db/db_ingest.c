@@ -204,74 +204,6 @@ static int insert_run(struct db *d, struct job *j)
     return e;
 }
 
-/* ---- multi-row statements ------------------------------------------------------------
- * A run of 5,000 functions is 5,000 rows in each of run_functions and function_stats and as
- * many edges: one statement per row would be one round trip each to a PostgreSQL server.
- * Rows go in batches of up to BATCH rows per statement instead, in sizes that are powers of
- * two (128, 64, ..., 1), so that each kind of statement has at most 8 texts, which the back
- * ends prepare once per connection. */
-#define BATCH 128
-
-/* The size of the next batch of the n rows left. */
-static size_t batch_of(size_t n)
-{
-    size_t b = BATCH;
-    while (b > n)
-        b /= 2;
-    return b;
-}
-
-/* head, then rows copies of tmpl joined by ", ", then tail, into a new string; in tmpl, #k
- * (k = 1..9) stands for the row's k-th of ncol parameters: $(row * ncol + k). NULL when out
- * of memory. */
-static char *multi_row(const char *head, const char *tmpl, int ncol, size_t rows,
-                       const char *tail)
-{
-    size_t cap = strlen(head) + strlen(tail) + rows * (strlen(tmpl) * 3 + 4) + 1;
-    char *sql = malloc(cap);
-    if (!sql)
-        return NULL;
-    size_t k = (size_t)snprintf(sql, cap, "%s", head);
-    for (size_t r = 0; r < rows; r++) {
-        if (r)
-            k += (size_t)snprintf(sql + k, cap - k, ", ");
-        for (const char *t = tmpl; *t; t++) {
-            if (*t == '#' && t[1] >= '1' && t[1] <= '9') {
-                k += (size_t)snprintf(sql + k, cap - k, "$%zu", r * (size_t)ncol +
-                                                                     (size_t)(t[1] - '0'));
-                t++;
-            } else {
-                sql[k++] = *t;
-            }
-        }
-    }
-    snprintf(sql + k, cap - k, "%s", tail);
-    return sql;
-}
-
-/* Fills the parameters of one row (ncol of them) into p for row i of the job. */
-typedef void (*row_fn)(const struct job *j, size_t i, struct db_val *p);
-
-/* Executes head tmpl... tail over rows [0, n) of the job, in batches. 0 or -DB_E_*. */
-static int exec_rows(struct db *d, const struct job *j, size_t n, const char *head,
-                     const char *tmpl, int ncol, const char *tail, row_fn fill)
-{
-    struct db_val p[BATCH * 8];
-    for (size_t at = 0; at < n;) {
-        size_t rows = batch_of(n - at);
-        char *sql = multi_row(head, tmpl, ncol, rows, tail);
-        if (!sql)
-            return db_fail(d, DB_E_NOMEM, "out of memory");
-        for (size_t r = 0; r < rows; r++)
-            fill(j, at + r, p + r * (size_t)ncol);
-        int e = d->ops->exec(d, sql, (int)(rows * (size_t)ncol), p);
-        free(sql);
-        if (e)
-            return e;
-        at += rows;
-    }
-    return 0;
-}
 
 /* ---- the functions dictionary ------------------------------------------------------------- */
 
@@ -308,10 +240,10 @@ static int on_found(void *ctx, int ncol, const struct db_val *col)
 /* The ids of fn[0..n) (one module base name, sorted) that the dictionary holds. */
 static int find_ids(struct db *d, struct mfunc *fn, size_t n)
 {
-    struct db_val p[BATCH + 1];
+    struct db_val p[DB_BATCH + 1];
     for (size_t at = 0; at < n;) {
-        size_t rows = batch_of(n - at);
-        char *sql = multi_row("SELECT id, linkage_name, file FROM functions WHERE module = $1 "
+        size_t rows = db_batch_of(n - at);
+        char *sql = db_multi_row("SELECT id, linkage_name, file FROM functions WHERE module = $1 "
                               "AND linkage_name IN (",
                               "#2", 1, rows, ")");
         if (!sql)
@@ -330,8 +262,9 @@ static int find_ids(struct db *d, struct mfunc *fn, size_t n)
     return 0;
 }
 
-static void fill_function(const struct job *j, size_t i, struct db_val *p)
+static void fill_function(const void *ctx, size_t i, struct db_val *p)
 {
+    const struct job *j = ctx;
     const struct mfunc *m = &j->fn[j->missing[i]];
     p[0] = DB_S(m->base);
     p[1] = DB_S(m->f->linkage_name);
@@ -366,7 +299,7 @@ static int function_ids(struct db *d, struct job *j)
             return 0;
         if (pass)
             break;
-        int e = exec_rows(d, j, j->nmissing,
+        int e = db_exec_rows(d, j->nmissing, j,
                           "INSERT INTO functions (module, linkage_name, file, name, line) "
                           "VALUES ",
                           "(#1, #2, #3, #4, #5)", 5,
@@ -380,8 +313,9 @@ static int function_ids(struct db *d, struct job *j)
 
 /* ---- the run's rows ---------------------------------------------------------------------- */
 
-static void fill_figures(const struct job *j, size_t i, struct db_val *p)
+static void fill_figures(const void *ctx, size_t i, struct db_val *p)
 {
+    const struct job *j = ctx;
     const struct mfunc *m = &j->fn[i];
     p[0] = DB_I(j->id);
     p[1] = DB_I(m->id);
@@ -392,8 +326,9 @@ static void fill_figures(const struct job *j, size_t i, struct db_val *p)
 }
 
 /* function_stats holds times as 0 for untimed runs (their time_unit is "none") */
-static void fill_stats(const struct job *j, size_t i, struct db_val *p)
+static void fill_stats(const void *ctx, size_t i, struct db_val *p)
 {
+    const struct job *j = ctx;
     const struct mfunc *m = &j->fn[i];
     p[0] = DB_I(m->id);
     p[1] = DB_S(j->r->time_unit);
@@ -406,8 +341,9 @@ static void fill_stats(const struct job *j, size_t i, struct db_val *p)
     p[7] = DB_R(j->r->timed ? (double)m->self * (double)m->self : 0.0);
 }
 
-static void fill_edge(const struct job *j, size_t i, struct db_val *p)
+static void fill_edge(const void *ctx, size_t i, struct db_val *p)
 {
+    const struct job *j = ctx;
     const struct medge *x = &j->edge[i];
     p[0] = DB_I(j->id);
     p[1] = DB_I(j->fn[x->caller].id);
@@ -415,8 +351,9 @@ static void fill_edge(const struct job *j, size_t i, struct db_val *p)
     p[3] = DB_I(x->calls);
 }
 
-static void fill_edge_stats(const struct job *j, size_t i, struct db_val *p)
+static void fill_edge_stats(const void *ctx, size_t i, struct db_val *p)
 {
+    const struct job *j = ctx;
     const struct medge *x = &j->edge[i];
     p[0] = DB_I(j->fn[x->caller].id);
     p[1] = DB_I(j->fn[x->callee].id);
@@ -465,12 +402,12 @@ static int write_run(struct db *d, void *ctx)
     if (!e)
         e = function_ids(d, j);
     if (!e)
-        e = exec_rows(d, j, j->nfn,
+        e = db_exec_rows(d, j->nfn, j,
                       "INSERT INTO run_functions (run_id, function_id, module_idx, calls, total, "
                       "self) VALUES ",
                       "(#1, #2, #3, #4, #5, #6)", 6, "", fill_figures);
     if (!e)
-        e = exec_rows(d, j, j->nedge,
+        e = db_exec_rows(d, j->nedge, j,
                       "INSERT INTO run_edges (run_id, caller_id, callee_id, calls) VALUES ",
                       "(#1, #2, #3, #4)", 4, "", fill_edge);
     /* the sums over all runs, last: in PostgreSQL concurrent writers of the same functions
@@ -478,7 +415,7 @@ static int write_run(struct db *d, void *ctx)
      * wait; the rows are taken in the job's sorted order, as the dictionary's, so that they do
      * not deadlock */
     if (!e)
-        e = exec_rows(d, j, j->nfn,
+        e = db_exec_rows(d, j->nfn, j,
                       "INSERT INTO function_stats (function_id, time_unit, runs, calls_sum, "
                       "total_sum, self_sum, calls_max, total_max, self_max, calls_min, "
                       "total_min, self_min, calls_sq, total_sq, self_sq) VALUES ",
@@ -505,7 +442,7 @@ static int write_run(struct db *d, void *ctx)
                       "self_sq = function_stats.self_sq + excluded.self_sq",
                       fill_stats);
     if (!e)
-        e = exec_rows(d, j, j->nedge,
+        e = db_exec_rows(d, j->nedge, j,
                       "INSERT INTO edge_stats (caller_id, callee_id, runs, calls_sum) VALUES ",
                       "(#1, #2, 1, #3)", 3,
                       " ON CONFLICT (caller_id, callee_id) DO UPDATE SET "
