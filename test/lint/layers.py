@@ -91,7 +91,7 @@ FLOORS = {
     "db": [
         ["db_sqlite.c", "db_pg.c", "db_hash.c", "db_stats.c"],  # backends, content hash,
                                                                 # campaign statistics
-        ["db_conn.c"],                                          # URLs, transactions
+        ["db_conn.c"],                                          # URLs, transactions, rows
         ["db_schema.c"],                                        # versions, migrations, open
         ["db_campaign_frontier.c"],                             # a campaign part's frontier
         ["db_ingest.c", "db_query.c", "db_campaign.c"],         # storing and reading runs,
