@@ -17,11 +17,14 @@
 #define PTC_FILE_MAGIC "PTCALLTR" /* 8 bytes, no NUL */
 #define PTC_VERSION_MAJOR 2u      /* what writers write (2: the chunk CRC covers the header) */
 #define PTC_VERSION_MAJOR_MIN 1u  /* readers read majors MIN..MAJOR and reject the others */
-#define PTC_VERSION_MINOR 3u      /* readers accept any minor: new chunks are optional (1.1:
+#define PTC_VERSION_MINOR 4u      /* readers accept any minor: new chunks are optional (1.1:
                                      MODULE stub kind PTC_STUB_CALL; 1.2: the optional
                                      MODULE_ARMED chunk; both are in 2.0; 2.1: the optional
                                      COUNTS and MARK chunks; 2.2: the optional SPAWN and
-                                     MODULE_REFUSED chunks; 2.3: LOSS kind WRITE) */
+                                     MODULE_REFUSED chunks; 2.3: LOSS kind WRITE; 2.4: PROCESS
+                                     how ATTACH and SNAPSHOT, PROCESS_END how DETACH and
+                                     SNAPSHOT, the optional SNAPSHOT, THREAD_NAME and WINDOW
+                                     chunks) */
 
 struct ptc_file_header {
     char magic[8];          /* PTC_FILE_MAGIC */
@@ -73,6 +76,12 @@ enum ptc_chunk_type {
     PTC_CHUNK_SPAWN = 14,        /* OPTIONAL (2.2): struct ptc_spawn, posix_spawn in a trace */
     PTC_CHUNK_MODULE_REFUSED = 15, /* OPTIONAL (2.2): struct ptc_module_refused, an
                                       instrumented object the runtime left untraced */
+    PTC_CHUNK_SNAPSHOT = 16,     /* OPTIONAL (2.4): struct ptc_snapshot, process-level: why and
+                                    when a flight recorder's snapshot was taken */
+    PTC_CHUNK_THREAD_NAME = 17,  /* OPTIONAL (2.4): struct ptc_thread_name, per thread: the
+                                    thread's name changed (as perf's COMM) */
+    PTC_CHUNK_WINDOW = 18,       /* OPTIONAL (2.4): struct ptc_window, per thread: the span of
+                                    the thread's events in an attach or a snapshot */
     /* 32..63 are Intel PT chunks (docs/trace-format.md, "Intel PT chunks") */
     PTC_CHUNK_PT_FIRST = 32,
     PTC_CHUNK_PT_LAST = 63,
@@ -87,7 +96,15 @@ struct ptc_record_info {
     /* then argc NUL-terminated strings: the traced command line */
 };
 
-enum ptc_process_how { PTC_PROC_START = 1, PTC_PROC_FORK = 2, PTC_PROC_EXEC = 3 };
+enum ptc_process_how {
+    PTC_PROC_START = 1,
+    PTC_PROC_FORK = 2,
+    PTC_PROC_EXEC = 3,
+    PTC_PROC_ATTACH = 4,   /* 2.4: a recorder attached to the running process (record --pid):
+                              each thread's events begin mid-stack */
+    PTC_PROC_SNAPSHOT = 5, /* 2.4: a flight recorder's snapshot: each thread's events begin
+                              mid-stack, at the oldest event its ring still held */
+};
 
 struct ptc_process {
     uint32_t ppid;
@@ -287,7 +304,55 @@ struct ptc_loss {
     /* then a NUL-terminated human-readable note */
 };
 
-enum ptc_end_how { PTC_END_EXIT = 1, PTC_END_EXEC = 2, PTC_END_SIGNAL = 3, PTC_END__EXIT = 4 };
+enum ptc_end_how {
+    PTC_END_EXIT = 1,
+    PTC_END_EXEC = 2,
+    PTC_END_SIGNAL = 3,
+    PTC_END__EXIT = 4,
+    PTC_END_DETACH = 5,   /* 2.4: the recorder detached; the process went on untraced */
+    PTC_END_SNAPSHOT = 6, /* 2.4: the end of a snapshot's window (the process went on, or died
+                             of the signal its SNAPSHOT chunk names) */
+};
+
+/* 2.4, OPTIONAL, process-level (tid 0): a snapshot of the flight recorder's rings, written
+ * right after the PROCESS chunk of a PTC_PROC_SNAPSHOT process. */
+enum ptc_snapshot_kind {
+    PTC_SNAP_API = 1,      /* the program called ptcall_snapshot(why) */
+    PTC_SNAP_EXTERNAL = 2, /* ptcall snapshot PID */
+    PTC_SNAP_CRASH = 3,    /* a fatal signal (signo, addr) */
+    PTC_SNAP_TRIGGER = 4,  /* record --trigger: a function returned, or took longer than asked */
+};
+struct ptc_snapshot {
+    uint32_t kind;          /* enum ptc_snapshot_kind */
+    uint32_t tid;           /* the thread that asked, crashed or triggered; 0 if none */
+    uint64_t tsc;           /* when */
+    int32_t signo;          /* PTC_SNAP_CRASH: the signal, else 0 */
+    uint32_t reserved;
+    uint64_t addr;          /* PTC_SNAP_CRASH: the fault address (si_addr), else 0 */
+    /* then why, NUL-terminated (the caller's text, the trigger, or the signal's name) */
+};
+
+/* 2.4, OPTIONAL, per thread: the thread's name changed at tsc (pthread_setname_np,
+ * prctl(PR_SET_NAME)); the THREAD start chunk holds the name the thread had first. */
+struct ptc_thread_name {
+    uint64_t tsc;
+    /* then the new name, NUL-terminated */
+};
+
+/* 2.4, OPTIONAL, per thread: the span of a thread's events in a trace that does not hold
+ * the thread's whole life (an attach, a snapshot). */
+#define PTC_WINDOW_F_MIDSTACK 0x1u /* the events begin mid-stack: returns from calls entered
+                                      before tsc_from may come first */
+#define PTC_WINDOW_F_WRAPPED 0x2u  /* a ring: older events were overwritten (lost_before) */
+#define PTC_WINDOW_F_OPEN_END 0x4u /* the thread was still running at tsc_to: calls open then
+                                      had not returned */
+struct ptc_window {
+    uint64_t tsc_from;      /* the first event's time the window can vouch for */
+    uint64_t tsc_to;        /* when the window ended (detach, snapshot) */
+    uint32_t flags;         /* PTC_WINDOW_F_* */
+    uint32_t reserved;
+    uint64_t lost_before;   /* PTC_WINDOW_F_WRAPPED: events overwritten before tsc_from */
+};
 
 struct ptc_process_end {
     uint32_t how;           /* enum ptc_end_how */
