@@ -92,6 +92,20 @@ const struct ptc_env_var ptc_env_table[PTC_ENV_COUNT] = {
                                     "child running it once on the contents of this descriptor's "
                                     "file, so libFuzzer's start-up runs once (docs/cov.md, *The "
                                     "fork server at the harness*)"},
+    /* the flight recorder (runtime/soft_ring.c, soft_trigger.c; docs/runtime.md) */
+    [PTC_ENV_RING] = {"PTCALL_RING", PTC_ENV_SIZE, NULL, 16 * KIB, 1024 * MIB, "", "runtime",
+                      "flight recorder: each thread keeps its newest SIZE bytes of events "
+                      "(K/M/G; at least 16K: four buffers of a page) in memory and nothing is "
+                      "written until a snapshot (ptcall_snapshot(), a fatal signal, "
+                      "PTCALL_TRIGGER); implies the soft backend, PTCALL_OUTPUT optional"},
+    [PTC_ENV_SNAPSHOT_DIR] = {"PTCALL_SNAPSHOT_DIR", PTC_ENV_PATH, NULL, 0, 0, "", "runtime",
+                              "with PTCALL_RING: the directory of the snapshot files "
+                              "(ptcall-snap.PID.N.trace; default: PTCALL_OUTPUT's directory, "
+                              "else the starting directory)"},
+    [PTC_ENV_TRIGGER] = {"PTCALL_TRIGGER", PTC_ENV_TEXT, NULL, 0, 0, "", "runtime",
+                         "with PTCALL_RING: FUNC (a snapshot when a function matching this "
+                         "glob returns) or FUNC>TIME (when a call of it took longer; TIME in "
+                         "ns, us, ms or s); at most one trigger snapshot per second"},
     [PTC_ENV_RUNTIME] = {"PTCALL_RUNTIME", PTC_ENV_PATH, NULL, 0, 0, "", "record",
                          "the libptcall.so to preload (default: next to ptcall)"},
     [PTC_ENV_PT_SYSFS] = {"PTCALL_PT_SYSFS", PTC_ENV_PATH, NULL, 0, 0,

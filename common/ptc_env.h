@@ -31,6 +31,10 @@ enum ptc_env_id {
     PTC_ENV_FORKSERVER,
     PTC_ENV_FORKSERVER_DEFER,
     PTC_ENV_FORKSERVER_HARNESS,
+    /* the flight recorder (runtime/soft_ring*.c) */
+    PTC_ENV_RING,
+    PTC_ENV_SNAPSHOT_DIR,
+    PTC_ENV_TRIGGER,
     PTC_ENV_RUNTIME,
     PTC_ENV_PT_SYSFS,
     PTC_ENV_PT_DECODER,

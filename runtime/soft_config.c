@@ -109,6 +109,43 @@ static int forkserver_config(void)
     return any;
 }
 
+int ring_config(void)
+{
+    const char *dir, *trig;
+    if (env(PTC_ENV_SNAPSHOT_DIR, NULL, &dir, NULL) || env(PTC_ENV_TRIGGER, NULL, &trig, NULL))
+        return -1;
+    char cwd[PATH_MAX];
+    if (dir && dir[0]) {
+        if (dir[0] != '/' && getcwd(cwd, sizeof(cwd)) &&
+            strlen(cwd) + 1 + strlen(dir) < sizeof(rt.snap_dir)) {
+            strcpy(rt.snap_dir, cwd);
+            strcat(rt.snap_dir, "/");
+            strcat(rt.snap_dir, dir);
+        } else if (strlen(dir) < sizeof(rt.snap_dir)) {
+            strcpy(rt.snap_dir, dir);
+        } else {
+            warn("ptcall: PTCALL_SNAPSHOT_DIR is longer than PATH_MAX: not tracing");
+            return -1;
+        }
+    } else if (rt.output[0]) { /* the trace output's directory */
+        strcpy(rt.snap_dir, rt.output);
+        char *slash = strrchr(rt.snap_dir, '/');
+        if (slash == rt.snap_dir)
+            slash[1] = 0;
+        else if (slash)
+            *slash = 0;
+    } else if (getcwd(cwd, sizeof(cwd))) { /* the starting directory */
+        strcpy(rt.snap_dir, cwd);
+    } else {
+        warn("ptcall: PTCALL_RING: the current directory is unknown and PTCALL_SNAPSHOT_DIR is "
+             "not set: not tracing (set PTCALL_SNAPSHOT_DIR)");
+        return -1;
+    }
+    if (trig && trig[0] && trigger_config(trig) < 0)
+        return -1;
+    return 0;
+}
+
 int config_read(void)
 {
     uint64_t backend, arm, v, v2;
@@ -132,18 +169,28 @@ int config_read(void)
         return CONFIG_OFF;
     if ((be_set && backend == 1) || arm)
         return CONFIG_ARM_ONLY;
+    /* PTCALL_RING alone is enough: a service started by its own manager gets one variable */
+    uint64_t ring;
+    int ring_set;
+    if (env(PTC_ENV_RING, &ring, NULL, &ring_set))
+        return CONFIG_OFF;
     /* counting mode: PTCALL_COUNTS=1 with the soft backend, or a counts file / fork server
      * of a tool (docs/cov.md), where the trace file is optional */
     int shared = forkserver_config();
     if (shared < 0 || env(PTC_ENV_COUNTS, &v, NULL, NULL))
         return CONFIG_OFF;
     rt.counting = shared || (be_set && backend == 0 && v);
-    if (!rt.counting && (!be_set || backend != 0))
+    if (rt.counting && ring_set) {
+        warn("ptcall: PTCALL_RING (a flight recorder of events) and counting mode exclude each "
+             "other: not tracing (leave out one of them)");
+        return CONFIG_OFF;
+    }
+    if (!rt.counting && !ring_set && (!be_set || backend != 0))
         return CONFIG_OFF;
     if (env(PTC_ENV_OUTPUT, NULL, &out, NULL))
         return CONFIG_OFF;
-    if (shared && (!out || !out[0]))
-        out = NULL; /* counts in the shared file only */
+    if ((shared || ring_set) && (!out || !out[0]))
+        out = NULL; /* counts in the shared file only; a ring writes snapshot files only */
     else if (output_path(out))
         return CONFIG_OFF;
     if (rt.counting) {
@@ -183,5 +230,14 @@ int config_read(void)
     if (env(PTC_ENV_TRAMPOLINES, &v, NULL, NULL))
         return CONFIG_OFF;
     rt.tramps = (int)v; /* wanted; start-up keeps it only where trampolines can work */
+    if (ring_set) { /* the flight recorder: four buffers of a quarter of the ring each */
+        rt.ring = (size_t)ring;
+        rt.nbufs = 4;
+        rt.bufsize = page_round_up(rt.ring / 4);
+        rt.drop = 0;
+        rt.flush_ns = 0;
+        if (ring_config() < 0)
+            return CONFIG_OFF;
+    }
     return CONFIG_SOFT;
 }

@@ -503,6 +503,8 @@ int drain_start(void)
         if (!enc)
             return -1;
     }
+    if (rt.ring) /* the flight recorder encodes at snapshots only: no drain thread */
+        return 0;
     pthread_attr_t a;
     pthread_attr_init(&a);
     pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);

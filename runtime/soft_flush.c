@@ -103,6 +103,8 @@ void finish(int how, int status, int crash)
         return;
     if (atomic_exchange(&rt.finishing, 1))
         return;
+    if (rt.ring) /* the flight recorder writes at snapshots only (soft_ring.c) */
+        return;
     struct ptc_tls *t = &ptc_tls;
     struct thread *self = traced_thread();
     uint64_t lost = 0;
@@ -212,7 +214,8 @@ void finish(int how, int status, int crash)
 /* Writes the calling thread's current buffer and everything queued; tracing goes on. */
 void flush_partial(void)
 {
-    if (rt.counting || !rt.enabled || !atomic_load(&rt.active) || atomic_load(&rt.finishing))
+    if (rt.counting || rt.ring || !rt.enabled || !atomic_load(&rt.active) ||
+        atomic_load(&rt.finishing))
         return;
     struct thread *self = traced_thread();
     /* the signal interrupted this thread between reserving a record and writing it: writing
@@ -229,7 +232,7 @@ void flush_partial(void)
 
 int flush_queued(void)
 {
-    if (rt.counting || !rt.enabled || !atomic_load(&rt.active) || atomic_load(&rt.finishing))
+    if (rt.counting || rt.ring || !rt.enabled || !atomic_load(&rt.active) || atomic_load(&rt.finishing))
         return 0;
     if (lock_with_timeout(&rt.drain_mu, 1000000000ull) != 0)
         return -1;

@@ -407,3 +407,27 @@ ptc_count_handler:
     .cfi_endproc
     .size ptc_count_handler, .-ptc_count_handler
     .section .note.GNU-stack,"",@progbits
+
+/* record --trigger (soft_trigger.c): the watched function's stubs jump here through a slot of
+ * their own, with the record in %r11 as for an id stub. Always the slow path, the record
+ * marked (bit 63, RECORD_TRIGGER_BIT), so that ptc_soft_slow stores it and then checks the
+ * call: only the watched function pays the slow path. */
+    .text
+    .globl ptc_trigger_handler
+    .hidden ptc_trigger_handler
+    .type ptc_trigger_handler,@function
+    .p2align 5
+ptc_trigger_handler:
+    .cfi_startproc
+    pushq %rcx
+    pushq %rax
+    pushq %rdx
+    .cfi_def_cfa_offset 32
+    rdtsc
+    shlq $32, %rdx
+    orq %rdx, %rax
+    movq %r11, %rdx
+    btsq $63, %rdx
+    jmp ptc_slow_common
+    .cfi_endproc
+    .size ptc_trigger_handler, .-ptc_trigger_handler

@@ -176,6 +176,13 @@ struct thread {
     uint32_t seq;
     uint64_t events;
     int start_written;
+    /* flight recorder (soft_ring.c): the buffers are a ring the thread itself wraps */
+    _Atomic int ring_switching; /* the owner is moving to its next buffer */
+    _Atomic int snap_busy;      /* a snapshot is reading this thread's ring: do not wrap */
+    uint64_t ring_lost;         /* records the ring overwrote */
+    /* record --trigger (soft_trigger.c): entry times of the watched function's open calls */
+    uint32_t trig_depth;
+    uint64_t trig_tsc[32];
 };
 
 #define MAX_OBJECTS 4096
@@ -288,6 +295,11 @@ struct runtime_state {
     int fs_started;          /* the deferred server has started (in it and its children) */
     int fs_harness_fd;       /* PTCALL_FORKSERVER_HARNESS: the input file, or -1 */
     int (*real_main)(int, char **, char **); /* main, while the pre-main point runs first */
+    /* flight recorder (soft_ring.c, soft_trigger.c; docs/runtime.md, *Flight recorder*) */
+    size_t ring;             /* PTCALL_RING: bytes of events kept per thread; 0: off */
+    char snap_dir[PATH_MAX]; /* where ptcall_snapshot() and crashes write their files */
+    int ring_errno;          /* the first write error of the snapshot being written */
+    uint64_t ring_start_tsc; /* when tracing began (the snapshots' PROCESS tsc) */
 };
 /* Counting mode's counters: one uint64_t per instrumented function, a fixed reservation of
  * COUNTERS_MAX (their addresses are built into trampolines, so the array never moves; the
@@ -516,6 +528,44 @@ void install_signals(void);
 /* ---- soft_fd.c: the trace's descriptor, kept from the program's close and dup2 -------- */
 
 int close_trace_fd(void); /* the runtime's own close of it (a fork child starting over) */
+
+/* ---- soft_ring.c: the flight recorder (PTCALL_RING) ----------------------------------- */
+
+/* Reads PTCALL_RING's companions (PTCALL_SNAPSHOT_DIR, PTCALL_TRIGGER) into rt; rt.ring is
+ * set. 0, or -1 after a warning (then nothing is traced). */
+int ring_config(void);
+/* Starts ring mode in this process (no trace file, no drain thread). Caller holds reg_mu. */
+int ring_activate(void);
+/* The slow path in ring mode: ts's buffer is full; it moves to its next buffer, the oldest,
+ * whose events are overwritten (counted in ring_lost). Signals are blocked. */
+void ring_switch(struct thread *ts);
+/* Thread exit in ring mode: ts (the caller) leaves the ring set and is freed. */
+void ring_thread_exit(struct thread *ts);
+/* Writes every thread's ring to fd as a self-contained trace (docs/runtime.md, *Flight
+ * recorder*). 0, or -1 with errno (ENOTSUP: not in ring mode). Async-signal-safe. The
+ * internal entry point `ptcall snapshot PID` reaches through the control channel. */
+int ring_snapshot_to_fd(int fd, uint32_t kind, const char *why);
+/* A snapshot file in rt.snap_dir; kind PTC_SNAP_*; sig and addr for PTC_SNAP_CRASH.
+ * Async-signal-safe. 0, or -1 after one line on stderr. */
+int ring_snapshot_file(uint32_t kind, const char *why, int sig, uint64_t addr);
+/* From the fatal-signal handler, before the default action: the crash snapshot. */
+void ring_crash(int sig, const siginfo_t *si);
+/* From the fatal-signal handler first: a fault inside the crash snapshot itself abandons it
+ * (one line) and returns to ring_crash's caller, which dies as the program would have. */
+void ring_crash_nested(int sig);
+
+/* soft_trigger.c: record --trigger (PTCALL_TRIGGER) */
+int trigger_config(const char *spec); /* 0, or -1 after a warning */
+int trigger_active(void);
+/* The slot a watched stub of unit u jumps through (the trigger handler's), or 0 when the
+ * stub is not the watched function's. Registration, under reg_mu. */
+uint64_t trigger_slot(const struct object *o, const struct ptc_map_unit *u,
+                      const struct ptcall_map_stub *st, uint32_t id);
+/* An event of a watched stub (from the slow path, the record already stored). */
+void trigger_event(struct thread *ts, uint64_t rec, uint64_t tsc);
+void trigger_report_unmatched(void);
+void ptc_trigger_handler(void); /* soft_handler.S */
+#define RECORD_TRIGGER_BIT (1ull << 63) /* set by ptc_trigger_handler on its record */
 
 /* ---- soft_lifecycle.c: exit, _exit, exec, fork --------------------------------------- */
 

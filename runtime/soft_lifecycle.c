@@ -556,6 +556,7 @@ static void end_process(int how, int status)
     if (rt.enabled && atomic_load(&rt.active) && !atomic_load(&rt.finishing)) {
         audit_program_handlers();
         select_report_unmatched();
+        trigger_report_unmatched();
     }
     finish(how, status, 0);
 }

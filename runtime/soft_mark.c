@@ -38,8 +38,8 @@ static void trace_mark(const char *label)
  * whole run. Not counting: a MARK chunk on the thread's timeline (trace_mark). */
 PTC_API void __ptcall_mark(const char *label)
 {
-    if (!rt.enabled || !atomic_load(&rt.active) || atomic_load(&rt.finishing))
-        return;
+    if (!rt.enabled || rt.ring || !atomic_load(&rt.active) || atomic_load(&rt.finishing))
+        return; /* the flight recorder writes at snapshots only */
     if (!rt.counting) {
         trace_mark(label);
         return;

@@ -35,6 +35,8 @@ static uint32_t start_how(void)
  * signal handlers. Caller holds reg_mu. */
 static int activate(void)
 {
+    if (rt.ring) /* the flight recorder: nothing written until a snapshot */
+        return ring_activate();
     if (rt.counting) { /* no drain, no buffers; the trace file only when one was named */
         if (rt.output[0] && open_trace_file() < 0)
             return -1;
@@ -254,7 +256,16 @@ static int patch_unit(void *ctx, const struct ptc_map_unit *u)
         else if (use && fast)
             *use = SLOT_TRAMP;
         uint32_t tag = by_id ? c->o->ids[k] << 4 | RECORD_ID_TAG : 0;
-        int r = patch_stub(a, u->slot_addr, tag);
+        uint64_t slot = u->slot_addr;
+        /* record --trigger: the watched function's stubs jump through the trigger's slot,
+         * and its sites call them (no trampoline, no quiet leaf exit) */
+        uint64_t trig = by_id && trigger_active() ? trigger_slot(c->o, u, &st, c->o->ids[k]) : 0;
+        if (trig) {
+            slot = trig;
+            if (use)
+                *use = 0;
+        }
+        int r = patch_stub(a, slot, tag);
         if (r == -1)
             c->bad_code++;
         else if (r == -2)

@@ -58,13 +58,16 @@ void install_signals(void)
 
 static void crash_handler(int sig, siginfo_t *si, void *uc)
 {
+    ring_crash_nested(sig); /* a fault inside the crash snapshot: back to where it began */
     event_path_resume(uc);
     int saved = errno;
     struct sigaction *prev = &prev_sa[sig];
     int terminal = !(prev->sa_flags & SA_SIGINFO) &&
                    (prev->sa_handler == SIG_DFL || prev->sa_handler == SIG_IGN);
-    if (terminal && gettid_() != atomic_load(&rt.drain_tid) && !atomic_exchange(&in_crash, 1))
+    if (terminal && gettid_() != atomic_load(&rt.drain_tid) && !atomic_exchange(&in_crash, 1)) {
+        ring_crash(sig, si); /* the flight recorder's crash snapshot (nothing otherwise) */
         finish(PTC_END_SIGNAL, sig, 1);
+    }
     if (terminal) {
         struct sigaction dfl;
         memset(&dfl, 0, sizeof(dfl));

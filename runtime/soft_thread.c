@@ -52,6 +52,8 @@ static void drain_kick(void)
 
 void push(struct item *it)
 {
+    if (rt.ring) /* no drain: a snapshot writes threads and modules itself */
+        return;
     enqueue(it);
     drain_kick();
 }
@@ -168,6 +170,8 @@ static struct buf *take_free(struct thread *ts, int *left)
  * the thread then has no buffer. */
 static void retire(struct thread *ts, uint64_t now, int wake)
 {
+    if (rt.ring) /* the ring keeps its buffers: nothing is handed anywhere */
+        return;
     struct ptc_tls *t = ts->tls;
     uintptr_t pos = t->pos < t->end ? t->pos : t->end;
     if (ts->discarding) {
@@ -228,6 +232,10 @@ static struct buf *add_buffer(struct thread *ts)
  * or told not to) or, in drop mode, the discard area. */
 static void switch_buffer(struct thread *ts, int may_drop)
 {
+    if (rt.ring) {
+        ring_switch(ts);
+        return;
+    }
     struct ptc_tls *t = ts->tls;
     uint64_t now = rdtsc_();
     /* Waking a sleeping drain costs this thread a system call and, in a virtual machine,
@@ -330,6 +338,8 @@ void ptc_soft_slow(uintptr_t ret, uint64_t tsc)
 {
     struct ptc_tls *t = &ptc_tls;
     int saved_errno = errno;
+    int trig = (ret & RECORD_TRIGGER_BIT) != 0; /* a watched stub (soft_trigger.c) */
+    ret &= ~RECORD_TRIGGER_BIT;
     struct thread *ts = traced_thread();
     if (!ts) {
         if (t->state == TS_NEW) {
@@ -362,6 +372,8 @@ void ptc_soft_slow(uintptr_t ret, uint64_t tsc)
         } else {
             put_raw(ts, ret, tsc);
             put_nested_loss(ts);
+            if (trig)
+                trigger_event(ts, ret, tsc);
         }
         atomic_store(&ts->in_slow, 0);
     }
@@ -391,7 +403,12 @@ static void thread_key_destructor(void *p)
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         return;
     }
-    if (!atomic_load(&rt.finishing)) {
+    if (rt.ring) { /* its ring goes with it */
+        t->state = TS_EXITED;
+        t->ts = NULL;
+        tls_set(t, 0, 0);
+        ring_thread_exit(ts);
+    } else if (!atomic_load(&rt.finishing)) {
         put_nested_loss(ts);
         if (ts->discarding || ts->pending_drop) {
             /* report the drops at their place: wait for a buffer to hold the LOSS record */
@@ -509,6 +526,10 @@ void threads_after_fork(struct thread *self)
         atomic_store(&self->recs_handed, 0);
         self->recs_released = 0;
         self->start_written = 0;
+        self->ring_lost = 0;
+        self->trig_depth = 0;
+        atomic_store(&self->snap_busy, 0);
+        atomic_store(&self->ring_switching, 0);
         self->tid = gettid_();
         self->start_tsc = rdtsc_();
         tls_set(&ptc_tls, 0, 0);

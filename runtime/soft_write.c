@@ -99,6 +99,16 @@ void exe_path(char path[PATH_MAX])
 void write_chunk_flags(uint16_t type, uint16_t flags, uint32_t tid, uint32_t *seq,
                        const struct iovec *parts, int n)
 {
+    if (rt.ring) {
+        /* ring mode: chunks go only to the snapshot being written (soft_ring.c, under its
+         * lock); the snapshot says its own errors */
+        if (rt.fd >= 0) {
+            int e = ptc_write_chunk(rt.fd, type, flags, rt.pid, tid, (*seq)++, parts, n);
+            if (e < 0 && !rt.ring_errno)
+                rt.ring_errno = -e;
+        }
+        return;
+    }
     /* taken, not read: two threads must not both pay what one cut chunk owes */
     uint64_t owed = atomic_exchange(&rt.write_owed, 0);
     int r = ptc_write_chunk_owed(rt.fd, &owed, type, flags, rt.pid, tid, (*seq)++, parts, n);
@@ -123,6 +133,10 @@ void write_chunk(uint16_t type, uint32_t tid, uint32_t *seq, const struct iovec 
 
 void write_proc_chunk_flags(uint16_t type, uint16_t flags, const struct iovec *parts, int n)
 {
+    if (rt.ring) { /* only a snapshot writes, under its own lock (a signal may hold proc_mu) */
+        write_chunk_flags(type, flags, 0, &rt.proc_seq, parts, n);
+        return;
+    }
     pthread_mutex_lock(&rt.proc_mu);
     write_chunk_flags(type, flags, 0, &rt.proc_seq, parts, n);
     pthread_mutex_unlock(&rt.proc_mu);

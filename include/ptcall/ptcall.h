@@ -41,6 +41,22 @@ static inline void ptcall_forkserver_start(void)
         __ptcall_forkserver_start();
 }
 
+/* Provided by libptcall.so as __ptcall_mark is; weak for the same reason. */
+void __ptcall_snapshot(const char *why) __attribute__((weak));
+
+/* The flight recorder (`ptcall record --ring SIZE`, or PTCALL_RING; docs/runtime.md, "Flight
+ * recorder"): writes every thread's newest events, kept in memory, as a trace file of its own
+ * (ptcall-snap.PID.N.trace in PTCALL_SNAPSHOT_DIR), with `why` in it; the program goes on.
+ * Safe from any thread and from a signal handler (no malloc, no stdio, no lock a signal
+ * could interrupt). Outside ring mode, and without the runtime, it does nothing. why may be
+ * NULL. Cost: the program's threads go on; the caller waits while the rings are written
+ * (docs/benchmarks.md gives the stall per MiB of rings). */
+static inline void ptcall_snapshot(const char *why)
+{
+    if (__ptcall_snapshot)
+        __ptcall_snapshot(why);
+}
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,448 @@
+/* The flight recorder (PTCALL_RING, docs/runtime.md *Flight recorder*): each thread's
+ * buffers are a ring. A full buffer is not handed to a drain (there is none): the thread
+ * itself moves on to its oldest buffer and overwrites it, so the fast path is the timed
+ * trace's, and the slow path runs once per buffer. Nothing is written until a snapshot,
+ * which encodes every thread's ring, oldest buffer first, as a self-contained trace.
+ *
+ * A snapshot may be taken from a signal handler (a crash, ptcall_snapshot() in a handler):
+ * it takes no lock a signal could interrupt (one snapshot at a time, by an atomic owner),
+ * allocates nothing with malloc and writes with write(2). A thread whose ring is being read
+ * waits before it wraps onto a buffer the snapshot has not read yet (snap_busy); the
+ * snapshot waits, bounded, for a thread that is moving to its next buffer. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "ptc_chunk_write.h"
+#include "soft_internal.h"
+
+/* the thread taking a snapshot, 0 when none (one snapshot at a time) */
+static _Atomic uint32_t snap_owner;
+static _Atomic uint32_t snap_count; /* this process's snapshot files, for their names */
+
+/* the crash snapshot: where a fault inside it goes back to */
+static sigjmp_buf crash_jb;
+static _Atomic uint32_t crash_jb_tid;
+static char crash_part[PATH_MAX]; /* its file, removed when it is abandoned */
+static int crash_fd = -1;
+
+#define WAIT_NS (100ull * 1000 * 1000)
+
+static void nap(void)
+{
+    struct timespec d = {0, 20 * 1000};
+    nanosleep(&d, NULL);
+}
+
+/* ---- the ring ------------------------------------------------------------------------- */
+
+int ring_activate(void)
+{
+    rt.fd = -1;
+    rt.pid = (uint32_t)getpid();
+    timebase_init();
+    rt.ring_start_tsc = rdtsc_();
+    if (drain_start() < 0) /* ring mode: the encoder's buffer only, no thread */
+        return -1;
+    install_signals();
+    wrap_program_handlers();
+    atomic_store(&rt.active, 1);
+    return 0;
+}
+
+void ring_switch(struct thread *ts)
+{
+    struct ptc_tls *t = ts->tls;
+    /* the snapshot reading this ring may be at the buffer we would overwrite: wait for it
+     * (bounded: a snapshot that hangs must not hang the program) */
+    uint64_t t0 = 0;
+    for (;;) {
+        atomic_store(&ts->ring_switching, 1);
+        if (!atomic_load(&ts->snap_busy))
+            break;
+        atomic_store(&ts->ring_switching, 0);
+        if (!t0)
+            t0 = mono_ns();
+        else if (mono_ns() - t0 > 10 * WAIT_NS)
+            break;
+        nap();
+    }
+    atomic_store(&ts->ring_switching, 1);
+    uint64_t now = rdtsc_();
+    struct buf *b = ts->cur;
+    int next = 0;
+    if (b) {
+        uintptr_t pos = t->pos < t->end ? t->pos : t->end;
+        if (t->end == (uintptr_t)b->data + rt.bufsize)
+            b->len = pos - (uintptr_t)b->data;
+        b->end_tsc = now;
+        atomic_store(&b->state, B_QUEUED); /* a whole lap, kept until overwritten */
+        next = (int)(b - ts->bufs + 1) % ts->nbufs;
+    }
+    struct buf *nb = &ts->bufs[next];
+    if (atomic_load(&nb->state) != B_FREE) {
+        ts->ring_lost += nb->len / rt.rec;
+        memset(nb->data, 0, nb->len); /* a zero record is one not written yet */
+    }
+    nb->len = 0;
+    nb->start_tsc = now;
+    atomic_store(&nb->state, B_FILLING);
+    ts->cur = nb;
+    tls_set(t, (uintptr_t)nb->data, (uintptr_t)nb->data + rt.bufsize);
+    atomic_store(&ts->ring_switching, 0);
+}
+
+/* Takes the snapshot lock for the calling thread. 0, or -1 with errno: EDEADLK when this
+ * thread holds it (a signal inside a snapshot), EBUSY after waiting (another one hangs). */
+static int snap_lock(uint64_t wait_ns)
+{
+    uint32_t self = gettid_(), none = 0;
+    uint64_t t0 = 0;
+    while (!atomic_compare_exchange_strong(&snap_owner, &none, self)) {
+        if (none == self) {
+            errno = EDEADLK;
+            return -1;
+        }
+        none = 0;
+        if (!t0)
+            t0 = mono_ns();
+        else if (mono_ns() - t0 > wait_ns) {
+            errno = EBUSY;
+            return -1;
+        }
+        nap();
+    }
+    return 0;
+}
+
+static void snap_unlock(void) { atomic_store(&snap_owner, 0); }
+
+void ring_thread_exit(struct thread *ts)
+{
+    /* a snapshot may be walking the list: the thread leaves it between snapshots (if one
+     * hangs, the thread's memory is left to it rather than freed under it) */
+    if (snap_lock(10 * WAIT_NS) != 0)
+        return;
+    thread_unlink(ts);
+    snap_unlock();
+    thread_free(ts);
+}
+
+/* ---- writing a snapshot --------------------------------------------------------------- */
+
+static void put_chunk(uint16_t type, uint16_t flags, uint32_t tid, uint32_t *seq,
+                      const struct iovec *v, int n)
+{
+    write_chunk_flags(type, flags, tid, seq, v, n);
+}
+
+static void write_process(void)
+{
+    char exe[PATH_MAX];
+    exe_path(exe);
+    struct ptc_process p;
+    memset(&p, 0, sizeof(p));
+    p.ppid = (uint32_t)getppid();
+    p.how = PTC_PROC_SNAPSHOT;
+    p.flags = rt.timed ? PTC_FILE_F_TIMED : 0;
+    p.tsc = rt.ring_start_tsc;
+    p.time_ns = mono_ns() - (rt.tb.tsc_hz ? (uint64_t)((double)(rdtsc_() - p.tsc) * 1e9 /
+                                                       (double)rt.tb.tsc_hz)
+                                          : 0);
+    struct iovec v[2] = {{&p, sizeof(p)}, {exe, strlen(exe) + 1}};
+    put_chunk(PTC_CHUNK_PROCESS, 0, 0, &rt.proc_seq, v, 2);
+    struct iovec t = {&rt.tb, sizeof(rt.tb)};
+    put_chunk(PTC_CHUNK_TIMEBASE, 0, 0, &rt.proc_seq, &t, 1);
+}
+
+/* One thread's ring: THREAD start, its buffers oldest first as SOFT_EVENTS chunks, and a
+ * WINDOW chunk. Adds its events to *events. */
+static void write_thread_ring(struct thread *ts, uint64_t snap_tsc, uint64_t *events)
+{
+    atomic_store(&ts->snap_busy, 1);
+    uint64_t t0 = mono_ns();
+    while (atomic_load(&ts->ring_switching)) {
+        if (mono_ns() - t0 > WAIT_NS) { /* stopped there (a crash inside the runtime?) */
+            atomic_store(&ts->snap_busy, 0);
+            warn("ptcall: snapshot: thread %u did not finish moving to its next buffer "
+                 "within 100 ms: its ring is left out", ts->tid);
+            return;
+        }
+        sched_yield();
+    }
+    struct buf *cur = __atomic_load_n(&ts->cur, __ATOMIC_ACQUIRE);
+    struct ptc_tls *t = ts->tls;
+    if (!cur || !t) {
+        atomic_store(&ts->snap_busy, 0);
+        return;
+    }
+    uintptr_t end = __atomic_load_n(&t->end, __ATOMIC_ACQUIRE);
+    uintptr_t pos = __atomic_load_n(&t->pos, __ATOMIC_ACQUIRE);
+    uintptr_t lo = (uintptr_t)cur->data, hi = lo + rt.bufsize;
+    if (end != hi)
+        pos = lo + cur->len;
+    if (pos > hi)
+        pos = hi;
+    ts->seq = 0;
+    ts->start_written = 0;
+    uint64_t before = ts->events, from = 0;
+    int ci = (int)(cur - ts->bufs), n = ts->nbufs;
+    for (int k = 1; k <= n; k++) {
+        struct buf *b = &ts->bufs[(ci + k) % n];
+        if (b == cur) {
+            if (!from)
+                from = b->start_tsc;
+            encode(ts, b->data, pos - lo, b->start_tsc, snap_tsc, ENC_PREFIX);
+        } else if (atomic_load(&b->state) == B_QUEUED && b->len) {
+            if (!from)
+                from = b->start_tsc;
+            encode(ts, b->data, b->len, b->start_tsc, b->end_tsc, ENC_NOWAIT);
+        }
+    }
+    write_thread_start(ts); /* a thread with no event yet still shows up */
+    struct ptc_window w = {.tsc_from = from ? from : snap_tsc, .tsc_to = snap_tsc,
+                           .flags = PTC_WINDOW_F_MIDSTACK | PTC_WINDOW_F_OPEN_END,
+                           .lost_before = ts->ring_lost};
+    if (ts->ring_lost)
+        w.flags |= PTC_WINDOW_F_WRAPPED;
+    struct iovec v = {&w, sizeof(w)};
+    put_chunk(PTC_CHUNK_WINDOW, PTC_CHUNK_F_OPTIONAL, ts->tid, &ts->seq, &v, 1);
+    *events += ts->events - before;
+    atomic_store(&ts->snap_busy, 0);
+}
+
+static int snapshot_locked(int fd, uint32_t kind, const char *why, int sig, uint64_t addr)
+{
+    uint64_t snap_tsc = rdtsc_();
+    rt.fd = fd;
+    rt.ring_errno = 0;
+    rt.proc_seq = 0;
+    struct ptc_file_header h;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    ptc_file_header_init(&h, PTC_BACKEND_SOFT, rt.timed ? PTC_FILE_F_TIMED : 0,
+                         (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec);
+    if (write(fd, &h, sizeof(h)) != (ssize_t)sizeof(h) && !rt.ring_errno)
+        rt.ring_errno = errno ? errno : EIO;
+    write_process();
+    uint32_t nobj = atomic_load_explicit(&rt.nobjs, memory_order_acquire);
+    for (uint32_t i = 0; i < nobj; i++)
+        if (write_module(rt.objs[i]))
+            write_module_armed(rt.objs[i]);
+    if (!why)
+        why = "";
+    size_t wl = strnlen(why, 1023);
+    static const char nul = 0;
+    struct ptc_snapshot s = {.kind = kind, .tid = gettid_(), .tsc = snap_tsc, .signo = sig,
+                             .addr = addr};
+    struct iovec sv[3] = {{&s, sizeof(s)}, {(void *)(uintptr_t)why, wl},
+                          {(void *)(uintptr_t)&nul, 1}};
+    put_chunk(PTC_CHUNK_SNAPSHOT, PTC_CHUNK_F_OPTIONAL, 0, &rt.proc_seq, sv, 3);
+    uint64_t events = 0;
+    /* threads are only added at the list's head (ts->next set first) and only removed
+     * under the snapshot lock: walked without thr_mu, which a signal could have interrupted */
+    for (struct thread *ts = __atomic_load_n(&rt.threads, __ATOMIC_ACQUIRE); ts; ts = ts->next)
+        write_thread_ring(ts, snap_tsc, &events);
+    struct ptc_process_end e = {.how = PTC_END_SNAPSHOT, .status = sig, .tsc = rdtsc_(),
+                                .events = events};
+    struct iovec ev = {&e, sizeof(e)};
+    put_chunk(PTC_CHUNK_PROCESS_END, 0, 0, &rt.proc_seq, &ev, 1);
+    rt.fd = -1;
+    if (rt.ring_errno) {
+        errno = rt.ring_errno;
+        return -1;
+    }
+    return 0;
+}
+
+static int snapshot(int fd, uint32_t kind, const char *why, int sig, uint64_t addr)
+{
+    if (!rt.ring || !rt.enabled || !atomic_load(&rt.active)) {
+        errno = ENOTSUP;
+        return -1;
+    }
+    if (snap_lock(2 * 1000 * 1000 * 1000ull) != 0)
+        return -1;
+    int r = snapshot_locked(fd, kind, why, sig, addr);
+    int e = errno;
+    snap_unlock();
+    errno = e;
+    return r;
+}
+
+int ring_snapshot_to_fd(int fd, uint32_t kind, const char *why)
+{
+    return snapshot(fd, kind, why, 0, 0);
+}
+
+/* ---- snapshot files ------------------------------------------------------------------- */
+
+/* Appends s to buf at *at (bounded by n, NUL-terminated). snprintf is not async-signal-safe. */
+static void cat(char *buf, size_t n, size_t *at, const char *s)
+{
+    while (*s && *at + 1 < n)
+        buf[(*at)++] = *s++;
+    buf[*at] = 0;
+}
+
+static void cat_u(char *buf, size_t n, size_t *at, uint64_t v)
+{
+    char d[24];
+    int k = 0;
+    do
+        d[k++] = (char)('0' + v % 10);
+    while ((v /= 10) && k < 23);
+    while (k && *at + 1 < n)
+        buf[(*at)++] = d[--k];
+    buf[*at] = 0;
+}
+
+static void snap_name(char *buf, size_t n, const char *prefix, uint32_t num, const char *suffix)
+{
+    size_t at = 0;
+    cat(buf, n, &at, rt.snap_dir);
+    cat(buf, n, &at, "/");
+    cat(buf, n, &at, prefix);
+    cat_u(buf, n, &at, rt.pid);
+    cat(buf, n, &at, ".");
+    cat_u(buf, n, &at, num);
+    cat(buf, n, &at, suffix);
+}
+
+/* The snapshot is written under a name that does not look like a trace
+ * (.ptcall-snap.PID.N.part) and linked to ptcall-snap.PID.N.trace only when whole: a full
+ * disk or a crash meanwhile never leaves a file that looks complete. link() never replaces
+ * a file: an existing name takes the next N. */
+int ring_snapshot_file(uint32_t kind, const char *why, int sig, uint64_t addr)
+{
+    if (!rt.ring || !rt.enabled || !atomic_load(&rt.active))
+        return -1;
+    if (snap_lock(2 * 1000 * 1000 * 1000ull) != 0) {
+        warn("ptcall: snapshot (%s) not taken: %s", why ? why : "",
+             errno == EDEADLK ? "asked for inside another snapshot of this thread"
+                              : "another snapshot has not finished within 2 s");
+        return -1;
+    }
+    char part[PATH_MAX], name[PATH_MAX];
+    uint32_t num = atomic_fetch_add(&snap_count, 1);
+    int fd = -1;
+    for (int tries = 0; tries < 1000 && fd < 0; tries++) {
+        snap_name(part, sizeof(part), ".ptcall-snap.", num, ".part");
+        fd = open(part, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 && errno != EEXIST)
+            break;
+        if (fd < 0)
+            num = atomic_fetch_add(&snap_count, 1);
+    }
+    if (fd < 0) {
+        int e = errno;
+        snap_unlock();
+        warn("ptcall: snapshot (%s) not written: cannot create a file in %s: %s (set "
+             "PTCALL_SNAPSHOT_DIR to a directory you may write)",
+             why ? why : "", rt.snap_dir, strerror(e));
+        return -1;
+    }
+    if (kind == PTC_SNAP_CRASH) {
+        memcpy(crash_part, part, sizeof(part));
+        crash_fd = fd;
+        atomic_store(&crash_jb_tid, gettid_());
+    }
+    int r = snapshot_locked(fd, kind, why, sig, addr);
+    int e = errno;
+    atomic_store(&crash_jb_tid, 0);
+    close(fd);
+    if (r != 0) {
+        unlink(part);
+        snap_unlock();
+        warn("ptcall: snapshot (%s) not written: %s in %s; nothing was left there (free "
+             "space or set PTCALL_SNAPSHOT_DIR elsewhere)",
+             why ? why : "", strerror(e), rt.snap_dir);
+        return -1;
+    }
+    for (int tries = 0; tries < 1000; tries++) {
+        snap_name(name, sizeof(name), "ptcall-snap.", num, ".trace");
+        if (link(part, name) == 0)
+            break;
+        if (errno != EEXIST) {
+            name[0] = 0;
+            break;
+        }
+        num = atomic_fetch_add(&snap_count, 1);
+        name[0] = 0;
+    }
+    int le = errno;
+    unlink(part);
+    snap_unlock();
+    if (!name[0]) {
+        warn("ptcall: snapshot (%s) not written: cannot name it in %s: %s", why ? why : "",
+             rt.snap_dir, strerror(le));
+        return -1;
+    }
+    warn("ptcall: snapshot (%s) written to %s", why ? why : "", name);
+    return 0;
+}
+
+PTC_API void __ptcall_snapshot(const char *why)
+{
+    if (!rt.ring || !rt.enabled || !atomic_load(&rt.active) || atomic_load(&rt.finishing))
+        return;
+    int saved = errno;
+    ring_snapshot_file(PTC_SNAP_API, why ? why : "", 0, 0);
+    errno = saved;
+}
+
+/* ---- crashes -------------------------------------------------------------------------- */
+
+static const char *signal_name(int sig)
+{
+    switch (sig) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGBUS: return "SIGBUS";
+    case SIGFPE: return "SIGFPE";
+    case SIGILL: return "SIGILL";
+    case SIGABRT: return "SIGABRT";
+    case SIGTRAP: return "SIGTRAP";
+    case SIGSYS: return "SIGSYS";
+    default: return "fatal signal";
+    }
+}
+
+void ring_crash(int sig, const siginfo_t *si)
+{
+    if (!rt.ring || sig == SIGTRAP || sig == SIGSYS || sig == SIGINT || sig == SIGTERM ||
+        sig == SIGHUP || sig == SIGQUIT || sig == SIGXCPU || sig == SIGXFSZ)
+        return;
+    if (atomic_load(&snap_owner) == gettid_()) {
+        warn("ptcall: %s inside the runtime's own snapshot: no crash snapshot; the program "
+             "dies of it as it would have", signal_name(sig));
+        return;
+    }
+    if (sigsetjmp(crash_jb, 1)) {
+        /* a fault inside the snapshot: ring_crash_nested came back here */
+        atomic_store(&crash_jb_tid, 0);
+        rt.fd = -1;
+        if (crash_fd >= 0)
+            close(crash_fd);
+        unlink(crash_part);
+        snap_unlock();
+        return;
+    }
+    uint64_t addr = (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL)
+                        ? (uint64_t)(uintptr_t)si->si_addr
+                        : 0;
+    ring_snapshot_file(PTC_SNAP_CRASH, signal_name(sig), sig, addr);
+}
+
+void ring_crash_nested(int sig)
+{
+    if (!rt.ring || atomic_load(&crash_jb_tid) != gettid_())
+        return;
+    warn("ptcall: %s while writing the crash snapshot: the snapshot is abandoned (its "
+         "partial file removed); the program dies of the first signal as it would have",
+         signal_name(sig));
+    siglongjmp(crash_jb, 1);
+}
