@@ -27,6 +27,7 @@
 #include "ptc_record_options.h"
 #include "ptcall/decode.h"
 #include "ptcall/trace_format.h"
+#include "record_ring.h"
 
 #ifndef PTCALL_RT_BUILD_PATH
 #define PTCALL_RT_BUILD_PATH ""
@@ -110,7 +111,7 @@ static int find_runtime(char *out, size_t outsz)
 /* Puts libptcall.so first in LD_PRELOAD for the command: it registers the instrumented
  * objects and arms their call sites (both backends), and runs the software backend.
  * Programs linked with it find it anyway; a missing library is only a notice. */
-static int preload_runtime(const struct record_options *o)
+int preload_runtime(const struct record_options *o) /* record_ring.h */
 {
     char rt[PATH_MAX];
     if (find_runtime(rt, sizeof(rt)) != 0) {
@@ -383,6 +384,8 @@ static int record_soft(const struct record_options *o, int *wait_status)
                 o->argv[0], strerror(r == -EACCES ? EACCES : -r));
         return -1;
     }
+    if (o->ring) /* the flight recorder: snapshot files instead of one trace */
+        return record_ring(o, cmdpath, wait_status);
     /* absolute output path: the traced processes may change directory */
     char out[PATH_MAX];
     if (o->output[0] == '/') {
@@ -685,6 +688,8 @@ static int record_main(struct cli_values *v)
     o.num_skip = v->record.skip.n;
     o.quiet = v->quiet;
     o.counts = v->record.counts;
+    o.ring = v->record.ring;
+    o.trigger = v->record.trigger;
     o.argv = v->rest;
     if (!o.argv[0] && !o.attach_pid)
         return cli_usage_error(CMD_RECORD, "missing command");
@@ -701,6 +706,14 @@ static int record_main(struct cli_values *v)
     }
 
     enum record_backend be = o.backend;
+    if (o.trigger && !o.ring)
+        return cli_usage_error(CMD_RECORD, "--trigger takes a flight recorder's snapshot: "
+                                           "give --ring SIZE too");
+    if (o.ring && (o.counts || be == RECORD_PT || o.attach_pid || o.drop))
+        return cli_usage_error(CMD_RECORD, "--ring is the software backend's flight recorder: "
+                                           "leave out --counts, --drop, --pid and --backend pt");
+    if (o.ring) /* the flight recorder is the runtime's */
+        be = RECORD_SOFT;
     if (o.counts && be == RECORD_PT)
         return cli_usage_error(CMD_RECORD, "--counts is the software backend's counting mode; "
                                            "leave out --backend pt");

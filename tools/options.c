@@ -320,6 +320,16 @@ static const struct cli_opt opts[] = {
     {.name = "--buffer", .metavar = "SIZE", .cmds = R, SIZE(record.buffer, 4u << 10, 256u << 20),
      .help = "the size of each buffer. soft: each of the 4 buffers per thread (default 256K); "
              "pt: the AUX area per CPU (default 128K, 4M for root). SIZE takes K, M, G"},
+    {.name = "--ring", .metavar = "SIZE", .cmds = R, SIZE(record.ring, 16u << 10, 1024u << 20),
+     .help = "soft: flight recorder: each thread keeps its newest SIZE of events in memory "
+             "(at least 16K) and nothing is written until a snapshot (ptcall_snapshot() in the "
+             "program, a crash, --trigger), each a trace file ptcall-snap.PID.N.trace in -o's "
+             "directory (or PTCALL_SNAPSHOT_DIR)"},
+    {.name = "--trigger", .metavar = "SPEC", .cmds = R, STRING(record.trigger),
+     .flags = CLI_O_NONEMPTY,
+     .help = "soft, with --ring: FUNC takes a snapshot when a function matching the glob FUNC "
+             "returns; 'FUNC>TIME' (TIME in ns, us, ms, s) when a call of it took longer. At "
+             "most one trigger snapshot per second"},
     {.name = "--timing", .cmds = R, CHOICE(timing, timings),
      .help = "pt: timing packets (default mtc):"},
     {.name = "--snapshot", .cmds = R, FLAG(record.snapshot),

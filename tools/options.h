@@ -150,6 +150,8 @@ struct cli_values {
         uint32_t pid;       /* 0: launch COMMAND */
         struct cli_list modules;
         struct cli_list only, skip; /* --only / --skip GLOB: the functions to arm */
+        uint64_t ring;      /* --ring SIZE: the flight recorder; 0: off */
+        const char *trigger; /* --trigger FUNC[>TIME] */
     } record;
     struct {
         const char *meta;

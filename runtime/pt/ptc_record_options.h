@@ -29,6 +29,9 @@ struct record_options {
     char **argv;                /* the command, NULL-terminated */
     int quiet;                  /* -q: no notices on stderr */
     int counts;                 /* soft: --counts, counting mode (docs/runtime.md) */
+    /* soft: the flight recorder (tools/record_ring.c, docs/runtime.md *Flight recorder*) */
+    uint64_t ring;              /* --ring SIZE: bytes of events kept per thread; 0 = off */
+    const char *trigger;        /* --trigger FUNC[>TIME]: a snapshot when FUNC returns (slowly) */
 };
 
 /* Implemented by the Intel PT recorder (runtime/pt). pt_available() returns 1 when this
