@@ -4,11 +4,19 @@
  * trace's, and the slow path runs once per buffer. Nothing is written until a snapshot,
  * which encodes every thread's ring, oldest buffer first, as a self-contained trace.
  *
- * A snapshot may be taken from a signal handler (a crash, ptcall_snapshot() in a handler):
- * it takes no lock a signal could interrupt (one snapshot at a time, by an atomic owner),
- * allocates nothing with malloc and writes with write(2). A thread whose ring is being read
- * waits before it wraps onto a buffer the snapshot has not read yet (snap_busy); the
- * snapshot waits, bounded, for a thread that is moving to its next buffer. */
+ * The program's stall is a fork: a snapshot that the process outlives (ptcall_snapshot(), a
+ * trigger, ring_snapshot_to_fd) is written by a child made with a raw clone (no atfork
+ * handlers, no SIGCHLD), which holds a copy of every ring as it was at that instant while
+ * the program goes on; encoding and writing 16 MiB of rings took 15 ms in the caller before.
+ * The children are reaped at the next snapshot (waitpid __WALL: a program's own wait(-1)
+ * never sees them). A crash snapshot is written by the crashing thread itself, the other
+ * threads still running: a thread whose ring is being read waits before it wraps onto a
+ * buffer the snapshot has not read yet (snap_busy); the snapshot waits, bounded, for a thread
+ * moving to its next buffer. If the clone fails, the snapshot is written in-process too.
+ *
+ * It may be taken from a signal handler: it takes no lock a signal could interrupt (one
+ * snapshot at a time, by an atomic owner), allocates nothing with malloc and writes with
+ * write(2). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +24,7 @@
 #include <setjmp.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "ptc_chunk_write.h"
 #include "soft_internal.h"
@@ -31,6 +40,14 @@ static char crash_part[PATH_MAX]; /* its file, removed when it is abandoned */
 static int crash_fd = -1;
 
 #define WAIT_NS (100ull * 1000 * 1000)
+
+/* the snapshot's facts, taken in the process before a child writes it */
+static uint32_t snap_tid, snap_ppid;
+static int in_child; /* this is a snapshot's child: every other thread is frozen */
+
+/* the snapshot children not reaped yet */
+#define KIDS 32
+static _Atomic int kids[KIDS];
 
 static void nap(void)
 {
@@ -146,7 +163,7 @@ static void write_process(void)
     exe_path(exe);
     struct ptc_process p;
     memset(&p, 0, sizeof(p));
-    p.ppid = (uint32_t)getppid();
+    p.ppid = snap_ppid;
     p.how = PTC_PROC_SNAPSHOT;
     p.flags = rt.timed ? PTC_FILE_F_TIMED : 0;
     p.tsc = rt.ring_start_tsc;
@@ -166,10 +183,10 @@ static void write_thread_ring(struct thread *ts, uint64_t snap_tsc, uint64_t *ev
     atomic_store(&ts->snap_busy, 1);
     uint64_t t0 = mono_ns();
     while (atomic_load(&ts->ring_switching)) {
-        if (mono_ns() - t0 > WAIT_NS) { /* stopped there (a crash inside the runtime?) */
+        if (in_child || mono_ns() - t0 > WAIT_NS) { /* stopped there (a crash inside the runtime?) */
             atomic_store(&ts->snap_busy, 0);
-            warn("ptcall: snapshot: thread %u did not finish moving to its next buffer "
-                 "within 100 ms: its ring is left out", ts->tid);
+            warn("ptcall: snapshot: thread %u was moving to its next buffer: its ring is "
+                 "left out", ts->tid);
             return;
         }
         sched_yield();
@@ -237,7 +254,7 @@ static int snapshot_locked(int fd, uint32_t kind, const char *why, int sig, uint
         why = "";
     size_t wl = strnlen(why, 1023);
     static const char nul = 0;
-    struct ptc_snapshot s = {.kind = kind, .tid = gettid_(), .tsc = snap_tsc, .signo = sig,
+    struct ptc_snapshot s = {.kind = kind, .tid = snap_tid, .tsc = snap_tsc, .signo = sig,
                              .addr = addr};
     struct iovec sv[3] = {{&s, sizeof(s)}, {(void *)(uintptr_t)why, wl},
                           {(void *)(uintptr_t)&nul, 1}};
@@ -259,7 +276,58 @@ static int snapshot_locked(int fd, uint32_t kind, const char *why, int sig, uint
     return 0;
 }
 
-static int snapshot(int fd, uint32_t kind, const char *why, int sig, uint64_t addr)
+/* Reaps the snapshot children that have ended; with wait, the oldest one too (the table is
+ * full). */
+static void reap_kids(int wait)
+{
+    for (int i = 0; i < KIDS; i++) {
+        int pid = atomic_load(&kids[i]);
+        if (pid > 0 && waitpid(pid, NULL, WNOHANG | __WALL) != 0)
+            atomic_store(&kids[i], 0);
+    }
+    for (int i = 0; wait && i < KIDS; i++)
+        if (!atomic_load(&kids[i]))
+            return;
+    if (wait) {
+        int pid = atomic_exchange(&kids[0], 0);
+        while (pid > 0 && waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
+            ;
+    }
+}
+
+static void remember_kid(int pid)
+{
+    for (int i = 0; i < KIDS; i++) {
+        int none = 0;
+        if (atomic_compare_exchange_strong(&kids[i], &none, pid))
+            return;
+    }
+    while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR) /* cannot happen: reap_kids */
+        ;
+}
+
+/* A child holding a copy of the process as it is now, or 0 in that child, or -1. A raw
+ * clone: no atfork handler runs (a signal handler may be calling), and its end sends no
+ * SIGCHLD (waitpid needs __WALL). */
+static long fork_snapshot(void)
+{
+    snap_tid = gettid_();
+    snap_ppid = (uint32_t)getppid();
+    long pid = syscall(SYS_clone, 0ul, NULL, NULL, NULL, 0ul);
+    if (pid == 0) {
+        in_child = 1;
+        block_all_signals(NULL);
+    }
+    return pid;
+}
+
+static void __attribute__((noreturn)) child_exit(int code)
+{
+    for (;;)
+        syscall(SYS_exit_group, code);
+}
+
+int ring_snapshot_to_fd(int fd, uint32_t kind, const char *why)
 {
     if (!rt.ring || !rt.enabled || !atomic_load(&rt.active)) {
         errno = ENOTSUP;
@@ -267,16 +335,27 @@ static int snapshot(int fd, uint32_t kind, const char *why, int sig, uint64_t ad
     }
     if (snap_lock(2 * 1000 * 1000 * 1000ull) != 0)
         return -1;
-    int r = snapshot_locked(fd, kind, why, sig, addr);
-    int e = errno;
+    reap_kids(0);
+    long pid = fork_snapshot();
+    if (pid == 0)
+        child_exit(snapshot_locked(fd, kind, why, 0, 0) ? (errno & 0xff ? errno : EIO) : 0);
+    int r, e = 0;
+    if (pid < 0) { /* no child: written here, the program's threads going on */
+        r = snapshot_locked(fd, kind, why, 0, 0);
+        e = errno;
+    } else {
+        snap_unlock(); /* the child has its copy */
+        int st = 0;
+        while (waitpid((pid_t)pid, &st, __WALL) < 0 && errno == EINTR)
+            ;
+        r = WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+        e = WIFEXITED(st) ? WEXITSTATUS(st) : EIO;
+        errno = e;
+        return r;
+    }
     snap_unlock();
     errno = e;
     return r;
-}
-
-int ring_snapshot_to_fd(int fd, uint32_t kind, const char *why)
-{
-    return snapshot(fd, kind, why, 0, 0);
 }
 
 /* ---- snapshot files ------------------------------------------------------------------- */
@@ -317,16 +396,8 @@ static void snap_name(char *buf, size_t n, const char *prefix, uint32_t num, con
  * (.ptcall-snap.PID.N.part) and linked to ptcall-snap.PID.N.trace only when whole: a full
  * disk or a crash meanwhile never leaves a file that looks complete. link() never replaces
  * a file: an existing name takes the next N. */
-int ring_snapshot_file(uint32_t kind, const char *why, int sig, uint64_t addr)
+static int write_snapshot_file(uint32_t kind, const char *why, int sig, uint64_t addr)
 {
-    if (!rt.ring || !rt.enabled || !atomic_load(&rt.active))
-        return -1;
-    if (snap_lock(2 * 1000 * 1000 * 1000ull) != 0) {
-        warn("ptcall: snapshot (%s) not taken: %s", why ? why : "",
-             errno == EDEADLK ? "asked for inside another snapshot of this thread"
-                              : "another snapshot has not finished within 2 s");
-        return -1;
-    }
     char part[PATH_MAX], name[PATH_MAX];
     uint32_t num = atomic_fetch_add(&snap_count, 1);
     int fd = -1;
@@ -340,7 +411,6 @@ int ring_snapshot_file(uint32_t kind, const char *why, int sig, uint64_t addr)
     }
     if (fd < 0) {
         int e = errno;
-        snap_unlock();
         warn("ptcall: snapshot (%s) not written: cannot create a file in %s: %s (set "
              "PTCALL_SNAPSHOT_DIR to a directory you may write)",
              why ? why : "", rt.snap_dir, strerror(e));
@@ -357,7 +427,6 @@ int ring_snapshot_file(uint32_t kind, const char *why, int sig, uint64_t addr)
     close(fd);
     if (r != 0) {
         unlink(part);
-        snap_unlock();
         warn("ptcall: snapshot (%s) not written: %s in %s; nothing was left there (free "
              "space or set PTCALL_SNAPSHOT_DIR elsewhere)",
              why ? why : "", strerror(e), rt.snap_dir);
@@ -376,7 +445,6 @@ int ring_snapshot_file(uint32_t kind, const char *why, int sig, uint64_t addr)
     }
     int le = errno;
     unlink(part);
-    snap_unlock();
     if (!name[0]) {
         warn("ptcall: snapshot (%s) not written: cannot name it in %s: %s", why ? why : "",
              rt.snap_dir, strerror(le));
@@ -384,6 +452,39 @@ int ring_snapshot_file(uint32_t kind, const char *why, int sig, uint64_t addr)
     }
     warn("ptcall: snapshot (%s) written to %s", why ? why : "", name);
     return 0;
+}
+
+int ring_snapshot_file(uint32_t kind, const char *why, int sig, uint64_t addr)
+{
+    if (!rt.ring || !rt.enabled || !atomic_load(&rt.active))
+        return -1;
+    if (snap_lock(2 * 1000 * 1000 * 1000ull) != 0) {
+        warn("ptcall: snapshot (%s) not taken: %s", why ? why : "",
+             errno == EDEADLK ? "asked for inside another snapshot of this thread"
+                              : "another snapshot has not finished within 2 s");
+        return -1;
+    }
+    long pid = -1;
+    if (kind != PTC_SNAP_CRASH) { /* the process goes on: a child writes it */
+        reap_kids(1);
+        uint64_t t0 = rt.debug ? mono_ns() : 0;
+        pid = fork_snapshot();
+        if (pid == 0)
+            child_exit(write_snapshot_file(kind, why, sig, addr) ? 1 : 0);
+        if (rt.debug) /* the program's stall (PTCALL_DEBUG=1) */
+            warn("ptcall[%u]: snapshot (%s): the fork took %llu us", rt.pid, why ? why : "",
+                 (unsigned long long)((mono_ns() - t0) / 1000));
+    } else {
+        snap_tid = gettid_();
+        snap_ppid = (uint32_t)getppid();
+    }
+    int r = 0;
+    if (pid > 0)
+        remember_kid((int)pid);
+    else
+        r = write_snapshot_file(kind, why, sig, addr);
+    snap_unlock();
+    return r;
 }
 
 PTC_API void __ptcall_snapshot(const char *why)

@@ -82,6 +82,11 @@ static struct thread *thread_new(void)
     struct thread *ts = map_anon(thread_map_size());
     if (!ts)
         return NULL;
+    /* the flight recorder: a snapshot forks (soft_ring.c), and fork's cost is the page
+     * table entries of what it copies: 2 MiB pages make a big ring's a few hundred times
+     * fewer (advice only: without transparent huge pages nothing changes) */
+    if (rt.ring && thread_map_size() >= (4u << 20))
+        madvise(ts, thread_map_size(), MADV_HUGEPAGE);
     uint8_t *p = (uint8_t *)ts + page_round_up(sizeof(struct thread));
     ts->nbufs = rt.nbufs;
     for (int i = 0; i < ts->nbufs; i++) {

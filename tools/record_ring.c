@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -107,6 +108,9 @@ int record_ring(const struct record_options *o, const char *cmdpath, int *wait_s
     struct timespec start;
     clock_gettime(CLOCK_REALTIME, &start);
     start.tv_sec -= 1; /* file times may be a tick coarser than the clock */
+    /* a snapshot is written by a child of the program (soft_ring.c), which may still be
+     * writing when the program ends: it becomes ours, and is waited for */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "ptcall: cannot fork: %s\n", strerror(errno));
@@ -123,6 +127,15 @@ int record_ring(const struct record_options *o, const char *cmdpath, int *wait_s
     int ws = 0;
     while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
         ;
+    /* the snapshot writers left behind (their end signals nobody: __WALL) */
+    for (int waited = 0; waited < 3000; waited++) {
+        pid_t r;
+        while ((r = waitpid(-1, NULL, WNOHANG | __WALL)) > 0)
+            ;
+        if (r < 0)
+            break;
+        usleep(10000);
+    }
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGQUIT, &old_quit, NULL);
     *wait_status = ws;
