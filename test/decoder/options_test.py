@@ -22,7 +22,7 @@ FILTERS = ["--pid", "--tid", "--function", "--exclude", "--max-depth", "--time",
            "--min-duration"]
 OPTIONS = {
     "record": ["-o", "--output", "--backend", "--no-timestamps", "--leaf-exits", "--counts", "--drop",
-               "--buffer", "--timing", "--snapshot", "--pid", "--module", "--only", "--skip",
+               "--buffer", "--ring", "--trigger", "--timing", "--snapshot", "--pid", "--module", "--only", "--skip",
                "-q", "--quiet"],
     "report": ["--top", "--sort", "--format", "--meta", "--stat", "--allow-different",
                "--threads", "--salvage", "--by", "--paths", "--min-share", "--min-calls"]
