@@ -141,8 +141,7 @@ int ring_config(void)
              "not set: not tracing (set PTCALL_SNAPSHOT_DIR)");
         return -1;
     }
-    if (trig && trig[0] && trigger_config(trig) < 0)
-        return -1;
+    rt.trigger_spec = trig && trig[0] ? trig : NULL; /* checked at start-up (trigger_config) */
     return 0;
 }
 

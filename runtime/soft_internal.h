@@ -300,6 +300,10 @@ struct runtime_state {
     char snap_dir[PATH_MAX]; /* where ptcall_snapshot() and crashes write their files */
     int ring_errno;          /* the first write error of the snapshot being written */
     uint64_t ring_start_tsc; /* when tracing began (the snapshots' PROCESS tsc) */
+    const char *trigger_spec; /* PTCALL_TRIGGER, read at start-up (soft_trigger.c) */
+    /* an event of a watched stub (soft_trigger.c sets it): a hook, so that the threads' file
+     * below it does not call up into the snapshots */
+    void (*trigger_hook)(struct thread *ts, uint64_t rec, uint64_t tsc);
 };
 /* Counting mode's counters: one uint64_t per instrumented function, a fixed reservation of
  * COUNTERS_MAX (their addresses are built into trampolines, so the array never moves; the
@@ -534,13 +538,15 @@ int close_trace_fd(void); /* the runtime's own close of it (a fork child startin
 /* Reads PTCALL_RING's companions (PTCALL_SNAPSHOT_DIR, PTCALL_TRIGGER) into rt; rt.ring is
  * set. 0, or -1 after a warning (then nothing is traced). */
 int ring_config(void);
-/* Starts ring mode in this process (no trace file, no drain thread). Caller holds reg_mu. */
-int ring_activate(void);
-/* The slow path in ring mode: ts's buffer is full; it moves to its next buffer, the oldest,
- * whose events are overwritten (counted in ring_lost). Signals are blocked. */
+/* soft_ring_buf.c: the slow path in ring mode: ts's buffer is full; it moves to its next
+ * buffer, the oldest, whose events are overwritten (counted in ring_lost). Signals are
+ * blocked. */
 void ring_switch(struct thread *ts);
-/* Thread exit in ring mode: ts (the caller) leaves the ring set and is freed. */
-void ring_thread_exit(struct thread *ts);
+/* soft_ring_buf.c: one snapshot at a time (an atomic owner: async-signal-safe). 0, or -1 with
+ * errno EDEADLK (this thread holds it) or EBUSY (not had within wait_ns). */
+int ring_lock(uint64_t wait_ns);
+void ring_unlock(void);
+int ring_lock_owned(void); /* whether the calling thread holds it */
 /* Writes every thread's ring to fd as a self-contained trace (docs/runtime.md, *Flight
  * recorder*). 0, or -1 with errno (ENOTSUP: not in ring mode). Async-signal-safe. The
  * internal entry point `ptcall snapshot PID` reaches through the control channel. */
@@ -561,8 +567,6 @@ int trigger_active(void);
  * stub is not the watched function's. Registration, under reg_mu. */
 uint64_t trigger_slot(const struct object *o, const struct ptc_map_unit *u,
                       const struct ptcall_map_stub *st, uint32_t id);
-/* An event of a watched stub (from the slow path, the record already stored). */
-void trigger_event(struct thread *ts, uint64_t rec, uint64_t tsc);
 void trigger_report_unmatched(void);
 void ptc_trigger_handler(void); /* soft_handler.S */
 #define RECORD_TRIGGER_BIT (1ull << 63) /* set by ptc_trigger_handler on its record */

@@ -582,6 +582,8 @@ static void start(void)
         rt.enabled = 1;
         return;
     }
+    if (rt.trigger_spec && trigger_config(rt.trigger_spec) < 0)
+        return; /* a trigger that cannot be honoured: untraced, as a bad variable is */
     rt.handler = rt.timed ? ptc_soft_handler_timed : ptc_soft_handler;
     rt.handler_id = rt.timed ? ptc_soft_handler_id_timed : ptc_soft_handler_id;
     check_points_init();

@@ -35,8 +35,18 @@ static uint32_t start_how(void)
  * signal handlers. Caller holds reg_mu. */
 static int activate(void)
 {
-    if (rt.ring) /* the flight recorder: nothing written until a snapshot */
-        return ring_activate();
+    if (rt.ring) { /* the flight recorder: no trace file, no drain thread (soft_ring.c) */
+        rt.fd = -1;
+        rt.pid = (uint32_t)getpid();
+        timebase_init();
+        rt.ring_start_tsc = rdtsc_();
+        if (drain_start() < 0) /* ring mode: the encoder's buffer only */
+            return -1;
+        install_signals();
+        wrap_program_handlers();
+        atomic_store(&rt.active, 1);
+        return 0;
+    }
     if (rt.counting) { /* no drain, no buffers; the trace file only when one was named */
         if (rt.output[0] && open_trace_file() < 0)
             return -1;

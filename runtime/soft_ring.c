@@ -29,8 +29,6 @@
 #include "ptc_chunk_write.h"
 #include "soft_internal.h"
 
-/* the thread taking a snapshot, 0 when none (one snapshot at a time) */
-static _Atomic uint32_t snap_owner;
 static _Atomic uint32_t snap_count; /* this process's snapshot files, for their names */
 
 /* the crash snapshot: where a fault inside it goes back to */
@@ -48,106 +46,6 @@ static int in_child; /* this is a snapshot's child: every other thread is frozen
 /* the snapshot children not reaped yet */
 #define KIDS 32
 static _Atomic int kids[KIDS];
-
-static void nap(void)
-{
-    struct timespec d = {0, 20 * 1000};
-    nanosleep(&d, NULL);
-}
-
-/* ---- the ring ------------------------------------------------------------------------- */
-
-int ring_activate(void)
-{
-    rt.fd = -1;
-    rt.pid = (uint32_t)getpid();
-    timebase_init();
-    rt.ring_start_tsc = rdtsc_();
-    if (drain_start() < 0) /* ring mode: the encoder's buffer only, no thread */
-        return -1;
-    install_signals();
-    wrap_program_handlers();
-    atomic_store(&rt.active, 1);
-    return 0;
-}
-
-void ring_switch(struct thread *ts)
-{
-    struct ptc_tls *t = ts->tls;
-    /* the snapshot reading this ring may be at the buffer we would overwrite: wait for it
-     * (bounded: a snapshot that hangs must not hang the program) */
-    uint64_t t0 = 0;
-    for (;;) {
-        atomic_store(&ts->ring_switching, 1);
-        if (!atomic_load(&ts->snap_busy))
-            break;
-        atomic_store(&ts->ring_switching, 0);
-        if (!t0)
-            t0 = mono_ns();
-        else if (mono_ns() - t0 > 10 * WAIT_NS)
-            break;
-        nap();
-    }
-    atomic_store(&ts->ring_switching, 1);
-    uint64_t now = rdtsc_();
-    struct buf *b = ts->cur;
-    int next = 0;
-    if (b) {
-        uintptr_t pos = t->pos < t->end ? t->pos : t->end;
-        if (t->end == (uintptr_t)b->data + rt.bufsize)
-            b->len = pos - (uintptr_t)b->data;
-        b->end_tsc = now;
-        atomic_store(&b->state, B_QUEUED); /* a whole lap, kept until overwritten */
-        next = (int)(b - ts->bufs + 1) % ts->nbufs;
-    }
-    struct buf *nb = &ts->bufs[next];
-    if (atomic_load(&nb->state) != B_FREE) {
-        ts->ring_lost += nb->len / rt.rec;
-        memset(nb->data, 0, nb->len); /* a zero record is one not written yet */
-    }
-    nb->len = 0;
-    nb->start_tsc = now;
-    atomic_store(&nb->state, B_FILLING);
-    ts->cur = nb;
-    tls_set(t, (uintptr_t)nb->data, (uintptr_t)nb->data + rt.bufsize);
-    atomic_store(&ts->ring_switching, 0);
-}
-
-/* Takes the snapshot lock for the calling thread. 0, or -1 with errno: EDEADLK when this
- * thread holds it (a signal inside a snapshot), EBUSY after waiting (another one hangs). */
-static int snap_lock(uint64_t wait_ns)
-{
-    uint32_t self = gettid_(), none = 0;
-    uint64_t t0 = 0;
-    while (!atomic_compare_exchange_strong(&snap_owner, &none, self)) {
-        if (none == self) {
-            errno = EDEADLK;
-            return -1;
-        }
-        none = 0;
-        if (!t0)
-            t0 = mono_ns();
-        else if (mono_ns() - t0 > wait_ns) {
-            errno = EBUSY;
-            return -1;
-        }
-        nap();
-    }
-    return 0;
-}
-
-static void snap_unlock(void) { atomic_store(&snap_owner, 0); }
-
-void ring_thread_exit(struct thread *ts)
-{
-    /* a snapshot may be walking the list: the thread leaves it between snapshots (if one
-     * hangs, the thread's memory is left to it rather than freed under it) */
-    if (snap_lock(10 * WAIT_NS) != 0)
-        return;
-    thread_unlink(ts);
-    snap_unlock();
-    thread_free(ts);
-}
 
 /* ---- writing a snapshot --------------------------------------------------------------- */
 
@@ -333,7 +231,7 @@ int ring_snapshot_to_fd(int fd, uint32_t kind, const char *why)
         errno = ENOTSUP;
         return -1;
     }
-    if (snap_lock(2 * 1000 * 1000 * 1000ull) != 0)
+    if (ring_lock(2 * 1000 * 1000 * 1000ull) != 0)
         return -1;
     reap_kids(0);
     long pid = fork_snapshot();
@@ -344,7 +242,7 @@ int ring_snapshot_to_fd(int fd, uint32_t kind, const char *why)
         r = snapshot_locked(fd, kind, why, 0, 0);
         e = errno;
     } else {
-        snap_unlock(); /* the child has its copy */
+        ring_unlock(); /* the child has its copy */
         int st = 0;
         while (waitpid((pid_t)pid, &st, __WALL) < 0 && errno == EINTR)
             ;
@@ -353,7 +251,7 @@ int ring_snapshot_to_fd(int fd, uint32_t kind, const char *why)
         errno = e;
         return r;
     }
-    snap_unlock();
+    ring_unlock();
     errno = e;
     return r;
 }
@@ -458,7 +356,7 @@ int ring_snapshot_file(uint32_t kind, const char *why, int sig, uint64_t addr)
 {
     if (!rt.ring || !rt.enabled || !atomic_load(&rt.active))
         return -1;
-    if (snap_lock(2 * 1000 * 1000 * 1000ull) != 0) {
+    if (ring_lock(2 * 1000 * 1000 * 1000ull) != 0) {
         warn("ptcall: snapshot (%s) not taken: %s", why ? why : "",
              errno == EDEADLK ? "asked for inside another snapshot of this thread"
                               : "another snapshot has not finished within 2 s");
@@ -483,7 +381,7 @@ int ring_snapshot_file(uint32_t kind, const char *why, int sig, uint64_t addr)
         remember_kid((int)pid);
     else
         r = write_snapshot_file(kind, why, sig, addr);
-    snap_unlock();
+    ring_unlock();
     return r;
 }
 
@@ -517,7 +415,7 @@ void ring_crash(int sig, const siginfo_t *si)
     if (!rt.ring || sig == SIGTRAP || sig == SIGSYS || sig == SIGINT || sig == SIGTERM ||
         sig == SIGHUP || sig == SIGQUIT || sig == SIGXCPU || sig == SIGXFSZ)
         return;
-    if (atomic_load(&snap_owner) == gettid_()) {
+    if (ring_lock_owned()) {
         warn("ptcall: %s inside the runtime's own snapshot: no crash snapshot; the program "
              "dies of it as it would have", signal_name(sig));
         return;
@@ -529,7 +427,7 @@ void ring_crash(int sig, const siginfo_t *si)
         if (crash_fd >= 0)
             close(crash_fd);
         unlink(crash_part);
-        snap_unlock();
+        ring_unlock();
         return;
     }
     uint64_t addr = (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL)

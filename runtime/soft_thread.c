@@ -377,8 +377,8 @@ void ptc_soft_slow(uintptr_t ret, uint64_t tsc)
         } else {
             put_raw(ts, ret, tsc);
             put_nested_loss(ts);
-            if (trig)
-                trigger_event(ts, ret, tsc);
+            if (trig && rt.trigger_hook)
+                rt.trigger_hook(ts, ret, tsc);
         }
         atomic_store(&ts->in_slow, 0);
     }
@@ -412,7 +412,13 @@ static void thread_key_destructor(void *p)
         t->state = TS_EXITED;
         t->ts = NULL;
         tls_set(t, 0, 0);
-        ring_thread_exit(ts);
+        /* a snapshot may be walking the list: the thread leaves it between snapshots (if one
+         * hangs, the thread's memory is left to it rather than freed under it) */
+        if (ring_lock(1000000000ull) == 0) {
+            thread_unlink(ts);
+            ring_unlock();
+            thread_free(ts);
+        }
     } else if (!atomic_load(&rt.finishing)) {
         put_nested_loss(ts);
         if (ts->discarding || ts->pending_drop) {

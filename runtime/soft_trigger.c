@@ -35,6 +35,8 @@ static _Atomic uint64_t last_fire_ns, skipped;
 
 int trigger_active(void) { return active; }
 
+static void trigger_event(struct thread *ts, uint64_t rec, uint64_t tsc);
+
 /* "10ms", "500us", "2s", "100ns", "1.5ms": ns, or -1 */
 static int64_t parse_time(const char *s)
 {
@@ -85,6 +87,7 @@ int trigger_config(const char *spec)
     sel.only[0] = glob_text;
     sel.nonly = 1;
     active = 1;
+    rt.trigger_hook = trigger_event;
     return 0;
 }
 
@@ -120,7 +123,7 @@ uint64_t trigger_slot(const struct object *o, const struct ptc_map_unit *u,
     return slot_page[k];
 }
 
-void trigger_event(struct thread *ts, uint64_t rec, uint64_t tsc)
+static void trigger_event(struct thread *ts, uint64_t rec, uint64_t tsc)
 {
     uint32_t id = (uint32_t)(rec >> 4), n = atomic_load(&nstubs);
     int exit = -1;
