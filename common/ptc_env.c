@@ -106,6 +106,11 @@ const struct ptc_env_var ptc_env_table[PTC_ENV_COUNT] = {
                          "with PTCALL_RING: FUNC (a snapshot when a function matching this "
                          "glob returns) or FUNC>TIME (when a call of it took longer; TIME in "
                          "ns, us, ms or s); at most one trigger snapshot per second"},
+    [PTC_ENV_TEST_SNAPSHOT_FAULT] = {"PTCALL_TEST_SNAPSHOT_FAULT", PTC_ENV_BOOL, NULL, 0, 0, "0",
+                                     "runtime",
+                                     "for tests: a crash snapshot faults on purpose once its "
+                                     "file is begun (a crash inside the runtime's own signal "
+                                     "path: test/e2e/ring_test.py)"},
     [PTC_ENV_RUNTIME] = {"PTCALL_RUNTIME", PTC_ENV_PATH, NULL, 0, 0, "", "record",
                          "the libptcall.so to preload (default: next to ptcall)"},
     [PTC_ENV_PT_SYSFS] = {"PTCALL_PT_SYSFS", PTC_ENV_PATH, NULL, 0, 0,

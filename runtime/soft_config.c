@@ -112,8 +112,11 @@ static int forkserver_config(void)
 int ring_config(void)
 {
     const char *dir, *trig;
-    if (env(PTC_ENV_SNAPSHOT_DIR, NULL, &dir, NULL) || env(PTC_ENV_TRIGGER, NULL, &trig, NULL))
+    uint64_t fault;
+    if (env(PTC_ENV_SNAPSHOT_DIR, NULL, &dir, NULL) || env(PTC_ENV_TRIGGER, NULL, &trig, NULL) ||
+        env(PTC_ENV_TEST_SNAPSHOT_FAULT, &fault, NULL, NULL))
         return -1;
+    rt.ring_test_fault = (int)fault;
     char cwd[PATH_MAX];
     if (dir && dir[0]) {
         if (dir[0] != '/' && getcwd(cwd, sizeof(cwd)) &&

@@ -301,6 +301,7 @@ struct runtime_state {
     int ring_errno;          /* the first write error of the snapshot being written */
     uint64_t ring_start_tsc; /* when tracing began (the snapshots' PROCESS tsc) */
     const char *trigger_spec; /* PTCALL_TRIGGER, read at start-up (soft_trigger.c) */
+    int ring_test_fault;      /* PTCALL_TEST_SNAPSHOT_FAULT: a crash snapshot faults (tests) */
     /* an event of a watched stub (soft_trigger.c sets it): a hook, so that the threads' file
      * below it does not call up into the snapshots */
     void (*trigger_hook)(struct thread *ts, uint64_t rec, uint64_t tsc);

@@ -35,6 +35,7 @@ static _Atomic uint32_t snap_count; /* this process's snapshot files, for their 
 static sigjmp_buf crash_jb;
 static _Atomic uint32_t crash_jb_tid;
 static char crash_part[PATH_MAX]; /* its file, removed when it is abandoned */
+static int *volatile test_null;   /* PTCALL_TEST_SNAPSHOT_FAULT's fault */
 static int crash_fd = -1;
 
 #define WAIT_NS (100ull * 1000 * 1000)
@@ -318,6 +319,8 @@ static int write_snapshot_file(uint32_t kind, const char *why, int sig, uint64_t
         memcpy(crash_part, part, sizeof(part));
         crash_fd = fd;
         atomic_store(&crash_jb_tid, gettid_());
+        if (rt.ring_test_fault) /* tests: a fault inside the runtime's own signal path */
+            *test_null = 1;
     }
     int r = snapshot_locked(fd, kind, why, sig, addr);
     int e = errno;

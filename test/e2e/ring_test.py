@@ -195,6 +195,38 @@ def crash_case(ptcall, exe, d, how, sig):
           (how, got_sig, got_core, sn["tid"]))
 
 
+def crash_guard_case(ptcall, exe, d):
+    """A fault inside the crash snapshot (PTCALL_TEST_SNAPSHOT_FAULT): one line, the partial
+    file removed, and the program dies of its first signal as untraced."""
+    for how, sig in (("abort", signal.SIGABRT), ("segv", signal.SIGSEGV)):
+        clean(d)
+        base_sig, base_core, _ = status_of([exe, how], dict(os.environ), d)
+        env = dict(os.environ, LD_PRELOAD=os.path.join(os.path.dirname(ptcall), "..", "runtime",
+                                                         "libptcall.so"),
+                   PTCALL_RING="256K", PTCALL_SNAPSHOT_DIR=d, PTCALL_TEST_SNAPSHOT_FAULT="1")
+        got_sig, got_core, err = status_of([exe, how], env, d)
+        left = [f for f in os.listdir(d) if f != "stderr.txt"]
+        lines = [l for l in err.splitlines() if "crash snapshot" in l]
+        check((got_sig, got_core) == (base_sig, base_core) and got_sig == sig and
+              len(lines) == 1 and "abandoned" in lines[0] and not left,
+              "crash guard %s: died of %s (core %s), untraced %s (core %s); files %s: %s" %
+              (how, got_sig, got_core, base_sig, base_core, left, err))
+    print("crash guard: a fault inside the crash snapshot: one line, no file, the first "
+          "signal's death")
+
+
+def handler_case(ptcall, exe, d):
+    """A program's own SIGSEGV handler that recovers: it still runs, no crash snapshot."""
+    clean(d)
+    r = run([ptcall, "record", "--ring", "256K", "-o", os.path.join(d, "x.ptc"), "--", exe,
+             "handler"])
+    s = snaps(d)
+    kinds = [snapshot_info(p)["snapshot"]["kind"] for p in s]
+    check("recovered" in r.stdout and kinds == [1],
+          "handler: snapshots of kinds %s (want one API snapshot): %s" % (kinds, r.stderr))
+    print("handler: the program's SIGSEGV handler recovered; one snapshot, by the program")
+
+
 def trigger_case(ptcall, exe, d):
     clean(d)
     r = run([ptcall, "record", "--ring", "1M", "--trigger", "handle>150ms", "-o",
@@ -271,6 +303,8 @@ def main():
     threads_case(ptcall, exe, out)
     crash_case(ptcall, exe, out, "segv", signal.SIGSEGV)
     crash_case(ptcall, exe, out, "abort", signal.SIGABRT)
+    crash_guard_case(ptcall, exe, out)
+    handler_case(ptcall, exe, out)
     trigger_case(ptcall, exe, out)
     bad_input(ptcall, exe, out)
     if failures:

@@ -2,10 +2,13 @@
  * known, then a snapshot, a crash or a slow call.
  *   ring snap          3 workers + main; main calls ptcall_snapshot while the workers wait
  *   ring segv|abort    3 workers wait after their last calls; main crashes in crash_here
+ *   ring handler       a SIGSEGV handler of the program recovers (siglongjmp), then a snapshot
  *   ring trigger N     N calls of handle(); call N/2 sleeps 300 ms (the slow request)
  *   ring loop N        N calls of a tiny function (per-event cost)
  *   ring big N         N calls of a tiny function, then one snapshot, timed (its stall) */
 #include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +62,13 @@ __attribute__((noinline)) static void handle(int i, int slow_at)
     tiny(i);
 }
 
+static sigjmp_buf recover;
+static void on_segv(int sig)
+{
+    (void)sig;
+    siglongjmp(recover, 1);
+}
+
 static double now_s(void)
 {
     struct timespec t;
@@ -74,6 +84,15 @@ int main(int argc, char **argv)
         for (long i = 0; i < n; i++)
             handle((int)i, (int)(n / 2));
         printf("trigger: %ld calls\n", n);
+        return 0;
+    }
+    if (!strcmp(mode, "handler")) {
+        signal(SIGSEGV, on_segv);
+        if (!sigsetjmp(recover, 1))
+            crash_here("segv");
+        main_last();
+        printf("recovered\n");
+        ptcall_snapshot("after recovery");
         return 0;
     }
     if (!strcmp(mode, "loop") || !strcmp(mode, "big")) {
