@@ -531,7 +531,7 @@ static void task_name(uint32_t tid, char name[16])
         return;
     char buf[17];
     ssize_t n = read(fd, buf, 16);
-    close(fd);
+    syscall(SYS_close, fd); /* not the interposed close (soft_fd.c): nothing to move here */
     if (n <= 0)
         return;
     if (buf[n - 1] == '\n')
