@@ -447,9 +447,13 @@ PTC_API void __ptcall_register_object(const void *map_start, const void *map_sto
                    (uint64_t)(uintptr_t)stubs_start, (uint64_t)(uintptr_t)stubs_stop);
         return;
     }
-    if (!rt.enabled || atomic_load(&rt.finishing))
+    if (!rt.enabled || (atomic_load(&rt.finishing) && !rt.attachable))
         return;
     pthread_mutex_lock(&rt.reg_mu);
+    /* attachable: a detach holds reg_mu and ends with `finishing` clear, so an object loaded
+     * meanwhile is kept; still set, the process is ending (or a fork child) */
+    if (atomic_load(&rt.finishing))
+        goto out;
     uint32_t n = atomic_load(&rt.nobjs);
     for (uint32_t i = 0; i < n; i++)
         if (rt.objs[i]->map_start == map_start && atomic_load(&rt.objs[i]->live))

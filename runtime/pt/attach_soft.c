@@ -363,12 +363,14 @@ static int join_globs(const char **v, int n, char *out, size_t cap)
     return (int)at;
 }
 
+static int attach_run(const struct record_options *o, const char *out, struct ctl_conn *cp,
+                      struct ptc_ctl_request *qp, struct attach_outcome *res, uint64_t t0);
+
 int record_soft_attach(const struct record_options *o, const char *out,
                        struct attach_outcome *res)
 {
     memset(res, 0, sizeof(*res));
     uint64_t t0 = mono_ns();
-    char why[1024];
     struct ctl_conn c = {.pid = o->attach_pid, .sock = -1};
     struct ptc_ctl_request q;
     memset(&q, 0, sizeof(q));
@@ -383,6 +385,26 @@ int record_soft_attach(const struct record_options *o, const char *out,
     q.only_len = (uint32_t)ol;
     q.skip_len = (uint32_t)sl;
     proc_say_as("ptcall record --pid", "attached to");
+    /* from here a stop signal ends the recording (at once if it comes during the handshake):
+     * the target must never be left attached by a recorder that died of it */
+    stop_signal = 0;
+    struct sigaction sa = {.sa_handler = on_stop}, old[3];
+    sigemptyset(&sa.sa_mask); /* no SA_RESTART: poll returns */
+    const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
+    for (int i = 0; i < 3; i++)
+        sigaction(sigs[i], &sa, &old[i]);
+    int rc = attach_run(o, out, &c, &q, res, t0);
+    for (int i = 0; i < 3; i++)
+        sigaction(sigs[i], &old[i], NULL);
+    return rc;
+}
+
+static int attach_run(const struct record_options *o, const char *out, struct ctl_conn *cp,
+                      struct ptc_ctl_request *qp, struct attach_outcome *res, uint64_t t0)
+{
+    char why[1024];
+    struct ctl_conn c = *cp;
+    struct ptc_ctl_request q = *qp;
     struct ptc_ctl_reply r;
     if (ctl_open(&c, &q, why, sizeof(why)) < 0 || ctl_reply(&c, &r, why, sizeof(why)) < 0) {
         fprintf(stderr, "ptcall: %s\n", why);
@@ -424,11 +446,6 @@ int record_soft_attach(const struct record_options *o, const char *out,
                 c.pid, (double)res->attach_ns / 1e6,
                 o->duration_ns ? "the duration ends, Ctrl-C or its exit"
                                : "Ctrl-C or its exit");
-    struct sigaction sa = {.sa_handler = on_stop}, old[3];
-    sigemptyset(&sa.sa_mask); /* no SA_RESTART: poll returns */
-    const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
-    for (int i = 0; i < 3; i++)
-        sigaction(sigs[i], &sa, &old[i]);
     uint64_t started = mono_ns();
     int ended = 0; /* the target closed the channel: exit or exec */
     for (;;) {
@@ -468,8 +485,6 @@ int record_soft_attach(const struct record_options *o, const char *out,
             res->dropped = r.dropped;
         }
     }
-    for (int i = 0; i < 3; i++)
-        sigaction(sigs[i], &old[i], NULL);
     close(c.sock);
     if (ended) {
         res->exited = proc_gone(c.pid);

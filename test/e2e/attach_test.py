@@ -19,6 +19,7 @@ started without ptcall (docs/runtime.md, *Attaching to a running process*; issue
 import argparse
 import os
 import re
+import signal
 import struct
 import subprocess
 import sys
@@ -201,6 +202,15 @@ def case_cycles(ptcall, exe, d):
         max(x[1] for x in lat)))
 
 
+def wait_attached(rec):
+    """Reads the recorder's stderr up to its "attached" line."""
+    line = rec.stderr.readline()
+    while line and "attached to process" not in line:
+        line = rec.stderr.readline()
+    if not line:
+        fail("the recorder did not attach")
+
+
 def expect_refusal(ptcall, args, pattern, what, prefix=(), target=None):
     r = subprocess.run(list(prefix) + [ptcall] + args, stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, text=True)
@@ -233,19 +243,38 @@ def case_errors(ptcall, exe, d):
     stop(p)
     # a second attach while one runs
     p = start(exe)
-    first = subprocess.Popen([ptcall, "record", "--pid", str(p.pid), "--duration", "3s", "-o",
+    first = subprocess.Popen([ptcall, "record", "--pid", str(p.pid), "--duration", "60s", "-o",
                               os.path.join(d, "first.ptc")], stderr=subprocess.PIPE, text=True)
-    for _ in range(100):
-        if os.path.exists(os.path.join(d, "first.ptc")) and \
-                os.path.getsize(os.path.join(d, "first.ptc")) > 200:
-            break
-        time.sleep(0.05)
-    expect_refusal(ptcall, ["record", "--backend", "soft", "--pid", str(p.pid), "-o", out],
+    wait_attached(first)
+    expect_refusal(ptcall, ["record", "--backend", "soft", "--pid", str(p.pid), "--duration",
+                            "5s", "-o", out],
                    r"already attached to by ptcall \(pid %d" % first.pid, "second attach",
                    target=p)
+    first.send_signal(signal.SIGINT)
     if first.wait(timeout=30):
         fail("the first attach failed: %s" % first.stderr.read())
     check_trace(ptcall, os.path.join(d, "first.ptc"), 1)
+    # Ctrl-C ends a recording (detached, status 0); a recorder killed detaches too
+    out2 = os.path.join(d, "int.ptc")
+    rec = subprocess.Popen([ptcall, "record", "--pid", str(p.pid), "-o", out2],
+                           stderr=subprocess.PIPE, text=True)
+    wait_attached(rec)
+    rec.send_signal(signal.SIGINT)
+    if rec.wait(timeout=30) or "detached in" not in rec.stderr.read():
+        fail("SIGINT did not end the recording with a detach")
+    check_trace(ptcall, out2, 1)
+    rec = subprocess.Popen([ptcall, "record", "--pid", str(p.pid), "-o", out2],
+                           stderr=subprocess.PIPE, text=True)
+    wait_attached(rec)
+    rec.kill()
+    rec.wait()
+    time.sleep(0.5)
+    ends = [c for c in chunks(out2) if c[0] == 9]
+    if len(ends) != 1 or struct.unpack_from("<I", ends[0][4])[0] != END_DETACH:
+        fail("a killed recorder: the runtime did not detach (PROCESS_END %r)" % ends)
+    if not stubs_ret(code(p.pid, exe, sections(exe))["ptcall_stubs"]):
+        fail("a killed recorder: the stubs are not `ret` again")
+    print("ok Ctrl-C and a killed recorder detach")
     # ptcall snapshot outside ring mode
     expect_refusal(ptcall, ["snapshot", str(p.pid), "-o", os.path.join(d, "snap.ptc")],
                    r"not in ring mode: start it with PTCALL_RING=SIZE or record --ring",
