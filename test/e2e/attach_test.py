@@ -283,7 +283,7 @@ def case_errors(ptcall, exe, d):
         fail("a refused snapshot left its file behind")
     stop(p)
     # exits while attached
-    p = start(exe, ["exit", "400"])
+    p = start(exe, ["exit", "1500"])
     time.sleep(0.1)
     r = attach(ptcall, p.pid, out, duration="10s", backend="auto")
     if not os.path.exists("/sys/bus/event_source/devices/intel_pt/type") and \
@@ -297,7 +297,7 @@ def case_errors(ptcall, exe, d):
         fail("exit while attached: status %d, PROCESS_END %r" % (p.returncode, end))
     print("ok exit while attached: %s" % r.stderr.strip().splitlines()[-1])
     # execs while attached; the new image is attachable again
-    p = start(exe, ["exec", "400"])
+    p = start(exe, ["exec", "1500"])
     time.sleep(0.1)
     r = attach(ptcall, p.pid, out, duration="10s")
     if r.returncode or "exec'd a new program while attached" not in r.stderr:
