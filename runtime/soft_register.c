@@ -355,6 +355,15 @@ static int was_refused(const void *map_start)
  * would: the chunk must follow this process's PROCESS chunk, and a program all of whose
  * objects are refused still leaves a trace that says why it holds nothing. Caller holds
  * reg_mu. */
+/* Attachable: the objects refused while nobody was attached, said in each attach's trace. */
+#define KEPT_REFUSALS 64
+static struct kept_refusal {
+    const void *map;
+    char path[PTC_REFUSED_PATH_MAX];
+    char reason[PTC_REFUSED_REASON_MAX];
+} kept_refusals[KEPT_REFUSALS];
+static unsigned nkept_refusals;
+
 static void refuse(const void *map_start, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void refuse(const void *map_start, const char *path, const char *fmt, ...)
@@ -368,9 +377,18 @@ static void refuse(const void *map_start, const char *path, const char *fmt, ...
     va_end(ap);
     if (n < 0)
         snprintf(reason, sizeof(reason), "refused");
+    if (rt.attachable && !atomic_load(&rt.active)) {
+        /* untraced now: nothing to say to a program nobody traces; each attach says it in its
+         * trace (objects_attach) and leaves the object alone (was_refused) */
+        if (nkept_refusals < KEPT_REFUSALS) {
+            struct kept_refusal *k = &kept_refusals[nkept_refusals++];
+            k->map = map_start;
+            snprintf(k->path, sizeof(k->path), "%s", path);
+            snprintf(k->reason, sizeof(k->reason), "%s", reason);
+        }
+        return;
+    }
     warn("ptcall: %s: %s; not traced", path, reason);
-    if (rt.attachable && !atomic_load(&rt.active))
-        return; /* no trace to say it in; an attach leaves the object alone (was_refused) */
     if (!atomic_load(&rt.active) && activate() < 0) {
         rt.enabled = 0; /* as for a traced object: the trace cannot be written */
         return;
@@ -566,6 +584,12 @@ PTC_API void __ptcall_unregister_object(const void *map_start)
         return;
     pthread_mutex_lock(&rt.reg_mu);
     /* a refused object unloaded: another may be loaded at its address later */
+    for (unsigned i = 0; i < nkept_refusals;) {
+        if (kept_refusals[i].map == map_start)
+            kept_refusals[i] = kept_refusals[--nkept_refusals];
+        else
+            i++;
+    }
     for (unsigned i = 0; i < nrefused_maps;) {
         if (refused_maps[i] == map_start)
             refused_maps[i] = refused_maps[--nrefused_maps];
@@ -599,6 +623,9 @@ void objects_attach(void)
 {
     uint32_t n = atomic_load(&rt.nobjs);
     rt.cache = NULL;
+    for (unsigned i = 0; i < nkept_refusals; i++)
+        if (was_refused(kept_refusals[i].map)) /* not unloaded since */
+            write_module_refused(kept_refusals[i].path, kept_refusals[i].reason);
     for (uint32_t i = 0; i < n; i++) {
         struct object *o = rt.objs[i];
         o->drain_dead = !atomic_load(&o->live);
