@@ -17,7 +17,8 @@ const struct ptc_env_var ptc_env_table[PTC_ENV_COUNT] = {
     [PTC_ENV_BACKEND] = {"PTCALL_BACKEND", PTC_ENV_CHOICE, "soft|pt", 0, 0, "", "runtime",
                          "soft: trace with the software backend into PTCALL_OUTPUT. pt: arm "
                          "only (call sites reach the stubs, which stay `ret`) for the Intel PT "
-                         "recorder; no trace file, no thread. Unset: the runtime does nothing"},
+                         "recorder; no trace file, no thread. Unset: nothing is traced until a recorder attaches "
+                         "(`ptcall record --pid`, PTCALL_ATTACH)"},
     [PTC_ENV_ARM] = {"PTCALL_ARM", PTC_ENV_BOOL, NULL, 0, 0, "0", "runtime",
                      "1: arm only, as PTCALL_BACKEND=pt, for recorders other than ptcall "
                      "(`perf record -e intel_pt//u --filter ...`)"},
@@ -144,6 +145,12 @@ const struct ptc_env_var ptc_env_table[PTC_ENV_COUNT] = {
                          "the directory of the web page's script, styles and uPlot for `ptcall "
                          "serve` and `ptcall html` (default: EXEDIR/../share/ptcall/web, "
                          "docs/web.md)"},
+    [PTC_ENV_ATTACH] = {"PTCALL_ATTACH", PTC_ENV_BOOL, NULL, 0, 0, "1", "runtime",
+                        "in a program started without ptcall: 0 starts no `ptcall-ctl` thread, "
+                        "so `ptcall record --pid` and `ptcall snapshot` cannot reach it (for "
+                        "programs that must stay single-threaded, e.g. to call "
+                        "unshare(CLONE_NEWUSER)); docs/runtime.md, *Attaching to a running "
+                        "process*"},
 };
 
 static int bad(const struct ptc_env_var *v, const char *text, char *err, size_t errsz,

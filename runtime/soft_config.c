@@ -55,6 +55,9 @@ static int output_path(const char *out)
     return 0;
 }
 
+static int soft_settings(void);
+static int attachable_config(void);
+
 static int fd_ok(int fd) { return fd >= 0 && fcntl(fd, F_GETFD) >= 0; }
 
 /* PTCALL_COUNTS_FD, PTCALL_FORKSERVER and PTCALL_FORKSERVER_DEFER (docs/cov.md) into rt: 1 when either is set, 0
@@ -187,7 +190,9 @@ int config_read(void)
              "other: not tracing (leave out one of them)");
         return CONFIG_OFF;
     }
-    if (!rt.counting && !ring_set && (!be_set || backend != 0))
+    if (!rt.counting && !ring_set && !be_set)
+        return attachable_config();
+    if (!rt.counting && !ring_set && backend != 0)
         return CONFIG_OFF;
     if (env(PTC_ENV_OUTPUT, NULL, &out, NULL))
         return CONFIG_OFF;
@@ -203,35 +208,8 @@ int config_read(void)
         rt.debug = (int)v2;
         return CONFIG_COUNTS;
     }
-    if (env(PTC_ENV_TIMESTAMPS, &v, NULL, NULL))
+    if (soft_settings() < 0)
         return CONFIG_OFF;
-    rt.timed = (int)v;
-    /* untimed, a leaf's exit says nothing its entry does not: record the call once */
-    if (env(PTC_ENV_LEAF_EXITS, &v, NULL, NULL))
-        return CONFIG_OFF;
-    rt.leaf_calls = !rt.timed && !v;
-    if (env(PTC_ENV_MODE, &v, NULL, NULL))
-        return CONFIG_OFF;
-    rt.drop = v == 1;
-    rt.rec = rt.timed ? 16 : 8;
-    if (env(PTC_ENV_BUFFER, &v, NULL, NULL))
-        return CONFIG_OFF;
-    rt.bufsize = page_round_up((size_t)v);
-    if (env(PTC_ENV_BUFFERS, &v, NULL, NULL))
-        return CONFIG_OFF;
-    rt.nbufs = (int)v;
-    if (env(PTC_ENV_FLUSH_MS, &v, NULL, NULL))
-        return CONFIG_OFF;
-    rt.flush_ns = v * 1000000u;
-    if (env(PTC_ENV_DEBUG, &v, NULL, NULL))
-        return CONFIG_OFF;
-    rt.debug = (int)v;
-    if (env(PTC_ENV_TEST_QUEUE_DELAY_US, &v, NULL, NULL))
-        return CONFIG_OFF;
-    rt.test_queue_delay_ns = v * 1000u;
-    if (env(PTC_ENV_TRAMPOLINES, &v, NULL, NULL))
-        return CONFIG_OFF;
-    rt.tramps = (int)v; /* wanted; start-up keeps it only where trampolines can work */
     if (ring_set) { /* the flight recorder: four buffers of a quarter of the ring each */
         rt.ring = (size_t)ring;
         rt.nbufs = 4;
@@ -242,4 +220,52 @@ int config_read(void)
             return CONFIG_OFF;
     }
     return CONFIG_SOFT;
+}
+
+/* The software backend's settings, for a traced run and an attachable one. 0 or -1. */
+static int soft_settings(void)
+{
+    uint64_t v;
+    if (env(PTC_ENV_TIMESTAMPS, &v, NULL, NULL))
+        return -1;
+    rt.timed = (int)v;
+    /* untimed, a leaf's exit says nothing its entry does not: record the call once */
+    if (env(PTC_ENV_LEAF_EXITS, &v, NULL, NULL))
+        return -1;
+    rt.leaf_calls = !rt.timed && !v;
+    if (env(PTC_ENV_MODE, &v, NULL, NULL))
+        return -1;
+    rt.drop = v == 1;
+    rt.rec = rt.timed ? 16 : 8;
+    if (env(PTC_ENV_BUFFER, &v, NULL, NULL))
+        return -1;
+    rt.bufsize = page_round_up((size_t)v);
+    if (env(PTC_ENV_BUFFERS, &v, NULL, NULL))
+        return -1;
+    rt.nbufs = (int)v;
+    if (env(PTC_ENV_FLUSH_MS, &v, NULL, NULL))
+        return -1;
+    rt.flush_ns = v * 1000000u;
+    if (env(PTC_ENV_DEBUG, &v, NULL, NULL))
+        return -1;
+    rt.debug = (int)v;
+    if (env(PTC_ENV_TEST_QUEUE_DELAY_US, &v, NULL, NULL))
+        return -1;
+    rt.test_queue_delay_ns = v * 1000u;
+    if (env(PTC_ENV_TRAMPOLINES, &v, NULL, NULL))
+        return -1;
+    rt.tramps = (int)v; /* wanted; start-up keeps it only where trampolines can work */
+    return 0;
+}
+
+/* ---- attach (issue 31): a program started without ptcall ------------------------------ */
+
+/* Not traced now, but a recorder may attach later (docs/runtime.md, *Attaching to a running
+ * process*): the software backend's settings, unless PTCALL_ATTACH=0. */
+static int attachable_config(void)
+{
+    uint64_t v;
+    if (env(PTC_ENV_ATTACH, &v, NULL, NULL) || !v)
+        return CONFIG_OFF;
+    return soft_settings() < 0 ? CONFIG_OFF : CONFIG_ATTACH;
 }

@@ -81,6 +81,25 @@ void write_thread_start(struct thread *ts)
     }
 }
 
+/* An attached process (record --pid): the span of the thread's events, before its THREAD
+ * exit chunk. Its events may begin mid-stack (calls entered before the attach), whether the
+ * thread started before the attach or not: a thread whose first event comes after it may
+ * have been running untraced since before. open_end: still running at tsc_to (detach). */
+void write_window(struct thread *ts, int open_end, uint64_t tsc_to)
+{
+    if (rt.start_how != PTC_PROC_ATTACH)
+        return;
+    struct ptc_window w;
+    memset(&w, 0, sizeof(w));
+    w.tsc_from = ts->start_tsc > rt.attach_tsc ? ts->start_tsc : rt.attach_tsc;
+    w.tsc_to = tsc_to;
+    w.flags = PTC_WINDOW_F_MIDSTACK | (open_end ? PTC_WINDOW_F_OPEN_END : 0);
+    write_thread_start(ts);
+    struct iovec v = {&w, sizeof(w)};
+    write_chunk_flags(PTC_CHUNK_WINDOW, PTC_CHUNK_F_OPTIONAL, ts->tid, &ts->seq, &v, 1);
+    rt.attach_threads++;
+}
+
 /* Adds an ended thread's counts to the process totals (PROCESS_END). */
 void add_thread_totals(const struct thread *ts)
 {
@@ -416,6 +435,7 @@ void drain_queue(int mode)
             write_thread_start(ts);
             encode_loss(ts, ts->pending_drop, ts->exit_tsc); /* drops no buffer could hold */
             ts->pending_drop = 0;
+            write_window(ts, 0, ts->exit_tsc);
             write_thread_chunk(ts, PTC_THREAD_EXIT, ts->exit_tsc);
             add_thread_totals(ts);
             thread_unlink(ts);

@@ -92,19 +92,27 @@ static void unwritten_buffers(void)
 
 /* Final flush: every queued buffer, every thread's current buffer, THREAD exit chunks and
  * PROCESS_END. After it the process records nothing more. crash: called from a signal
- * handler (bounded waits). */
-void finish(int how, int status, int crash)
+ * handler (bounded waits). detach: a recorder detaches (how PTC_END_DETACH): the threads go
+ * on, each gets an open-ended WINDOW, and the caller (soft_attach.c) resets the state. */
+static int finish_ex(int how, int status, int crash, int detach);
+
+void finish(int how, int status, int crash) { (void)finish_ex(how, status, crash, 0); }
+
+int finish_detach(void) { return finish_ex(PTC_END_DETACH, 0, 0, 1); }
+
+/* 0, or -1 when there was nothing to finish (not active, or finishing already) */
+static int finish_ex(int how, int status, int crash, int detach)
 {
     if (rt.counting) { /* no buffers: the counts (soft_counts.c) */
         counts_finish(how, status, crash);
-        return;
+        return 0;
     }
     if (!rt.enabled || !atomic_load(&rt.active))
-        return;
+        return -1;
     if (atomic_exchange(&rt.finishing, 1))
-        return;
+        return -1;
     if (rt.ring) /* the flight recorder writes at snapshots only (soft_ring.c) */
-        return;
+        return 0;
     struct ptc_tls *t = &ptc_tls;
     struct thread *self = traced_thread();
     uint64_t lost = 0;
@@ -160,7 +168,9 @@ void finish(int how, int status, int crash)
                     ts->pending_drop = 0;
                 }
                 write_thread_start(ts);
-                write_thread_chunk(ts, PTC_THREAD_EXIT, rdtsc_());
+                uint64_t end_tsc = rdtsc_();
+                write_window(ts, detach && ts->tls, end_tsc); /* attached processes only */
+                write_thread_chunk(ts, PTC_THREAD_EXIT, end_tsc);
                 add_thread_totals(ts);
             }
             pthread_mutex_unlock(&rt.thr_mu);
@@ -204,11 +214,14 @@ void finish(int how, int status, int crash)
              (unsigned long long)atomic_load(&rt.drain_wakes), (double)rt.drain_cpu_ns / 1e6,
              (double)rt.drain_spin_ns / 1e6, (unsigned long long)rt.drain_given_up,
              (unsigned long long)rt.drain_live_flushes);
-    tls_set(t, 0, 0);
-    if (t->state == TS_ACTIVE)
-        t->state = TS_EXITED;
+    if (!detach) { /* a detaching thread is the control thread, never traced */
+        tls_set(t, 0, 0);
+        if (t->state == TS_ACTIVE)
+            t->state = TS_EXITED;
+    }
     if (drain_locked) /* the drain sees `finishing` and stops */
         pthread_mutex_unlock(&rt.drain_mu);
+    return 0;
 }
 
 /* Writes the calling thread's current buffer and everything queued; tracing goes on. */

@@ -205,6 +205,8 @@ struct object {
         struct item it;
         uint64_t tsc;
     } unload;
+    struct tramps kept_tr;  /* attachable: its trampolines, made at the first attach and kept
+                               (a thread may still run one after a detach) */
     uint64_t first_block;   /* counting mode, map v7 blocks: ptc_blocks[first_block + i]
                                counts block i of the object (units in section order) */
     uint32_t num_blocks;
@@ -305,6 +307,11 @@ struct runtime_state {
     /* an event of a watched stub (soft_trigger.c sets it): a hook, so that the threads' file
      * below it does not call up into the snapshots */
     void (*trigger_hook)(struct thread *ts, uint64_t rec, uint64_t tsc);
+    /* attach (issue 31, soft_attach.c): started without ptcall, traced while a recorder is
+     * attached. Inactive, registration keeps each object (stub ids, no MODULE, stubs `ret`) */
+    int attachable;
+    uint64_t attach_tsc;     /* when the current attach started tracing (WINDOW tsc_from) */
+    uint32_t attach_threads; /* threads whose WINDOW this attach wrote */
 };
 /* Counting mode's counters: one uint64_t per instrumented function, a fixed reservation of
  * COUNTERS_MAX (their addresses are built into trampolines, so the array never moves; the
@@ -372,7 +379,8 @@ static inline struct thread *traced_thread(void)
 
 /* Reads the environment into rt (output, timed, drop, buffers, flush period, debug, wanted
  * trampolines). Says on stderr why a value cannot be used. */
-enum { CONFIG_OFF, CONFIG_ARM_ONLY, CONFIG_SOFT, CONFIG_COUNTS };
+enum { CONFIG_OFF, CONFIG_ARM_ONLY, CONFIG_SOFT, CONFIG_COUNTS,
+       CONFIG_ATTACH /* not traced now; a recorder may attach (soft_attach.c) */ };
 int config_read(void);
 
 /* ---- soft_write.c: the trace file and stderr ----------------------------------------- */
@@ -525,6 +533,24 @@ void flush_partial(void);
 /* Writes everything queued now (not from a signal handler). 0, or -1 if the drain's lock
  * could not be had within a second. */
 int flush_queued(void);
+
+/* ---- attach and detach (soft_register.c, soft_flush.c, soft_thread.c) ---------------- */
+
+void objects_attach(void); /* arms every object kept while inactive; reg_mu, tracing active */
+int objects_detach(void);  /* disarms them, stubs back to `ret`; reg_mu */
+/* The detach's flush: finish's machinery with PROCESS_END how DETACH; every thread's WINDOW
+ * (open-ended when it is still running). Threads keep running. */
+int finish_detach(void); /* 0, or -1 when the process is ending already (its own flush) */
+/* A thread's WINDOW chunk (attached processes), before its THREAD exit chunk */
+void write_window(struct thread *ts, int open_end, uint64_t tsc_to);
+/* After a detach's flush (at_attach 0): every thread still running starts clean at the next
+ * attach (its buffers empty, its counts zero, its stream at seq 0). At the attach (1): the
+ * threads that exited meanwhile are freed, the others start at rt.attach_tsc with their
+ * current names. thr_mu is taken; no drain may be running. */
+void threads_reset_for_attach(int at_attach);
+/* soft_select.c: an attach's --only/--skip (newline-separated globs, "" for none) in place of
+ * PTCALL_ONLY/PTCALL_SKIP. 0, or -1 with why. */
+int select_set(const char *only, const char *skip, char *why, size_t n);
 
 /* ---- soft_signal.c: fatal signals, sigaction and signal ------------------------------ */
 

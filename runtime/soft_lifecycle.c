@@ -140,6 +140,16 @@ static void atfork_child(void)
     pthread_mutex_init(&rt.drain_mu, NULL);
     pthread_mutex_init(&rt.thr_mu, NULL);
     pthread_mutex_init(&rt.proc_mu, NULL);
+    if (rt.attachable) {
+        /* started without ptcall: a fork child has no control thread (starting one in a
+         * fork child of a threaded program is not safe), so it is never attached; it stops
+         * recording for good, and soft_ctl.c's fork handler, which runs next, puts an
+         * attached parent's stubs back to `ret` in it. Its exec starts a new image, which
+         * has its own. */
+        atomic_store(&rt.finishing, 1);
+        close_trace_fd();
+        return;
+    }
     if (rt.counting) { /* no threads, no drain: a process record of its own */
         if (atomic_load(&rt.active) && !atomic_load(&rt.finishing))
             counts_after_fork();
@@ -584,6 +594,9 @@ static void start(void)
     }
     if (rt.trigger_spec && trigger_config(rt.trigger_spec) < 0)
         return; /* a trigger that cannot be honoured: untraced, as a bad variable is */
+    /* not traced now: the same start-up, so that an attach only has to switch tracing on
+     * (soft_attach.c); the control thread starts in soft_ctl.c */
+    rt.attachable = mode == CONFIG_ATTACH;
     rt.handler = rt.timed ? ptc_soft_handler_timed : ptc_soft_handler;
     rt.handler_id = rt.timed ? ptc_soft_handler_id_timed : ptc_soft_handler_id;
     check_points_init();

@@ -148,10 +148,14 @@ static void arm_sites(const struct reg_ctx *c, const char *path)
     if (c->sites_end <= c->sites_start)
         return;
     struct tramps tr = {0};
-    if (c->slot_use && rt.tramps && rt.counting)
+    if (c->o && c->o->kept_tr.base) /* attachable: the trampolines of an earlier attach */
+        tr = c->o->kept_tr;
+    else if (c->slot_use && rt.tramps && rt.counting)
         (void)count_tramps_build(c->o, c->slot_use, c->sites_start, c->sites_end, &tr);
     else if (c->slot_use && rt.tramps) /* on failure tr stays empty: sites call their stubs */
         (void)tramps_build(c->o, c->slot_use, c->sites_start, c->sites_end, &tr);
+    if (c->o && rt.attachable) /* never unmapped: a thread may still run one after detach */
+        c->o->kept_tr = tr;
     struct arm_plan plan = {.tramps = &tr, .stubs_start = c->stubs_start,
                             .stubs_end = c->stubs_end, .slot_use = c->slot_use};
     struct sites_result r = {0};
@@ -173,6 +177,12 @@ static void arm_sites(const struct reg_ctx *c, const char *path)
              r.bad_code);
     if (r.far)
         warn("ptcall: %s: %d call sites are out of reach of their stubs; left alone", path, r.far);
+}
+
+static int note_sites_unit(void *ctx, const struct ptc_map_unit *u)
+{
+    note_sites(ctx, u);
+    return 0;
 }
 
 static int fill_ids(void *ctx, const struct ptc_map_unit *u)
@@ -220,6 +230,7 @@ static int count_unit(struct reg_ctx *c, const struct ptc_map_unit *u)
 static int patch_unit(void *ctx, const struct ptc_map_unit *u)
 {
     struct reg_ctx *c = ctx;
+    note_sites(c, u); /* an attach's context saw no fill_ids walk */
     /* first: the unit's functions take their counter indices even when it has no stubs */
     if (rt.counting && count_unit(c, u))
         return 0;
@@ -365,6 +376,15 @@ static int was_refused(const void *map_start)
  * would: the chunk must follow this process's PROCESS chunk, and a program all of whose
  * objects are refused still leaves a trace that says why it holds nothing. Caller holds
  * reg_mu. */
+/* Attachable: the objects refused while nobody was attached, said in each attach's trace. */
+#define KEPT_REFUSALS 64
+static struct kept_refusal {
+    const void *map;
+    char path[PTC_REFUSED_PATH_MAX];
+    char reason[PTC_REFUSED_REASON_MAX];
+} kept_refusals[KEPT_REFUSALS];
+static unsigned nkept_refusals;
+
 static void refuse(const void *map_start, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void refuse(const void *map_start, const char *path, const char *fmt, ...)
@@ -378,6 +398,17 @@ static void refuse(const void *map_start, const char *path, const char *fmt, ...
     va_end(ap);
     if (n < 0)
         snprintf(reason, sizeof(reason), "refused");
+    if (rt.attachable && !atomic_load(&rt.active)) {
+        /* untraced now: nothing to say to a program nobody traces; each attach says it in its
+         * trace (objects_attach) and leaves the object alone (was_refused) */
+        if (nkept_refusals < KEPT_REFUSALS) {
+            struct kept_refusal *k = &kept_refusals[nkept_refusals++];
+            k->map = map_start;
+            snprintf(k->path, sizeof(k->path), "%s", path);
+            snprintf(k->reason, sizeof(k->reason), "%s", reason);
+        }
+        return;
+    }
     warn("ptcall: %s: %s; not traced", path, reason);
     if (!atomic_load(&rt.active) && activate() < 0) {
         rt.enabled = 0; /* as for a traced object: the trace cannot be written */
@@ -385,6 +416,63 @@ static void refuse(const void *map_start, const char *path, const char *fmt, ...
     }
     if (rt.fd >= 0) /* counting mode without a trace file writes none */
         write_module_refused(path, reason);
+}
+
+/* Starts tracing object o (its stub ids filled): its MODULE and MODULE_ARMED chunks, then its
+ * stubs patched and its call sites armed. n: its index in rt.objs, published here before its
+ * stubs are patched (the drain must know them before the first event); an object published
+ * already (an attach) passes UINT32_MAX. Caller holds reg_mu, tracing active. */
+static void object_arm(struct object *o, const struct object_layout *lay, uint32_t n)
+{
+    const void *map_start = o->map_start;
+    size_t map_size = o->map_size;
+    uint64_t s0 = o->stubs_start, s1 = o->stubs_end;
+    const char *path = o->path;
+    struct reg_ctx c = {.o = o, .next_id = o->first_stub_id, .stubs_start = o->stubs_start,
+                        .stubs_end = o->stubs_end};
+    size_t nslots = (size_t)((o->stubs_end - s0) / 16);
+    int need_use = rt.leaf_calls || rt.counting || ptc_select_active(&rt.sel);
+    if (rt.tramps || need_use) {
+        c.slot_use = map_anon(nslots);
+        if (!c.slot_use && need_use) {
+            /* the MODULE chunk would announce whole calls whose exits then run, or functions
+             * left out would be traced: give up */
+            if (n != UINT32_MAX) {
+                munmap(o->ids, (size_t)((o->stubs_end - s0) / 16) * sizeof(uint32_t));
+                munmap(o, sizeof(*o));
+            }
+            refuse(map_start, path, "out of memory for its call-site table");
+            return;
+        }
+    }
+    if ((!rt.counting || rt.fd >= 0) && write_module(o))
+        write_module_armed(o); /* right behind it: which of its functions are traced */
+    /* publish before patching: the drain must know the stubs before the first event */
+    if (n != UINT32_MAX) {
+        rt.objs[n] = o;
+        atomic_store_explicit(&rt.nobjs, n + 1, memory_order_release);
+    }
+    if (code_writable(s0, s1) != 0) {
+        /* its MODULE chunk is written: the MODULE_REFUSED chunk after it says its functions
+         * were never armed */
+        refuse(map_start, path, "cannot make the stub section writable (%s)", strerror(errno));
+        if (c.slot_use)
+            munmap(c.slot_use, nslots);
+        return;
+    }
+    ptc_map_walk_in(map_start, map_size, (uint64_t)(uintptr_t)map_start, s0, s1, &lay->obj,
+                    patch_unit, &c, NULL);
+    code_executable(s0, s1);
+    arm_sites(&c, path); /* the stubs are ready: now let the call sites reach them */
+    if (c.slot_use)
+        munmap(c.slot_use, nslots);
+    if (c.bad_code)
+        warn("ptcall: %s: %d stubs do not hold `ret`; left alone", path, c.bad_code);
+    if (c.far)
+        warn("ptcall: %s: %d stubs have no soft-handler slot in reach; left alone", path, c.far);
+    if (c.uncounted)
+        warn("ptcall: %s: %d functions are in units built before map version 2 (or by hand "
+             "without %%r11 to give up): their calls are not counted", path, c.uncounted);
 }
 
 PTC_API void __ptcall_register_object(const void *map_start, const void *map_stop,
@@ -398,9 +486,13 @@ PTC_API void __ptcall_register_object(const void *map_start, const void *map_sto
                    (uint64_t)(uintptr_t)stubs_start, (uint64_t)(uintptr_t)stubs_stop);
         return;
     }
-    if (!rt.enabled || atomic_load(&rt.finishing))
+    if (!rt.enabled || (atomic_load(&rt.finishing) && !rt.attachable))
         return;
     pthread_mutex_lock(&rt.reg_mu);
+    /* attachable: a detach holds reg_mu and ends with `finishing` clear, so an object loaded
+     * meanwhile is kept; still set, the process is ending (or a fork child) */
+    if (atomic_load(&rt.finishing))
+        goto out;
     uint32_t n = atomic_load(&rt.nobjs);
     for (uint32_t i = 0; i < n; i++)
         if (rt.objs[i]->map_start == map_start && atomic_load(&rt.objs[i]->live))
@@ -450,7 +542,7 @@ PTC_API void __ptcall_register_object(const void *map_start, const void *map_sto
                MAX_OBJECTS);
         goto out;
     }
-    if (!atomic_load(&rt.active) && activate() < 0) {
+    if (!rt.attachable && !atomic_load(&rt.active) && activate() < 0) {
         rt.enabled = 0;
         goto out;
     }
@@ -489,59 +581,36 @@ PTC_API void __ptcall_register_object(const void *map_start, const void *map_sto
     }
     struct reg_ctx c = {.o = o, .next_id = o->first_stub_id, .stubs_start = o->stubs_start,
                         .stubs_end = o->stubs_end};
-    size_t nslots = (size_t)((o->stubs_end - s0) / 16);
-    int need_use = rt.leaf_calls || rt.counting || ptc_select_active(&rt.sel);
-    if (rt.tramps || need_use) {
-        c.slot_use = map_anon(nslots);
-        if (!c.slot_use && need_use) {
-            /* the MODULE chunk would announce whole calls whose exits then run, or functions
-             * left out would be traced: give up */
-            munmap(o->ids, ids_bytes);
-            munmap(o, sizeof(*o));
-            refuse(map_start, path, "out of memory for its call-site table");
-            goto out;
-        }
-    }
     ptc_map_walk_in(map_start, map_size, (uint64_t)(uintptr_t)map_start, s0, s1, &lay.obj,
                     fill_ids, &c, NULL);
     if (rt.counting)
         counts_blocks_register(o, map_start, map_size, s0, s1, &lay.obj);
-    if ((!rt.counting || rt.fd >= 0) && write_module(o))
-        write_module_armed(o); /* right behind it: which of its functions are traced */
-    /* publish before patching: the drain must know the stubs before the first event */
-    rt.objs[n] = o;
-    atomic_store_explicit(&rt.nobjs, n + 1, memory_order_release);
-    if (code_writable(s0, s1) != 0) {
-        /* its MODULE chunk is written: the MODULE_REFUSED chunk after it says its functions
-         * were never armed */
-        refuse(map_start, path, "cannot make the stub section writable (%s)", strerror(errno));
-        if (c.slot_use)
-            munmap(c.slot_use, nslots);
+    if (rt.attachable && !atomic_load(&rt.active)) {
+        /* not traced now: kept, with its stub ids, for an attach (soft_attach.c) */
+        rt.objs[n] = o;
+        atomic_store_explicit(&rt.nobjs, n + 1, memory_order_release);
         goto out;
     }
-    ptc_map_walk_in(map_start, map_size, (uint64_t)(uintptr_t)map_start, s0, s1, &lay.obj,
-                    patch_unit, &c, NULL);
-    code_executable(s0, s1);
-    arm_sites(&c, path); /* the stubs are ready: now let the call sites reach them */
-    if (c.slot_use)
-        munmap(c.slot_use, nslots);
-    if (c.bad_code)
-        warn("ptcall: %s: %d stubs do not hold `ret`; left alone", path, c.bad_code);
-    if (c.far)
-        warn("ptcall: %s: %d stubs have no soft-handler slot in reach; left alone", path, c.far);
-    if (c.uncounted)
-        warn("ptcall: %s: %d functions are in units built before map version 2 (or by hand "
-             "without %%r11 to give up): their calls are not counted", path, c.uncounted);
+    object_arm(o, &lay, n);
 out:
     pthread_mutex_unlock(&rt.reg_mu);
 }
 
 PTC_API void __ptcall_unregister_object(const void *map_start)
 {
-    if (!rt.enabled || !atomic_load(&rt.active) || atomic_load(&rt.finishing))
+    if (!rt.enabled)
+        return;
+    /* attachable: an object unloaded while detached must never be armed by a later attach */
+    if (!rt.attachable && (!atomic_load(&rt.active) || atomic_load(&rt.finishing)))
         return;
     pthread_mutex_lock(&rt.reg_mu);
     /* a refused object unloaded: another may be loaded at its address later */
+    for (unsigned i = 0; i < nkept_refusals;) {
+        if (kept_refusals[i].map == map_start)
+            kept_refusals[i] = kept_refusals[--nkept_refusals];
+        else
+            i++;
+    }
     for (unsigned i = 0; i < nrefused_maps;) {
         if (refused_maps[i] == map_start)
             refused_maps[i] = refused_maps[--nrefused_maps];
@@ -555,6 +624,8 @@ PTC_API void __ptcall_unregister_object(const void *map_start)
             atomic_store(&o->live, 0);
             if (rt.counting) /* no drain: its counts stay until the next COUNTS chunk */
                 break;
+            if (!atomic_load(&rt.active) || atomic_load(&rt.finishing))
+                break; /* attachable, not attached: no trace to say it in */
             /* the caller's own events so far belong before the unload */
             hand_over_current(traced_thread());
             o->unload.tsc = rdtsc_();
@@ -563,4 +634,99 @@ PTC_API void __ptcall_unregister_object(const void *map_start)
         }
     }
     pthread_mutex_unlock(&rt.reg_mu);
+}
+
+/* ---- attach and detach (soft_attach.c) ------------------------------------------------ */
+
+/* Arms every live object kept while the runtime was inactive: its MODULE chunks, stubs and
+ * call sites, as registration does for a traced run. Caller holds reg_mu, tracing active. */
+void objects_attach(void)
+{
+    uint32_t n = atomic_load(&rt.nobjs);
+    rt.cache = NULL;
+    for (unsigned i = 0; i < nkept_refusals; i++)
+        if (was_refused(kept_refusals[i].map)) /* not unloaded since */
+            write_module_refused(kept_refusals[i].path, kept_refusals[i].reason);
+    for (uint32_t i = 0; i < n; i++) {
+        struct object *o = rt.objs[i];
+        o->drain_dead = !atomic_load(&o->live);
+        if (o->drain_dead || was_refused(o->map_start))
+            continue;
+        struct object_layout lay;
+        char why[160];
+        if (object_layout(o->map_start, &lay, why, sizeof(why)) < 0) {
+            refuse(o->map_start, o->path, "%s", why);
+            continue;
+        }
+        object_arm(o, &lay, UINT32_MAX);
+    }
+}
+
+/* Puts `ret` back as the stub's first instruction (after its endbr64): one 8-byte store, so
+ * a thread running the stub meanwhile sees the whole old or the whole new code (the bytes
+ * behind `ret` are never reached). */
+static void unpatch_stub(uint64_t a)
+{
+    uint8_t *p = (uint8_t *)(uintptr_t)a;
+    int off = (p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa) ? 4 : 0;
+    if (!((p[off] == 0xff && p[off + 1] == 0x15) || (p[off] == 0x41 && p[off + 1] == 0xbb)))
+        return; /* never patched (not chosen, or left alone) */
+    uint64_t lo;
+    memcpy(&lo, p, 8);
+    ((uint8_t *)&lo)[off] = 0xc3;
+    __atomic_store_n((uint64_t *)p, lo, __ATOMIC_RELEASE);
+}
+
+static int unpatch_unit(void *ctx, const struct ptc_map_unit *u)
+{
+    struct reg_ctx *c = ctx;
+    note_sites(c, u);
+    for (uint32_t i = 0; i < u->hdr.num_stubs; i++) {
+        struct ptcall_map_stub st;
+        uint64_t a;
+        ptc_map_get_stub(u, i, &st, &a);
+        unpatch_stub(a);
+    }
+    return 0;
+}
+
+/* Disarms every live object's call sites and puts its stubs back to `ret`: the process runs
+ * at the untraced build's cost again (v2 gated units keep calling their `ret` stubs: their
+ * slot, which a stub may be reading, is never cleared). Caller holds reg_mu. Returns the
+ * stubs' objects switched. */
+int objects_detach(void)
+{
+    uint32_t n = atomic_load(&rt.nobjs);
+    int done = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        struct object *o = rt.objs[i];
+        if (!atomic_load(&o->live) || was_refused(o->map_start))
+            continue;
+        struct object_layout lay;
+        char why[160];
+        if (object_layout(o->map_start, &lay, why, sizeof(why)) < 0)
+            continue; /* it was never armed either (objects_attach refused it) */
+        struct reg_ctx c = {.o = o, .stubs_start = o->stubs_start, .stubs_end = o->stubs_end};
+        /* the sites first: no call reaches a stub while it changes back */
+        ptc_map_walk_in(o->map_start, o->map_size, (uint64_t)(uintptr_t)o->map_start,
+                        o->stubs_start, o->stubs_end, &lay.obj, note_sites_unit, &c, NULL);
+        if (c.sites_end > c.sites_start) {
+            struct sites_result r = {0};
+            if (sites_switch(c.sites_start, c.sites_end, 0, NULL, &r) < 0)
+                warn("ptcall: %s: cannot make code writable to disarm %d call sites (%s): they "
+                     "still call their stubs, which return at once", o->path, r.unpatched,
+                     strerror(r.prot_errno));
+        }
+        if (code_writable(o->stubs_start, o->stubs_end) != 0) {
+            warn("ptcall: %s: cannot make the stub section writable (%s): its stubs still "
+                 "call the handler, which records nothing while detached", o->path,
+                 strerror(errno));
+            continue;
+        }
+        ptc_map_walk_in(o->map_start, o->map_size, (uint64_t)(uintptr_t)o->map_start,
+                        o->stubs_start, o->stubs_end, &lay.obj, unpatch_unit, &c, NULL);
+        code_executable(o->stubs_start, o->stubs_end);
+        done++;
+    }
+    return done;
 }

@@ -5,6 +5,7 @@
  * enter the stub section -- and each object's MODULE_ARMED chunk says which functions were
  * armed, so that the outputs can tell "not traced" from "not called". */
 #define _GNU_SOURCE
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,4 +108,25 @@ void write_module_armed(const struct object *o)
         write_proc_chunk_flags(PTC_CHUNK_MODULE_ARMED, PTC_CHUNK_F_OPTIONAL, &v, 1);
     }
     munmap(buf, mapped);
+}
+
+/* ---- attach (issue 31) ------------------------------------------------------------------ */
+
+int select_set(const char *only, const char *skip, char *why, size_t n)
+{
+    if (strlen(only) >= sizeof(only_text) || strlen(skip) >= sizeof(skip_text)) {
+        snprintf(why, n, "--only/--skip: more than %zu bytes of globs", sizeof(only_text) - 1);
+        return -1;
+    }
+    memset(&rt.sel, 0, sizeof(rt.sel));
+    strcpy(only_text, only);
+    strcpy(skip_text, skip);
+    if ((only_text[0] && ptc_select_add_lines(rt.sel.only, &rt.sel.nonly, only_text) < 0) ||
+        (skip_text[0] && ptc_select_add_lines(rt.sel.skip, &rt.sel.nskip, skip_text) < 0)) {
+        memset(&rt.sel, 0, sizeof(rt.sel));
+        snprintf(why, n, "--only/--skip: more than %d globs", PTC_SELECT_MAX);
+        return -1;
+    }
+    ptc_select_describe(&rt.sel, rt.sel_spec, sizeof(rt.sel_spec));
+    return 0;
 }

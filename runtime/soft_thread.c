@@ -4,6 +4,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <string.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <sys/prctl.h>
 
 #include "soft_internal.h"
@@ -419,7 +421,9 @@ static void thread_key_destructor(void *p)
             ring_unlock();
             thread_free(ts);
         }
-    } else if (!atomic_load(&rt.finishing)) {
+    } else if (!atomic_load(&rt.finishing) && atomic_load(&rt.active)) {
+        /* not active: detached (attach mode), no drain to take the exit; freed at the next
+         * attach (threads_reset_for_attach) */
         put_nested_loss(ts);
         if (ts->discarding || ts->pending_drop) {
             /* report the drops at their place: wait for a buffer to hold the LOSS record */
@@ -545,4 +549,77 @@ void threads_after_fork(struct thread *self)
         self->start_tsc = rdtsc_();
         tls_set(&ptc_tls, 0, 0);
     }
+}
+
+/* ---- attach and detach (issue 31) ------------------------------------------------------ */
+
+/* The name of thread tid of this process (its own prctl name is not ours to ask). */
+static void task_name(uint32_t tid, char name[16])
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/self/task/%u/comm", tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    char buf[17];
+    ssize_t n = read(fd, buf, 16);
+    syscall(SYS_close, fd); /* not the interposed close (soft_fd.c): nothing to move here */
+    if (n <= 0)
+        return;
+    if (buf[n - 1] == '\n')
+        n--;
+    memset(name, 0, 16);
+    memcpy(name, buf, (size_t)(n < 15 ? n : 15));
+}
+
+void threads_reset_for_attach(int at_attach)
+{
+    if (at_attach) {
+        /* exit items queued while detached (no drain): their threads are freed below */
+        atomic_store(&rt.qhead, NULL);
+    }
+    pthread_mutex_lock(&rt.thr_mu);
+    for (struct thread **pp = &rt.threads, *ts; (ts = *pp);) {
+        if (!ts->tls) { /* it exited */
+            if (at_attach) {
+                *pp = ts->next;
+                thread_free(ts);
+                continue;
+            }
+            pp = &ts->next;
+            continue;
+        }
+        if (at_attach) {
+            ts->start_tsc = rt.attach_tsc;
+            task_name(ts->tid, ts->name);
+            ts->exit_name[0] = 0;
+            pp = &ts->next;
+            continue;
+        }
+        /* what a record written after the flush left in a buffer is overwritten before it
+         * is read: the next window writes each buffer from its start */
+        for (int i = 0; i < ts->nbufs; i++) {
+            struct buf *b = &ts->bufs[i];
+            if (atomic_load(&b->state) != B_FREE)
+                memset(b->data, 0, rt.bufsize);
+            b->len = b->flushed = 0;
+            atomic_store(&b->state, B_FREE);
+        }
+        ts->cur = NULL;
+        ts->discarding = 0;
+        ts->pending_drop = 0;
+        atomic_store(&ts->nested_drop, 0);
+        atomic_store(&ts->stalled, 0);
+        ts->dropped = ts->waits = ts->wait_ns = 0;
+        ts->seq = 0;
+        ts->events = 0;
+        atomic_store(&ts->recs_handed, 0);
+        ts->recs_released = 0;
+        ts->start_written = 0;
+        /* its next event takes the slow path, which finds a free buffer */
+        tls_set(ts->tls, 0, 0);
+        atomic_store(&ts->in_slow, 0);
+        pp = &ts->next;
+    }
+    pthread_mutex_unlock(&rt.thr_mu);
 }

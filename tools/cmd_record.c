@@ -665,6 +665,57 @@ static void strip_soft_advice(char *why)
     }
 }
 
+/* ---- record --pid, software backend (runtime/pt/attach_soft.c does the work) ------------ */
+
+static int record_attach(const struct record_options *o)
+{
+    if (!record_soft_attach) {
+        fprintf(stderr, "ptcall: this ptcall was built without the recorder library (libelf): "
+                        "record --pid is not available\n");
+        return 1;
+    }
+    if ((o->timing || o->snapshot || o->num_modules || o->counts || o->buffer_size ||
+         !o->timed || o->leaf_exits || o->drop) && !o->quiet)
+        fprintf(stderr, "ptcall: with --pid the process records as its runtime was configured "
+                        "at its start (PTCALL_* variables); --timing, --snapshot, --module, "
+                        "--counts, --buffer, --no-timestamps, --leaf-exits and --drop are "
+                        "ignored\n");
+    struct attach_outcome a;
+    int r = record_soft_attach(o, o->output, &a);
+    if (r < 0)
+        return 1;
+    struct trace_summary s;
+    summarize(o->output, UINT64_MAX, &s);
+    if (!o->quiet) {
+        fprintf(stderr, "ptcall: %llu events in %u thread%s of process %d over %.1f s, %.1f MiB, "
+                        "%llu dropped%s: %s\n",
+                (unsigned long long)s.written, a.threads, a.threads == 1 ? "" : "s",
+                o->attach_pid, a.seconds, (double)s.file_bytes / (1 << 20),
+                (unsigned long long)s.dropped, s.loss_chunks ? " (see LOSS chunks)" : "",
+                o->output);
+        if (a.detached)
+            fprintf(stderr, "ptcall: detached in %.1f ms; process %d goes on untraced\n",
+                    (double)a.detach_ns / 1e6, o->attach_pid);
+    }
+    if (a.exited)
+        fprintf(stderr, "ptcall: process %d exited while attached: the trace ends at its exit\n",
+                o->attach_pid);
+    else if (a.execed)
+        fprintf(stderr, "ptcall: process %d exec'd a new program while attached (or closed the "
+                        "channel): the trace ends there; attach again to trace the new image\n",
+                o->attach_pid);
+    if (r > 0 || s.bad || s.write_losses || s.refused) {
+        fprintf(stderr, "ptcall: the trace is INCOMPLETE: %s%s%swhat it holds can be read "
+                        "(ptcall report says what is missing)\n",
+                r > 0 ? "the file could not be finished; " : "",
+                s.bad ? "the file ends inside a chunk or has a damaged one; " : "",
+                s.write_losses ? "the runtime could not write part of it; "
+                : s.refused ? "instrumented objects were not traced; " : "");
+        return PTCALL_EXIT_INCOMPLETE;
+    }
+    return 0;
+}
+
 static int record_main(struct cli_values *v)
 {
     struct record_options o;
@@ -691,13 +742,20 @@ static int record_main(struct cli_values *v)
     o.ring = v->record.ring;
     o.trigger = v->record.trigger;
     o.argv = v->rest;
+    o.duration_ns = v->record.duration_ms * 1000000u;
     if (!o.argv[0] && !o.attach_pid)
         return cli_usage_error(CMD_RECORD, "missing command");
-    if (o.attach_pid && (o.num_only || o.num_skip))
+    if (o.attach_pid && o.argv[0])
+        return cli_usage_error(CMD_RECORD, "--pid records a running process: give no COMMAND");
+    if (o.duration_ns && !o.attach_pid)
+        return cli_usage_error(CMD_RECORD, "--duration applies to --pid (a command is recorded "
+                                           "until it ends)");
+    if (o.attach_pid && (o.num_only || o.num_skip) && o.backend == RECORD_PT)
         return cli_usage_error(CMD_RECORD, "--only and --skip choose what a program arms when "
-                                           "it starts; with --pid it is already running "
-                                           "(record it from the start instead)");
-    if (check_only(&o))
+                                           "it starts; with --backend pt --pid it is already "
+                                           "running (record it from the start, or use the "
+                                           "software backend)");
+    if (!o.attach_pid && check_only(&o))
         return 1;
     if (set_globs_env("PTCALL_ONLY", o.only, o.num_only) ||
         set_globs_env("PTCALL_SKIP", o.skip, o.num_skip)) {
@@ -755,11 +813,8 @@ static int record_main(struct cli_values *v)
         /* incomplete: the command's failure says more, if it failed */
         return pr > 0 && !st ? PTCALL_EXIT_INCOMPLETE : st;
     }
-    if (o.attach_pid) {
-        fprintf(stderr, "ptcall record: --pid needs the Intel PT backend; the software backend can only "
-                        "launch a command\n");
-        return 2;
-    }
+    if (o.attach_pid) /* the software backend's attach (issue 31) */
+        return record_attach(&o);
     /* --module also widens --only's check, for both backends */
     if ((o.timing || o.snapshot || (o.num_modules && !o.num_only)) && !o.quiet)
         fprintf(stderr, "ptcall: --timing, --snapshot and --module apply to Intel PT only; ignored\n");

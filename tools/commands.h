@@ -29,6 +29,7 @@ int cmd_cov_merge(int argc, char **argv) PTCALL_WEAK; /* cov_campaign.c */
 int cmd_cov_add(int argc, char **argv) PTCALL_WEAK;
 int cmd_cov_list(int argc, char **argv) PTCALL_WEAK; /* cov_campaign_list.c */
 int cmd_cov_show(int argc, char **argv) PTCALL_WEAK;
+int cmd_snapshot(int argc, char **argv) PTCALL_WEAK; /* cmd_snapshot.c */
 
 #include <stdio.h>
 /* `ptcall help --env` (env_doc.c) */

@@ -15,10 +15,14 @@
 /* ---- commands ---------------------------------------------------------------------- */
 
 const struct cli_command cli_commands[CMD_COUNT] = {
-    [CMD_RECORD] = {"record", "[OPTIONS] [--] COMMAND [ARGS...]\n[OPTIONS] --backend pt --pid PID",
+    [CMD_RECORD] = {"record", "[OPTIONS] [--] COMMAND [ARGS...]\n[OPTIONS] --pid PID [--duration TIME]",
                     "run a command and record its function calls",
                     "Runs COMMAND (built with ptcall-cc) and records its function calls.\n"
-                    "The exit status is COMMAND's (128+N if a signal N killed it)."},
+                    "The exit status is COMMAND's (128+N if a signal N killed it).\n"
+                    "With --pid, attaches to a running instrumented process instead (Intel PT, "
+                    "or the software backend's control channel: docs/runtime.md, Attaching to a "
+                    "running process) until Ctrl-C, --duration or its exit, then detaches: the "
+                    "process goes on untraced."},
     [CMD_REPORT] = {"report", "FILE|DIR... [OPTIONS] [FILTERS]",
                     "per-function calls, inclusive and self time, hottest first",
                     "--by, --paths and the filters read one run. See docs/usage.md "
@@ -172,6 +176,12 @@ const struct cli_command cli_commands[CMD_COUNT] = {
                       "first reach over all parts. --format json prints the API's "
                       "/api/v1/campaigns/ID document (with the curves). See docs/db.md "
                       "(Campaigns)."},
+    [CMD_SNAPSHOT] = {"snapshot", "PID [-o FILE] [--why TEXT]",
+                      "write a running process's flight-recorder rings to a trace",
+                      "Asks process PID (built with ptcall-cc, running in ring mode: "
+                      "PTCALL_RING=SIZE or record --ring) for a snapshot of its rings over its "
+                      "control channel; who may ask is who may ptrace it. See docs/runtime.md "
+                      "(Attaching to a running process)."},
     [CMD_HELP] = {"help",
                   "[COMMAND]\n--markdown | --readme | --env | --check\n"
                   "--man PAGE | --man-pages | --bash-completion",
@@ -209,6 +219,7 @@ const struct cli_command cli_commands[CMD_COUNT] = {
 #define DBQ CLI_CM(CMD_DB_QUERY)
 #define SRV CLI_CM(CMD_SERVE)
 #define HTM CLI_CM(CMD_HTML)
+#define SNP CLI_CM(CMD_SNAPSHOT)
 #define ALL ((1u << CMD_COUNT) - 1)
 #define FILTERED (C | P | G | E)
 
@@ -336,7 +347,11 @@ static const struct cli_opt opts[] = {
      .help = "pt: snapshot mode: the AUX area keeps the most recent data, written at exit and "
              "on SIGUSR2"},
     {.name = "--pid", .metavar = "PID", .cmds = R, UINT(record.pid, 1, INT_MAX),
-     .help = "pt: attach to the running process PID instead of running COMMAND"},
+     .help = "attach to the running process PID instead of running COMMAND (software "
+             "backend: it must have been built with ptcall-cc; docs/runtime.md)"},
+    {.name = "--duration", .metavar = "TIME", .cmds = R,
+     CUSTOM(record.duration_ms, parse_watch_time), .def = "0",
+     .help = "--pid: detach after TIME (500ms, 30s, 10min; 0: at Ctrl-C or the process's exit)"},
     {.name = "--module", .metavar = "PATH", .cmds = R, LIST(record.modules, 0),
      .help = "pt: also trace this instrumented object (repeatable). Both backends: --only "
              "is checked against it too (a library the program dlopens)"},
@@ -571,6 +586,10 @@ static const struct cli_opt opts[] = {
      .def = "127.0.0.1:8080", .flags = CLI_O_NONEMPTY,
      .help = "the IPv4 address and port to serve on (port 0: any free one; the URL is "
              "printed). Other hosts can reach the page only when ADDR is not 127.0.0.1"},
+    {.name = "--output", .alias = "-o", .metavar = "FILE", .cmds = SNP, STRING(output),
+     .def = "ptcall-snapshot.ptc", .help = "the snapshot's trace file"},
+    {.name = "--why", .metavar = "TEXT", .cmds = SNP, STRING(snapshot.why),
+     .help = "why the snapshot was taken (written into it)"},
     {.name = "--output", .alias = "-o", .metavar = "FILE", .cmds = HTM, STRING(output),
      .def = "report.html", .flags = CLI_O_NONEMPTY, .help = "the HTML file to write"},
 

@@ -46,6 +46,7 @@ enum cli_cmd {
     CMD_COV_ADD,
     CMD_COV_LIST, /* cov_campaign_list.c */
     CMD_COV_SHOW,
+    CMD_SNAPSHOT, /* cmd_snapshot.c: the flight recorder of a running process (issue 31) */
     CMD_HELP,
     CMD_COUNT
 };
@@ -148,11 +149,15 @@ struct cli_values {
         int counts;         /* --counts: counting mode (calls per function, no events) */
         uint64_t buffer;    /* 0: the backend's default */
         uint32_t pid;       /* 0: launch COMMAND */
+        uint64_t duration_ms; /* --pid: detach after this long (0: no limit) */
         struct cli_list modules;
         struct cli_list only, skip; /* --only / --skip GLOB: the functions to arm */
         uint64_t ring;      /* --ring SIZE: the flight recorder; 0: off */
         const char *trigger; /* --trigger FUNC[>TIME] */
     } record;
+    struct {
+        const char *why;    /* ptcall snapshot --why */
+    } snapshot;
     struct {
         const char *meta;
         struct cli_stats { int v[RUNS_NSTATS]; int n; } stats; /* --stat, first-given order */

@@ -133,6 +133,9 @@ static int yama_scope(void)
 /* What to do when the kernel refused us process pid (EPERM, EACCES): whose it is, and the
  * settings that refuse even its owner. Writing into a process takes what attaching a
  * debugger takes (PTRACE_MODE_ATTACH). */
+/* Whose words: `ptcall arm`'s, or the attach's (proc_say_as) */
+static const char *say_cmd = "ptcall arm", *say_doing;
+
 static void perm_hint(pid_t pid, char *out, size_t n)
 {
     long uid = proc_euid(pid);
@@ -143,24 +146,25 @@ static void perm_hint(pid_t pid, char *out, size_t n)
     char self[64];
     snprintf(self, sizeof(self), "/proc/%d/stat", (int)pid);
     if (me != 0 && uid == 0)
-        k = snprintf(out, n, "process %d runs as root: run ptcall arm as root", (int)pid);
+        k = snprintf(out, n, "process %d runs as root: run %s as root", (int)pid,
+                     say_cmd);
     else if (me != 0 && uid > 0 && (uid_t)uid != me)
-        k = snprintf(out, n, "process %d runs as uid %ld and you are uid %u: run ptcall arm as "
+        k = snprintf(out, n, "process %d runs as uid %ld and you are uid %u: run %s as "
                              "uid %ld or as root",
-                     (int)pid, uid, (unsigned)me, uid);
+                     (int)pid, uid, (unsigned)me, say_cmd, uid);
     else if (me != 0 && uid > 0 && stat(self, &st) == 0 && st.st_uid == 0)
         /* the kernel makes root the owner of the files (not the directory) in /proc/PID
          * of a process that is not dumpable */
         k = snprintf(out, n, "process %d is not dumpable (a set-user-ID or set-group-ID "
-                             "program, or prctl(PR_SET_DUMPABLE, 0)): only root can arm it",
-                     (int)pid);
+                             "program, or prctl(PR_SET_DUMPABLE, 0)): only root can %s it",
+                     (int)pid, say_doing ? "attach to" : "arm");
     else if (me == 0)
         k = snprintf(out, n, "even root was refused: by Yama, a security module (SELinux, "
                              "AppArmor) or because the process lives in another user namespace");
     else if (scope >= 1)
         k = snprintf(out, n, "the process is yours, but Yama refuses"); /* said next */
     else
-        k = snprintf(out, n, "run ptcall arm as the process's user or as root");
+        k = snprintf(out, n, "run %s as the process's user or as root", say_cmd);
     if (k < 0 || (size_t)k >= n)
         return;
     if (scope == 1 && me != 0)
@@ -182,7 +186,7 @@ static void say_failure(pid_t pid, int on, int e, const char *what, char *why, s
     char hint[512];
     if (proc_exited(pid)) {
         snprintf(why, n, "process %d exited while it was being %s (%s: %s)", (int)pid,
-                 on ? "armed" : "disarmed", what, strerror(e));
+                 say_doing ? say_doing : on ? "armed" : "disarmed", what, strerror(e));
     } else if (e == EPERM || e == EACCES) {
         perm_hint(pid, hint, sizeof(hint));
         snprintf(why, n, "permission denied: %s: %s; %s", what, strerror(e), hint);
@@ -646,7 +650,7 @@ static FILE *open_maps(pid_t pid, int on, char *why, size_t why_size)
     if (s == 'Z' || s == 'X') {
         snprintf(why, why_size, "process %d has exited (a zombie that its parent has not "
                                 "reaped yet): there is nothing to %s",
-                 (int)pid, on ? "arm" : "disarm");
+                 (int)pid, say_doing ? "attach to" : on ? "arm" : "disarm");
         return NULL;
     }
     char path[64];
@@ -755,3 +759,20 @@ int arm_process(int pid, int on, int *changed, int *gated, char *why, size_t why
         *gated = res.gated;
     return rc;
 }
+
+/* ---- for the software attach (attach_soft.c): the same checks and words ---------------- */
+
+void proc_say_as(const char *cmd, const char *doing)
+{
+    say_cmd = cmd;
+    say_doing = doing;
+}
+
+FILE *proc_open_maps(int pid, char *why, size_t n) { return open_maps((pid_t)pid, 1, why, n); }
+
+void proc_say_failure(int pid, int e, const char *what, char *why, size_t n)
+{
+    say_failure((pid_t)pid, 1, e, what, why, n);
+}
+
+int proc_gone(int pid) { return proc_exited((pid_t)pid); }

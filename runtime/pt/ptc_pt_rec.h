@@ -179,4 +179,16 @@ void ptc_pt_cpuid(uint16_t *family, uint8_t *model, uint8_t *stepping, uint32_t 
 /* Error advice for perf_event_open / mmap / ioctl failures (one line, what to do). */
 const char *ptc_pt_advice(const char *what, int err);
 
+/* ---- pt_arm.c's process checks, for the software attach (attach_soft.c) ----------------- */
+
+#include <stdio.h>
+/* The words of later messages: the command to run and what was being done ("attached to"). */
+void proc_say_as(const char *cmd, const char *doing);
+/* /proc/PID/maps opened, or NULL with why: no such process, exited, hidden, refused. */
+FILE *proc_open_maps(int pid, char *why, size_t n);
+/* The message for access what to process pid failing with errno e (exited meanwhile,
+ * permission denied: whose process, which setting refuses). */
+void proc_say_failure(int pid, int e, const char *what, char *why, size_t n);
+int proc_gone(int pid); /* exited: reaped, or a zombie */
+
 #endif

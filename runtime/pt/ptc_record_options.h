@@ -32,6 +32,7 @@ struct record_options {
     /* soft: the flight recorder (tools/record_ring.c, docs/runtime.md *Flight recorder*) */
     uint64_t ring;              /* --ring SIZE: bytes of events kept per thread; 0 = off */
     const char *trigger;        /* --trigger FUNC[>TIME]: a snapshot when FUNC returns (slowly) */
+    uint64_t duration_ns;       /* --pid: detach after this long (0: at Ctrl-C or its exit) */
 };
 
 /* Implemented by the Intel PT recorder (runtime/pt). pt_available() returns 1 when this
@@ -81,5 +82,30 @@ int arm_process_ex(int pid, int on, struct arm_result *res, arm_warn_fn *warn, v
  * counts the units switched, *gated the gated units found (either may be NULL). */
 int arm_process(int pid, int on, int *changed, int *gated, char *why, size_t why_size)
     __attribute__((weak));
+
+/* ---- the software backend's attach (runtime/pt/attach_soft.c, issue 31) ---------------- */
+
+struct attach_outcome {
+    uint64_t attach_ns;         /* from the call to tracing on (stubs patched) */
+    uint64_t detach_ns;         /* the DETACH request's round trip */
+    uint64_t runtime_detach_ns; /* of which the runtime's own work */
+    double seconds;             /* attached */
+    uint64_t events, dropped;   /* the runtime's totals at detach */
+    uint32_t threads;
+    int detached;               /* detached on request (else the target ended the channel) */
+    int exited, execed;         /* the target exited, or exec'd, while attached */
+};
+
+/* record --pid with the software backend: attaches to o->attach_pid over its control channel
+ * (include/ptcall/attach_ctl.h), into the new trace file out (created here), until SIGINT,
+ * SIGTERM, SIGHUP, o->duration_ns or the target's end, then detaches and appends RECORD_END.
+ * 0 with *res filled, 1 when the file could not be finished, or -1 after one line on stderr
+ * (the target left running, untraced; no file left behind). */
+int record_soft_attach(const struct record_options *o, const char *out,
+                       struct attach_outcome *res) __attribute__((weak));
+
+/* ptcall snapshot PID: asks the target's flight recorder for a snapshot into out (created
+ * here). 0, or -1 after one line on stderr (no ring mode, refused, ...). */
+int snapshot_soft(int pid, const char *out, const char *why) __attribute__((weak));
 
 #endif

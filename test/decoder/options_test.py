@@ -22,8 +22,8 @@ FILTERS = ["--pid", "--tid", "--function", "--exclude", "--max-depth", "--time",
            "--min-duration"]
 OPTIONS = {
     "record": ["-o", "--output", "--backend", "--no-timestamps", "--leaf-exits", "--counts", "--drop",
-               "--buffer", "--ring", "--trigger", "--timing", "--snapshot", "--pid", "--module", "--only", "--skip",
-               "-q", "--quiet"],
+               "--buffer", "--ring", "--trigger", "--timing", "--snapshot", "--pid", "--duration",
+               "--module", "--only", "--skip", "-q", "--quiet"],
     "report": ["--top", "--sort", "--format", "--meta", "--stat", "--allow-different",
                "--threads", "--salvage", "--by", "--paths", "--min-share", "--min-calls"]
               + FILTERS,
@@ -37,6 +37,7 @@ OPTIONS = {
                "--pid", "--tid", "--timing", "--mtc-period", "--nom-freq", "--tsc-ratio",
                "--cpu", "--time-conv"],
     "arm": ["--off"],
+    "snapshot": ["-o", "--output", "--why"],
     "help": ["--markdown", "--readme", "--env", "--check", "--man", "--man-pages",
              "--bash-completion"],
 }
@@ -137,7 +138,11 @@ def main():
     usage_error(["record", "--pid", "0"], "--pid")
     usage_error(["record", "--only", "", "--", "/bin/true"], "--only", "non-empty")
     usage_error(["record", "--skip", "a\nb", "--", "/bin/true"], "--skip", "newline")
-    usage_error(["record", "--pid", "1", "--only", "a*"], "--only", "--pid")
+    usage_error(["record", "--backend", "pt", "--pid", "1", "--only", "a*"], "--only", "--pid")
+    usage_error(["record", "--duration", "1s", "--", "/bin/true"], "--duration", "--pid")
+    usage_error(["record", "--pid", "1", "--duration", "soon"], "--duration")
+    usage_error(["record", "--pid", "1", "/bin/true"], "--pid", "COMMAND")
+    usage_error(["snapshot"], "no process id")
     usage_error(["graph", "good.ptc", "--min-share", "101"], "--min-share", "0 to 100")
     usage_error(["graph", "good.ptc", "--min-share", "-1"], "--min-share")
     usage_error(["report", "good.ptc", "--paths", "--min-share", "nan"], "--min-share")

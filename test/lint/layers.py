@@ -66,8 +66,10 @@ FLOORS = {
         ["soft_lifecycle.c"],                                   # start-up, fork, exec, exit
         ["soft_register.c", "soft_forkserver.c"],               # object registration,
                                                                 # pre-main point, fork server
-        ["soft_afl.c", "soft_fuzz_input.c"],                    # ptcall-cc's AFL++ macros,
-                                                                # the harness's entry hook
+        ["soft_afl.c", "soft_fuzz_input.c",                     # ptcall-cc's AFL++ macros,
+         "soft_attach.c"],                                      # the harness's entry hook;
+                                                                # attach and detach
+        ["soft_ctl.c"],                                         # the attach control channel
     ],
     # coverage of fuzzing corpora (cov/cov.h): data and maps under inputs and files, the
     # counters under the runner, analyses over all of it, views on top
