@@ -23,7 +23,10 @@ names --duration for attach, --ring and --trigger for ring and crash) they print
 and pass. redis-server is built once per build tree (build/test/real/redis/, a stamp of the
 command and the pass) and reused by later runs; the build says how long it took.
 
-usage: redis_e2e.py --build BUILD --work DIR --part serve|attach|ring|crash
+Under the sanitizer suite (--sanitize) the redis parts say SKIP: the redis build would add a third
+to the suite's build time, and what it tests (the pass, the runtime) is not sanitized there.
+
+usage: redis_e2e.py --build BUILD --work DIR --part serve|attach|ring|crash [--sanitize]
 """
 import argparse
 import json
@@ -429,6 +432,7 @@ def main():
     ap.add_argument("--build", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--part", required=True, choices=("serve", "attach", "ring", "crash"))
+    ap.add_argument("--sanitize", action="store_true", help="ptcall's tools are built with ASan+UBSan")
     a = ap.parse_args()
     a.build = os.path.abspath(a.build)
     ptcall = os.path.join(a.build, "tools", "ptcall")
@@ -446,6 +450,12 @@ def main():
     if a.part == "crash":
         part_crash(a, ptcall, d)
         return
+    if a.sanitize:
+        # the pass and the runtime are the same as in the regular build (neither is sanitized):
+        # the regular suite's run of this part covers them, and the sanitized tools read
+        # real servers' traces in the other real and e2e tests
+        skip("redis-server is not built under the sanitizer suite (its build takes about 2.5 CPU-minutes, a "
+             "third more than the whole suite's build); the regular suite runs this part")
     for tool in ("redis-benchmark",):
         if not shutil.which(tool):
             fail("%s not found: it is in Debian's redis-tools package (scripts/setup.sh installs it)" % tool)
