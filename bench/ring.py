@@ -234,8 +234,8 @@ def ring_section(results, lines):
                  "its wall time by the uninstrumented build's of the same round; the figures are the medians "
                  "(and quartiles) of those ratios. ns per event = (median ratio − 1) × the uninstrumented "
                  "build's median time ÷ the events of ptcall's timed soft trace of the same run (calls and "
-                 "returns; the other tools instrument about the same functions, so the denominator is the "
-                 "same for all). Rings are %s per thread; funtrace and ptcall's ring write nothing "
+                 "returns), for every contestant: funtrace and XRay place their hooks after inlining too, but "
+                 "their events are not counted here, so their figures are per ptcall event). Rings are %s per thread; funtrace and ptcall's ring write nothing "
                  "unless a snapshot is asked for, XRay FDR flushes its buffers at exit "
                  "(bench/workloads/xray_fdr_ctl.c), the timed soft trace writes every event to a file.\n"
                  % RING_SIZE)
