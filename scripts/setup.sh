@@ -40,6 +40,7 @@ if [ "$core" = 0 ]; then
     postgresql xxhash
     graphviz debootstrap groff man-db
     lcov
+    redis-tools # redis-benchmark, for test/real/redis_e2e.py
   )
 fi
 # npm: Debian's package, unless npm is already there (NodeSource's nodejs ships its own npm and
