@@ -120,6 +120,9 @@ struct thread {
     uint32_t owner;         /* parallel decode: the worker that decodes its events */
     int assigned;           /* parallel decode: owner was chosen (par_policy.c) */
     char *name;             /* from THREAD chunks (NULL: not known) */
+    char **renamed;         /* its earlier names, oldest first (THREAD_NAME chunks, a THREAD
+                               exit chunk that names it otherwise) */
+    uint32_t nrenamed;
     uint64_t seg_from;      /* tsc where its current mark segment began (its first event,
                                then its last mark) */
     int has_seg_from;

@@ -422,6 +422,9 @@ void drain_queue(int mode)
             thread_free(ts);
             break;
         }
+        case IT_NAME:
+            write_name_item(it);
+            break;
         case IT_UNLOAD: {
             struct object *o = (struct object *)((char *)it - offsetof(struct object, unload));
             o->drain_dead = 1;

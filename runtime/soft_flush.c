@@ -158,6 +158,9 @@ void finish(int how, int status, int crash)
                     ts->pending_drop = 0;
                 }
                 write_thread_start(ts);
+                /* the name it has now (a server's threads name themselves after starting) */
+                if (ts->tls)
+                    thread_name_at_end(ts, ts == self);
                 write_thread_chunk(ts, PTC_THREAD_EXIT, rdtsc_());
                 add_thread_totals(ts);
             }

@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "soft_internal.h"
 
@@ -58,10 +60,11 @@ void push(struct item *it)
 
 /* ---- threads ------------------------------------------------------------------------- */
 
+/* The system call itself: prctl is interposed (soft_names.c), and this runs in the slow path */
 static void thread_name(char name[16])
 {
     memset(name, 0, 16);
-    if (prctl(PR_GET_NAME, name) != 0)
+    if (syscall(SYS_prctl, PR_GET_NAME, name, 0, 0, 0) != 0)
         name[0] = 0;
     name[15] = 0;
 }
@@ -94,6 +97,7 @@ static struct thread *thread_new(void)
     ts->exit_it.type = IT_THREAD_EXIT;
     ts->tid = gettid_();
     thread_name(ts->name);
+    ts->self = pthread_self();
     ts->start_tsc = rdtsc_();
     return ts;
 }

@@ -338,6 +338,11 @@ void ptc_session_set_thread_end_hook(struct ptc_session *s,
  * trace recorded them; NULL when it did not. Valid until the session is freed. */
 const char *ptc_session_process_name(const struct ptc_session *s, uint32_t pid);
 const char *ptc_session_thread_name(const struct ptc_session *s, uint32_t pid, uint32_t tid);
+/* The names thread (pid, tid) had before ptc_session_thread_name's (its last), oldest first:
+ * the name at its first event and each change the trace recorded (THREAD_NAME chunks, a
+ * THREAD exit chunk's name). Returns how many; *names valid until the session is freed. */
+size_t ptc_session_thread_renamed(const struct ptc_session *s, uint32_t pid, uint32_t tid,
+                                  const char *const **names);
 
 /* The trace reader for other readers of trace files (the Intel PT tools' ptc_pt_read_file(),
  * `ptcall record`'s summary), which word their own messages and checks. */
