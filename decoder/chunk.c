@@ -539,6 +539,38 @@ static int on_module_refused(struct ptc_session *s, const struct ptc_chunk *c)
     return say_where(s, c, refused_chunk(s, c->h.pid, c->payload, c->h.payload_size));
 }
 
+/* 2.4, optional, process-level: what ended the process (a sanitizer). The worker that reads
+ * process-level chunks for views keeps it (every worker sees them). */
+static int on_end_cause(struct ptc_session *s, const struct ptc_chunk *c)
+{
+    struct ptc_end_cause ec;
+    int e = take(s, c, &ec, sizeof(ec), "END_CAUSE");
+    if (e || !ptc_par_primary(s))
+        return e;
+    char *what = strdup(payload_str(c, sizeof(ec)));
+    struct ptc_end_cause_info *v = realloc(s->causes, (s->ncauses + 1) * sizeof(*v));
+    if (!what || !v) {
+        free(what);
+        if (v)
+            s->causes = v;
+        return ptc_nomem(s);
+    }
+    s->causes = v;
+    v[s->ncauses++] = (struct ptc_end_cause_info){
+        .pid = c->h.pid, .kind = ec.kind, .status = ec.status, .what = what};
+    return 0;
+}
+
+uint32_t ptc_session_num_end_causes(const struct ptc_session *s) { return s ? s->ncauses : 0; }
+
+int ptc_session_end_cause(const struct ptc_session *s, uint32_t i, struct ptc_end_cause_info *out)
+{
+    if (!s || !out || i >= s->ncauses)
+        return -PTC_E_ARG;
+    *out = s->causes[i];
+    return 0;
+}
+
 uint32_t ptc_session_num_refused(const struct ptc_session *s) { return s ? s->nrefused : 0; }
 
 int ptc_session_refused(const struct ptc_session *s, uint32_t i, struct ptc_refused_object *out)
@@ -552,8 +584,8 @@ int ptc_session_refused(const struct ptc_session *s, uint32_t i, struct ptc_refu
 /* Indexed by type up to the last core type this reader knows; a type in range without a
  * handler here (NULL) is one this reader does not know (on_unknown: skipped when optional,
  * refused when required). */
-static int (*const by_type[PTC_CHUNK_THREAD_NAME + 1])(struct ptc_session *s,
-                                                       const struct ptc_chunk *c) = {
+static int (*const by_type[PTC_CHUNK_END_CAUSE + 1])(struct ptc_session *s,
+                                                     const struct ptc_chunk *c) = {
     [PTC_CHUNK_RECORD_INFO] = on_record_info,
     [PTC_CHUNK_PROCESS] = on_process,
     [PTC_CHUNK_TIMEBASE] = on_timebase,
@@ -570,6 +602,7 @@ static int (*const by_type[PTC_CHUNK_THREAD_NAME + 1])(struct ptc_session *s,
     [PTC_CHUNK_SPAWN] = on_spawn,
     [PTC_CHUNK_MODULE_REFUSED] = on_module_refused,
     [PTC_CHUNK_THREAD_NAME] = on_thread_name,
+    [PTC_CHUNK_END_CAUSE] = on_end_cause,
 };
 
 int ptc_session_chunk(struct ptc_session *s, const struct ptc_chunk *c)

@@ -202,6 +202,8 @@ struct ptc_session {
      * path and reason owned */
     struct ptc_refused_object *refused;
     uint32_t nrefused, caprefused;
+    struct ptc_end_cause_info *causes; /* END_CAUSE chunks */
+    uint32_t ncauses;
     uint64_t timed_events, untimed_events;
     struct ptc_totals tot;
     uint64_t held_total;

@@ -397,6 +397,8 @@ void write_process_start(void); /* PROCESS + TIMEBASE */
  * final flush reads the name of a thread still alive (self: the caller's) into exit_name */
 void write_name_item(struct item *it);
 void thread_name_at_end(struct thread *ts, int self);
+/* soft_sanitizer.c: a sanitizer's death callback ends the trace (install_signals calls it) */
+void sanitizer_death_init(void);
 /* o's MODULE chunk; 1 when written (the caller then writes its MODULE_ARMED right behind) */
 int write_module(struct object *o);
 /* A MODULE_REFUSED chunk (optional): the object at path, recognised as instrumented, is left

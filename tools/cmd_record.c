@@ -149,6 +149,8 @@ struct trace_summary {
     uint64_t counts_chunks, counted; /* counting mode: COUNTS chunks, calls they hold */
     uint64_t refused;       /* MODULE_REFUSED chunks: instrumented objects left untraced */
     uint64_t spawns;        /* SPAWN chunks: processes started by posix_spawn */
+    uint64_t causes;        /* END_CAUSE chunks: processes a sanitizer stopped */
+    char cause_first[200];  /* the first one said ("process PID was stopped by ...") */
     char refused_first[PTC_REFUSED_PATH_MAX + PTC_REFUSED_REASON_MAX]; /* "PATH: REASON" */
     int bad;
 };
@@ -275,6 +277,15 @@ static void summarize(const char *path, uint64_t cut_at, struct trace_summary *s
             s->modules++;
         } else if (h->type == PTC_CHUNK_SPAWN) {
             s->spawns++;
+        } else if (h->type == PTC_CHUNK_END_CAUSE) {
+            struct ptc_end_cause ec;
+            const char *what = (const char *)c.payload + sizeof(ec);
+            if (s->causes++ || h->payload_size <= sizeof(ec) ||
+                !memchr(what, 0, h->payload_size - sizeof(ec)))
+                continue;
+            memcpy(&ec, c.payload, sizeof(ec));
+            snprintf(s->cause_first, sizeof(s->cause_first),
+                     "process %u was stopped by %.100s (exit status %d)", h->pid, what, ec.status);
         } else if (h->type == PTC_CHUNK_MODULE_REFUSED) {
             struct ptc_module_refused m;
             if (s->refused++ || h->payload_size < sizeof(m))
@@ -627,6 +638,13 @@ static int record_soft(const struct record_options *o, int *wait_status)
                 (unsigned long long)s.waits, (unsigned long long)s.dropped,
                 s.loss_chunks ? " (see LOSS chunks)" : "", o->output);
     }
+    /* why a process ended, where its exit status alone would not say (the sanitizer's report
+     * is on stderr above, but easy to take for the trace's fault): said even with -q */
+    if (s.causes)
+        fprintf(stderr, "ptcall: %s%s: the trace holds its calls up to the sanitizer's report "
+                        "(above)\n",
+                s.cause_first[0] ? s.cause_first : "a process was stopped by a sanitizer",
+                s.causes > 1 ? ", and more" : "");
     /* a trace that lacks what it should hold is said to be incomplete, and the status says
      * so when the command's own does not (docs/usage.md, Exit status) */
     uint64_t unfinished = s.processes > s.process_ends ? s.processes - s.process_ends : 0;
@@ -661,8 +679,9 @@ static int record_soft(const struct record_options *o, int *wait_status)
                     left_running == 1 ? "it ends" : "they end");
         else if (unfinished)
             fprintf(stderr, "%llu of %llu process%s did not close %s trace (killed by a signal "
-                            "the runtime cannot catch, such as SIGKILL, or a write error: see "
-                            "the messages above); ",
+                            "the runtime cannot catch, such as SIGKILL, a write error, or a "
+                            "sanitizer whose death callback the program replaced: see the "
+                            "messages above); ",
                     (unsigned long long)unfinished, (unsigned long long)s.processes,
                     s.processes == 1 ? "" : "es", unfinished == 1 ? "its" : "their");
         if (s.bad)

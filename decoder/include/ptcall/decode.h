@@ -453,4 +453,16 @@ uint32_t ptc_session_num_refused(const struct ptc_session *s);
  * range. */
 int ptc_session_refused(const struct ptc_session *s, uint32_t i, struct ptc_refused_object *out);
 
+/* Why processes ended where PROCESS_END cannot say it (END_CAUSE chunks, docs/trace-format.md
+ * 4.18): a sanitizer's report stopped them. In file order. */
+struct ptc_end_cause_info {
+    uint32_t pid;
+    uint32_t kind;            /* enum ptc_end_cause_kind (trace_format.h) */
+    int32_t status;           /* the exit status (or signal, abort_on_error) it ended with */
+    const char *what;         /* "AddressSanitizer", ...; valid until the session is freed */
+};
+uint32_t ptc_session_num_end_causes(const struct ptc_session *s);
+/* End cause i: 0, or -PTC_E_ARG when out of range. */
+int ptc_session_end_cause(const struct ptc_session *s, uint32_t i, struct ptc_end_cause_info *out);
+
 #endif
