@@ -393,11 +393,20 @@ void write_proc_chunk_flags(uint16_t type, uint16_t flags, const struct iovec *p
 void write_chunk_flags(uint16_t type, uint16_t flags, uint32_t tid, uint32_t *seq,
                        const struct iovec *parts, int n);
 void write_process_start(void); /* PROCESS + TIMEBASE */
-/* soft_names.c: the drain writes a queued name change (IT_NAME) as a THREAD_NAME chunk; the
- * final flush reads the name of a thread still alive (self: the caller's) into exit_name */
-void write_name_item(struct item *it);
+/* A thread's name change on its way to the drain (soft_names.c queues it, soft_drain.c writes
+ * it as a THREAD_NAME chunk): one page, unmapped by the drain (mmap, unlike malloc, may run
+ * in a signal handler that calls prctl) */
+struct name_item {
+    struct item it; /* IT_NAME */
+    struct thread *ts;
+    uint64_t tsc;
+    char name[16];
+};
+void write_name_item(struct item *it); /* soft_drain.c */
+/* soft_names.c: the final flush reads the name of a thread still alive (self: the caller's)
+ * into its exit_name */
 void thread_name_at_end(struct thread *ts, int self);
-/* soft_sanitizer.c: a sanitizer's death callback ends the trace (install_signals calls it) */
+/* soft_sanitizer.c: a sanitizer's death callback ends the trace (called at activation) */
 void sanitizer_death_init(void);
 /* o's MODULE chunk; 1 when written (the caller then writes its MODULE_ARMED right behind) */
 int write_module(struct object *o);

@@ -20,15 +20,6 @@
 
 #include "soft_internal.h"
 
-/* A name change on its way to the drain: one page, unmapped by the drain (mmap, unlike
- * malloc, may run in a signal handler that calls prctl) */
-struct name_item {
-    struct item it; /* IT_NAME */
-    struct thread *ts;
-    uint64_t tsc;
-    char name[16];
-};
-
 static void *_Atomic real_setname, *_Atomic real_prctl;
 
 static int tracing_names(void)
@@ -124,17 +115,6 @@ PTC_API int prctl(int option, ...)
         errno = e;
     }
     return r;
-}
-
-void write_name_item(struct item *it)
-{
-    struct name_item *n = (struct name_item *)it;
-    struct thread *ts = n->ts;
-    write_thread_start(ts);
-    struct ptc_thread_name tn = {.tsc = n->tsc};
-    struct iovec v[2] = {{&tn, sizeof(tn)}, {n->name, strlen(n->name) + 1}};
-    write_chunk_flags(PTC_CHUNK_THREAD_NAME, PTC_CHUNK_F_OPTIONAL, ts->tid, &ts->seq, v, 2);
-    munmap(n, sizeof(*n));
 }
 
 /* The final flush: the name of ts, still alive (or being ended by this flush), into its

@@ -4,7 +4,8 @@
  * its PROCESS_END (record then blamed SIGKILL or a write error). Their runtimes call a
  * death callback first, which the program sets with __sanitizer_set_death_callback; where
  * that function is present (looked up at run time: the runtime is never built with a
- * sanitizer) the final flush runs there, after an END_CAUSE chunk that names the sanitizer.
+ * sanitizer; soft_register.c registers it at activation) the final flush runs there, after
+ * an END_CAUSE chunk that names the sanitizer.
  *
  * The callback is one slot: a program that sets its own later replaces this one (then the
  * trace ends as before, unfinished). */

@@ -54,8 +54,6 @@ void install_signals(void)
             cur.sa_handler == SIG_DFL)
             real_sigaction_(term[i], &sa, &prev_sa[term[i]]);
     }
-    /* a sanitizer's report ends the process without a signal: its death callback flushes */
-    sanitizer_death_init();
 }
 
 static void crash_handler(int sig, siginfo_t *si, void *uc)

@@ -178,6 +178,23 @@ static void json_command(FILE *f, const struct ptc_totals *t)
                 WTERMSIG(ws), WCOREDUMP(ws) ? "true" : "false");
 }
 
+/* "end_causes": processes a sanitizer stopped (END_CAUSE chunks), [] when none */
+static void json_end_causes(FILE *f, const struct ptc_session *s)
+{
+    fprintf(f, ",\n  \"end_causes\": [");
+    uint32_t n = ptc_session_num_end_causes(s);
+    for (uint32_t i = 0; i < n; i++) {
+        struct ptc_end_cause_info c;
+        if (ptc_session_end_cause(s, i, &c) != 0)
+            continue;
+        fprintf(f, "%s{\"pid\": %u, \"kind\": \"%s\", \"cause\": ", i ? ", " : "", c.pid,
+                c.kind == PTC_CAUSE_SANITIZER ? "sanitizer" : "other");
+        cli_json_str(f, c.what);
+        fprintf(f, ", \"exit_status\": %d}", c.status);
+    }
+    fprintf(f, "]");
+}
+
 struct unfinished_json {
     FILE *f;
     size_t n;
@@ -385,6 +402,7 @@ static void json_head(FILE *f, const char *path, const struct ptc_session *s,
     ptc_session_unfinished_threads(s, json_unfinished, &u);
     fprintf(f, "]");
     json_refused(f, s);
+    json_end_causes(f, s);
     json_marks(f, s, t);
     cli_json_selection(f, s, "  ");
 }

@@ -295,9 +295,13 @@ def sanitizer(ptcall, cc, work, check):
               any(f["name"] == "tick" and f["calls"] >= 1 for f in doc["functions"]),
               "%s: report: complete, with %s and tick called before the report %s"
               % (what, fn, err.strip()))
+        ppid = ([c[2] for c in ch if c[0] == PROCESS_END] or [0])[0]
+        check(doc is not None and doc.get("end_causes") ==
+              [{"pid": ppid, "kind": "sanitizer", "cause": name, "exit_status": want_end[1]}],
+              "%s: report JSON's end_causes: %s" % (what, doc and doc.get("end_causes")))
         tab = run([ptcall, "report", trace])
-        check(("note: process %d was stopped by %s" % (ch[0][2] if ch else 0, name)) in tab.stdout
-              or ("was stopped by %s" % name) in tab.stdout,
+        check(("note: process %d was stopped by %s (exit status %d)"
+               % (ppid, name, want_end[1])) in tab.stdout,
               "%s: report's table names the cause: %s" % (
                   what, [l for l in tab.stdout.splitlines() if l.startswith("note")]))
 

@@ -53,14 +53,15 @@ FLOORS = {
         ["soft_state.c", "soft_object.c"],                      # the state, CPU save area,
                                                                 # a loaded object's segments
         ["soft_fd.c", "soft_thread.c"],                         # trace descriptor, threads
-        ["soft_handler.S", "soft_write.c"],                     # handlers, the trace file
+        ["soft_handler.S", "soft_write.c", "soft_names.c"],     # handlers, the trace file,
+                                                                # thread names
         ["soft_config.c", "soft_select.c", "soft_drain.c",      # environment, selection,
          "soft_timebase.c", "soft_tramp.c"],                    # drain, time, trampolines
         ["soft_resume.c", "soft_sites.c", "soft_counts.c"],     # signal resume, call sites,
                                                                 # counting mode
         ["soft_fastpath.c", "soft_flush.c"],                    # generated handler, flushes
-        ["soft_signal.c", "soft_mark.c", "soft_spawn.c"],       # signal handlers, marks,
-                                                                # posix_spawn
+        ["soft_signal.c", "soft_mark.c", "soft_spawn.c",        # signal handlers, marks,
+         "soft_sanitizer.c"],                                   # posix_spawn, sanitizers
         ["soft_lifecycle.c"],                                   # start-up, fork, exec, exit
         ["soft_register.c", "soft_forkserver.c"],               # object registration,
                                                                 # pre-main point, fork server
