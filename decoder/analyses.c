@@ -167,6 +167,14 @@ const char *ptc_session_thread_name(const struct ptc_session *s, uint32_t pid, u
     return t ? t->name : NULL;
 }
 
+size_t ptc_session_thread_renamed(const struct ptc_session *s, uint32_t pid, uint32_t tid,
+                                  const char *const **names)
+{
+    const struct thread *t = ptc_thread_find(s, pid, tid);
+    *names = t ? (const char *const *)t->renamed : NULL;
+    return t ? t->nrenamed : 0;
+}
+
 void ptc_session_recording(const struct ptc_session *s, struct ptc_recording *out)
 {
     const struct proc *p = s->have_origin ? ptc_proc_find(s, s->origin_pid) : NULL;

@@ -378,6 +378,43 @@ static int on_module_unload(struct ptc_session *s, const struct ptc_chunk *c)
     return 0;
 }
 
+/* The thread's name is now name: the one before joins its earlier names (views show the last
+ * and may say what it was renamed from; docs/usage.md, "Thread names"). */
+static int rename_thread(struct ptc_session *s, struct thread *t, const char *name)
+{
+    if (!t->name || !*t->name)
+        return keep_str(s, &t->name, name);
+    if (!strcmp(t->name, name))
+        return 0;
+    char **r = realloc(t->renamed, (t->nrenamed + 1) * sizeof(*r));
+    char *c = strdup(name);
+    if (!r || !c) {
+        if (r)
+            t->renamed = r;
+        free(c);
+        return ptc_nomem(s);
+    }
+    t->renamed = r;
+    r[t->nrenamed++] = t->name;
+    t->name = c;
+    return 0;
+}
+
+/* 2.4, optional: the thread's name changed at tsc (the runtime's pthread_setname_np and
+ * prctl(PR_SET_NAME)); chunks of a thread come in the order of its changes. */
+static int on_thread_name(struct ptc_session *s, const struct ptc_chunk *c)
+{
+    struct ptc_thread_name tn;
+    int e = take(s, c, &tn, sizeof(tn), "THREAD_NAME");
+    if (e)
+        return e;
+    const char *name = payload_str(c, sizeof(tn));
+    if (!c->h.tid || !*name)
+        return 0; /* nothing a view could use; the chunk is optional */
+    struct thread *t = ptc_thread_get(s, c->h.pid, c->h.tid);
+    return t ? rename_thread(s, t, name) : ptc_nomem(s);
+}
+
 static int on_thread(struct ptc_session *s, const struct ptc_chunk *c)
 {
     struct ptc_thread th;
@@ -391,7 +428,14 @@ static int on_thread(struct ptc_session *s, const struct ptc_chunk *c)
     const char *name = payload_str(c, sizeof(th));
     if (*name) {
         struct thread *t = ptc_thread_get(s, c->h.pid, c->h.tid);
-        if (!t || (e = keep_str(s, &t->name, name)))
+        if (t && th.event == PTC_THREAD_START && t->exit_seen) { /* a new life of the tid */
+            for (uint32_t k = 0; k < t->nrenamed; k++)
+                free(t->renamed[k]);
+            t->nrenamed = 0;
+            free(t->name);
+            t->name = NULL;
+        }
+        if (!t || (e = rename_thread(s, t, name)))
             return t ? e : ptc_nomem(s);
     }
     if (th.event == PTC_THREAD_EXIT) {
@@ -495,6 +539,38 @@ static int on_module_refused(struct ptc_session *s, const struct ptc_chunk *c)
     return say_where(s, c, refused_chunk(s, c->h.pid, c->payload, c->h.payload_size));
 }
 
+/* 2.4, optional, process-level: what ended the process (a sanitizer). The worker that reads
+ * process-level chunks for views keeps it (every worker sees them). */
+static int on_end_cause(struct ptc_session *s, const struct ptc_chunk *c)
+{
+    struct ptc_end_cause ec;
+    int e = take(s, c, &ec, sizeof(ec), "END_CAUSE");
+    if (e || !ptc_par_primary(s))
+        return e;
+    char *what = strdup(payload_str(c, sizeof(ec)));
+    struct ptc_end_cause_info *v = realloc(s->causes, (s->ncauses + 1) * sizeof(*v));
+    if (!what || !v) {
+        free(what);
+        if (v)
+            s->causes = v;
+        return ptc_nomem(s);
+    }
+    s->causes = v;
+    v[s->ncauses++] = (struct ptc_end_cause_info){
+        .pid = c->h.pid, .kind = ec.kind, .status = ec.status, .what = what};
+    return 0;
+}
+
+uint32_t ptc_session_num_end_causes(const struct ptc_session *s) { return s ? s->ncauses : 0; }
+
+int ptc_session_end_cause(const struct ptc_session *s, uint32_t i, struct ptc_end_cause_info *out)
+{
+    if (!s || !out || i >= s->ncauses)
+        return -PTC_E_ARG;
+    *out = s->causes[i];
+    return 0;
+}
+
 uint32_t ptc_session_num_refused(const struct ptc_session *s) { return s ? s->nrefused : 0; }
 
 int ptc_session_refused(const struct ptc_session *s, uint32_t i, struct ptc_refused_object *out)
@@ -508,8 +584,8 @@ int ptc_session_refused(const struct ptc_session *s, uint32_t i, struct ptc_refu
 /* Indexed by type up to the last core type this reader knows; a type in range without a
  * handler here (NULL) is one this reader does not know (on_unknown: skipped when optional,
  * refused when required). */
-static int (*const by_type[PTC_CHUNK_MODULE_REFUSED + 1])(struct ptc_session *s,
-                                                          const struct ptc_chunk *c) = {
+static int (*const by_type[PTC_CHUNK_END_CAUSE + 1])(struct ptc_session *s,
+                                                     const struct ptc_chunk *c) = {
     [PTC_CHUNK_RECORD_INFO] = on_record_info,
     [PTC_CHUNK_PROCESS] = on_process,
     [PTC_CHUNK_TIMEBASE] = on_timebase,
@@ -525,6 +601,8 @@ static int (*const by_type[PTC_CHUNK_MODULE_REFUSED + 1])(struct ptc_session *s,
     [PTC_CHUNK_MARK] = on_mark,
     [PTC_CHUNK_SPAWN] = on_spawn,
     [PTC_CHUNK_MODULE_REFUSED] = on_module_refused,
+    [PTC_CHUNK_THREAD_NAME] = on_thread_name,
+    [PTC_CHUNK_END_CAUSE] = on_end_cause,
 };
 
 int ptc_session_chunk(struct ptc_session *s, const struct ptc_chunk *c)
@@ -546,7 +624,7 @@ int ptc_session_chunk(struct ptc_session *s, const struct ptc_chunk *c)
     for (int i = 0; i < s->nhandlers; i++)
         if (type >= s->handlers[i].first && type <= s->handlers[i].last)
             return s->handlers[i].fn(s->handlers[i].ctx, s, &c->h, c->payload);
-    if (type > PTC_CHUNK_MODULE_REFUSED || type == 0 || !by_type[type])
+    if (type >= sizeof(by_type) / sizeof(by_type[0]) || type == 0 || !by_type[type])
         return on_unknown(s, c);
     return by_type[type](s, c);
 }

@@ -120,6 +120,9 @@ struct thread {
     uint32_t owner;         /* parallel decode: the worker that decodes its events */
     int assigned;           /* parallel decode: owner was chosen (par_policy.c) */
     char *name;             /* from THREAD chunks (NULL: not known) */
+    char **renamed;         /* its earlier names, oldest first (THREAD_NAME chunks, a THREAD
+                               exit chunk that names it otherwise) */
+    uint32_t nrenamed;
     uint64_t seg_from;      /* tsc where its current mark segment began (its first event,
                                then its last mark) */
     int has_seg_from;
@@ -199,6 +202,8 @@ struct ptc_session {
      * path and reason owned */
     struct ptc_refused_object *refused;
     uint32_t nrefused, caprefused;
+    struct ptc_end_cause_info *causes; /* END_CAUSE chunks */
+    uint32_t ncauses;
     uint64_t timed_events, untimed_events;
     struct ptc_totals tot;
     uint64_t held_total;

@@ -39,6 +39,9 @@ void ptc_session_free(struct ptc_session *s)
         free((char *)s->refused[i].reason);
     }
     free(s->refused);
+    for (uint32_t i = 0; i < s->ncauses; i++)
+        free((char *)s->causes[i].what);
+    free(s->causes);
     free(s);
 }
 

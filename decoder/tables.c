@@ -376,6 +376,9 @@ void ptc_tables_free(struct ptc_session *s)
             free(t->active);
             free(t->held);
             free(t->name);
+            for (uint32_t k = 0; k < t->nrenamed; k++)
+                free(t->renamed[k]);
+            free(t->renamed);
             free(t);
         }
     free(s->threads.bucket);

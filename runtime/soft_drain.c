@@ -72,6 +72,19 @@ void write_thread_chunk(struct thread *ts, int event, uint64_t tsc)
     write_chunk(PTC_CHUNK_THREAD, ts->tid, &ts->seq, v, 2);
 }
 
+/* A name change the thread (or another) made (soft_names.c): a THREAD_NAME chunk in its
+ * stream */
+void write_name_item(struct item *it)
+{
+    struct name_item *n = (struct name_item *)it;
+    struct thread *ts = n->ts;
+    write_thread_start(ts);
+    struct ptc_thread_name tn = {.tsc = n->tsc};
+    struct iovec v[2] = {{&tn, sizeof(tn)}, {n->name, strlen(n->name) + 1}};
+    write_chunk_flags(PTC_CHUNK_THREAD_NAME, PTC_CHUNK_F_OPTIONAL, ts->tid, &ts->seq, v, 2);
+    munmap(n, sizeof(*n));
+}
+
 /* A thread's stream begins with its THREAD start chunk, whichever item of it comes first. */
 void write_thread_start(struct thread *ts)
 {
@@ -442,6 +455,9 @@ void drain_queue(int mode)
             thread_free(ts);
             break;
         }
+        case IT_NAME:
+            write_name_item(it);
+            break;
         case IT_UNLOAD: {
             struct object *o = (struct object *)((char *)it - offsetof(struct object, unload));
             o->drain_dead = 1;

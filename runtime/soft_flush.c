@@ -168,6 +168,9 @@ static int finish_ex(int how, int status, int crash, int detach)
                     ts->pending_drop = 0;
                 }
                 write_thread_start(ts);
+                /* the name it has now (a server's threads name themselves after starting) */
+                if (ts->tls)
+                    thread_name_at_end(ts, ts == self);
                 uint64_t end_tsc = rdtsc_();
                 write_window(ts, detach && ts->tls, end_tsc); /* attached processes only */
                 write_thread_chunk(ts, PTC_THREAD_EXIT, end_tsc);

@@ -124,7 +124,7 @@ static inline void tls_set(struct ptc_tls *t, uintptr_t pos, uintptr_t end)
 
 /* ---- state --------------------------------------------------------------------------- */
 
-enum { IT_BUF = 1, IT_THREAD_START, IT_THREAD_EXIT, IT_UNLOAD };
+enum { IT_BUF = 1, IT_THREAD_START, IT_THREAD_EXIT, IT_UNLOAD, IT_NAME /* soft_names.c */ };
 struct item {
     struct item *next;
     int type;
@@ -151,6 +151,7 @@ struct thread {
     char name[16];
     char exit_name[16];     /* the name at exit, set before exit_it is queued: the drain may
                                still be writing the start chunk from name */
+    pthread_t self;         /* pthread_setname_np of another thread finds it (soft_names.c) */
     struct ptc_tls *tls;    /* the owner's TLS block */
     _Atomic int nbufs;      /* grows (never shrinks) while the drain is stalled on it */
     struct buf bufs[MAX_BUFS];
@@ -417,6 +418,21 @@ void write_proc_chunk_flags(uint16_t type, uint16_t flags, const struct iovec *p
 void write_chunk_flags(uint16_t type, uint16_t flags, uint32_t tid, uint32_t *seq,
                        const struct iovec *parts, int n);
 void write_process_start(void); /* PROCESS + TIMEBASE */
+/* A thread's name change on its way to the drain (soft_names.c queues it, soft_drain.c writes
+ * it as a THREAD_NAME chunk): one page, unmapped by the drain (mmap, unlike malloc, may run
+ * in a signal handler that calls prctl) */
+struct name_item {
+    struct item it; /* IT_NAME */
+    struct thread *ts;
+    uint64_t tsc;
+    char name[16];
+};
+void write_name_item(struct item *it); /* soft_drain.c */
+/* soft_names.c: the final flush reads the name of a thread still alive (self: the caller's)
+ * into its exit_name */
+void thread_name_at_end(struct thread *ts, int self);
+/* soft_sanitizer.c: a sanitizer's death callback ends the trace (called at activation) */
+void sanitizer_death_init(void);
 /* o's MODULE chunk; 1 when written (the caller then writes its MODULE_ARMED right behind) */
 int write_module(struct object *o);
 /* A MODULE_REFUSED chunk (optional): the object at path, recognised as instrumented, is left

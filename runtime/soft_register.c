@@ -56,6 +56,7 @@ static int activate(void)
             timebase_init();
             write_process_start();
             install_signals(); /* a crash writes its segment */
+            sanitizer_death_init(); /* so does a sanitizer's report */
         }
         atomic_store(&rt.active, 1);
         return 0;
@@ -69,6 +70,7 @@ static int activate(void)
     if (drain_start() < 0)
         return -1;
     install_signals();
+    sanitizer_death_init(); /* a sanitizer's report ends the process without a signal */
     /* before any event: a program handler may interrupt a reservation (soft_resume.c) */
     wrap_program_handlers();
     atomic_store(&rt.active, 1);

@@ -7,6 +7,8 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "soft_internal.h"
 
@@ -62,10 +64,11 @@ void push(struct item *it)
 
 /* ---- threads ------------------------------------------------------------------------- */
 
+/* The system call itself: prctl is interposed (soft_names.c), and this runs in the slow path */
 static void thread_name(char name[16])
 {
     memset(name, 0, 16);
-    if (prctl(PR_GET_NAME, name) != 0)
+    if (syscall(SYS_prctl, PR_GET_NAME, name, 0, 0, 0) != 0)
         name[0] = 0;
     name[15] = 0;
 }
@@ -103,6 +106,7 @@ static struct thread *thread_new(void)
     ts->exit_it.type = IT_THREAD_EXIT;
     ts->tid = gettid_();
     thread_name(ts->name);
+    ts->self = pthread_self();
     ts->start_tsc = rdtsc_();
     return ts;
 }

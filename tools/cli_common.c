@@ -321,6 +321,21 @@ void cli_print_quality(FILE *f, const struct ptc_session *s, const struct ptc_to
     char how[96];
     if (t->record_end && cli_command_end(t->wait_status, how, sizeof(how)) && strcmp(how, "exited 0"))
         fprintf(f, "note: the command %s\n", how);
+    cli_print_end_causes(f, s, "note: ");
+}
+
+void cli_print_end_causes(FILE *f, const struct ptc_session *s, const char *prefix)
+{
+    uint32_t n = ptc_session_num_end_causes(s);
+    for (uint32_t i = 0; i < n; i++) {
+        struct ptc_end_cause_info c;
+        if (ptc_session_end_cause(s, i, &c) != 0 || c.kind != PTC_CAUSE_SANITIZER)
+            continue;
+        fprintf(f, "%sprocess %u was stopped by ", prefix, c.pid);
+        cli_text_str(f, c.what);
+        fprintf(f, " (exit status %d): its report is on the program's stderr; the trace holds "
+                   "the calls up to it\n", c.status);
+    }
 }
 
 struct ptc_session *cli_decode(struct cli_args *a, ptc_call_hook hook, void *hook_ctx,

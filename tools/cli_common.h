@@ -75,6 +75,8 @@ void cli_print_quality(FILE *f, const struct ptc_session *s, const struct ptc_to
 /* The trace's refused objects (MODULE_REFUSED: instrumented objects the runtime left
  * untraced), on one line after prefix, with each one's path and reason; nothing if none. */
 void cli_print_refused(FILE *f, const struct ptc_session *s, const char *prefix);
+/* One line per process a sanitizer stopped (END_CAUSE chunks), each starting with prefix. */
+void cli_print_end_causes(FILE *f, const struct ptc_session *s, const char *prefix);
 /* A decoded trace without functions: what to say (in what, n bytes) and the advice to give.
  * When the runtime refused every instrumented object (MODULE_REFUSED), it says so. */
 const char *cli_no_module(char *what, size_t n, const char *path, const struct ptc_session *s);

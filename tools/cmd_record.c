@@ -150,6 +150,8 @@ struct trace_summary {
     uint64_t counts_chunks, counted; /* counting mode: COUNTS chunks, calls they hold */
     uint64_t refused;       /* MODULE_REFUSED chunks: instrumented objects left untraced */
     uint64_t spawns;        /* SPAWN chunks: processes started by posix_spawn */
+    uint64_t causes;        /* END_CAUSE chunks: processes a sanitizer stopped */
+    char cause_first[200];  /* the first one said ("process PID was stopped by ...") */
     char refused_first[PTC_REFUSED_PATH_MAX + PTC_REFUSED_REASON_MAX]; /* "PATH: REASON" */
     int bad;
 };
@@ -276,6 +278,15 @@ static void summarize(const char *path, uint64_t cut_at, struct trace_summary *s
             s->modules++;
         } else if (h->type == PTC_CHUNK_SPAWN) {
             s->spawns++;
+        } else if (h->type == PTC_CHUNK_END_CAUSE) {
+            struct ptc_end_cause ec;
+            const char *what = (const char *)c.payload + sizeof(ec);
+            if (s->causes++ || h->payload_size <= sizeof(ec) ||
+                !memchr(what, 0, h->payload_size - sizeof(ec)))
+                continue;
+            memcpy(&ec, c.payload, sizeof(ec));
+            snprintf(s->cause_first, sizeof(s->cause_first),
+                     "process %u was stopped by %.100s (exit status %d)", h->pid, what, ec.status);
         } else if (h->type == PTC_CHUNK_MODULE_REFUSED) {
             struct ptc_module_refused m;
             if (s->refused++ || h->payload_size < sizeof(m))
@@ -369,6 +380,78 @@ static uint64_t wait_left_behind(unsigned grace_ms)
     for (ssize_t i = 0; i < n; i++)
         count += buf[i] == ' ';
     return count ? count : 1;
+}
+
+/* ---- signals sent to record: passed on to the command (docs/usage.md, "Stopping a
+ * recording") -------------------------------------------------------------------------- *
+ *
+ * A service manager or a script stops `ptcall record` with kill: SIGTERM, SIGINT, SIGHUP.
+ * Left to their default action they ended record alone: the command ran on, orphaned, and
+ * the trace never got its RECORD_END. So record passes them on to the command and goes on
+ * waiting for it, then finishes the trace as after any other end. A terminal's ^C, ^\ and
+ * hangup (si_code SI_KERNEL) already reach the command, which is in the terminal's
+ * foreground process group with record: those are not sent a second time. */
+static const int forwarded_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+#define NUM_FORWARDED (sizeof(forwarded_signals) / sizeof(forwarded_signals[0]))
+
+static volatile sig_atomic_t forward_pid; /* the command until it is reaped, else 0 */
+
+struct forward_saved {
+    struct sigaction old[NUM_FORWARDED];
+};
+
+static void forward_signal(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    int saved = errno;
+    pid_t p = forward_pid;
+    if (p > 0 && si->si_code != SI_KERNEL)
+        kill(p, sig);
+    errno = saved;
+}
+
+static void forward_block(sigset_t *old)
+{
+    sigset_t m;
+    sigemptyset(&m);
+    for (size_t i = 0; i < NUM_FORWARDED; i++)
+        sigaddset(&m, forwarded_signals[i]);
+    sigprocmask(SIG_BLOCK, &m, old);
+}
+
+/* From now until forward_stop, the signals above go to pid; then the mask before
+ * forward_block is back (a signal sent meanwhile is delivered and passed on now). */
+static void forward_start(pid_t pid, struct forward_saved *f, const sigset_t *old_mask)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = forward_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    forward_pid = pid;
+    for (size_t i = 0; i < NUM_FORWARDED; i++)
+        sigaction(forwarded_signals[i], &sa, &f->old[i]);
+    sigprocmask(SIG_SETMASK, old_mask, NULL);
+}
+
+/* Waits for pid to end and reaps it. It is waited for without being reaped first, and only
+ * then left out of forwarding: a signal never goes to a reaped pid, which may be reused. */
+static void forward_wait(pid_t pid, int *ws)
+{
+    siginfo_t info;
+    while (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT) < 0 && errno == EINTR)
+        ;
+    forward_pid = 0;
+    while (waitpid(pid, ws, 0) < 0 && errno == EINTR)
+        ;
+}
+
+/* Record's own actions again. Until here a signal sent to record after the command ended
+ * is ignored: record is finishing the trace, which is what the sender asked for. */
+static void forward_stop(const struct forward_saved *f)
+{
+    for (size_t i = 0; i < NUM_FORWARDED; i++)
+        sigaction(forwarded_signals[i], &f->old[i], NULL);
 }
 
 static int record_soft(const struct record_options *o, int *wait_status)
@@ -468,26 +551,27 @@ static int record_soft(const struct record_options *o, int *wait_status)
     /* processes the command leaves behind (daemon(), a child it did not wait for) become
      * ours: record can tell whether they still run when the command ends */
     prctl(PR_SET_CHILD_SUBREAPER, 1);
+    /* the signals record passes on wait until it can (a kill right after the fork would
+     * otherwise end record and leave the command running untraced-to-the-end) */
+    sigset_t fwd_old;
+    forward_block(&fwd_old);
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "ptcall: cannot fork: %s\n", strerror(errno));
+        sigprocmask(SIG_SETMASK, &fwd_old, NULL);
         return -1;
     }
     if (pid == 0) {
+        sigprocmask(SIG_SETMASK, &fwd_old, NULL);
         execv(cmdpath, o->argv);
         fprintf(stderr, "ptcall: cannot run %s: %s\n", o->argv[0], strerror(errno));
         _exit(127);
     }
-    /* the terminal's ^C / ^\ go to the command; we wait for it and finish the file */
-    struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit;
-    sigaction(SIGINT, &ign, &old_int);
-    sigaction(SIGQUIT, &ign, &old_quit);
+    struct forward_saved fwd;
+    forward_start(pid, &fwd, &fwd_old);
     int ws = 0;
-    while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
-        ;
+    forward_wait(pid, &ws);
     uint64_t left_running = wait_left_behind(1000);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGQUIT, &old_quit, NULL);
     *wait_status = ws;
 
     char end_error[PATH_MAX + 128] = "";
@@ -513,6 +597,7 @@ static int record_soft(const struct record_options *o, int *wait_status)
         snprintf(end_error, sizeof(end_error), "cannot open %s to finish it: %s", out,
                  strerror(errno));
     }
+    forward_stop(&fwd); /* the trace is finished: record's own signals act again */
     struct trace_summary s;
     summarize(out, padded ? cut_at : UINT64_MAX, &s);
     if (!s.modules && !s.refused) {
@@ -556,6 +641,13 @@ static int record_soft(const struct record_options *o, int *wait_status)
                 (unsigned long long)s.waits, (unsigned long long)s.dropped,
                 s.loss_chunks ? " (see LOSS chunks)" : "", o->output);
     }
+    /* why a process ended, where its exit status alone would not say (the sanitizer's report
+     * is on stderr above, but easy to take for the trace's fault): said even with -q */
+    if (s.causes)
+        fprintf(stderr, "ptcall: %s%s: the trace holds its calls up to the sanitizer's report "
+                        "(above)\n",
+                s.cause_first[0] ? s.cause_first : "a process was stopped by a sanitizer",
+                s.causes > 1 ? ", and more" : "");
     /* a trace that lacks what it should hold is said to be incomplete, and the status says
      * so when the command's own does not (docs/usage.md, Exit status) */
     uint64_t unfinished = s.processes > s.process_ends ? s.processes - s.process_ends : 0;
@@ -590,8 +682,9 @@ static int record_soft(const struct record_options *o, int *wait_status)
                     left_running == 1 ? "it ends" : "they end");
         else if (unfinished)
             fprintf(stderr, "%llu of %llu process%s did not close %s trace (killed by a signal "
-                            "the runtime cannot catch, such as SIGKILL, or a write error: see "
-                            "the messages above); ",
+                            "the runtime cannot catch, such as SIGKILL, a write error, or a "
+                            "sanitizer whose death callback the program replaced: see the "
+                            "messages above); ",
                     (unsigned long long)unfinished, (unsigned long long)s.processes,
                     s.processes == 1 ? "" : "es", unfinished == 1 ? "its" : "their");
         if (s.bad)

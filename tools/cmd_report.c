@@ -178,6 +178,23 @@ static void json_command(FILE *f, const struct ptc_totals *t)
                 WTERMSIG(ws), WCOREDUMP(ws) ? "true" : "false");
 }
 
+/* "end_causes": processes a sanitizer stopped (END_CAUSE chunks), [] when none */
+static void json_end_causes(FILE *f, const struct ptc_session *s)
+{
+    fprintf(f, ",\n  \"end_causes\": [");
+    uint32_t n = ptc_session_num_end_causes(s);
+    for (uint32_t i = 0; i < n; i++) {
+        struct ptc_end_cause_info c;
+        if (ptc_session_end_cause(s, i, &c) != 0)
+            continue;
+        fprintf(f, "%s{\"pid\": %u, \"kind\": \"%s\", \"cause\": ", i ? ", " : "", c.pid,
+                c.kind == PTC_CAUSE_SANITIZER ? "sanitizer" : "other");
+        cli_json_str(f, c.what);
+        fprintf(f, ", \"exit_status\": %d}", c.status);
+    }
+    fprintf(f, "]");
+}
+
 struct unfinished_json {
     FILE *f;
     size_t n;
@@ -385,8 +402,44 @@ static void json_head(FILE *f, const char *path, const struct ptc_session *s,
     ptc_session_unfinished_threads(s, json_unfinished, &u);
     fprintf(f, "]");
     json_refused(f, s);
+    json_end_causes(f, s);
     json_marks(f, s, t);
     cli_json_selection(f, s, "  ");
+}
+
+/* --by thread: the thread's names (docs/usage.md, "Thread names"). A group is named by the
+ * last name its thread had, as perf and uftrace name a task; the names before it are said,
+ * so that a thread that named itself after starting is recognised under either. */
+static void table_renamed(const struct ptc_session *s, uint32_t pid, uint32_t tid)
+{
+    const char *const *was;
+    size_t n = ptc_session_thread_renamed(s, pid, tid, &was);
+    for (size_t i = 0; i < n; i++) {
+        printf(i ? ", \"" : " (renamed from \"");
+        cli_text_str(stdout, was[i]);
+        printf("\"");
+    }
+    if (n)
+        printf(")");
+}
+
+/* `"name": "last" | null, "renamed_from": ["first", ...], ` */
+static void json_thread_names(const struct ptc_session *s, uint32_t pid, uint32_t tid)
+{
+    const char *name = ptc_session_thread_name(s, pid, tid);
+    printf("\"name\": ");
+    if (name && *name)
+        cli_json_str(stdout, name);
+    else
+        printf("null");
+    const char *const *was;
+    size_t n = ptc_session_thread_renamed(s, pid, tid, &was);
+    printf(", \"renamed_from\": [");
+    for (size_t i = 0; i < n; i++) {
+        printf(i ? ", " : "");
+        cli_json_str(stdout, was[i]);
+    }
+    printf("], ");
 }
 
 static void json_functions(const struct ptc_totals *t, struct row *rows, size_t shown,
@@ -1097,14 +1150,18 @@ static int report_one(const struct report_opts *o, struct cli_args *a)
                     cli_text_str(stdout, o->by == PTC_BY_PROCESS ? ptc_out_base(name) : name);
                     printf("\"");
                 }
+                if (o->by == PTC_BY_THREAD)
+                    table_renamed(s, g->pid, g->tid);
                 printf(": %llu calls\n", (unsigned long long)g->calls);
                 print_rows(&t, rows, n, shown);
             } else if (o->fmt == FMT_CSV) {
                 print_csv(&t, rows, shown, g, gi == 0);
             } else {
-                printf("%s\n    {\"pid\": %u, \"tid\": %u, \"calls\": %llu, \"functions\": [",
-                       gi ? "," : "", g->pid, o->by == PTC_BY_THREAD ? g->tid : 0,
-                       (unsigned long long)g->calls);
+                printf("%s\n    {\"pid\": %u, \"tid\": %u, ", gi ? "," : "", g->pid,
+                       o->by == PTC_BY_THREAD ? g->tid : 0);
+                if (o->by == PTC_BY_THREAD)
+                    json_thread_names(s, g->pid, g->tid);
+                printf("\"calls\": %llu, \"functions\": [", (unsigned long long)g->calls);
                 json_functions(&t, rows, shown, "      ");
                 printf("\n    ]}");
             }

@@ -82,6 +82,9 @@ enum ptc_chunk_type {
                                     thread's name changed (as perf's COMM) */
     PTC_CHUNK_WINDOW = 18,       /* OPTIONAL (2.4): struct ptc_window, per thread: the span of
                                     the thread's events in an attach or a snapshot */
+    PTC_CHUNK_END_CAUSE = 22,    /* OPTIONAL (2.4, SERVE's number): struct ptc_end_cause,
+                                    process-level: why the process ended where PROCESS_END
+                                    cannot say it (a sanitizer stopped it) */
     /* 32..63 are Intel PT chunks (docs/trace-format.md, "Intel PT chunks") */
     PTC_CHUNK_PT_FIRST = 32,
     PTC_CHUNK_PT_LAST = 63,
@@ -337,6 +340,19 @@ struct ptc_snapshot {
 struct ptc_thread_name {
     uint64_t tsc;
     /* then the new name, NUL-terminated */
+};
+
+/* 2.4, OPTIONAL, process-level, right before the PROCESS_END it explains: what ended the
+ * process (docs/trace-format.md 4.18). */
+enum ptc_end_cause_kind {
+    PTC_CAUSE_SANITIZER = 1, /* a sanitizer's report (its death callback ran); status is the
+                                exit status the sanitizer's options give it (exitcode=) */
+};
+struct ptc_end_cause {
+    uint32_t kind;          /* enum ptc_end_cause_kind */
+    int32_t status;         /* as PROCESS_END's */
+    uint64_t tsc;
+    /* then the cause, NUL-terminated (PTC_CAUSE_SANITIZER: "AddressSanitizer", ...) */
 };
 
 /* 2.4, OPTIONAL, per thread: the span of a thread's events in a trace that does not hold

@@ -54,7 +54,8 @@ FLOORS = {
                                                                 # a loaded object's segments
         ["soft_ring_buf.c"],                                    # the flight recorder's rings
         ["soft_fd.c", "soft_thread.c"],                         # trace descriptor, threads
-        ["soft_handler.S", "soft_write.c"],                     # handlers, the trace file
+        ["soft_handler.S", "soft_write.c", "soft_names.c"],     # handlers, the trace file,
+                                                                # thread names
         ["soft_config.c", "soft_select.c", "soft_drain.c",      # environment, selection,
          "soft_timebase.c", "soft_tramp.c"],                    # drain, time, trampolines
         ["soft_resume.c", "soft_sites.c", "soft_counts.c"],     # signal resume, call sites,
@@ -62,7 +63,8 @@ FLOORS = {
         ["soft_fastpath.c", "soft_flush.c", "soft_ring.c"],     # generated handler, flushes,
                                                                 # flight recorder snapshots
         ["soft_signal.c", "soft_mark.c", "soft_spawn.c",        # signal handlers, marks,
-         "soft_trigger.c"],                                     # posix_spawn, --trigger
+         "soft_trigger.c", "soft_sanitizer.c"],                 # posix_spawn, --trigger,
+                                                                # sanitizers
         ["soft_lifecycle.c"],                                   # start-up, fork, exec, exit
         ["soft_register.c", "soft_forkserver.c"],               # object registration,
                                                                 # pre-main point, fork server

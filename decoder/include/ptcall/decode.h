@@ -338,6 +338,11 @@ void ptc_session_set_thread_end_hook(struct ptc_session *s,
  * trace recorded them; NULL when it did not. Valid until the session is freed. */
 const char *ptc_session_process_name(const struct ptc_session *s, uint32_t pid);
 const char *ptc_session_thread_name(const struct ptc_session *s, uint32_t pid, uint32_t tid);
+/* The names thread (pid, tid) had before ptc_session_thread_name's (its last), oldest first:
+ * the name at its first event and each change the trace recorded (THREAD_NAME chunks, a
+ * THREAD exit chunk's name). Returns how many; *names valid until the session is freed. */
+size_t ptc_session_thread_renamed(const struct ptc_session *s, uint32_t pid, uint32_t tid,
+                                  const char *const **names);
 
 /* The trace reader for other readers of trace files (the Intel PT tools' ptc_pt_read_file(),
  * `ptcall record`'s summary), which word their own messages and checks. */
@@ -447,5 +452,17 @@ uint32_t ptc_session_num_refused(const struct ptc_session *s);
 /* Refused object i (0 .. ptc_session_num_refused() - 1): 0, or -PTC_E_ARG when out of
  * range. */
 int ptc_session_refused(const struct ptc_session *s, uint32_t i, struct ptc_refused_object *out);
+
+/* Why processes ended where PROCESS_END cannot say it (END_CAUSE chunks, docs/trace-format.md
+ * 4.18): a sanitizer's report stopped them. In file order. */
+struct ptc_end_cause_info {
+    uint32_t pid;
+    uint32_t kind;            /* enum ptc_end_cause_kind (trace_format.h) */
+    int32_t status;           /* the exit status (or signal, abort_on_error) it ended with */
+    const char *what;         /* "AddressSanitizer", ...; valid until the session is freed */
+};
+uint32_t ptc_session_num_end_causes(const struct ptc_session *s);
+/* End cause i: 0, or -PTC_E_ARG when out of range. */
+int ptc_session_end_cause(const struct ptc_session *s, uint32_t i, struct ptc_end_cause_info *out);
 
 #endif
