@@ -12,6 +12,7 @@
 #include "dec_soft.h"
 #include "dec_stack.h"
 #include "dec_tables.h"
+#include "dec_window.h"
 
 /* Copies the chunk's fixed-size payload header into out. Returns 0, or -PTC_E_CORRUPT
  * when the payload is shorter than n. */
@@ -399,8 +400,10 @@ static int on_thread(struct ptc_session *s, const struct ptc_chunk *c)
         if (!t)
             return ptc_nomem(s);
         t->exit_seen = 1;
-        if (t->started)
+        if (t->started) {
+            ptc_window_set_end(t, th.tsc); /* frames still open ran until its exit */
             ptc_thread_end(s, t);
+        }
     }
     return 0;
 }
@@ -427,10 +430,28 @@ static int on_process_end(struct ptc_session *s, const struct ptc_chunk *c)
     if (e || (e = chunk_proc(s, c, &p)))
         return e;
     for (struct thread *t = p->threads; t; t = t->pnext)
-        if (t->started)
+        if (t->started) {
+            if (!t->ended)
+                ptc_window_set_end(t, pe.tsc); /* it ran until its process's trace ended */
             ptc_thread_end(s, t);
+        }
     p->ended = 1;
+    p->end_how = pe.how;
     return 0;
+}
+
+static int on_window(struct ptc_session *s, const struct ptc_chunk *c)
+{
+    if (!c->h.tid)
+        return ptc_session_set_error(s, PTC_E_CORRUPT, "%s is corrupt: WINDOW chunk %llu has "
+                                     "tid 0", s->src_name, (unsigned long long)c->index);
+    return say_where(s, c, ptc_window_chunk(s, c->h.pid, c->h.tid, c->payload,
+                                            c->h.payload_size));
+}
+
+static int on_snapshot(struct ptc_session *s, const struct ptc_chunk *c)
+{
+    return say_where(s, c, ptc_snapshot_chunk(s, c->h.pid, c->payload, c->h.payload_size));
 }
 
 static int on_record_end(struct ptc_session *s, const struct ptc_chunk *c)
@@ -508,7 +529,7 @@ int ptc_session_refused(const struct ptc_session *s, uint32_t i, struct ptc_refu
 /* Indexed by type up to the last core type this reader knows; a type in range without a
  * handler here (NULL) is one this reader does not know (on_unknown: skipped when optional,
  * refused when required). */
-static int (*const by_type[PTC_CHUNK_MODULE_REFUSED + 1])(struct ptc_session *s,
+static int (*const by_type[PTC_CHUNK_WINDOW + 1])(struct ptc_session *s,
                                                           const struct ptc_chunk *c) = {
     [PTC_CHUNK_RECORD_INFO] = on_record_info,
     [PTC_CHUNK_PROCESS] = on_process,
@@ -525,6 +546,8 @@ static int (*const by_type[PTC_CHUNK_MODULE_REFUSED + 1])(struct ptc_session *s,
     [PTC_CHUNK_MARK] = on_mark,
     [PTC_CHUNK_SPAWN] = on_spawn,
     [PTC_CHUNK_MODULE_REFUSED] = on_module_refused,
+    [PTC_CHUNK_SNAPSHOT] = on_snapshot,
+    [PTC_CHUNK_WINDOW] = on_window,
 };
 
 int ptc_session_chunk(struct ptc_session *s, const struct ptc_chunk *c)
@@ -546,7 +569,7 @@ int ptc_session_chunk(struct ptc_session *s, const struct ptc_chunk *c)
     for (int i = 0; i < s->nhandlers; i++)
         if (type >= s->handlers[i].first && type <= s->handlers[i].last)
             return s->handlers[i].fn(s->handlers[i].ctx, s, &c->h, c->payload);
-    if (type > PTC_CHUNK_MODULE_REFUSED || type == 0 || !by_type[type])
+    if (type > PTC_CHUNK_WINDOW || type == 0 || !by_type[type])
         return on_unknown(s, c);
     return by_type[type](s, c);
 }

@@ -7,6 +7,7 @@
 #include "dec_fork.h"
 #include "dec_stack.h"
 #include "dec_tables.h"
+#include "dec_window.h"
 
 const char *ptc_session_errmsg(const struct ptc_session *s) { return s ? s->msg : ""; }
 
@@ -39,6 +40,7 @@ void ptc_session_free(struct ptc_session *s)
         free((char *)s->refused[i].reason);
     }
     free(s->refused);
+    ptc_window_free(s);
     free(s);
 }
 

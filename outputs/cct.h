@@ -5,11 +5,21 @@
 #ifndef PTCALL_CCT_H
 #define PTCALL_CCT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "output.h"
 
 #define PTC_CCT_ROOT 0u
+/* Pseudo-functions of traces that do not hold a thread's whole life (docs/usage.md, "Windows:
+ * attach and snapshots"): calls entered before the trace began hang under a root frame of
+ * this name, since their callers are not in the trace; a call still open at the end puts
+ * its self time in a child of the other name, so that flame graphs show both. */
+#define PTC_CCT_BEFORE (UINT32_MAX - 1)
+#define PTC_CCT_OPEN (UINT32_MAX - 2)
+/* The name of node func for views: a function's short name (buf holds it), a pseudo-frame's
+ * label, or "?". */
+const char *ptc_cct_func_name(const struct ptc_session *s, uint32_t func, char *buf, size_t n);
 
 struct ptc_cct_node {
     uint32_t parent;        /* PTC_CCT_ROOT for outermost frames */
