@@ -107,6 +107,30 @@ class Tools:
         return doc
 
 
+def db_and_html(t, trace, name, tot):
+    """db add stores the window's counts (schema 5) and the HTML page carries them."""
+    import sqlite3
+    db = os.path.join(t.d, name + ".db")
+    if os.path.exists(db):
+        os.unlink(db)
+    run([t.ptcall, "db", "add", "--db", db, trace])
+    con = sqlite3.connect(db)
+    got = con.execute("SELECT entered_before, still_open, window_threads FROM runs").fetchall()
+    con.close()
+    want = [(tot["entered_before"], tot["still_open"], tot["window_threads"])]
+    check(got == want, "%s: db add stored %s, report says %s" % (name, got, want))
+    page = os.path.join(t.d, name + ".html")
+    run([t.ptcall, "html", trace, "-o", page])
+    with open(page) as f:
+        html = f.read()
+    # the run's JSON is in the page (quotes as they are, or escaped inside a string)
+    counts = re.search(r'entered_before\\?": (\d+), \\?"still_open\\?": (\d+), '
+                       r'\\?"window_threads\\?": (\d+)', html)
+    check(counts is not None and tuple(map(int, counts.groups())) == want[0] and
+          "call(s) entered before the" in html and "still open at the end" in html,
+          "%s: the HTML page does not carry the window's counts %s" % (name, want))
+
+
 def case_blocked(t):
     rep = t.report(t.trace)
     tot = rep["totals"]
@@ -144,6 +168,7 @@ def case_blocked(t):
           "blocked: folded has no [still open at the end] frame of wait_forever's time")
     svg, _ = t.export(t.trace, "svg", "--weight", "self")
     check("[still open at the end]" in svg, "blocked: the flame graph does not show it")
+    db_and_html(t, t.trace, "blocked", tot)
     text = t.text("report", t.trace)
     check("summed over" in text, "blocked: report does not say its time is a sum over threads")
     by = t.text("report", t.trace, "--by", "thread")
@@ -246,6 +271,7 @@ def case_window(t, name, snapshot):
     got = {f["name"]: f["calls"] for f in rep["functions"] if f["calls"]}
     check(got == dict(per), "%s: report calls %s differ from the events' %s" % (name, got,
                                                                                dict(per)))
+    db_and_html(t, out, name, tot)
     for w in rep["windows"]:
         kept, before, after = wins[w["tid"]]
         check(w["windowed"] and w["window_chunk"], "%s: %d's window not read" % (name, w["tid"]))
