@@ -132,6 +132,8 @@ struct thread {
     int has_first;
     uint64_t base_child;    /* ticks in frames at depth 0 since the last call entered before
                                the window returned: that call's time in callees */
+    int gapped;             /* events were lost since its window began: an exit on an empty
+                               stack may be of a call entered inside it, before the gap */
     int has_window;         /* a WINDOW chunk was read */
     struct ptc_window win;
     uint64_t before;        /* calls entered before the window that returned in it */

@@ -158,6 +158,7 @@ int ptc_thread_feed(struct ptc_session *s, struct thread *t, const struct ptc_ev
         t->first_tsc = t->seg_from;
         t->base_child = 0;
         t->has_end = 0;
+        t->gapped = 0;
         if (!t->started) {
             s->tot.threads++;
             int e = thread_start(s, t);

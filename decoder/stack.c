@@ -208,6 +208,7 @@ static void close_all(struct ptc_session *s, struct thread *t, uint8_t how)
 static PTC_NOINLINE void gap(struct ptc_session *s, struct thread *t, uint64_t count)
 {
     close_all(s, t, PTC_RET_BROKEN);
+    t->gapped = 1;
     s->tot.gaps++;
     s->tot.lost_events += count;
     t->gaps++;
@@ -311,7 +312,7 @@ static void before_return(struct ptc_session *s, struct thread *t, uint32_t f, u
 static PTC_NOINLINE void leave_slow(struct ptc_session *s, struct thread *t, uint32_t f,
                                     uint8_t how)
 {
-    if (!t->depth && midstack(t)) {
+    if (!t->depth && !t->gapped && midstack(t)) {
         before_return(s, t, f, how);
         return;
     }

@@ -8,7 +8,9 @@
  * events, PROCESS_END says DETACH or SNAPSHOT, and a snapshot gets its SNAPSHOT chunk.
  *
  * usage: window_cut IN OUT --how attach|snapshot --from F [--to F] [--wrapped] [--crash SIG]
- *   F: the fraction of each thread's events where the window begins/ends (0..1)
+ *                   [--gap F]
+ *   F: the fraction of each thread's events where the window begins/ends (0..1); --gap puts
+ *   a LOSS record (5 events lost) at that fraction of each thread's window
  * Prints one line per thread: pid tid kept dropped_before dropped_after tsc_from tsc_to. */
 #include <fcntl.h>
 #include <stdio.h>
@@ -135,7 +137,7 @@ static void put(int fd, uint16_t type, uint16_t flags, uint32_t pid, uint32_t ti
 }
 
 /* t's WINDOW chunk and its kept events, as one SOFT_EVENTS chunk. */
-static void write_thread(int fd, struct thr *t, int snapshot, int wrapped)
+static void write_thread(int fd, struct thr *t, int snapshot, int wrapped, double gap)
 {
     struct ptc_window w = {.tsc_from = t->ev[t->from].tsc,
                            .tsc_to = snapshot ? t->ev[t->to - 1].tsc : 0,
@@ -149,8 +151,16 @@ static void write_thread(int fd, struct thr *t, int snapshot, int wrapped)
     if (!buf)
         die("out of memory");
     uint64_t prev = w.tsc_from;
+    size_t at = gap > 0 ? t->from + (size_t)(gap * (double)(t->to - t->from)) : SIZE_MAX;
+    uint32_t extra = 0;
     for (size_t i = t->from; i < t->to; i++) {
         const struct ev *e = &t->ev[i];
+        if (i == at && i > t->from) { /* a loss here, at the previous event's time */
+            len += ptc_varint_put(buf + len, PTC_SOFT_LOSS);
+            len += ptc_varint_put(buf + len, 5);
+            len += ptc_varint_put(buf + len, 0);
+            extra = 1;
+        }
         len += ptc_varint_put(buf + len, e->v);
         if (e->v < PTC_SOFT_ID_BASE)
             len += ptc_varint_put(buf + len, e->op);
@@ -158,7 +168,7 @@ static void write_thread(int fd, struct thr *t, int snapshot, int wrapped)
         prev = e->tsc;
     }
     struct ptc_soft_events h = {.start_tsc = w.tsc_from, .end_tsc = prev,
-                                .num_records = (uint32_t)(t->to - t->from),
+                                .num_records = (uint32_t)(t->to - t->from) + extra,
                                 .flags = PTC_SOFT_F_TIMED};
     put(fd, PTC_CHUNK_SOFT_EVENTS, 0, t->pid, t->tid, &h, sizeof(h), buf, len);
     free(buf);
@@ -173,6 +183,7 @@ int main(int argc, char **argv)
     const char *in = NULL, *out = NULL, *how = NULL;
     double from = -1, to = 1;
     int wrapped = 0, crash = 0;
+    double gap = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--how") && i + 1 < argc)
             how = argv[++i];
@@ -182,6 +193,8 @@ int main(int argc, char **argv)
             to = atof(argv[++i]);
         else if (!strcmp(argv[i], "--wrapped"))
             wrapped = 1;
+        else if (!strcmp(argv[i], "--gap") && i + 1 < argc)
+            gap = atof(argv[++i]);
         else if (!strcmp(argv[i], "--crash") && i + 1 < argc)
             crash = atoi(argv[++i]);
         else if (!in)
@@ -233,7 +246,7 @@ int main(int argc, char **argv)
         if (type == PTC_CHUNK_SOFT_EVENTS) {
             struct thr *t = thr_of(pid, tid);
             if (!t->written)
-                write_thread(fd, t, snapshot, wrapped);
+                write_thread(fd, t, snapshot, wrapped, gap);
             free(pl);
             continue;
         }

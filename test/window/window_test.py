@@ -248,10 +248,11 @@ def compare(t, name, whole, cutrows, windows, snapshot):
 def case_window(t, name, snapshot):
     whole = t.events(t.trace)
     if snapshot:
-        out, wins = cut(t, name, "--how", "snapshot", "--from", "0.3", "--to", "0.7",
-                        "--wrapped", "--crash", "11")
+        cutargs = ["--how", "snapshot", "--from", "0.3", "--to", "0.7", "--wrapped", "--crash",
+                   "11"]
     else:
-        out, wins = cut(t, name, "--how", "attach", "--from", "0.5")
+        cutargs = ["--how", "attach", "--from", "0.5"]
+    out, wins = cut(t, name, *cutargs)
     rep = t.report(out)
     tot = rep["totals"]
     rows = t.events(out)
@@ -293,6 +294,17 @@ def case_window(t, name, snapshot):
               "%s: report does not say the ring wrapped" % name)
         check(len(rep["snapshots"]) == 1 and rep["snapshots"][0]["signal"] == 11,
               "%s: report JSON snapshots %s" % (name, rep["snapshots"]))
+    # a loss inside the window: an exit on an empty stack after it may be of a call entered
+    # inside the window, before the loss: unmatched, not entered before the trace
+    gapped, _ = cut(t, name + "-gap", *(cutargs + ["--gap", "0.5"]))
+    gtot = t.report(gapped)["totals"]
+    check(gtot["gaps"] >= 1 and gtot["unmatched"] > 0 and
+          gtot["entered_before"] <= tot["entered_before"] <=
+          gtot["entered_before"] + gtot["unmatched"],
+          "%s: after a loss in the window, exits on an empty stack are unmatched (gaps %d, "
+          "unmatched %d, entered before %d of %d)" % (name, gtot["gaps"], gtot["unmatched"],
+                                                      gtot["entered_before"],
+                                                      tot["entered_before"]))
     calls = t.text("calls", out)
     check(re.search(r"\} /\* \w+: entered before the trace began: time since the window's start "
                     r"\(level \d+", calls) is not None,
