@@ -152,16 +152,8 @@ int ptc_cct_feed(struct ptc_cct *t, const struct ptc_out_event *e)
         }
         if (!node)
             return 1;
-        uint64_t self = e->self;
-        if (e->how == PTC_RET_END && self) { /* its time still open shows as a child */
-            uint32_t o = ptc_cct_child(t, node, PTC_CCT_OPEN);
-            if (!o)
-                return 1;
-            t->nodes[o].self += self;
-            t->nodes[o].total += self;
-            self = 0;
-        }
-        t->nodes[node].self += self;
+        t->nodes[node].open += e->how == PTC_RET_END;
+        t->nodes[node].self += e->self;
         t->nodes[node].total += e->dur;
     }
     return 0;
@@ -171,8 +163,6 @@ const char *ptc_cct_func_name(const struct ptc_session *s, uint32_t func, char *
 {
     if (func == PTC_CCT_BEFORE)
         return "[entered before the trace began]";
-    if (func == PTC_CCT_OPEN)
-        return "[still open at the end]";
     const struct ptc_func_info *fi = ptc_session_func(s, func);
     return fi ? ptc_out_short_name(fi->name, buf, n) : "?";
 }
