@@ -82,19 +82,17 @@ static void frame(struct svg_view *v, uint32_t id, double x, double width, uint3
     ptc_wb_u64(w, v->wsum[id]);
     ptc_wb_str(w, "\" data-depth=\"");
     ptc_wb_u64(w, nd->depth);
+    if (nd->open) { /* its thread's trace ended inside it: its times are lower bounds */
+        ptc_wb_str(w, "\" data-still-open=\"");
+        ptc_wb_u64(w, nd->open);
+    }
     ptc_wb_str(w, "\"><title>");
     ptc_wb_xml_str(w, name);
     ptc_wb_str(w, " (");
     put_weight(v, v->wsum[id]);
     ptc_wb_str(w, ", ");
     ptc_wb_double(w, rootw ? 100.0 * (double)v->wsum[id] / (double)rootw : 0.0, 2);
-    ptc_wb_str(w, "%)");
-    if (nd->open) { /* its thread's trace ended inside it: times are lower bounds */
-        ptc_wb_str(w, ", ");
-        ptc_wb_u64(w, nd->open);
-        ptc_wb_str(w, nd->open == 1 ? " call still open at the end" : " calls still open at the end");
-    }
-    ptc_wb_str(w, "</title><rect x=\"");
+    ptc_wb_str(w, "%)</title><rect x=\"");
     ptc_wb_double(w, x, 3);
     ptc_wb_str(w, "\" y=\"");
     ptc_wb_double(w, y, 1);
