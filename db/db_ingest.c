@@ -166,8 +166,10 @@ static int insert_run(struct db *d, struct job *j)
     for (int i = 0; i < DB_NCOUNTERS; i++)
         n += snprintf(sql + n, sizeof(sql) - (size_t)n, ", %s", db_counter_names[i]);
     n += snprintf(sql + n, sizeof(sql) - (size_t)n,
-                  ", complete, lossy, total_time, selection, traced_functions, functions, edges"
-                  ") VALUES (");
+                  ", complete, lossy, total_time, selection, traced_functions, functions, edges");
+    for (int i = 0; i < DB_NWINDOW; i++)
+        n += snprintf(sql + n, sizeof(sql) - (size_t)n, ", %s", db_window_names[i]);
+    n += snprintf(sql + n, sizeof(sql) - (size_t)n, ") VALUES (");
     struct db_val p[64];
     int np = 0;
     p[np++] = DB_S(r->content_hash);
@@ -194,6 +196,8 @@ static int insert_run(struct db *d, struct job *j)
     p[np++] = opt_i(r->selection != NULL, (int64_t)r->traced_functions);
     p[np++] = DB_I(j->nfn);
     p[np++] = DB_I(j->nedge);
+    for (int i = 0; i < DB_NWINDOW; i++)
+        p[np++] = DB_I(r->window[i]);
     for (int i = 0; i < np; i++)
         n += snprintf(sql + n, sizeof(sql) - (size_t)n, "%s$%d", i ? ", " : "", i + 1);
     snprintf(sql + n, sizeof(sql) - (size_t)n, ") RETURNING id");

@@ -48,6 +48,7 @@ struct db_run_in {
     const char *backend;     /* soft, pt, import */
     const char *time_unit;   /* ns, ticks, none */
     uint64_t counters[DB_NCOUNTERS];
+    uint64_t window[DB_NWINDOW]; /* db_window_names */
     int complete, lossy;
     int timed;               /* total_time, and the functions' total and self, are known */
     uint64_t total_time;

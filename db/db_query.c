@@ -230,7 +230,7 @@ static struct db_run *run_of(struct runs_ctx *c, int64_t id)
 static int on_run(void *ctx, int ncol, const struct db_val *col)
 {
     struct runs_ctx *c = ctx;
-    if (ncol < RUN_FIXED + DB_NCOUNTERS + 7)
+    if (ncol < RUN_FIXED + DB_NCOUNTERS + 7 + DB_NWINDOW)
         return 0;
     struct db_run *r = run_of(c, col[0].i);
     if (!r)
@@ -269,6 +269,8 @@ static int on_run(void *ctx, int ncol, const struct db_val *col)
     r->traced_functions = (uint64_t)db_int_of(&x[4]);
     r->functions = (uint64_t)db_int_of(&x[5]);
     r->edges = (uint64_t)db_int_of(&x[6]);
+    for (int i = 0; i < DB_NWINDOW; i++)
+        r->window[i] = (uint64_t)db_int_of(&x[7 + i]);
     return *nm ? -DB_E_NOMEM : 0;
 }
 
@@ -325,10 +327,11 @@ int db_runs_get(struct db *d, const struct db_ids *ids, int with_modules, struct
     int k = snprintf(sql, cap, "SELECT " RUN_COLS);
     for (int i = 0; i < DB_NCOUNTERS; i++)
         k += snprintf(sql + k, cap - (size_t)k, ", %s", db_counter_names[i]);
-    snprintf(sql + k, cap - (size_t)k,
-             ", complete, lossy, total_time, selection, traced_functions, functions, edges "
-             "FROM runs WHERE id IN (%s)",
-             list);
+    k += snprintf(sql + k, cap - (size_t)k,
+                  ", complete, lossy, total_time, selection, traced_functions, functions, edges");
+    for (int i = 0; i < DB_NWINDOW; i++)
+        k += snprintf(sql + k, cap - (size_t)k, ", %s", db_window_names[i]);
+    snprintf(sql + k, cap - (size_t)k, " FROM runs WHERE id IN (%s)", list);
     int e = d->ops->query(d, sql, 0, NULL, on_run, &c);
     if (!e) {
         snprintf(sql, cap,

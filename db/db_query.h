@@ -59,6 +59,7 @@ struct db_run {
     int64_t trace_bytes, added_ns, start_ns, duration_ns;
     int has_start, has_duration, has_exit, has_signal, exit_status, signal, core_dumped;
     uint64_t counters[DB_NCOUNTERS];
+    uint64_t window[DB_NWINDOW]; /* db_window_names (schema 5) */
     int complete, lossy, timed;
     uint64_t total_time;
     int has_traced;

@@ -16,6 +16,9 @@ const char *const db_counter_names[DB_NCOUNTERS] = {
     "unwound",      "unmatched",     "broken_frames", "open_at_end",   "bad_stubs",
     "fork_unknown", "lossy_threads", "unfinished_processes"};
 
+const char *const db_window_names[DB_NWINDOW] = {"entered_before", "still_open",
+                                                 "window_threads"};
+
 static int run_all(struct db *d, const char *const *sql)
 {
     for (; *sql; sql++) {
@@ -329,8 +332,24 @@ static int to_v4(struct db *d)
     return run_all(d, sql);
 }
 
+/* Version 5: per run, the counters of traces that do not hold a thread's whole life (an
+ * attach, a snapshot, threads running at exit: docs/usage.md, Windows): calls entered before
+ * a thread's window, frames still open at its end, threads traced in a window. Runs added
+ * before hold 0, which is what their traces said (earlier decoders counted the first as
+ * unmatched exits). */
+static int to_v5(struct db *d)
+{
+    const char *const sql[] = {
+        "ALTER TABLE runs ADD COLUMN entered_before BIGINT NOT NULL DEFAULT 0",
+        "ALTER TABLE runs ADD COLUMN still_open BIGINT NOT NULL DEFAULT 0",
+        "ALTER TABLE runs ADD COLUMN window_threads BIGINT NOT NULL DEFAULT 0",
+        NULL};
+    return run_all(d, sql);
+}
+
 /* migrations[v - 1] brings a database from version v - 1 to v (0: empty). */
-static int (*const migrations[DB_SCHEMA_VERSION])(struct db *d) = {to_v1, to_v2, to_v3, to_v4};
+static int (*const migrations[DB_SCHEMA_VERSION])(struct db *d) = {to_v1, to_v2, to_v3, to_v4,
+                                                                   to_v5};
 
 struct tables {
     int has_version; /* a schema_version table */

@@ -9,7 +9,7 @@
 
 /* The schema version this ptcall writes. A database of an older version is migrated when
  * opened; a newer one is refused (DB_E_VERSION). */
-#define DB_SCHEMA_VERSION 4
+#define DB_SCHEMA_VERSION 5
 
 /* The per-run counters of trace quality, in the order of their columns in `runs` (the
  * names of ptcall report's JSON totals). */
@@ -20,6 +20,10 @@ enum {
     DB_C_LOSSY_THREADS, DB_C_UNFINISHED_PROCESSES, DB_NCOUNTERS
 };
 extern const char *const db_counter_names[DB_NCOUNTERS];
+/* Version 5: counters of traces that do not hold a thread's whole life (attach, snapshots;
+ * docs/usage.md, Windows), columns of `runs` after the others (0 in runs added before). */
+enum { DB_W_ENTERED_BEFORE, DB_W_STILL_OPEN, DB_W_WINDOW_THREADS, DB_NWINDOW };
+extern const char *const db_window_names[DB_NWINDOW];
 
 /* The highest schema_version taken for one a later ptcall may have written (a release adds
  * one at a time): a version above it, or below 1, was never written by any ptcall. */

@@ -103,8 +103,14 @@ void ptc_session_totals(const struct ptc_session *s, struct ptc_totals *t)
     if (s->backend == PTC_BACKEND_SOFT)
         PTC_HTABLE_EACH(&s->threads, struct thread, x)
             if (x->seq_seen && !x->exit_seen && x->proc && x->proc->have_process &&
-                x->proc->ended)
+                x->proc->ended && x->proc->end_how != PTC_END_DETACH &&
+                x->proc->end_how != PTC_END_SNAPSHOT) /* a window's threads go on running */
                 t->unclosed_threads++;
+    t->window_threads = 0;
+    PTC_HTABLE_EACH(&s->threads, struct thread, x)
+        if (x->proc && x->seq_seen &&
+            (x->has_window || x->proc->how == PTC_PROC_ATTACH || x->proc->how == PTC_PROC_SNAPSHOT))
+            t->window_threads++;
     /* read by every worker of a parallel decode (process-level chunks): worker 0's list */
     t->refused_objects = s->nrefused;
     t->calls = 0;

@@ -12,6 +12,7 @@
 #include "dec_soft.h"
 #include "dec_stack.h"
 #include "dec_tables.h"
+#include "dec_window.h"
 
 /* Copies the chunk's fixed-size payload header into out. Returns 0, or -PTC_E_CORRUPT
  * when the payload is shorter than n. */
@@ -443,8 +444,10 @@ static int on_thread(struct ptc_session *s, const struct ptc_chunk *c)
         if (!t)
             return ptc_nomem(s);
         t->exit_seen = 1;
-        if (t->started)
+        if (t->started) {
+            ptc_window_set_end(t, th.tsc); /* frames still open ran until its exit */
             ptc_thread_end(s, t);
+        }
     }
     return 0;
 }
@@ -471,10 +474,28 @@ static int on_process_end(struct ptc_session *s, const struct ptc_chunk *c)
     if (e || (e = chunk_proc(s, c, &p)))
         return e;
     for (struct thread *t = p->threads; t; t = t->pnext)
-        if (t->started)
+        if (t->started) {
+            if (!t->ended)
+                ptc_window_set_end(t, pe.tsc); /* it ran until its process's trace ended */
             ptc_thread_end(s, t);
+        }
     p->ended = 1;
+    p->end_how = pe.how;
     return 0;
+}
+
+static int on_window(struct ptc_session *s, const struct ptc_chunk *c)
+{
+    if (!c->h.tid)
+        return ptc_session_set_error(s, PTC_E_CORRUPT, "%s is corrupt: WINDOW chunk %llu has "
+                                     "tid 0", s->src_name, (unsigned long long)c->index);
+    return say_where(s, c, ptc_window_chunk(s, c->h.pid, c->h.tid, c->payload,
+                                            c->h.payload_size));
+}
+
+static int on_snapshot(struct ptc_session *s, const struct ptc_chunk *c)
+{
+    return say_where(s, c, ptc_snapshot_chunk(s, c->h.pid, c->payload, c->h.payload_size));
 }
 
 static int on_record_end(struct ptc_session *s, const struct ptc_chunk *c)
@@ -603,6 +624,8 @@ static int (*const by_type[PTC_CHUNK_END_CAUSE + 1])(struct ptc_session *s,
     [PTC_CHUNK_MODULE_REFUSED] = on_module_refused,
     [PTC_CHUNK_THREAD_NAME] = on_thread_name,
     [PTC_CHUNK_END_CAUSE] = on_end_cause,
+    [PTC_CHUNK_SNAPSHOT] = on_snapshot,
+    [PTC_CHUNK_WINDOW] = on_window,
 };
 
 int ptc_session_chunk(struct ptc_session *s, const struct ptc_chunk *c)

@@ -39,6 +39,7 @@ struct stubent {
 };
 
 #define FR_INHERITED 0x1u
+#define FR_BEFORE 0x2u      /* ptc_emit: a call entered before the thread's window began */
 
 struct frame {
     uint32_t func;
@@ -94,6 +95,8 @@ struct proc {
     uint32_t snap_n;
     int snap_valid;
     char *exe;              /* from the PROCESS chunk (NULL: not known) */
+    /* windows (window.c): PROCESS_END's how (0: none yet), for threads without an exit */
+    uint32_t end_how;
 };
 
 struct thread {
@@ -126,6 +129,20 @@ struct thread {
     uint64_t seg_from;      /* tsc where its current mark segment began (its first event,
                                then its last mark) */
     int has_seg_from;
+    /* windows (window.c, docs/trace-format.md 4.19): the thread's trace may begin
+     * mid-stack (an attach, a snapshot) and end while it runs */
+    uint64_t first_tsc;     /* its first timed event (this life) */
+    int has_first;
+    uint64_t base_child;    /* ticks in frames at depth 0 since the last call entered before
+                               the window returned: that call's time in callees */
+    int gapped;             /* events were lost since its window began: an exit on an empty
+                               stack may be of a call entered inside it, before the gap */
+    int has_window;         /* a WINDOW chunk was read */
+    struct ptc_window win;
+    uint64_t before;        /* calls entered before the window that returned in it */
+    uint64_t still_open;    /* frames closed at the end of its trace, the thread running */
+    uint64_t end_tsc;       /* when its trace ended (THREAD exit, PROCESS_END, WINDOW) */
+    int has_end;
 };
 
 struct func {
@@ -204,6 +221,9 @@ struct ptc_session {
     uint32_t nrefused, caprefused;
     struct ptc_end_cause_info *causes; /* END_CAUSE chunks */
     uint32_t ncauses;
+    /* SNAPSHOT chunks, in file order (window.c); why owned */
+    struct ptc_snapshot_info *shots;
+    uint32_t nshots, capshots;
     uint64_t timed_events, untimed_events;
     struct ptc_totals tot;
     uint64_t held_total;

@@ -6,7 +6,8 @@
 
 #include "dec_core.h"
 
-/* Calls the call hook (s->hook, which must be set) with one event of t. */
+/* Calls the call hook (s->hook, which must be set) with one event of t; inherited holds the
+ * frame's FR_INHERITED and FR_BEFORE flags. */
 PTC_NOINLINE void ptc_emit(struct ptc_session *s, struct thread *t, uint8_t kind, uint8_t how,
                            uint32_t depth, uint32_t func, uint64_t dur, uint64_t count,
                            int inherited);

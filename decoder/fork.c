@@ -153,6 +153,12 @@ int ptc_thread_feed(struct ptc_session *s, struct thread *t, const struct ptc_ev
         /* a new life's first event opens its first mark segment */
         t->has_seg_from = n && ev[0].has_time;
         t->seg_from = n ? ev[0].tsc : 0;
+        /* and its window: where calls entered before it start (docs/trace-format.md 4.19) */
+        t->has_first = t->has_seg_from;
+        t->first_tsc = t->seg_from;
+        t->base_child = 0;
+        t->has_end = 0;
+        t->gapped = 0;
         if (!t->started) {
             s->tot.threads++;
             int e = thread_start(s, t);

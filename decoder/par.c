@@ -97,6 +97,8 @@ static int merge(struct ptc_session *d, const struct ptc_session *w)
     a->bad_stubs += b->bad_stubs;
     a->fork_unknown += b->fork_unknown;
     a->spawns += b->spawns;
+    a->entered_before += b->entered_before;
+    a->still_open += b->still_open;
     a->skipped_chunks += b->skipped_chunks;
     for (uint32_t i = 0; i < w->nmarks; i++) { /* ids are per worker: only counts matter */
         uint32_t id;
@@ -113,6 +115,16 @@ static int merge(struct ptc_session *d, const struct ptc_session *w)
             y->events += x->events;
             y->lost += x->lost;
             y->gaps += x->gaps;
+            /* its window, which only its worker read (ptc_session_windows) */
+            y->before += x->before;
+            y->still_open += x->still_open;
+            y->has_window = x->has_window;
+            y->win = x->win;
+            y->first_tsc = x->first_tsc;
+            y->has_first = x->has_first;
+            y->last = x->last;
+            y->end_tsc = x->end_tsc;
+            y->has_end = x->has_end;
         }
     return 0;
 }

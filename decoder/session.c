@@ -7,6 +7,7 @@
 #include "dec_fork.h"
 #include "dec_stack.h"
 #include "dec_tables.h"
+#include "dec_window.h"
 
 const char *ptc_session_errmsg(const struct ptc_session *s) { return s ? s->msg : ""; }
 
@@ -42,6 +43,7 @@ void ptc_session_free(struct ptc_session *s)
     for (uint32_t i = 0; i < s->ncauses; i++)
         free((char *)s->causes[i].what);
     free(s->causes);
+    ptc_window_free(s);
     free(s);
 }
 

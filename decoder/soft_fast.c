@@ -64,7 +64,7 @@ static PTC_INLINE int soft_loop(struct ptc_session *s, struct thread *t, const u
     struct ecache *ecs = s->ecache;
     struct cursor c;
     load(&c, t);
-    uint64_t now = timed ? *tsc : t->last, n = 0, sink = 0, whole = 0;
+    uint64_t now = timed ? *tsc : t->last, n = 0, base = t->base_child, whole = 0;
     int r = 0;
     while (likely(p < end)) {
         uint64_t v = p[0], d = 0;
@@ -126,8 +126,9 @@ static PTC_INLINE int soft_loop(struct ptc_session *s, struct thread *t, const u
                     struct fstat *st = &fs[f];
                     st->self += dur - (fr->child < dur ? fr->child : dur);
                     st->total += left ? 0 : dur;
-                    /* the caller's child time; at depth 0 it goes nowhere */
-                    *(c.depth ? &fr[-1].child : &sink) += dur;
+                    /* the caller's child time; at depth 0, that of a call entered
+                     * before the window that may return later (stack.c) */
+                    *(c.depth ? &fr[-1].child : &base) += dur;
                 }
                 c.top = c.depth ? fr[-1].func : UINT32_MAX;
                 continue;
@@ -136,7 +137,9 @@ static PTC_INLINE int soft_loop(struct ptc_session *s, struct thread *t, const u
         /* everything else: the general code, on the thread's own fields */
         t->depth = c.depth;
         t->last = now;
+        t->base_child = base;
         r = ptc_thread_hit(s, t, (uint32_t)id);
+        base = t->base_child;
         load(&c, t);
         fs = s->fstats;
         ecs = s->ecache;
@@ -144,6 +147,7 @@ static PTC_INLINE int soft_loop(struct ptc_session *s, struct thread *t, const u
             break;
     }
     t->depth = c.depth;
+    t->base_child = base;
     if (timed && n) /* untouched without a hit: a gap record that follows closes at the last one */
         t->last = now;
     *pp = p;

@@ -109,7 +109,8 @@ PTC_NOINLINE void ptc_emit(struct ptc_session *s, struct thread *t, uint8_t kind
     e.kind = kind;
     e.how = how;
     e.has_time = s->timed_events != 0 || (s->file_flags & PTC_FILE_F_TIMED);
-    e.inherited = (uint8_t)inherited;
+    e.inherited = (uint8_t)((unsigned)inherited & FR_INHERITED);
+    e.before = (uint8_t)(((unsigned)inherited & FR_BEFORE) != 0);
     e.time = ptc_event_time(s, t->proc, t->last);
     e.dur = dur;
     if (t->proc->has_tb)
@@ -186,8 +187,10 @@ static PTC_INLINE void pop(struct ptc_session *s, struct thread *t, uint64_t now
         s->fstats[f].self += dur - (fr->child < dur ? fr->child : dur);
     if (t->depth)
         t->frames[t->depth - 1].child += dur;
+    else
+        t->base_child += dur; /* a call entered before the window that returns later holds it */
     if (unlikely(s->hook != NULL))
-        ptc_emit(s, t, PTC_CALL_RETURN, how, t->depth, f, dur, 0, (fr->flags & FR_INHERITED) != 0);
+        ptc_emit(s, t, PTC_CALL_RETURN, how, t->depth, f, dur, 0, (int)(fr->flags & FR_INHERITED));
 }
 
 /* Closes every open frame at the last event's time (a gap or the end). */
@@ -205,6 +208,7 @@ static void close_all(struct ptc_session *s, struct thread *t, uint8_t how)
 static PTC_NOINLINE void gap(struct ptc_session *s, struct thread *t, uint64_t count)
 {
     close_all(s, t, PTC_RET_BROKEN);
+    t->gapped = 1;
     s->tot.gaps++;
     s->tot.lost_events += count;
     t->gaps++;
@@ -272,10 +276,46 @@ static void pop_above(struct ptc_session *s, struct thread *t, uint32_t f, uint8
     }
 }
 
+/* ---- windows: calls entered before a thread's trace began (docs/trace-format.md 4.19) */
+
+/* Whether t's events may begin mid-stack: its process was attached to or snapshotted, or
+ * its WINDOW chunk says so. */
+static int midstack(const struct thread *t)
+{
+    return t->proc->how == PTC_PROC_ATTACH || t->proc->how == PTC_PROC_SNAPSHOT ||
+           (t->has_window && (t->win.flags & PTC_WINDOW_F_MIDSTACK));
+}
+
+/* The exit (or unwind) of f on t's empty stack in a window that began mid-stack: a call
+ * entered before the window. It is a call from the window's start (WINDOW's tsc_from, else
+ * the thread's first event) to now, with the time of the calls at depth 0 since the previous
+ * such return as its callees' (they ran inside it). No frame: nothing else was open. */
+static void before_return(struct ptc_session *s, struct thread *t, uint32_t f, uint8_t how)
+{
+    uint64_t from = t->has_window ? t->win.tsc_from : t->has_first ? t->first_tsc : t->last;
+    uint64_t now = t->last;
+    uint64_t dur = now > from ? now - from : 0;
+    uint64_t child = t->base_child < dur ? t->base_child : dur;
+    t->before++;
+    s->tot.entered_before++;
+    if (!s->no_aggregates) {
+        s->fstats[f].calls++;
+        s->fstats[f].total += dur;
+        s->fstats[f].self += dur - child;
+    }
+    t->base_child = dur; /* all of it ran inside the next call out, entered before too */
+    if (unlikely(s->hook != NULL))
+        ptc_emit(s, t, PTC_CALL_RETURN, how, 0, f, dur, t->before, FR_BEFORE);
+}
+
 /* Exit (or unwind) of f when f is not on top. */
 static PTC_NOINLINE void leave_slow(struct ptc_session *s, struct thread *t, uint32_t f,
                                     uint8_t how)
 {
+    if (!t->depth && !t->gapped && midstack(t)) {
+        before_return(s, t, f, how);
+        return;
+    }
     if (not_on_stack(s, t, f))
         return;
     pop_above(s, t, f, PTC_RET_REPAIR, &s->tot.repairs);
@@ -505,6 +545,14 @@ void ptc_thread_end(struct ptc_session *s, struct thread *t)
     t->end_pending = 0;
     if (t->ended)
         return;
+    /* frames still open when the thread's trace ended (blocked at the program's exit, a
+     * detach, a snapshot) ran until then, not until its last event */
+    if (t->depth && t->has_end && t->has_first && t->end_tsc > t->last)
+        t->last = t->end_tsc;
+    if (t->has_end) {
+        t->still_open += t->depth;
+        s->tot.still_open += t->depth;
+    }
     close_all(s, t, PTC_RET_END);
     t->ended = 1;
     if (s->end_hook)

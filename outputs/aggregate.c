@@ -199,6 +199,10 @@ static int agg_ret(void *view, const struct ptc_out_event *e)
     struct ptc_agg_group *g = group_for(v, e, &t);
     if (!g)
         return 1;
+    if (e->before) { /* a call whose enter came before the window: counted at its return */
+        g->st[e->func].calls++;
+        g->calls++;
+    }
     g->st[e->func].self += e->self;
     /* outermost activation only; a frame entered before this thread's events began (or
      * inherited) has no count and is outermost by definition */

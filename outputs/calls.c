@@ -77,6 +77,7 @@ struct line {
     uint8_t how;            /* L_LEAF, L_RET: enum ptc_return_how */
     uint8_t inherited;      /* L_RET of a frame inherited across fork */
     uint8_t has_dur;
+    uint8_t before;         /* L_RET of a call entered before the trace began; count: level */
     uint32_t depth;
     struct cthread *t;
     const char *name;       /* strcache'd: stable until the view is freed */
@@ -303,7 +304,7 @@ static const char *const why[] = {"", "unwound by an exception",
                                   "exit skipped: longjmp or exception",
                                   "popped by a landing pad",
                                   "events lost: ends at the last event before the gap",
-                                  "still open at the end"};
+                                  "still open at the end: ran until its thread's trace ended"};
 
 static int format_line(struct calls_view *c, const struct line *l)
 {
@@ -330,7 +331,10 @@ static int format_line(struct calls_view *c, const struct line *l)
         }
         break;
     case L_RET: {
-        const char *inh = !l->inherited ? ""
+        const char *inh = l->before     ? (c->timed ? "entered before the trace began: time "
+                                                      "since the window's start"
+                                                    : "entered before the trace began")
+                          : !l->inherited ? ""
                           : c->timed    ? "inherited across fork: time since the fork"
                                         : "inherited across fork";
         indent(w, l->depth);
@@ -343,6 +347,11 @@ static int format_line(struct calls_view *c, const struct line *l)
         if (*inh) {
             ptc_wb_str(w, *wh ? ", " : ": ");
             ptc_wb_str(w, inh);
+        }
+        if (l->before) { /* its place in the stack when the window opened */
+            ptc_wb_str(w, " (level ");
+            ptc_wb_u64(w, l->count);
+            ptc_wb_str(w, " of the stack open then, 1 innermost)");
         }
         ptc_wb_str(w, " */\n");
         break;
@@ -483,6 +492,8 @@ static int calls_ret(void *view, const struct ptc_out_event *e)
     }
     l->how = e->how;
     l->inherited = e->inherited;
+    l->before = e->before;
+    l->count = e->count;
     l->has_dur = (uint8_t)c->timed;
     l->dur = e->dur;
     return 0;

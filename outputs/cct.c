@@ -140,13 +140,31 @@ int ptc_cct_feed(struct ptc_cct *t, const struct ptc_out_event *e)
             return 1;
         *e->frame_user = node;
     } else if (e->kind == PTC_CALL_RETURN) {
-        uint32_t node = *e->frame_user ? *e->frame_user : walk(t, e);
+        uint32_t node;
+        if (e->before) { /* no enter: a call under the pseudo-root of such calls */
+            uint32_t b = ptc_cct_child(t, PTC_CCT_ROOT, PTC_CCT_BEFORE);
+            if (!b || !(node = ptc_cct_child(t, b, e->func)))
+                return 1;
+            t->nodes[node].calls++;
+            t->nodes[b].total += e->dur;
+        } else {
+            node = *e->frame_user ? *e->frame_user : walk(t, e);
+        }
         if (!node)
             return 1;
+        t->nodes[node].open += e->how == PTC_RET_END;
         t->nodes[node].self += e->self;
         t->nodes[node].total += e->dur;
     }
     return 0;
+}
+
+const char *ptc_cct_func_name(const struct ptc_session *s, uint32_t func, char *buf, size_t n)
+{
+    if (func == PTC_CCT_BEFORE)
+        return "[entered before the trace began]";
+    const struct ptc_func_info *fi = ptc_session_func(s, func);
+    return fi ? ptc_out_short_name(fi->name, buf, n) : "?";
 }
 
 void ptc_cct_put_path(const struct ptc_cct *t, const struct ptc_session *s, uint32_t node,
@@ -162,8 +180,7 @@ void ptc_cct_put_path(const struct ptc_cct *t, const struct ptc_session *s, uint
     for (uint32_t i = 0; i < d; i++) {
         if (i)
             ptc_wb_str(w, sep);
-        const struct ptc_func_info *fi = ptc_session_func(s, ids[i]);
-        const char *name = fi ? ptc_out_short_name(fi->name, buf, sizeof(buf)) : "?";
+        const char *name = ptc_cct_func_name(s, ids[i], buf, sizeof(buf));
         /* a name of a text line (control characters and bytes that are not UTF-8 shown as
          * escapes: a newline would end the line), without the frames' separator */
         ptc_wb_esc_map(w, name, strlen(name), PTC_ESC_TEXT, ';', ':');

@@ -5,11 +5,21 @@
 #ifndef PTCALL_CCT_H
 #define PTCALL_CCT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "output.h"
 
 #define PTC_CCT_ROOT 0u
+/* A pseudo-function of traces that do not hold a thread's whole life (docs/usage.md,
+ * "Windows: attach and snapshots"): calls entered before the trace began hang under a root
+ * frame of this name, since their callers are not in the trace (their own figures stay
+ * theirs: a flame graph's widths still add up to each function's). Calls still open at the
+ * end are counted in their node's open. */
+#define PTC_CCT_BEFORE (UINT32_MAX - 1)
+/* The name of node func for views: a function's short name (buf holds it), a pseudo-frame's
+ * label, or "?". */
+const char *ptc_cct_func_name(const struct ptc_session *s, uint32_t func, char *buf, size_t n);
 
 struct ptc_cct_node {
     uint32_t parent;        /* PTC_CCT_ROOT for outermost frames */
@@ -19,6 +29,7 @@ struct ptc_cct_node {
     uint32_t hot_func, hot_child;       /* the child last looked up: a loop calls the same
                                            callee again and again (hot_child 0: none) */
     uint64_t calls, self, total;
+    uint64_t open;          /* of its calls, those still open when their thread's trace ended */
 };
 
 struct ptc_cct {

@@ -145,10 +145,33 @@ static int chrome_enter(void *view, const struct ptc_out_event *e)
     return put_func(c, e->func, "}");
 }
 
+/* A call entered before its thread's window began: one complete event from the window's
+ * start (its begin would come after events it encloses, and a viewer that orders begins of
+ * one time by their place in the file would nest it inside them). */
+static int chrome_before(struct chrome_view *c, const struct ptc_out_event *e)
+{
+    struct ptc_wbuf *w = c->w;
+    struct ptc_out_event x = *e;
+    x.time = e->start;
+    if (head(c, &x, "{\"ph\": \"X\", \"ts\": "))
+        return 1;
+    ptc_wb_str(w, ", \"dur\": ");
+    put_us(c, e->dur);
+    if (put_func(c, e->func, ", \"args\": {\"entered_before_trace\": true, \"level\": "))
+        return 1;
+    ptc_wb_u64(w, e->count);
+    ptc_wb_str(w, ", \"ended\": \"");
+    ptc_wb_str(w, ptc_out_how_name(e->how));
+    ptc_wb_str(w, "\"}}");
+    return w->over_limit || w->err ? 1 : 0;
+}
+
 static int chrome_ret(void *view, const struct ptc_out_event *e)
 {
     struct chrome_view *c = view;
     struct ptc_wbuf *w = c->w;
+    if (e->before)
+        return chrome_before(c, e);
     if (head(c, e, "{\"ph\": \"E\", \"ts\": "))
         return 1;
     /* the name too: speedscope closes a frame only on an end event of the same name */
@@ -157,7 +180,8 @@ static int chrome_ret(void *view, const struct ptc_out_event *e)
     if (put_func(c, e->func, ", \"args\": {\"ended\": \""))
         return 1;
     ptc_wb_str(w, ptc_out_how_name(e->how));
-    ptc_wb_str(w, "\"}}");
+    /* a call its thread's trace ended inside: it had not returned then */
+    ptc_wb_str(w, e->how == PTC_RET_END ? "\", \"still_open\": true}}" : "\"}}");
     return w->over_limit || w->err ? 1 : 0;
 }
 
@@ -235,6 +259,65 @@ static int chrome_mark(void *view, const struct ptc_out_event *e)
     return w->over_limit || w->err ? 1 : 0;
 }
 
+/* Where each thread's window began and ended (an attach, a snapshot; docs/trace-format.md
+ * 4.19), as instant events on the thread, and each snapshot on the thread it names. */
+struct win_ctx {
+    struct chrome_view *c;
+    const struct ptc_out_info *info;
+};
+
+static void window_instant(struct chrome_view *c, const struct ptc_out_info *info,
+                           uint32_t pid, uint32_t tid, uint64_t t, const char *name)
+{
+    struct ptc_out_event e = {.pid = pid, .tid = tid,
+                              .time = t > info->origin ? t - info->origin : 0};
+    sep(c);
+    ptc_wb_str(c->w, "{\"name\": \"");
+    ptc_wb_str(c->w, name);
+    instant_body(c, &e);
+}
+
+static void chrome_window(void *ctx, const struct ptc_thread_window *wd)
+{
+    struct win_ctx *x = ctx;
+    struct chrome_view *c = x->c;
+    struct ptc_wbuf *w = c->w;
+    const struct ptc_out_filter *f = x->info->filter;
+    if (!wd->windowed || !wd->has_time || (f->have_pid && f->pid != wd->pid) ||
+        (f->have_tid && f->tid != wd->tid))
+        return;
+    window_instant(c, x->info, wd->pid, wd->tid, wd->from, "trace window begins");
+    ptc_wb_str(w, "\"entered_before\": ");
+    ptc_wb_u64(w, wd->entered_before);
+    ptc_wb_str(w, ", \"events_lost_before\": ");
+    ptc_wb_u64(w, wd->lost_before);
+    ptc_wb_str(w, "}}");
+    window_instant(c, x->info, wd->pid, wd->tid, wd->to, "trace window ends");
+    ptc_wb_str(w, "\"still_open\": ");
+    ptc_wb_u64(w, wd->still_open);
+    ptc_wb_str(w, "}}");
+}
+
+static void chrome_snapshots(struct chrome_view *c, const struct ptc_out_info *info)
+{
+    struct ptc_wbuf *w = c->w;
+    for (uint32_t i = 0; i < ptc_session_num_snapshots(c->s); i++) {
+        struct ptc_snapshot_info si;
+        if (ptc_session_snapshot(c->s, i, &si) || !si.has_time)
+            continue;
+        window_instant(c, info, si.pid, si.tid ? si.tid : si.pid, si.time, "snapshot");
+        ptc_wb_str(w, "\"kind\": \"");
+        ptc_wb_str(w, ptc_snapshot_kind_name(si.kind));
+        ptc_wb_str(w, "\", \"why\": ");
+        ptc_wb_json_str(w, si.why);
+        ptc_wb_str(w, ", \"signal\": ");
+        ptc_wb_u64(w, (uint64_t)(si.signo > 0 ? si.signo : 0));
+        ptc_wb_str(w, ", \"address\": ");
+        ptc_wb_u64(w, si.addr);
+        ptc_wb_str(w, "}}");
+    }
+}
+
 static int cmp_pidtid(const void *a, const void *b)
 {
     const struct pidtid *x = a, *y = b;
@@ -278,6 +361,9 @@ static int chrome_end(void *view, const struct ptc_out_info *info)
         }
         ptc_wb_str(w, "}}");
     }
+    struct win_ctx wx = {c, info};
+    ptc_session_windows(c->s, chrome_window, &wx);
+    chrome_snapshots(c, info);
     struct ptc_totals t;
     ptc_session_totals(info->s, &t);
     ptc_wb_str(w, "\n], \"displayTimeUnit\": \"ns\", \"otherData\": {\"tool\": \"ptcall export\", "
@@ -293,6 +379,10 @@ static int chrome_end(void *view, const struct ptc_out_info *info)
     ptc_wb_u64(w, info->shown_marks);
     ptc_wb_str(w, "\", \"gaps\": \"");
     ptc_wb_u64(w, t.gaps);
+    ptc_wb_str(w, "\", \"entered_before\": \"");
+    ptc_wb_u64(w, t.entered_before);
+    ptc_wb_str(w, "\", \"still_open\": \"");
+    ptc_wb_u64(w, t.still_open);
     ptc_wb_str(w, "\", \"complete\": \"");
     /* nothing missing: a complete trace (ptc_totals_complete) without gaps or losses */
     ptc_wb_str(w, ptc_totals_complete(&t) && !t.gaps && !t.lost_events ? "true" : "false");

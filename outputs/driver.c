@@ -394,6 +394,7 @@ HOT void on_return(struct ptc_out_driver *d, struct dthread *t, const struct ptc
             .path = t->path + root, .time = now, .start = fr->start, .dur = dur,
             .self = dur > fr->child ? dur - fr->child : 0, .kind = PTC_CALL_RETURN,
             .how = ce->how, .has_time = ce->has_time, .inherited = ce->inherited,
+            .before = ce->before, .count = ce->before ? ce->count : 0,
             .frame_user = &fr->user, .parent_user = dep > root ? &t->fr[dep - 1].user : NULL,
         };
         emit(d, &e, t);

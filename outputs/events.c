@@ -1,6 +1,7 @@
 /* Every call as one machine row, written when the call ends: CSV (RFC 4180, the header row
  * first) or JSON Lines. Columns: pid, tid, depth, function, module, file, line, start,
- * duration, self, ended (how the call ended), inherited. */
+ * duration, self, ended (how the call ended), inherited, entered_before (a call entered
+ * before its thread's window: attach, snapshot). */
 #include <stdlib.h>
 
 #include "views.h"
@@ -24,7 +25,7 @@ static int events_begin(void *view, const struct ptc_out_info *info)
     v->timed = info->timed;
     if (!v->json)
         ptc_wb_str(v->w, "pid,tid,depth,function,module,file,line,start,duration,self,ended,"
-                         "inherited\n");
+                         "inherited,entered_before\n");
     return 0;
 }
 
@@ -62,7 +63,10 @@ static int events_ret(void *view, const struct ptc_out_event *e)
         }
         ptc_wb_str(w, ", \"ended\": \"");
         ptc_wb_str(w, ptc_out_how_name(e->how));
-        ptc_wb_str(w, e->inherited ? "\", \"inherited\": true}\n" : "\", \"inherited\": false}\n");
+        ptc_wb_str(w, e->inherited ? "\", \"inherited\": true" : "\", \"inherited\": false");
+        /* a call entered before its thread's window (attach, snapshot): start is the
+         * window's start */
+        ptc_wb_str(w, e->before ? ", \"entered_before\": true}\n" : ", \"entered_before\": false}\n");
     } else {
         ptc_wb_u64(w, e->pid);
         ptc_wb_char(w, ',');
@@ -90,7 +94,8 @@ static int events_ret(void *view, const struct ptc_out_event *e)
         }
         ptc_wb_char(w, ',');
         ptc_wb_str(w, ptc_out_how_name(e->how));
-        ptc_wb_str(w, e->inherited ? ",1\n" : ",0\n");
+        ptc_wb_str(w, e->inherited ? ",1" : ",0");
+        ptc_wb_str(w, e->before ? ",1\n" : ",0\n");
     }
     return w->err || w->over_limit ? 1 : 0;
 }

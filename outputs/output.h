@@ -38,6 +38,9 @@ struct ptc_out_event {
     uint8_t has_time;
     uint8_t inherited;      /* a frame inherited across fork: its enter (given right after
                                the FORKED event, outermost first; not a call) and its return */
+    uint8_t before;         /* return of a call entered before its thread's window began (an
+                               attach, a snapshot): no enter preceded it, start is the window's
+                               start, count its level then (1: innermost); a lower bound */
     uintptr_t *thread_user; /* a word per (view, thread), starts 0: the view's own state */
     uint32_t *frame_user;   /* enter/return: a word per frame for the view (0 at the frame's
                                enter; still 0 at the return of a frame whose enter the view

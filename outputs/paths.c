@@ -200,9 +200,10 @@ static int paths_end(void *view, const struct ptc_out_info *info)
                 chain[i] = t->nodes[node].func;
             for (uint32_t i = 0; i < d; i++) {
                 const struct ptc_func_info *fi = ptc_session_func(v->s, chain[i]);
+                char nb[64];
                 if (i)
                     ptc_wb_str(w, ", ");
-                ptc_wb_json_str(w, fi ? fi->name : "?");
+                ptc_wb_json_str(w, fi ? fi->name : ptc_cct_func_name(v->s, chain[i], nb, sizeof(nb)));
             }
             free(chain);
             ptc_wb_str(w, "], \"calls\": ");

@@ -72,8 +72,7 @@ static void frame(struct svg_view *v, uint32_t id, double x, double width, uint3
     char nb[1024], col[32];
     const char *name = "all";
     if (id != PTC_CCT_ROOT) {
-        const struct ptc_func_info *fi = ptc_session_func(v->s, nd->func);
-        name = fi ? ptc_out_short_name(fi->name, nb, sizeof(nb)) : "?";
+        name = ptc_cct_func_name(v->s, nd->func, nb, sizeof(nb));
     }
     double y = MARGIN + 24.0 + (double)(maxdepth - nd->depth) * ROW;
     colour(name, col, sizeof(col));
@@ -83,6 +82,10 @@ static void frame(struct svg_view *v, uint32_t id, double x, double width, uint3
     ptc_wb_u64(w, v->wsum[id]);
     ptc_wb_str(w, "\" data-depth=\"");
     ptc_wb_u64(w, nd->depth);
+    if (nd->open) { /* its thread's trace ended inside it: its times are lower bounds */
+        ptc_wb_str(w, "\" data-still-open=\"");
+        ptc_wb_u64(w, nd->open);
+    }
     ptc_wb_str(w, "\"><title>");
     ptc_wb_xml_str(w, name);
     ptc_wb_str(w, " (");

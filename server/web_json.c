@@ -66,6 +66,8 @@ void web_json_run(struct sbuf *b, const struct db_run *r)
     for (int i = 0; i < DB_NCOUNTERS; i++)
         sb_printf(b, "%s\"%s\": %llu", i ? ", " : "", db_counter_names[i],
                   (unsigned long long)r->counters[i]);
+    for (int i = 0; i < DB_NWINDOW; i++)
+        sb_printf(b, ", \"%s\": %llu", db_window_names[i], (unsigned long long)r->window[i]);
     sb_printf(b, ", \"complete\": %s, \"lossy\": %s, \"total_time\": ",
               r->complete ? "true" : "false", r->lossy ? "true" : "false");
     web_json_u(b, r->timed, r->total_time);

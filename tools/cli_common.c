@@ -286,9 +286,11 @@ void cli_print_quality(FILE *f, const struct ptc_session *s, const struct ptc_to
                    "not in the trace)\n",
                 (unsigned long long)t->fork_unknown, t->fork_unknown == 1 ? "" : "ren");
     if (t->open_at_end)
-        fprintf(f, "note: %llu frame%s still open at thread or process end (closed at the "
-                   "thread's last event)\n",
+        fprintf(f, "note: %llu frame%s still open at thread or process end (closed when the "
+                   "thread's trace ended: its exit, the program's exit for a thread still "
+                   "running or blocked, a detach or snapshot; their times are lower bounds)\n",
                 (unsigned long long)t->open_at_end, t->open_at_end == 1 ? " was" : "s were");
+    cli_print_windows(f, s, t);
     if (!t->record_end)
         fprintf(f, "warning: the trace has no RECORD_END chunk: the recording was interrupted "
                    "and may miss its last events\n");

@@ -77,6 +77,12 @@ void cli_print_quality(FILE *f, const struct ptc_session *s, const struct ptc_to
 void cli_print_refused(FILE *f, const struct ptc_session *s, const char *prefix);
 /* One line per process a sanitizer stopped (END_CAUSE chunks), each starting with prefix. */
 void cli_print_end_causes(FILE *f, const struct ptc_session *s, const char *prefix);
+/* cli_window.c: traces that do not hold a thread's whole life (attach, snapshots): the
+ * snapshot, each thread's window, the calls entered before it (text notes, for
+ * cli_print_quality), and the report's "windows" and "snapshots" JSON members (each
+ * starting with ",\n  "). */
+void cli_print_windows(FILE *f, const struct ptc_session *s, const struct ptc_totals *t);
+void cli_json_windows(FILE *f, const struct ptc_session *s);
 /* A decoded trace without functions: what to say (in what, n bytes) and the advice to give.
  * When the runtime refused every instrumented object (MODULE_REFUSED), it says so. */
 const char *cli_no_module(char *what, size_t n, const char *path, const struct ptc_session *s);

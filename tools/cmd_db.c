@@ -156,6 +156,8 @@ static void json_run(FILE *f, const struct db_run *r, int with_modules, const ch
     for (int i = 0; i < DB_NCOUNTERS; i++)
         fprintf(f, "%s\"%s\": %llu", i ? ", " : "", db_counter_names[i],
                 (unsigned long long)r->counters[i]);
+    for (int i = 0; i < DB_NWINDOW; i++)
+        fprintf(f, ", \"%s\": %llu", db_window_names[i], (unsigned long long)r->window[i]);
     fprintf(f, ", \"complete\": %s, \"lossy\": %s, \"total_time\": ", r->complete ? "true" : "false",
             r->lossy ? "true" : "false");
     json_i(f, r->timed, (int64_t)r->total_time);

@@ -90,7 +90,15 @@ static void print_head(const char *path, const struct ptc_session *s, const stru
     else {
         char b[32];
         cli_fmt_time(b, sizeof(b), t->total_time, 1);
-        printf("# time in traced functions: %s (shares are of this total)\n", b);
+        /* each thread's calls add their time: the sum over threads, said so (a thread's
+         * outermost function shows that thread's part of the sum, not 100 %) */
+        if (t->threads > 1)
+            printf("# time in traced functions, summed over %llu threads: %s (shares are of this "
+                   "sum: a function running the whole time in one of them shows that thread's "
+                   "part of it; report --by thread shows each thread apart)\n",
+                   (unsigned long long)t->threads, b);
+        else
+            printf("# time in traced functions: %s (shares are of this total)\n", b);
     }
 }
 
@@ -369,7 +377,8 @@ static void json_head(FILE *f, const char *path, const struct ptc_session *s,
             "%llu, \"lost_pt_units\": %llu, \"repairs\": %llu, \"unwound\": %llu, \"unmatched\": "
             "%llu, \"broken_frames\": %llu, \"open_at_end\": %llu, \"bad_stubs\": %llu, "
             "\"fork_unknown\": %llu, \"lossy_threads\": %llu, \"unfinished_processes\": %llu, "
-            "\"unclosed_threads\": %llu, \"spawns\": %llu, ",
+            "\"unclosed_threads\": %llu, \"spawns\": %llu, \"entered_before\": %llu, "
+            "\"still_open\": %llu, \"window_threads\": %llu, ",
             (unsigned long long)t->events, (unsigned long long)t->whole_calls,
             (unsigned long long)t->calls, (unsigned long long)t->threads,
             (unsigned long long)t->processes, (unsigned long long)t->gaps,
@@ -380,7 +389,9 @@ static void json_head(FILE *f, const char *path, const struct ptc_session *s,
             (unsigned long long)t->open_at_end, (unsigned long long)t->bad_stubs,
             (unsigned long long)t->fork_unknown, (unsigned long long)t->lossy_threads,
             (unsigned long long)t->unfinished_processes,
-            (unsigned long long)t->unclosed_threads, (unsigned long long)t->spawns);
+            (unsigned long long)t->unclosed_threads, (unsigned long long)t->spawns,
+            (unsigned long long)t->entered_before, (unsigned long long)t->still_open,
+            (unsigned long long)t->window_threads);
     if (t->counts_segments) /* counting mode only: traces of events keep their totals */
         fprintf(f, "\"counted_calls\": %llu, \"counts_segments\": %llu, ",
                 (unsigned long long)t->counted_calls, (unsigned long long)t->counts_segments);
@@ -403,6 +414,7 @@ static void json_head(FILE *f, const char *path, const struct ptc_session *s,
     fprintf(f, "]");
     json_refused(f, s);
     json_end_causes(f, s);
+    cli_json_windows(f, s);
     json_marks(f, s, t);
     cli_json_selection(f, s, "  ");
 }
@@ -1150,10 +1162,21 @@ static int report_one(const struct report_opts *o, struct cli_args *a)
                     cli_text_str(stdout, o->by == PTC_BY_PROCESS ? ptc_out_base(name) : name);
                     printf("\"");
                 }
+                /* shares of the group's own time: a thread's outermost function at 100 % */
+                struct ptc_totals gt = t;
+                gt.total_time = 0;
+                for (uint32_t fi = 0; fi < g->nfuncs; fi++)
+                    gt.total_time += g->st[fi].self;
                 if (o->by == PTC_BY_THREAD)
                     table_renamed(s, g->pid, g->tid);
-                printf(": %llu calls\n", (unsigned long long)g->calls);
-                print_rows(&t, rows, n, shown);
+                printf(": %llu calls", (unsigned long long)g->calls);
+                if (t.timed) {
+                    char gb[32];
+                    cli_fmt_time(gb, sizeof(gb), gt.total_time, t.has_timebase);
+                    printf(", %s in traced functions (the shares below are of it)", gb);
+                }
+                printf("\n");
+                print_rows(&gt, rows, n, shown);
             } else if (o->fmt == FMT_CSV) {
                 print_csv(&t, rows, shown, g, gi == 0);
             } else {

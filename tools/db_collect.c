@@ -156,6 +156,9 @@ int db_collect(struct db_collected *c, struct ptc_session *s, const char *path,
         [DB_C_UNFINISHED_PROCESSES] = t.unfinished_processes,
     };
     memcpy(in->counters, counters, sizeof(counters));
+    in->window[DB_W_ENTERED_BEFORE] = t.entered_before;
+    in->window[DB_W_STILL_OPEN] = t.still_open;
+    in->window[DB_W_WINDOW_THREADS] = t.window_threads;
     struct runs_run r = {.t = t}; /* not salvaged: db add reads whole traces only */
     in->complete = runs_run_complete(&r);
     in->lossy = runs_run_lossy(&r);

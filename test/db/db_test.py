@@ -908,6 +908,8 @@ def checks(env, B):
                       "campaign_points", "campaign_instances", "campaign_parts", "campaign_tags",
                       "campaigns"):  # version 4's
             B.sql(back, "DROP TABLE %s" % table)
+        for c in ("entered_before", "still_open", "window_threads"):  # version 5's
+            B.sql(back, "ALTER TABLE runs DROP COLUMN %s" % c)
         B.sql(back, "UPDATE schema_version SET version = %d" % to)
         lst = env.db_json(back, "list")
         check(lst and lst["schema_version"] == current_version and len(lst["runs"]) == 4,

@@ -40,7 +40,8 @@ FLOORS = {
     "decode": [
         ["errors.c", "reader.c"],                               # error texts, trace reader
         ["tables.c"],                                           # processes, threads, functions
-        ["modules.c", "analyses.c", "stack.c", "par_policy.c"], # modules, queries, stacks
+        ["modules.c", "analyses.c", "stack.c", "par_policy.c",  # modules, queries, stacks
+         "window.c"],                                           # windows (attach, snapshots)
         ["fork.c", "soft_fast.c"],                              # thread feed, fork points
         ["session.c", "soft.c"],                                # sessions, soft front-end
         ["chunk.c"],                                            # chunk dispatch

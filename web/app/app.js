@@ -420,6 +420,15 @@
                   ["events", String(r.totals.events)], ["gaps", String(r.totals.gaps)],
                   ["lost events", String(r.totals.lost_events)], ["trace", r.trace],
                   ["tags", tagsText(r.tags) || "-"]];
+      // a trace that does not hold its threads' whole lives (attach, snapshot) or that ended
+      // with calls still running (docs/usage.md, Windows): said, as report says it
+      if (r.totals.window_threads)
+        info.push(["window", r.totals.window_threads + " thread(s) traced in a window of " +
+                   "their life: " + r.totals.entered_before + " call(s) entered before the " +
+                   "trace began (their times are lower bounds)"]);
+      if (r.totals.still_open)
+        info.push(["still open at the end", r.totals.still_open + " call(s), closed when " +
+                   "their thread's trace ended (lower bounds)"]);
       var dl = el("dl", {id: "run-info"});
       info.forEach(function (kv) {
         dl.appendChild(el("dt", {text: kv[0]}));

@@ -229,6 +229,16 @@ struct ptc_totals {
                                  (MODULE_REFUSED chunks, ptc_session_refused): their functions
                                  are missing from every figure, which are lower bounds */
     uint64_t spawns;          /* SPAWN chunks read: processes started by posix_spawn */
+    /* Traces that do not hold a thread's whole life (docs/trace-format.md 4.19) */
+    uint64_t entered_before;  /* calls entered before their thread's window began (attach,
+                                 snapshot) whose return is in it: counted as calls, times
+                                 from the window's start (lower bounds); not unmatched */
+    uint64_t still_open;      /* frames open when their thread's trace ended while the thread
+                                 ran (blocked at the program's exit, a detach, a snapshot):
+                                 closed at that end, not at the thread's last event; also in
+                                 open_at_end */
+    uint64_t window_threads;  /* threads whose events are a window of their life (a process
+                                 attached to or snapshotted, or a WINDOW chunk) */
 };
 void ptc_session_totals(const struct ptc_session *s, struct ptc_totals *t);
 /* Whether totals t describe a complete trace: it ended with RECORD_END, every process closed
@@ -296,7 +306,9 @@ enum ptc_return_how {
     PTC_RET_REPAIR = 2,   /* its exit was skipped: a caller's exit popped it */
     PTC_RET_LANDING = 3,  /* popped by a landing pad lower in the stack */
     PTC_RET_BROKEN = 4,   /* closed at a gap; dur ends at the last event before it */
-    PTC_RET_END = 5,      /* still open at the end of the thread or trace */
+    PTC_RET_END = 5,      /* still open at the end of the thread or trace: closed when its
+                             thread's trace ended (its THREAD exit, its process's end, its
+                             window's end), so dur is a lower bound */
 };
 struct ptc_call_event {
     uint32_t pid, tid;
@@ -306,6 +318,10 @@ struct ptc_call_event {
     uint8_t how;          /* enum ptc_return_how for RETURN */
     uint8_t has_time;
     uint8_t inherited;    /* RETURN of a frame inherited across fork */
+    uint8_t before;       /* RETURN of a call entered before its thread's window began
+                             (ptc_totals.entered_before): no ENTER preceded it; dur runs from
+                             the window's start; count = its level at that start (1: the
+                             innermost frame then open, 2: its caller, ...) */
     uint64_t time;        /* ns since the recording started (ticks without time base) */
     uint64_t dur;         /* RETURN: duration, same unit */
     uint64_t count;
@@ -464,5 +480,39 @@ struct ptc_end_cause_info {
 uint32_t ptc_session_num_end_causes(const struct ptc_session *s);
 /* End cause i: 0, or -PTC_E_ARG when out of range. */
 int ptc_session_end_cause(const struct ptc_session *s, uint32_t i, struct ptc_end_cause_info *out);
+/* Windows (docs/trace-format.md 4.19): per thread, the span its events cover, for threads
+ * whose trace does not hold their whole life -- a process attached to or snapshotted, a
+ * WINDOW chunk -- or that ended with frames still open. Times on the scale of struct
+ * ptc_call_event's time (has_time 0: untimed). */
+struct ptc_thread_window {
+    uint32_t pid, tid;
+    int windowed;             /* its process was attached to or snapshotted, or WINDOW said */
+    int has_chunk;            /* a WINDOW chunk was read: flags and lost_before are its */
+    uint32_t flags;           /* PTC_WINDOW_F_* */
+    uint64_t lost_before;     /* PTC_WINDOW_F_WRAPPED: events overwritten before from */
+    int has_time;
+    uint64_t from, to;        /* the window: WINDOW's tsc_from/tsc_to, else the thread's first
+                                 event and the end of its trace */
+    uint64_t entered_before;  /* its calls entered before from */
+    uint64_t still_open;      /* its frames still open at to */
+};
+void ptc_session_windows(const struct ptc_session *s,
+                         void (*fn)(void *ctx, const struct ptc_thread_window *w), void *ctx);
+/* SNAPSHOT chunks (docs/trace-format.md 4.17), in file order. */
+struct ptc_snapshot_info {
+    uint32_t pid;
+    uint32_t kind;            /* enum ptc_snapshot_kind */
+    uint32_t tid;             /* the thread that asked, crashed or triggered; 0 if none */
+    int32_t signo;            /* PTC_SNAP_CRASH: the signal */
+    uint64_t addr;            /* PTC_SNAP_CRASH: the fault address */
+    int has_time;
+    uint64_t time;            /* when, on the scale of struct ptc_call_event's time */
+    const char *why;          /* valid until the session is freed */
+};
+uint32_t ptc_session_num_snapshots(const struct ptc_session *s);
+/* Snapshot i: 0, or -PTC_E_ARG when out of range. */
+int ptc_session_snapshot(const struct ptc_session *s, uint32_t i, struct ptc_snapshot_info *out);
+/* "API", "external", "crash", "trigger" or "unknown". */
+const char *ptc_snapshot_kind_name(uint32_t kind);
 
 #endif
