@@ -218,6 +218,10 @@ int config_read(void)
         rt.flush_ns = 0;
         if (ring_config() < 0)
             return CONFIG_OFF;
+        /* `ptcall snapshot PID` reaches the rings through the attach control channel */
+        if (env(PTC_ENV_ATTACH, &v, NULL, NULL))
+            return CONFIG_OFF;
+        rt.ring_ctl = (int)v;
     }
     return CONFIG_SOFT;
 }

@@ -203,6 +203,9 @@ static void serve(int c)
     if (!token_ok(&q)) {
         refuse(c, EPERM, "the request's token is not the one in the mailbox (another recorder "
                          "attaching at the same time?); try again");
+    } else if (q.op == PTC_CTL_ATTACH && rt.ring) {
+        refuse(c, EBUSY, "process %d runs the flight recorder (PTCALL_RING): take its events "
+                         "with `ptcall snapshot %d`", (int)getpid(), (int)getpid());
     } else if (q.op == PTC_CTL_ATTACH && holder_fd >= 0) {
         refuse(c, EBUSY, "process %d is already attached to by ptcall (pid %d, uid %u): end "
                          "that recording first", (int)getpid(), (int)holder.pid,
@@ -306,7 +309,7 @@ static int ctl_listen(void)
 __attribute__((constructor(102))) static void ctl_start(void)
 {
     runtime_init();
-    if (!rt.enabled || !rt.attachable) {
+    if (!rt.enabled || !(rt.attachable || (rt.ring && rt.ring_ctl))) {
         set_state(rt.counting ? PTC_CTL_STATE_COUNTING
                   : rt.enabled || rt.arm_only ? PTC_CTL_STATE_TRACED : PTC_CTL_STATE_OFF, 0);
         return;

@@ -300,6 +300,8 @@ struct runtime_state {
     int (*real_main)(int, char **, char **); /* main, while the pre-main point runs first */
     /* flight recorder (soft_ring.c, soft_trigger.c; docs/runtime.md, *Flight recorder*) */
     size_t ring;             /* PTCALL_RING: bytes of events kept per thread; 0: off */
+    int ring_ctl;            /* ring mode, PTCALL_ATTACH not 0: the control thread serves
+                                `ptcall snapshot PID` (soft_ctl.c) */
     char snap_dir[PATH_MAX]; /* where ptcall_snapshot() and crashes write their files */
     int ring_errno;          /* the first write error of the snapshot being written */
     uint64_t ring_start_tsc; /* when tracing began (the snapshots' PROCESS tsc) */

@@ -291,7 +291,9 @@ void cli_print_quality(FILE *f, const struct ptc_session *s, const struct ptc_to
                    "running or blocked, a detach or snapshot; their times are lower bounds)\n",
                 (unsigned long long)t->open_at_end, t->open_at_end == 1 ? " was" : "s were");
     cli_print_windows(f, s, t);
-    if (!t->record_end)
+    /* a snapshot is written by the process itself (its PROCESS_END SNAPSHOT is its end): no
+     * recorder ran to write a RECORD_END */
+    if (!t->record_end && ptc_session_num_snapshots(s) == 0)
         fprintf(f, "warning: the trace has no RECORD_END chunk: the recording was interrupted "
                    "and may miss its last events\n");
     if (t->unfinished_processes) {

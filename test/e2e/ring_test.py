@@ -24,6 +24,7 @@ import signal
 import struct
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SNAPSHOT, WINDOW, PROCESS, PROCESS_END = 16, 18, 2, 9
@@ -246,6 +247,37 @@ def trigger_case(ptcall, exe, d):
     print("trigger: 1 snapshot: %s; last call: %s" % (sn["why"], last.strip()))
 
 
+def external_case(ptcall, exe, d):
+    """A service started with PTCALL_RING by its own manager (no recorder): `ptcall snapshot
+    PID` takes its rings through the control channel; `record --pid` is refused, saying why."""
+    clean(d)
+    env = dict(os.environ, PTCALL_RING="256K", PTCALL_SNAPSHOT_DIR=d)
+    p = subprocess.Popen([exe, "loop", "100000000000"], env=env, stdout=subprocess.DEVNULL)
+    try:
+        time.sleep(0.5)
+        out = os.path.join(d, "ext.trace")
+        r = run([ptcall, "snapshot", str(p.pid), "-o", out], ok=False)
+        check(r.returncode == 0 and os.path.exists(out),
+              "external: ptcall snapshot status %d: %s" % (r.returncode, r.stderr))
+        if os.path.exists(out):
+            info = snapshot_info(out)
+            sn = info["snapshot"]
+            check(info["process_how"] == 5 and sn and sn["kind"] == 2,
+                  "external: PROCESS how %s, SNAPSHOT %s" % (info["process_how"], sn))
+            rep = run([ptcall, "report", out])
+            check("tiny" in rep.stdout and "RECORD_END" not in rep.stderr + rep.stdout,
+                  "external: report: " + rep.stdout + rep.stderr)
+        r = run([ptcall, "record", "--backend", "soft", "--pid", str(p.pid), "--duration", "100ms",
+                 "-o", os.path.join(d, "att.ptc")], ok=False)
+        check(r.returncode != 0 and "flight recorder" in r.stderr,
+              "external: record --pid of a ring-mode process: %d %s" % (r.returncode, r.stderr))
+        check(p.poll() is None, "external: the program did not survive")
+    finally:
+        p.kill()
+        p.wait()
+    print("external: ptcall snapshot PID of a PTCALL_RING service; record --pid refused")
+
+
 def bad_input(ptcall, exe, d):
     rt = os.path.join(os.path.dirname(ptcall), "..", "runtime", "libptcall.so")
     clean(d)
@@ -306,6 +338,7 @@ def main():
     crash_guard_case(ptcall, exe, out)
     handler_case(ptcall, exe, out)
     trigger_case(ptcall, exe, out)
+    external_case(ptcall, exe, out)
     bad_input(ptcall, exe, out)
     if failures:
         sys.exit("FAIL ring:\n" + "\n".join(failures))
