@@ -103,6 +103,11 @@ static void write_thread_ring(struct thread *ts, uint64_t snap_tsc, uint64_t *ev
         pos = lo + cur->len;
     if (pos > hi)
         pos = hi;
+    /* the thread runs on while its ring is read (a crash snapshot's other threads, an
+     * external one): its window ends when its position was read, which may be after snap_tsc */
+    uint64_t read_tsc = rdtsc_();
+    if (read_tsc < snap_tsc)
+        read_tsc = snap_tsc;
     ts->seq = 0;
     ts->start_written = 0;
     uint64_t before = ts->events, from = 0;
@@ -112,7 +117,7 @@ static void write_thread_ring(struct thread *ts, uint64_t snap_tsc, uint64_t *ev
         if (b == cur) {
             if (!from)
                 from = b->start_tsc;
-            encode(ts, b->data, pos - lo, b->start_tsc, snap_tsc, ENC_PREFIX);
+            encode(ts, b->data, pos - lo, b->start_tsc, read_tsc, ENC_PREFIX);
         } else if (atomic_load(&b->state) == B_QUEUED && b->len) {
             if (!from)
                 from = b->start_tsc;
@@ -120,7 +125,7 @@ static void write_thread_ring(struct thread *ts, uint64_t snap_tsc, uint64_t *ev
         }
     }
     write_thread_start(ts); /* a thread with no event yet still shows up */
-    struct ptc_window w = {.tsc_from = from ? from : snap_tsc, .tsc_to = snap_tsc,
+    struct ptc_window w = {.tsc_from = from ? from : read_tsc, .tsc_to = read_tsc,
                            .flags = PTC_WINDOW_F_MIDSTACK | PTC_WINDOW_F_OPEN_END,
                            .lost_before = ts->ring_lost};
     if (ts->ring_lost)

@@ -62,6 +62,14 @@ def run(cmd, **kw):
     return r.stdout
 
 
+def run_json(cmd):
+    """stdout only: the notes a trace's window gets (snapshots, attach) go to stderr"""
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        fail("%s exited %d\n%s%s" % (" ".join(cmd), r.returncode, r.stdout[-3000:], r.stderr[-3000:]))
+    return r.stdout
+
+
 # ---------------------------------------------------------------- building redis-server
 
 def build_redis(build, work):
@@ -213,7 +221,7 @@ def shutdown(port, proc, what):
 
 
 def report(ptcall, trace):
-    return json.loads(run([ptcall, "report", trace, "--format", "json", "--top", "0"]))
+    return json.loads(run_json([ptcall, "report", trace, "--format", "json", "--top", "0"]))
 
 
 def calls_of(rep, name):
@@ -377,7 +385,7 @@ def part_ring(a, ptcall, exe, d):
         fail("%d trigger snapshots in %s, expected exactly 1 (the one slow request among 10,000)"
              % (len(triggered), files))
     f, snap = triggered[0]
-    rows = [json.loads(r) for r in run([ptcall, "export", f, "--format", "jsonl", "-o", "-"]).splitlines() if r]
+    rows = [json.loads(r) for r in run_json([ptcall, "export", f, "--format", "jsonl", "-o", "-"]).splitlines() if r]
     slow = [r for r in rows if r["function"] == "debugCommand" and (r["duration"] or 0) >= 20000000]
     if len(slow) != 1:
         fail("the trigger snapshot %s holds %d debugCommand calls of 20 ms or more, expected 1" % (f, len(slow)))
@@ -410,7 +418,7 @@ def part_crash(a, ptcall, d):
     if snap["signo"] != signal.SIGSEGV or snap["addr"] != 0x10 or snap["tid"] != tids["main"]:
         fail("the crash snapshot says signal %d at %#x in thread %d; expected SIGSEGV at 0x10 in %d"
              % (snap["signo"], snap["addr"], snap["tid"], tids["main"]))
-    rows = [json.loads(r) for r in run([ptcall, "export", f, "--format", "jsonl", "-o", "-"]).splitlines() if r]
+    rows = [json.loads(r) for r in run_json([ptcall, "export", f, "--format", "jsonl", "-o", "-"]).splitlines() if r]
     by_tid = {}
     for r in rows:
         by_tid.setdefault(r["tid"], []).append(r)
