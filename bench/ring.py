@@ -314,8 +314,9 @@ def stall_section(stall, lines):
     lines.append("### The stall a snapshot costs, per MiB of rings\n")
     lines.append("`bench/workloads/ring_stall.c`: THREADS threads fill rings of SIZE each, then wait, alive; the "
                  "main thread times one snapshot call (CLOCK_MONOTONIC around it); median of %d runs. ptcall: "
-                 "`ptcall_snapshot(why)` with `PTCALL_RING=SIZE`, which writes the snapshot to "
-                 "`PTCALL_SNAPSHOT_DIR` inside the call. funtrace: `funtrace_pause_and_get_snapshot()` (a copy "
+                 "`ptcall_snapshot(why)` with `PTCALL_RING=SIZE`: the call returns once a forked child holds "
+                 "the rings (the child writes the file to `PTCALL_SNAPSHOT_DIR`), so the stall is the fork "
+                 "(copy-on-write costs follow while the child writes). funtrace: `funtrace_pause_and_get_snapshot()` (a copy "
                  "in memory; writing it is another call) and `funtrace_pause_and_write_current_snapshot()` "
                  "(to `funtrace.raw`), with `FUNTRACE_LOG_BUF_SIZE`=log2(SIZE). Target (issue 31): at most "
                  "1 ms per 16 MiB.\n" % stall["runs"])
