@@ -34,23 +34,6 @@ static int drain_stopped(uint64_t ns)
     return 1;
 }
 
-/* The counters of one recording start at zero (PROCESS_END totals, statistics). */
-static void reset_counters(void)
-{
-    rt.proc_seq = 0;
-    rt.marks = 0;
-    rt.tot_events = rt.tot_dropped = rt.tot_waits = 0;
-    rt.drain_tsc = rt.drain_records = rt.drain_chunks = rt.drain_bytes = 0;
-    rt.drain_spin_ns = rt.drain_cpu_ns = rt.drain_given_up = rt.drain_live_flushes = 0;
-    atomic_store(&rt.drain_wakes, 0);
-    atomic_store(&rt.late_events, 0);
-    atomic_store(&rt.write_errors, 0);
-    atomic_store(&rt.write_owed, 0);
-    atomic_store(&rt.write_lost_records, 0);
-    rt.write_first_errno = 0;
-    rt.attach_threads = 0;
-}
-
 int attach_start(int fd, const char *only, const char *skip, char *why, size_t n)
 {
     if (!rt.enabled || !rt.attachable) {
@@ -79,7 +62,7 @@ int attach_start(int fd, const char *only, const char *skip, char *why, size_t n
         return -1;
     }
     snprintf(rt.output, sizeof(rt.output), "(the trace of the attached recorder)");
-    reset_counters();
+    recording_counters_reset();
     rt.pid = (uint32_t)getpid();
     rt.start_how = PTC_PROC_ATTACH;
     rt.parent_tid = 0;

@@ -58,6 +58,8 @@ void xsave_init(void);          /* sets both from CPUID */
 /* The C library's function name, looked up once into *cache (soft_state.c): an interposed
  * call may come before the runtime's constructor (a library's static constructors run first). */
 void *libc_fn(void *_Atomic *cache, const char *name);
+/* soft_state.c: a new recording's counters (a fork child's, an attach's) start at zero */
+void recording_counters_reset(void);
 
 void ptc_soft_handler(void);
 void ptc_soft_handler_timed(void);

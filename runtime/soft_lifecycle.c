@@ -174,17 +174,9 @@ static void atfork_child(void)
     rt.pid = (uint32_t)getpid();
     rt.start_how = PTC_PROC_FORK;
     rt.fork_point_known = 0;
-    rt.proc_seq = 0;
-    rt.marks = 0;
-    rt.tot_events = rt.tot_dropped = rt.tot_waits = 0;
-    /* PTCALL_DEBUG's figures are the child's own, not its parent's so far */
-    rt.drain_tsc = rt.drain_records = rt.drain_chunks = rt.drain_bytes = 0;
-    rt.drain_spin_ns = rt.drain_cpu_ns = rt.drain_given_up = rt.drain_live_flushes = 0;
-    atomic_store(&rt.drain_wakes, 0);
-    atomic_store(&rt.late_events, 0);
-    atomic_store(&rt.write_errors, 0);
-    atomic_store(&rt.write_owed, 0);
-    atomic_store(&rt.write_lost_records, 0); /* the parent's cut chunk is the parent's to finish */
+    /* its totals and PTCALL_DEBUG's figures are its own; the parent's cut chunk (write_owed)
+     * is the parent's to finish */
+    recording_counters_reset();
     tramp_restarts_reset();
     reservations_settled_reset();
     rt.cache = NULL;

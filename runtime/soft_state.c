@@ -48,3 +48,20 @@ void *libc_fn(void *_Atomic *cache, const char *name)
     }
     return f;
 }
+
+/* A new recording in this process (a fork child's own, an attach's) starts its counters at
+ * zero: PROCESS_END's totals and PTCALL_DEBUG's figures are its own. */
+void recording_counters_reset(void)
+{
+    rt.proc_seq = 0;
+    rt.marks = 0;
+    rt.tot_events = rt.tot_dropped = rt.tot_waits = 0;
+    rt.drain_tsc = rt.drain_records = rt.drain_chunks = rt.drain_bytes = 0;
+    rt.drain_spin_ns = rt.drain_cpu_ns = rt.drain_given_up = rt.drain_live_flushes = 0;
+    atomic_store(&rt.drain_wakes, 0);
+    atomic_store(&rt.late_events, 0);
+    atomic_store(&rt.write_errors, 0);
+    atomic_store(&rt.write_owed, 0);
+    atomic_store(&rt.write_lost_records, 0);
+    rt.write_first_errno = 0;
+}

@@ -517,6 +517,22 @@ int threads_init(void) { return pthread_key_create(&thread_key, thread_key_destr
 
 /* In a fork child: the parent's pending events stay the parent's. Drops every other thread
  * and resets self's buffers (fresh zero pages, no copy) and counts. */
+/* A thread's stream starts over (a fork child's own thread, each thread at an attach): no
+ * buffer being filled, nothing dropped or handed over, its chunks numbered from 0. */
+static void stream_reset(struct thread *ts)
+{
+    ts->cur = NULL;
+    ts->discarding = 0;
+    ts->pending_drop = 0;
+    atomic_store(&ts->nested_drop, 0);
+    ts->dropped = ts->waits = ts->wait_ns = 0;
+    ts->seq = 0;
+    ts->events = 0;
+    atomic_store(&ts->recs_handed, 0);
+    ts->recs_released = 0;
+    ts->start_written = 0;
+}
+
 void threads_after_fork(struct thread *self)
 {
     for (struct thread *ts = rt.threads, *nx; ts; ts = nx) {
@@ -534,17 +550,8 @@ void threads_after_fork(struct thread *self)
             self->bufs[i].flushed = 0;
             atomic_store(&self->bufs[i].state, B_FREE);
         }
-        self->cur = NULL;
-        self->discarding = 0;
-        self->pending_drop = 0;
-        atomic_store(&self->nested_drop, 0);
+        stream_reset(self);
         atomic_store(&self->in_slow, 0);
-        self->dropped = self->waits = self->wait_ns = 0;
-        self->seq = 0;
-        self->events = 0;
-        atomic_store(&self->recs_handed, 0);
-        self->recs_released = 0;
-        self->start_written = 0;
         self->ring_lost = 0;
         self->trig_depth = 0;
         atomic_store(&self->snap_busy, 0);
@@ -609,17 +616,8 @@ void threads_reset_for_attach(int at_attach)
             b->len = b->flushed = 0;
             atomic_store(&b->state, B_FREE);
         }
-        ts->cur = NULL;
-        ts->discarding = 0;
-        ts->pending_drop = 0;
-        atomic_store(&ts->nested_drop, 0);
+        stream_reset(ts);
         atomic_store(&ts->stalled, 0);
-        ts->dropped = ts->waits = ts->wait_ns = 0;
-        ts->seq = 0;
-        ts->events = 0;
-        atomic_store(&ts->recs_handed, 0);
-        ts->recs_released = 0;
-        ts->start_written = 0;
         /* its next event takes the slow path, which finds a free buffer */
         tls_set(ts->tls, 0, 0);
         atomic_store(&ts->in_slow, 0);

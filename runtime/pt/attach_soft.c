@@ -363,6 +363,30 @@ static int join_globs(const char **v, int n, char *out, size_t cap)
     return (int)at;
 }
 
+/* Sends request q, reads the runtime's first reply into r, then creates the file out that
+ * will be handed over (ptc_create_trace: only a new file or the caller's own earlier trace).
+ * Its descriptor, or -1 after saying why on stderr (who: the command) with the connection
+ * closed. */
+static int request_file(struct ctl_conn *c, struct ptc_ctl_request *q, struct ptc_ctl_reply *r,
+                        const char *out, struct ptc_trace_path *made, const char *who)
+{
+    char why[1024];
+    if (ctl_open(c, q, why, sizeof(why)) < 0 || ctl_reply(c, r, why, sizeof(why)) < 0) {
+        fprintf(stderr, "%s: %s\n", who, why);
+        if (c->sock >= 0)
+            close(c->sock);
+        return -1;
+    }
+    int fd = ptc_create_trace(out, made);
+    if (fd < 0) {
+        ptc_create_trace_error(why, sizeof(why), out, errno);
+        fprintf(stderr, "%s: %s\n", who, why);
+        close(c->sock);
+        return -1;
+    }
+    return fd;
+}
+
 static int attach_run(const struct record_options *o, const char *out, struct ctl_conn *cp,
                       struct ptc_ctl_request *qp, struct attach_outcome *res, uint64_t t0);
 
@@ -406,20 +430,10 @@ static int attach_run(const struct record_options *o, const char *out, struct ct
     struct ctl_conn c = *cp;
     struct ptc_ctl_request q = *qp;
     struct ptc_ctl_reply r;
-    if (ctl_open(&c, &q, why, sizeof(why)) < 0 || ctl_reply(&c, &r, why, sizeof(why)) < 0) {
-        fprintf(stderr, "ptcall: %s\n", why);
-        if (c.sock >= 0)
-            close(c.sock);
-        return -1;
-    }
     struct ptc_trace_path made;
-    int fd = ptc_create_trace(out, &made);
-    if (fd < 0) {
-        ptc_create_trace_error(why, sizeof(why), out, errno);
-        fprintf(stderr, "ptcall: %s\n", why);
-        close(c.sock); /* the target goes on, never attached */
-        return -1;
-    }
+    int fd = request_file(&c, &q, &r, out, &made, "ptcall");
+    if (fd < 0)
+        return -1; /* the target goes on, never attached */
     if (write_head(fd, c.pid, r.flags) < 0 || fcntl(fd, F_SETFL, O_APPEND) < 0) {
         fprintf(stderr, "ptcall: cannot write %s: %s; choose another file with -o\n", out,
                 strerror(errno));
@@ -513,20 +527,10 @@ int snapshot_soft(int pid, const char *out, const char *why_text)
     snprintf(q.text, sizeof(q.text), "%s", why_text ? why_text : "ptcall snapshot");
     proc_say_as("ptcall snapshot", "asked for a snapshot");
     struct ptc_ctl_reply r;
-    if (ctl_open(&c, &q, why, sizeof(why)) < 0 || ctl_reply(&c, &r, why, sizeof(why)) < 0) {
-        fprintf(stderr, "ptcall snapshot: %s\n", why);
-        if (c.sock >= 0)
-            close(c.sock);
-        return -1;
-    }
     struct ptc_trace_path made;
-    int fd = ptc_create_trace(out, &made);
-    if (fd < 0) {
-        ptc_create_trace_error(why, sizeof(why), out, errno);
-        fprintf(stderr, "ptcall snapshot: %s\n", why);
-        close(c.sock);
+    int fd = request_file(&c, &q, &r, out, &made, "ptcall snapshot");
+    if (fd < 0)
         return -1;
-    }
     int sent = send_fd(&c, fd);
     close(fd);
     if (sent < 0 || ctl_reply(&c, &r, why, sizeof(why)) < 0) {
