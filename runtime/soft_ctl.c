@@ -196,6 +196,7 @@ static void serve(int c)
     struct ucred peer;
     socklen_t len = sizeof(peer);
     struct ptc_ctl_request q;
+    memset(&q, 0, sizeof(q));
     if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0 || receive(c, &q, NULL) < 0) {
         sys_close(c);
         return;
@@ -226,6 +227,7 @@ static void serve(int c)
 static void serve_holder(void)
 {
     struct ptc_ctl_request q;
+    memset(&q, 0, sizeof(q));
     int asked = receive(holder_fd, &q, NULL) == 0 && q.op == PTC_CTL_DETACH;
     struct attach_totals tot;
     int e = attach_stop(&tot);

@@ -92,7 +92,7 @@ PTC_API int pthread_setname_np(pthread_t th, const char *name)
         name_changed(th, cut, tsc);
         pthread_sigmask(SIG_SETMASK, &old, NULL);
     }
-    return r;
+    return 0;
 }
 
 /* prctl takes up to four more arguments, each an unsigned long in the system call */

@@ -193,6 +193,7 @@ static int ctl_open(struct ctl_conn *c, struct ptc_ctl_request *q, char *why, si
     if (find_mailbox(c->pid, &c->mailbox, why, n) < 0)
         return -1;
     struct ptc_ctl_mailbox box;
+    memset(&box, 0, sizeof(box));
     if (mem_io(c->pid, c->mailbox, &box, sizeof(box), 0) < 0) {
         char what[96];
         snprintf(what, sizeof(what), "reading process %d's memory (process_vm_readv)", c->pid);
