@@ -5,12 +5,9 @@
  * `jmp stub` (or `jmp trampoline`) in place of the function's `ret`. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include "ptc_sled.h"
 #include "ptcall/map_format.h"
@@ -36,48 +33,25 @@ void code_executable(uint64_t lo, uint64_t hi) { set_prot(lo, hi, PROT_READ | PR
  * addresses are multiples of 4096, so never 1) */
 #define OPEN_ALL 1u
 
-/* Whether [lo, hi) lies inside one mapping of this process that is readable and executable
- * (/proc/self/maps): only then may the whole span be made RWX and put back to r-x after. */
-static int in_one_exec_mapping(uint64_t lo, uint64_t hi)
+/* Whether the pages of [lo, hi) belong to one r-x segment of the object that holds them and
+ * to no other segment (a page two segments share may be mapped with the other's protection):
+ * only then may the whole span be made RWX and put back to r-x after. */
+static int in_one_exec_segment(uint64_t lo, uint64_t hi)
 {
-    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    struct object_layout l;
+    char why[160];
+    if (object_layout((const void *)(uintptr_t)lo, &l, why, sizeof(why)) < 0)
         return 0;
-    char buf[4096];
-    size_t have = 0;
-    int found = 0, done = 0;
-    while (!found && !done) {
-        ssize_t n = read(fd, buf + have, sizeof(buf) - 1 - have);
-        if (n <= 0)
-            done = 1;
-        else
-            have += (size_t)n;
-        buf[have] = 0;
-        char *line = buf, *nl;
-        while ((nl = strchr(line, '\n')) || (done && *line)) {
-            if (nl)
-                *nl = 0;
-            char *end;
-            uint64_t a = strtoull(line, &end, 16), b = 0;
-            if (*end == '-')
-                b = strtoull(end + 1, &end, 16);
-            if (a <= lo && hi <= b && end[0] == ' ' && end[1] == 'r' && end[3] == 'x') {
-                found = 1;
-                break;
-            }
-            if (!nl)
-                break;
-            line = nl + 1;
-        }
-        if (found || done)
-            break;
-        have = strlen(line); /* an unfinished line moves to the front */
-        memmove(buf, line, have);
-        if (have == sizeof(buf) - 1)
-            have = 0; /* no such line in /proc/self/maps */
+    const unsigned rwx = PTC_MAP_SEG_R | PTC_MAP_SEG_W | PTC_MAP_SEG_X;
+    int in = 0;
+    for (size_t i = 0; i < l.nsegs; i++) {
+        const struct ptc_map_segment *g = &l.segs[i];
+        if (g->start <= lo && hi <= g->end && (g->prot & rwx) == (PTC_MAP_SEG_R | PTC_MAP_SEG_X))
+            in = 1;
+        else if (g->start < hi && lo < g->end)
+            return 0;
     }
-    close(fd);
-    return found;
+    return in;
 }
 
 /* Makes the page holding `word` writable unless it is the page made writable last. */
@@ -199,7 +173,7 @@ int sites_switch(uint64_t start, uint64_t end, int arm, const struct arm_plan *p
     uint64_t n = (end - start) / sizeof(struct ptcall_map_site), open = 0;
     /* One page at a time costs two mprotect calls (each a TLB shootdown in a threaded
      * process) per page of code: 0.3-1.2 s for 200,000 sleds. Where the system allows RWX and
-     * the sites lie in one r-x mapping, the whole span is opened once: the code stays
+     * the sites lie in one r-x segment, the whole span is opened once: the code stays
      * executable meanwhile, so other threads run on through it. */
     uint64_t lo = UINT64_MAX, hi = 0;
     for (uint64_t i = 0; i < n && n >= 64; i++) {
@@ -209,7 +183,7 @@ int sites_switch(uint64_t start, uint64_t end, int arm, const struct arm_plan *p
         lo = site < lo ? site : lo;
         hi = site + 8 > hi ? site + 8 : hi;
     }
-    if (hi > lo && in_one_exec_mapping(lo & ~(uint64_t)4095, page_round_up(hi)) &&
+    if (hi > lo && in_one_exec_segment(lo & ~(uint64_t)4095, page_round_up(hi)) &&
         set_prot(lo, hi, PROT_READ | PROT_WRITE | PROT_EXEC) == 0)
         open = OPEN_ALL;
     for (uint64_t i = 0; i < n; i++) {
