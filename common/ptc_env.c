@@ -60,6 +60,12 @@ const struct ptc_env_var ptc_env_table[PTC_ENV_COUNT] = {
                                      "sleeps this long first (microseconds), which widens the "
                                      "window in which exit() in another thread finds it there "
                                      "(test/faults, thread_exit)"},
+    [PTC_ENV_TEST_DRAIN_DELAY_US] = {"PTCALL_TEST_DRAIN_DELAY_US", PTC_ENV_INT, NULL, 0, 1000000,
+                                     "0", "runtime",
+                                     "for tests: the drain sleeps this long (microseconds) "
+                                     "holding its lock before each round, so that threads "
+                                     "wait for buffers and a detach or exit waits for the "
+                                     "drain (test/e2e, attach slowdrain)"},
     [PTC_ENV_TIMEBASE] = {"PTCALL_TIMEBASE", PTC_ENV_CHOICE, "perf|calibrated", 0, 0, "perf",
                           "runtime",
                           "where the TSC's frequency comes from: perf (the kernel's perf_event "

@@ -116,7 +116,7 @@ int attach_stop(struct attach_totals *tot)
     close_trace_fd();
     rt.start_how = 0;
     atomic_store(&rt.active, 0);
-    atomic_store(&rt.finishing, 0);
+    atomic_store(&rt.finishing, FINISH_NONE);
     pthread_mutex_unlock(&rt.reg_mu);
     tot->detach_ns = mono_ns() - t0;
     return 0;

@@ -198,7 +198,7 @@ void counts_finish(int how, int status, int crash)
 {
     if (!rt.enabled || !atomic_load(&rt.active))
         return;
-    if (atomic_exchange(&rt.finishing, 1))
+    if (atomic_exchange(&rt.finishing, FINISH_FINAL))
         return;
     /* crashing, the lock may be held by the thread that crashed inside a write */
     int locked = 0;

@@ -517,6 +517,12 @@ static void *drain_main(void *arg)
             pthread_mutex_unlock(&rt.drain_mu);
             break;
         }
+        if (__builtin_expect(rt.test_drain_delay_ns != 0, 0)) {
+            /* tests only: a drain too slow for its writers (a loaded machine) */
+            struct timespec d = {(time_t)(rt.test_drain_delay_ns / 1000000000u),
+                                 (long)(rt.test_drain_delay_ns % 1000000000u)};
+            nanosleep(&d, NULL);
+        }
         drain_queue(ENC_WAIT);
         if (rt.flush_ns && mono_ns() - last_live >= rt.flush_ns) {
             flush_all_live();

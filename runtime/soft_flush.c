@@ -109,7 +109,7 @@ static int finish_ex(int how, int status, int crash, int detach)
     }
     if (!rt.enabled || !atomic_load(&rt.active))
         return -1;
-    if (atomic_exchange(&rt.finishing, 1))
+    if (atomic_exchange(&rt.finishing, FINISH_FLUSHING))
         return -1;
     if (rt.ring) /* the flight recorder writes at snapshots only (soft_ring.c) */
         return 0;
@@ -129,6 +129,7 @@ static int finish_ex(int how, int status, int crash, int detach)
     uint64_t deadline = crash ? 2000000000ull : 30000000000ull;
     int drain_locked = lock_with_timeout(&rt.drain_mu, deadline) == 0;
     if (!drain_locked) {
+        atomic_store(&rt.finishing, FINISH_FINAL);
         /* the drain is stuck: say what is lost and end the process record anyway */
         struct ptc_loss l = {.kind = PTC_LOSS_CRASH, .count = 0, .tsc_to = rdtsc_()};
         static const char note[] = "drain thread did not respond; buffered events lost";
@@ -139,8 +140,10 @@ static int finish_ex(int how, int status, int crash, int detach)
         write_chunk(PTC_CHUNK_LOSS, 0, &rt.proc_seq, v, 2);
     } else {
         drain_queue(crash ? ENC_NOWAIT : ENC_WAIT);
-        /* what threads in the slow path queued meanwhile (a thread waiting for a free buffer
-         * sees `finishing` within its 100 ms wait and gives up) */
+        /* the queued buffers are free again: a thread waiting for one has taken it, and one
+         * still without gives up within its 100 ms wait */
+        atomic_store(&rt.finishing, FINISH_FINAL);
+        /* what threads in the slow path queued meanwhile */
         wait_slow_paths(self, crash ? 200000000ull : 1000000000ull);
         drain_queue(crash ? ENC_NOWAIT : ENC_WAIT);
         if (self && self->pending_drop) {

@@ -223,6 +223,8 @@ static inline uint64_t stub_slot(const struct object *o, uint64_t a)
 }
 
 /* The runtime's state, one per process (soft_config.c). */
+enum { FINISH_NONE, FINISH_FLUSHING, FINISH_FINAL };
+
 struct runtime_state {
     int enabled, timed, drop;
     int arm_only;           /* PTCALL_BACKEND=pt or PTCALL_ARM=1: arm gated call sites, no
@@ -244,6 +246,9 @@ struct runtime_state {
                                  whose call sites are armed; all when not active */
     char sel_spec[1024];      /* the selection as text, for MODULE_ARMED chunks */
 
+    /* finishing: FINISH_NONE, FINISH_FLUSHING (a final flush will free the queued buffers:
+     * a thread waiting for one keeps waiting, its event is inside the trace's window) or
+     * FINISH_FINAL (no buffer will be freed any more: a waiting thread gives up) */
     _Atomic int active, finishing;
     int fd;
     uint32_t pid;
@@ -282,6 +287,8 @@ struct runtime_state {
     uint64_t flush_ns;       /* PTCALL_FLUSH_MS: partly filled buffers are written this often
                                 (0: never; soft_drain.c, flush_live) */
     uint64_t drain_live_flushes; /* chunks written from buffers still being filled */
+    uint64_t test_drain_delay_ns; /* PTCALL_TEST_DRAIN_DELAY_US: the drain holds drain_mu this
+                                     long before each round (tests only) */
     uint64_t test_queue_delay_ns; /* PTCALL_TEST_QUEUE_DELAY_US: a full buffer waits this long
                                      before it is queued (soft_thread.c, retire; tests only) */
     int fork_point_known;    /* a fork child: its parent said its FORK record is written

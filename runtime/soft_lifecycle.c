@@ -146,7 +146,7 @@ static void atfork_child(void)
          * recording for good, and soft_ctl.c's fork handler, which runs next, puts an
          * attached parent's stubs back to `ret` in it. Its exec starts a new image, which
          * has its own. */
-        atomic_store(&rt.finishing, 1);
+        atomic_store(&rt.finishing, FINISH_FINAL);
         close_trace_fd();
         return;
     }
@@ -158,7 +158,7 @@ static void atfork_child(void)
     if (!atomic_load(&rt.active) || atomic_load(&rt.finishing)) {
         /* nothing registered yet (or the parent had finished): start from scratch */
         atomic_store(&rt.active, 0);
-        atomic_store(&rt.finishing, 0);
+        atomic_store(&rt.finishing, FINISH_NONE);
         ptc_tls.state = TS_NEW;
         ptc_tls.ts = NULL;
         tls_set(&ptc_tls, 0, 0);
@@ -194,7 +194,7 @@ static void atfork_child(void)
             write_module_armed(rt.objs[i]);
     }
     if (drain_start() < 0) {
-        atomic_store(&rt.finishing, 1);
+        atomic_store(&rt.finishing, FINISH_FINAL);
         return;
     }
     if (self)

@@ -271,7 +271,14 @@ static void switch_buffer(struct thread *ts, int may_drop)
             b = take_free(ts, &left);
             if (b || (atomic_load(&ts->stalled) && (b = add_buffer(ts))))
                 break;
-            if (!atomic_load(&rt.drain_running) || atomic_load(&rt.finishing)) {
+            int fin = atomic_load(&rt.finishing);
+            /* a final flush on its way frees the queued buffers (a detach under load may
+             * take it longer than one wait to get there): only once it has, or when no
+             * drain and no flush will, is the event given up */
+            if (fin == FINISH_FINAL || (fin == FINISH_NONE && !atomic_load(&rt.drain_running))) {
+                /* the flush stored FINISH_FINAL after its frees: take one it made */
+                if ((b = take_free(ts, &left)) != NULL)
+                    break;
                 /* nobody will free a buffer: the caller counts its event as dropped */
                 atomic_store(&ts->waiting, 0);
                 ts->wait_ns += mono_ns() - w0;

@@ -17,6 +17,7 @@ started without ptcall (docs/runtime.md, *Attaching to a running process*; issue
   recorder says so; the exec'd image can be attached to again.
 """
 import argparse
+import json
 import os
 import re
 import signal
@@ -335,11 +336,35 @@ def case_errors(ptcall, exe, d):
     stop(p)
 
 
+def case_slowdrain(ptcall, exe, d):
+    """A drain slower than its writers (a loaded machine, as in CI): the threads wait for
+    buffers when the detach comes, and the detach's flush must let them have one. The
+    runtime's drain sleeps 300 ms per round with its lock held, so the detach waits longer
+    than a writer's 100 ms wait; a writer that gave up then lost its event (lost_events 1 in
+    a CI run of real-redis-attach)."""
+    env = dict(os.environ, PTCALL_TEST_DRAIN_DELAY_US="300000")
+    p = start(exe, ["busy"], env=env)
+    for i in range(3):
+        out = os.path.join(d, "slow%d.ptc" % i)
+        r = attach(ptcall, p.pid, out, duration="500ms")
+        if r.returncode:
+            fail("attach %d: status %d\n%s" % (i, r.returncode, r.stderr))
+        check_trace(ptcall, out, 4)
+        rep = ptcall_run(ptcall, ["report", out, "--format", "json", "--top", "0"])
+        t = json.loads(rep.stdout)["totals"]
+        if not t["complete"] or t["lost_events"] or t.get("gaps") or t["unmatched"]:
+            fail("attach %d with a slow drain: the trace is not whole: %s" % (i, t))
+        print("slow drain, attach %d: %d events, none lost" % (i, t["events"]))
+        if not alive(p):
+            fail("the program died during attach %d" % i)
+    stop(p)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", required=True)
     ap.add_argument("--work", required=True)
-    ap.add_argument("--case", required=True, choices=["cycles", "errors"])
+    ap.add_argument("--case", required=True, choices=["cycles", "errors", "slowdrain"])
     a = ap.parse_args()
     b = os.path.abspath(a.build)
     d = os.path.join(os.path.abspath(a.work), "attach-" + a.case)
@@ -352,7 +377,7 @@ def main():
         fail("build: %s" % r.stderr)
     os.chmod(exe, 0o755)
     ptcall = os.path.join(b, "tools", "ptcall")
-    {"cycles": case_cycles, "errors": case_errors}[a.case](ptcall, exe, d)
+    {"cycles": case_cycles, "errors": case_errors, "slowdrain": case_slowdrain}[a.case](ptcall, exe, d)
     print("PASS")
 
 

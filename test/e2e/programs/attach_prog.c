@@ -11,6 +11,7 @@
 static atomic_int stop;
 static atomic_long rounds, bad;
 static volatile long N = 100;
+static int busy; /* "busy": the workers never sleep (buffers fill faster than a slow drain) */
 
 __attribute__((noinline)) long leaf(long x) { return x * 3 + 1; }
 __attribute__((noinline)) long mid(long x) { return leaf(x) + leaf(x + 1); }
@@ -29,8 +30,10 @@ static void *worker(void *arg)
         if (work(N) != 30200) /* the sum over i < 100 of 6i + 5 */
             atomic_fetch_add(&bad, 1);
         atomic_fetch_add(&rounds, 1);
-        struct timespec t = {0, 200000};
-        nanosleep(&t, NULL);
+        if (!busy) {
+            struct timespec t = {0, 200000};
+            nanosleep(&t, NULL);
+        }
     }
     return NULL;
 }
@@ -52,6 +55,8 @@ int main(int argc, char **argv)
         printf("exiting\n");
         return 7;
     }
+    if (argc > 1 && !strcmp(argv[1], "busy"))
+        busy = 1;
     pthread_t t[16];
     for (int i = 0; i < nthreads; i++)
         pthread_create(&t[i], NULL, worker, NULL);
