@@ -17,14 +17,15 @@
 #define PTC_FILE_MAGIC "PTCALLTR" /* 8 bytes, no NUL */
 #define PTC_VERSION_MAJOR 2u      /* what writers write (2: the chunk CRC covers the header) */
 #define PTC_VERSION_MAJOR_MIN 1u  /* readers read majors MIN..MAJOR and reject the others */
-#define PTC_VERSION_MINOR 4u      /* readers accept any minor: new chunks are optional (1.1:
+#define PTC_VERSION_MINOR 5u      /* readers accept any minor: new chunks are optional (1.1:
                                      MODULE stub kind PTC_STUB_CALL; 1.2: the optional
                                      MODULE_ARMED chunk; both are in 2.0; 2.1: the optional
                                      COUNTS and MARK chunks; 2.2: the optional SPAWN and
                                      MODULE_REFUSED chunks; 2.3: LOSS kind WRITE; 2.4: PROCESS
                                      how ATTACH and SNAPSHOT, PROCESS_END how DETACH and
                                      SNAPSHOT, the optional SNAPSHOT, THREAD_NAME and WINDOW
-                                     chunks) */
+                                     chunks; 2.5: the optional BUDGET and MODULE_COUNTED
+                                     chunks, COUNTS flag PILOT, TIMEBASE source TICKER) */
 
 struct ptc_file_header {
     char magic[8];          /* PTC_FILE_MAGIC */
@@ -82,6 +83,11 @@ enum ptc_chunk_type {
                                     thread's name changed (as perf's COMM) */
     PTC_CHUNK_WINDOW = 18,       /* OPTIONAL (2.4): struct ptc_window, per thread: the span of
                                     the thread's events in an attach or a snapshot */
+    PTC_CHUNK_BUDGET = 19,       /* OPTIONAL (2.5): struct ptc_budget, process-level: the budget
+                                    a recording was asked to keep, the cost model, and what
+                                    was chosen (record --overhead / --budget) */
+    PTC_CHUNK_MODULE_COUNTED = 20, /* OPTIONAL (2.5): struct ptc_module_counted: the functions
+                                      of a module counted (not traced) in a trace of events */
     PTC_CHUNK_END_CAUSE = 22,    /* OPTIONAL (2.4, SERVE's number): struct ptc_end_cause,
                                     process-level: why the process ended where PROCESS_END
                                     cannot say it (a sanitizer stopped it) */
@@ -119,7 +125,10 @@ struct ptc_process {
     /* then the executable's path, NUL-terminated */
 };
 
-enum ptc_timebase_source { PTC_TIME_PERF_PAGE = 1, PTC_TIME_CALIBRATED = 2 };
+/* PTC_TIME_TICKER (2.5): events carry a clock word a runtime thread sets to the TSC every
+ * resolution_ns (struct ptc_timebase's reserved1), read by a plain load: the same formula
+ * turns it into ns, and no interval is known to better than resolution_ns. */
+enum ptc_timebase_source { PTC_TIME_PERF_PAGE = 1, PTC_TIME_CALIBRATED = 2, PTC_TIME_TICKER = 3 };
 
 /* ns = time_zero + (tsc >> time_shift) * time_mult
  *      + (((tsc & ((1 << time_shift) - 1)) * time_mult) >> time_shift)
@@ -129,7 +138,8 @@ struct ptc_timebase {
     uint16_t time_shift;
     uint16_t reserved0;
     uint32_t time_mult;
-    uint32_t reserved1;
+    uint32_t reserved1;     /* PTC_TIME_TICKER: the clock word's period, ns (its resolution);
+                               0 otherwise */
     uint64_t time_zero;
     uint64_t tsc_hz;        /* informational */
 };
@@ -199,6 +209,9 @@ struct ptc_counts {
 #define PTC_COUNTS_F_MARK 0x1u  /* closed by ptcall_mark(label) */
 #define PTC_COUNTS_F_END 0x2u   /* closed by the end of the process (exit, _exit, exec) */
 #define PTC_COUNTS_F_CRASH 0x4u /* closed by a fatal signal: the segment's input crashed */
+#define PTC_COUNTS_F_PILOT 0x8u /* (2.5) closed at the end of a budget's pilot: every function
+                                   was counted until then, and its chosen functions traced
+                                   after (a BUDGET chunk follows) */
 /* ptcall_mark(label) in a trace of events (2.1; process-level, PTC_CHUNK_F_OPTIONAL): thread
  * tid passed a mark here. The runtime writes the thread's events before the mark first, so
  * in file order the chunk follows them and precedes the events after it. */
@@ -368,6 +381,49 @@ struct ptc_window {
     uint32_t flags;         /* PTC_WINDOW_F_* */
     uint32_t reserved;
     uint64_t lost_before;   /* PTC_WINDOW_F_WRAPPED: events overwritten before tsc_from */
+};
+
+/* MODULE_COUNTED (2.5; process-level, PTC_CHUNK_F_OPTIONAL): in a trace of events, the
+ * functions of a module the runtime counts (a counting trampoline per call) instead of
+ * tracing; their calls are in the process's COUNTS chunks. A function neither armed
+ * (MODULE_ARMED) nor counted was neither traced nor counted. Same layout as MODULE_ARMED. */
+struct ptc_module_counted {
+    uint32_t module_id;     /* the process's MODULE chunk of this id, announced before */
+    uint32_t num_funcs;     /* that MODULE chunk's num_funcs */
+    uint32_t num_counted;   /* bits set below */
+    uint32_t reserved;      /* 0 */
+    /* then uint8_t counted[(num_funcs + 7) / 8]: bit (i % 8) of byte i / 8 set = function i
+     * is counted from tsc on (struct ptc_budget, or the process's start) */
+};
+
+enum ptc_budget_kind {
+    PTC_BUDGET_KIND_OVERHEAD = 1, /* record --overhead PCT: limit = fraction of CPU time */
+    PTC_BUDGET_KIND_RATE = 2,     /* record --budget RATE[,AUX]: limit = bytes per second */
+};
+enum ptc_budget_source {
+    PTC_BUDGET_SRC_PILOT = 1,     /* counted in this process for pilot_ns, then chosen */
+    PTC_BUDGET_SRC_PREVIOUS = 2,  /* counts of a previous run (a --counts trace, the runs
+                                     database) */
+};
+/* BUDGET (2.5; process-level, PTC_CHUNK_F_OPTIONAL): written when the chosen set takes
+ * effect (the end of the pilot, or the start). outcome is enum ptc_budget_outcome
+ * (common/ptc_budget.h); the note says in words what was done, e.g. "counting alone costs
+ * 7.1 % > 5 %: nothing traced, every function counted". */
+struct ptc_budget {
+    uint32_t kind;          /* enum ptc_budget_kind */
+    uint32_t source;        /* enum ptc_budget_source */
+    double limit;           /* fraction (0.05) or bytes per second */
+    double aux_bytes;       /* RATE: the AUX buffer's size; 0 otherwise */
+    double per_event;       /* the model: ns (or PT bytes) per traced event, measured */
+    double per_count;       /* ns per counted call, measured (0 under PT) */
+    double predicted;       /* the chosen set's cost as a fraction, or bytes per second */
+    uint64_t tsc;           /* when the choice took effect */
+    uint64_t pilot_ns;      /* PILOT: the pilot's wall time; 0 otherwise */
+    uint64_t candidates, traced; /* functions */
+    uint64_t calls_total, calls_traced; /* over the pilot or the previous run */
+    uint32_t outcome;       /* enum ptc_budget_outcome */
+    uint32_t note_size;     /* bytes of the note that follows, its NUL included */
+    /* then the note, NUL-terminated */
 };
 
 struct ptc_process_end {
