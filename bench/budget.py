@@ -31,8 +31,12 @@ what needs none of them.
 
 usage: bench/budget.py [--build DIR] [--rounds N] [--quick] [--budgets 2,5,10,25]
          [--workloads lua,sqlite,bzip2,redis] [--modes timed,untimed] [--pilot DURATION]
-         [--pt-rates 100M,1G] [--aux 4M] [--redis-server EXE] [--parts LIST] [--no-write]
-  --quick: small inputs, 2 rounds, budget 5 %, timed only, one PT rate; Redis only when its
+         [--sources pilot,counts] [--pt-rates 100M,1G] [--aux 4M] [--redis-server EXE]
+         [--parts LIST] [--no-write] [--check]
+  --sources: what a budget chooses from: the run's own pilot (record --pilot), counting mode's
+  trace of the same load (record --from-counts); default pilot, both for Redis (its pilot runs
+  while the server waits for redis-benchmark).
+  --quick: small inputs, 2 rounds, budget 5 %, timed only, --pilot 20ms, one PT rate; Redis only when its
   server is already built (or --redis-server): about a minute.
 """
 import argparse
@@ -85,6 +89,9 @@ def check_options(ptcall, a):
             missing.append("record --overhead is not in this build (`ptcall record --help` has no --overhead)")
         if a.pilot and not re.search(r"--pilot\b", rec):
             missing.append("record --pilot is not in this build")
+        if (a.sources is None and "redis" in a.workloads or "counts" in (a.sources or [])) \
+                and not re.search(r"--from-counts\b", rec):
+            missing.append("record --from-counts is not in this build")
     if "pt" in a.parts and not re.search(r"--budget\b", bw):
         missing.append("bandwidth --budget is not in this build (`ptcall bandwidth --help` has no --budget)")
     if missing:
@@ -233,7 +240,8 @@ def counts_part(prog, ptcall, d):
         reps.append(calls_by_func(report(ptcall, t)))
     a, b = reps
     unstable = sorted(k for k in set(a) | set(b) if a.get(k, {}).get("calls", 0) != b.get(k, {}).get("calls", 0))
-    return {"calls": a, "unstable": unstable, "total_calls": sum(v["calls"] for v in a.values())}
+    return {"calls": a, "unstable": unstable, "total_calls": sum(v["calls"] for v in a.values()),
+            "trace": os.path.join(d, "counts-1.ptc")}
 
 
 def full_part(prog, ptcall, d):
@@ -263,7 +271,8 @@ def kept(state, counts, full):
     c_tr = sum(v["calls"] for k, v in counts["calls"].items() if k in traced)
     t_all = sum(v["total"] for v in full["funcs"].values()) if full else 0
     t_tr = sum(v["total"] for k, v in full["funcs"].items() if k in traced) if full else 0
-    n = {s: sum(1 for v in state.values() if v == s) for s in ("traced", "counted", "neither")}
+    ran = {k for k, v in counts["calls"].items() if v["calls"]}  # the functions that ran, not the whole map
+    n = {s: sum(1 for k, v in state.items() if v == s and k in ran) for s in ("traced", "counted", "neither")}
     return {"functions": n, "calls_share": c_tr / c_all if c_all else None,
             "time_share": t_tr / t_all if t_all else None}
 
@@ -274,7 +283,8 @@ def explain(res, pct, plain_value, prog):
     b = res.get("budget_chunk")
     sd = res["slowdown"]
     if b is None:
-        why.append("no BUDGET chunk in the trace: the choice never took effect (a run shorter than the pilot?)")
+        why.append("no BUDGET chunk in the trace: the choice never took effect%s" % (
+            "" if prog.throughput else " (a run shorter than the pilot?)"))
     else:
         if b["outcome"] == "BELOW_COUNTING":
             why.append("BELOW_COUNTING: %s" % (b["note"] or "counting alone exceeds the budget"))
@@ -295,30 +305,36 @@ def explain(res, pct, plain_value, prog):
     return why
 
 
+def sources_of(prog, a):
+    """pilot: the run's own pilot; counts: --from-counts of counting mode's trace of the same
+    load. Redis gets both by default: its pilot runs while the server waits for its clients."""
+    return a.sources or (["pilot", "counts"] if prog.name == "redis" else ["pilot"])
+
+
 def budget_part(prog, ptcall, d, a, counts, full, log):
-    configs = [(m, p) for m in a.modes for p in a.budgets]
+    configs = [(m, p, src) for m in a.modes for src in sources_of(prog, a) for p in a.budgets]
     rounds = {c: [] for c in configs}
-    pilot = ["--pilot", a.pilot] if a.pilot else []
+    source_flags = {"pilot": ["--pilot", a.pilot] if a.pilot else [], "counts": ["--from-counts", counts["trace"]]}
+    trace = lambda mode, pct, src: os.path.join(d, "budget-%s-%s-%g.ptc" % (mode, src, pct))
     for r in range(a.rounds):
-        for mode, pct in configs:
-            t = os.path.join(d, "budget-%s-%g.ptc" % (mode, pct))
-            pre = record_prefix(ptcall, t, ["--overhead", "%g" % pct] + pilot + MODE_FLAGS[mode])
+        for mode, pct, src in configs:
+            pre = record_prefix(ptcall, trace(mode, pct, src),
+                                ["--overhead", "%g" % pct] + source_flags[src] + MODE_FLAGS[mode])
             order = ("plain", "budget") if r % 2 == 0 else ("budget", "plain")
             got = {k: prog.run([] if k == "plain" else pre) for k in order}
-            rounds[(mode, pct)].append(got)
-            log("%s %s %g %%: round %d: slowdown %.1f %%" % (prog.name, mode, pct, r + 1,
-                                                             100 * slowdown(prog, got["plain"], got["budget"])))
+            rounds[(mode, pct, src)].append(got)
+            log("%s %s %s %g %%: round %d: slowdown %.1f %%" % (
+                prog.name, mode, src, pct, r + 1, 100 * slowdown(prog, got["plain"], got["budget"])))
     out = []
-    for mode, pct in configs:
-        rs = rounds[(mode, pct)]
-        t = os.path.join(d, "budget-%s-%g.ptc" % (mode, pct))  # the last round's trace
-        state, chunks = trace_sets(t)
-        res = {"mode": mode, "budget_pct": pct, "rounds": rs,
+    for mode, pct, src in configs:
+        rs = rounds[(mode, pct, src)]
+        state, chunks = trace_sets(trace(mode, pct, src))  # the last round's trace
+        res = {"mode": mode, "budget_pct": pct, "source": src, "rounds": rs,
                "slowdown": spread([slowdown(prog, x["plain"], x["budget"]) for x in rs]),
                "plain_median": statistics.median(prog.value(x["plain"]) for x in rs),
                "budget_chunk": chunks[0] if chunks else None, "budget_chunks": len(chunks)}
-        res["kept"] = kept(state, counts, full) if counts else None
-        res["counts"] = compare_counts(prog, calls_by_func(report(ptcall, t)), counts) if counts else None
+        res["kept"] = kept(state, counts, full)
+        res["counts"] = compare_counts(prog, calls_by_func(report(ptcall, trace(mode, pct, src))), counts)
         res["within"] = res["slowdown"]["median"] <= pct / 100.0
         res["why"] = [] if res["within"] else explain(res, pct, res["plain_median"], prog)
         out.append(res)
@@ -426,6 +442,10 @@ def pct(x, digits=1):
     return "–" if x is None else "%.*f %%" % (digits, 100 * x)
 
 
+def mbps(x):
+    return "–" if x is None else "%.1f MB/s" % (x / 1e6)
+
+
 def tables(results, a):
     lines = []
     for res in results:
@@ -448,15 +468,15 @@ def tables(results, a):
                 "; its calls equal counting mode's (%s)" % fc["compared"] if not fc["differ"] else
                 "; **its calls differ from counting mode's in %d functions**" % fc["differ"]) if fc else ""))
         if "budgets" in res:
-            lines += ["", "| mode | budget | slowdown (median; quartiles) | within | outcome | traced / counted | "
+            lines += ["", "| mode | chosen from | budget | slowdown (median; quartiles) | within | outcome | functions traced / counted (of those that ran) | "
                           "calls kept | incl. time kept | calls = counting mode | why missed |",
-                      "|---|---:|---|---|---|---|---:|---:|---|---|"]
+                      "|---|---|---:|---|---|---|---|---:|---:|---|---|"]
             for b in res["budgets"]:
                 sd, ch, k, c = b["slowdown"], b["budget_chunk"], b["kept"], b["counts"]
                 eq = ("yes (%d functions)" % c["functions"] if not c["differ"] else "**no: %d of %d** (%s)" % (
                     c["differ"], c["functions"], "; ".join("%s %d≠%d" % e for e in c["examples"][:3]))) if c else "–"
-                lines.append("| %s | %g %% | %s (%s..%s) | %s | %s | %s | %s | %s | %s | %s |" % (
-                    b["mode"], b["budget_pct"], pct(sd["median"]), pct(sd["q1"]), pct(sd["q3"]),
+                lines.append("| %s | %s | %g %% | %s (%s..%s) | %s | %s | %s | %s | %s | %s | %s |" % (
+                    b["mode"], "the pilot" if b["source"] == "pilot" else "counting mode's trace", b["budget_pct"], pct(sd["median"]), pct(sd["q1"]), pct(sd["q3"]),
                     "yes" if b["within"] else "**no**", ch["outcome"] if ch else "no BUDGET chunk",
                     "%d / %d" % (k["functions"]["traced"], k["functions"]["counted"]) if k else "–",
                     pct(k["calls_share"]) if k else "–", pct(k["time_share"]) if k else "–", eq,
@@ -470,8 +490,7 @@ def tables(results, a):
             for p in res["pt"]:
                 for m in p["modes"]:
                     lines.append("| %s,%s | %s | %s | %s | %s | %s | %s |" % (
-                        p["rate"], p["aux"], m["timing"], R.fmt_bytes(m["mean"]) + "/s" if m["mean"] else "–",
-                        R.fmt_bytes(m["worst_10ms"]) + "/s" if m["worst_10ms"] else "–",
+                        p["rate"], p["aux"], m["timing"], mbps(m["mean"]), mbps(m["worst_10ms"]),
                         "%.2f" % m["bytes_per_hit"] if m["bytes_per_hit"] is not None else "–",
                         "–" if m["lost_bytes"] is None else m["lost_bytes"], "yes" if m["within"] else "**no**"))
     return lines
@@ -485,9 +504,12 @@ def main():
     ap.add_argument("--budgets", default=None, help="percentages (default 2,5,10,25; --quick 5)")
     ap.add_argument("--workloads", default=",".join(WORKLOADS))
     ap.add_argument("--modes", default=None, help="timed,untimed (default both; --quick timed)")
-    ap.add_argument("--pilot", default=None, help="record --pilot DURATION (default: record's own)")
+    ap.add_argument("--pilot", default=None, help="record --pilot DURATION (default: record's own; --quick 20ms)")
     ap.add_argument("--pt-rates", default=None, help="bytes/s (default 100M,500M,2G; --quick 500M)")
     ap.add_argument("--aux", default="4M")
+    ap.add_argument("--sources", default=None,
+                    help="what the budget chooses from: pilot (record --pilot), counts (record --from-counts of "
+                         "counting mode's trace); default pilot, and both for Redis")
     ap.add_argument("--redis-server", default=None, help="an existing ptcall-cc build of redis-server")
     ap.add_argument("--parts", default=",".join(PARTS), help=",".join(PARTS))
     ap.add_argument("--no-write", action="store_true", help="leave docs/ alone")
@@ -496,13 +518,17 @@ def main():
                          "or a PT budget is exceeded or loses bytes (slowdowns are too noisy to fail on)")
     a = ap.parse_args()
     a.rounds = a.rounds or (2 if a.quick else 11)
+    # --quick's runs last 0.2-1 s: record's default pilot (200 ms) would be most of them
+    a.pilot = a.pilot or ("20ms" if a.quick else None)
     a.budgets = [float(x) for x in (a.budgets or ("5" if a.quick else "2,5,10,25")).split(",")]
     a.modes = (a.modes or ("timed" if a.quick else "timed,untimed")).split(",")
     a.pt_rates = (a.pt_rates or ("500M" if a.quick else "100M,500M,2G")).split(",")
     a.workloads = a.workloads.split(",")
+    a.sources = a.sources.split(",") if a.sources else None
     a.redis_requests = 20000 if a.quick else 400000  # per test (SET, GET)
     a.parts = set(a.parts.split(","))
-    for what, got, known in (("workload", a.workloads, WORKLOADS), ("mode", a.modes, MODE_FLAGS), ("part", a.parts, PARTS)):
+    for what, got, known in (("workload", a.workloads, WORKLOADS), ("mode", a.modes, MODE_FLAGS), ("part", a.parts, PARTS),
+                             ("source", a.sources or [], ("pilot", "counts"))):
         bad = [x for x in got if x not in known]
         if bad:
             die("unknown %s %s: choose from %s" % (what, ",".join(bad), ",".join(known)))
@@ -539,7 +565,7 @@ def main():
         R.replace_block(os.path.join(ROOT, "docs", "benchmarks.md"), "bench/budget.py", text)
         with open(os.path.join(ROOT, "docs", "benchmarks-budget.json"), "w") as f:
             f.write(js + "\n")
-    misses = [(r["workload"], b["mode"], b["budget_pct"]) for r in results for b in r.get("budgets", [])
+    misses = [(r["workload"], b["mode"] + " " + b["source"], b["budget_pct"]) for r in results for b in r.get("budgets", [])
               if not b["within"]]
     if misses:
         log("missed: %s (the table says why)" % ", ".join("%s %s %g %%" % m for m in misses))
@@ -565,7 +591,7 @@ def check_failures(results):
                 bad.append("redis: request-driven calls differ between two counting runs: %s"
                            % ", ".join(sorted(set(rd) & set(r["counts"]["unstable"]))))
         for b in r.get("budgets", []):
-            where = "%s %s %g %%" % (r["workload"], b["mode"], b["budget_pct"])
+            where = "%s %s %s %g %%" % (r["workload"], b["mode"], b["source"], b["budget_pct"])
             if b["budget_chunk"] is None:
                 bad.append(where + ": no BUDGET chunk in the trace")
             if b["counts"] and b["counts"]["differ"]:
