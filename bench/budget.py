@@ -467,6 +467,10 @@ def tables(results, a):
             lines.append("Full timed trace (for the inclusive times): %d events%s." % (res["full"]["events"], (
                 "; its calls equal counting mode's (%s)" % fc["compared"] if not fc["differ"] else
                 "; **its calls differ from counting mode's in %d functions**" % fc["differ"]) if fc else ""))
+        if res.get("budgets"):
+            pm = statistics.median(b["plain_median"] for b in res["budgets"])
+            lines.append("Plain run: %s (the median of its pairs' medians)." % (
+                "%.0f requests/s" % pm if res["throughput"] else "%.3f s" % pm))
         if "budgets" in res:
             lines += ["", "| mode | chosen from | budget | slowdown (median; quartiles) | within | outcome | functions traced / counted (of those that ran) | "
                           "calls kept | incl. time kept | calls = counting mode | why missed |",
@@ -600,8 +604,13 @@ def check_failures(results):
         for p in r.get("pt", []):
             for m in p["modes"]:
                 if not m["within"]:
-                    bad.append("%s PT %s,%s %s: mean %s B/s, lost %s" % (r["workload"], p["rate"], p["aux"],
-                                                                        m["timing"], m["mean"], m["lost_bytes"]))
+                    where = "%s PT %s,%s %s" % (r["workload"], p["rate"], p["aux"], m["timing"])
+                    if m["lost_bytes"] is None or m["mean"] is None:
+                        bad.append(where + ": bandwidth's JSON has no %s" % (
+                            "modes[].loss" if m["lost_bytes"] is None else "modes[].bytes_per_s.mean"))
+                    else:
+                        bad.append(where + ": mean %.0f B/s against %.0f, %d bytes lost" % (
+                            m["mean"], p["limit"], m["lost_bytes"]))
     return bad
 
 
