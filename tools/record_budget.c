@@ -16,6 +16,8 @@
 
 #include "budget.h"
 #include "cov.h"
+#include "db_query.h"
+#include "db_schema.h"
 #include "options.h"
 #include "ptc_budget.h"
 #include "ptc_record_options.h"
@@ -126,12 +128,129 @@ static int open_trace_set(const char *trace_path, char *out, size_t n, FILE **f)
     return 0;
 }
 
-/* --from-counts TRACE: the choice made here. 0, or 1 after an error line. */
+/* The previous run's functions, as either source gives them. */
+struct prev_funcs {
+    size_t n;
+    const char **name, **linkage;
+    uint64_t *calls;
+    uint64_t wall_ns, threads; /* the span: wall time x threads (neither source has CPU time) */
+    char what[PATH_MAX + 64];  /* "the counts of TRACE", "run 12 of DB" */
+};
+
+static int prev_alloc(struct prev_funcs *p, size_t n)
+{
+    p->n = n;
+    p->name = calloc(n ? n : 1, sizeof(*p->name));
+    p->linkage = calloc(n ? n : 1, sizeof(*p->linkage));
+    p->calls = calloc(n ? n : 1, sizeof(*p->calls));
+    return p->name && p->linkage && p->calls ? 0 : -1;
+}
+
+static void prev_free(struct prev_funcs *p)
+{
+    free(p->name);
+    free(p->linkage);
+    free(p->calls);
+}
+
+/* The choice from p, written as a trace set and passed on. 0, or 1 after an error line. */
+static int choose_and_pass(const struct cli_values *v, const struct record_options *o,
+                           const struct ptc_costs *c, const char *trace_path,
+                           const struct prev_funcs *p)
+{
+    double pct = v->record.overhead;
+    const struct ptc_cost_fig *ev = ptc_costs_mode(c, mode_in_use(o));
+    if (!ev || !c->count.ok) {
+        fprintf(stderr, "ptcall: the %s mode's cost was not measured (ptcall calibrate says "
+                        "why): no budget can be chosen\n", mode_in_use(o));
+        return 1;
+    }
+    if (!p->wall_ns) {
+        fprintf(stderr, "ptcall: %s: no wall time to budget against (the run did not end): "
+                        "record --counts again to its end\n", p->what);
+        return 1;
+    }
+    struct ptc_budget_func *f = calloc(p->n ? p->n : 1, sizeof(*f));
+    if (!f) {
+        fprintf(stderr, "ptcall: out of memory\n");
+        return 1;
+    }
+    struct ptc_select sel;
+    memset(&sel, 0, sizeof(sel));
+    for (int i = 0; i < o->num_only && i < PTC_SELECT_MAX; i++)
+        sel.only[sel.nonly++] = o->only[i];
+    for (int i = 0; i < o->num_skip && i < PTC_SELECT_MAX; i++)
+        sel.skip[sel.nskip++] = o->skip[i];
+    for (size_t i = 0; i < p->n; i++) {
+        f[i].calls = p->calls[i];
+        /* neither source says which functions are leaves: two events per call, the timed
+         * figure (an upper bound untimed, where a leaf's call is one record) */
+        f[i].events_per_call = 2;
+        f[i].flags = ptc_select_func(&sel, p->name[i], p->linkage[i]) ? PTC_BUDGET_F_CANDIDATE : 0;
+    }
+    double span_ns = (double)p->wall_ns * (double)p->threads;
+    struct ptc_budget_model m = {.per_event = ev->ns, .per_count = c->count.ns,
+                                 .budget = pct / 100 * span_ns};
+    struct ptc_budget_result res;
+    if (ptc_budget_choose(&m, f, p->n, &res) != 0) {
+        fprintf(stderr, "ptcall: out of memory\n");
+        free(f);
+        return 1;
+    }
+    char set_path[PATH_MAX + 16];
+    FILE *out = NULL;
+    if (open_trace_set(trace_path, set_path, sizeof(set_path), &out) != 0) {
+        free(f);
+        return 1;
+    }
+    fprintf(out, TRACE_SET_MAGIC TRACE_SET_MINE " %g from %s: %zu of %zu candidates traced\n",
+            pct, p->what, res.traced, res.candidates);
+    for (size_t i = 0; i < p->n; i++)
+        if (f[i].flags & PTC_BUDGET_F_TRACED)
+            fprintf(out, "%s\n", p->linkage[i] && *p->linkage[i] ? p->linkage[i] : p->name[i]);
+    free(f);
+    if (fclose(out) != 0) {
+        fprintf(stderr, "ptcall: cannot write %s: %s; choose another -o\n", set_path,
+                strerror(errno));
+        return 1;
+    }
+    setenv("PTCALL_TRACE_SET", set_path, 1);
+    char date[16];
+    date_of(c, date, sizeof(date));
+    if (res.outcome == PTC_BUDGET_BELOW_COUNTING)
+        fprintf(stderr, "ptcall: --overhead %g%%: counting alone costs %.2f %% of the time of %s: "
+                        "every function counted, none traced\n",
+                pct, res.cost_counting / span_ns * 100, p->what);
+    if (!o->quiet)
+        fprintf(stderr, "ptcall: --overhead %g%%: from %s (its wall time %.2f s x %llu "
+                        "thread%s; no CPU time is recorded): %zu of %zu functions traced (%.1f %% "
+                        "of %llu calls), predicted %.2f %%, costs %s %.1f ns/event, count %.1f "
+                        "ns/call (calibrated %s); trace set %s\n",
+                pct, p->what, (double)p->wall_ns / 1e9, (unsigned long long)p->threads,
+                p->threads == 1 ? "" : "s", res.traced, res.candidates,
+                res.calls_total ? 100.0 * (double)res.calls_traced / (double)res.calls_total : 0,
+                (unsigned long long)res.calls_total, res.cost_chosen / span_ns * 100,
+                mode_in_use(o), ev->ns, c->count.ns, date, set_path);
+    return 0;
+}
+
+/* The program's map identity (its build, as the trace's MODULE chunks and the database's
+ * run_modules name it). 0, or -1 after an error line. */
+static int program_identity(const char *opt, const char *src, const char *exe, uint64_t *ident)
+{
+    char build_id[80], why[PATH_MAX + 200];
+    if (cov_map_ids(exe, build_id, sizeof(build_id), ident, why, sizeof(why)) == 0)
+        return 0;
+    fprintf(stderr, "ptcall: %s %s: cannot read %s's function map (%s): its build cannot be "
+                    "checked; give the program's path\n", opt, src, exe, why);
+    return -1;
+}
+
+/* --from-counts TRACE. 0, or 1 after an error line. */
 static int choose_from_counts(const struct cli_values *v, const struct record_options *o,
                               const char *exe, const struct ptc_costs *c, const char *trace_path)
 {
     const char *from = v->record.from_counts;
-    double pct = v->record.overhead;
     struct prev_counts p;
     memset(&p, 0, sizeof(p));
     p.s = ptc_session_new();
@@ -157,112 +276,126 @@ static int choose_from_counts(const struct cli_values *v, const struct record_op
         return 1;
     }
     /* the same build: the program's map identity must be one of the trace's modules' */
-    char build_id[80], why[PATH_MAX + 200];
     uint64_t ident = 0;
-    int ir = cov_map_ids(exe, build_id, sizeof(build_id), &ident, why, sizeof(why));
+    if (program_identity("--from-counts", from, exe, &ident) != 0) {
+        ptc_session_free(p.s);
+        return 1;
+    }
     int same = 0;
-    for (int i = 0; ir == 0 && i < p.nident; i++)
+    for (int i = 0; i < p.nident; i++)
         same |= p.identities[i] == ident;
-    if (ir != 0 || !same) {
-        if (ir != 0)
-            fprintf(stderr, "ptcall: --from-counts %s: cannot read %s's function map (%s): its "
-                            "build cannot be checked; give the program's path\n",
-                    from, o->argv[0], why);
-        else
-            fprintf(stderr, "ptcall: --from-counts %s: its counts are of another build than %s "
-                            "(map identity %016llx is in none of its modules): record --counts "
-                            "of this build first\n",
-                    from, o->argv[0], (unsigned long long)ident);
+    if (!same) {
+        fprintf(stderr, "ptcall: --from-counts %s: its counts are of another build than %s "
+                        "(map identity %016llx is in none of its modules): record --counts of "
+                        "this build first\n", from, exe, (unsigned long long)ident);
         ptc_session_free(p.s);
         return 1;
     }
-    const struct ptc_cost_fig *ev = ptc_costs_mode(c, mode_in_use(o));
-    if (!ev || !c->count.ok) {
-        fprintf(stderr, "ptcall: the %s mode's cost was not measured (ptcall calibrate says "
-                        "why): no budget can be chosen\n", mode_in_use(o));
-        ptc_session_free(p.s);
-        return 1;
-    }
+    struct prev_funcs pf;
+    memset(&pf, 0, sizeof(pf));
     uint32_t nf = ptc_session_num_funcs(p.s);
-    struct ptc_budget_func *f = calloc(nf ? nf : 1, sizeof(*f));
-    if (!f) {
+    if (prev_alloc(&pf, nf) != 0) {
         fprintf(stderr, "ptcall: out of memory\n");
+        prev_free(&pf);
         ptc_session_free(p.s);
         return 1;
     }
-    struct ptc_select sel;
-    memset(&sel, 0, sizeof(sel));
-    for (int i = 0; i < o->num_only && i < PTC_SELECT_MAX; i++)
-        sel.only[sel.nonly++] = o->only[i];
-    for (int i = 0; i < o->num_skip && i < PTC_SELECT_MAX; i++)
-        sel.skip[sel.nskip++] = o->skip[i];
     for (uint32_t i = 0; i < nf; i++) {
         const struct ptc_func_info *fi = ptc_session_func(p.s, i);
         struct ptc_func_stats st;
         ptc_session_func_stats(p.s, i, &st);
-        f[i].calls = st.calls;
-        /* a counts trace does not say which functions are leaves: two events per call, the
-         * timed figure (an upper bound untimed, where a leaf's call is one record) */
-        f[i].events_per_call = 2;
-        f[i].flags = ptc_select_func(&sel, fi->name, fi->linkage_name) ? PTC_BUDGET_F_CANDIDATE : 0;
+        pf.name[i] = fi->name;
+        pf.linkage[i] = fi->linkage_name;
+        pf.calls[i] = st.calls;
     }
-    /* the previous run's span: its wall time times its threads (a trace has no CPU time) */
-    uint64_t threads = t.threads ? t.threads : 1;
-    double span_ns = (double)p.wall_ns * (double)threads;
-    struct ptc_budget_model m = {.per_event = ev->ns, .per_count = c->count.ns,
-                                 .budget = pct / 100 * span_ns};
-    struct ptc_budget_result res;
-    if (!p.wall_ns || ptc_budget_choose(&m, f, nf, &res) != 0) {
-        fprintf(stderr, "ptcall: --from-counts %s: %s\n", from,
-                p.wall_ns ? "out of memory"
-                          : "the trace has no RECORD_END (no wall time to budget against): record "
-                            "--counts again to its end");
-        free(f);
-        ptc_session_free(p.s);
-        return 1;
-    }
-    char set_path[PATH_MAX + 16];
-    FILE *out = NULL;
-    if (open_trace_set(trace_path, set_path, sizeof(set_path), &out) != 0) {
-        free(f);
-        ptc_session_free(p.s);
-        return 1;
-    }
-    fprintf(out, TRACE_SET_MAGIC TRACE_SET_MINE " %g --from-counts %s: %zu of %zu candidates "
-                 "traced\n", pct, from, res.traced, res.candidates);
-    for (uint32_t i = 0; i < nf; i++) {
-        if (!(f[i].flags & PTC_BUDGET_F_TRACED))
-            continue;
-        const struct ptc_func_info *fi = ptc_session_func(p.s, i);
-        fprintf(out, "%s\n", fi->linkage_name && *fi->linkage_name ? fi->linkage_name : fi->name);
-    }
-    if (fclose(out) != 0) {
-        fprintf(stderr, "ptcall: cannot write %s: %s; choose another -o\n", set_path,
-                strerror(errno));
-        free(f);
-        ptc_session_free(p.s);
-        return 1;
-    }
-    setenv("PTCALL_TRACE_SET", set_path, 1);
-    char date[16];
-    date_of(c, date, sizeof(date));
-    if (res.outcome == PTC_BUDGET_BELOW_COUNTING)
-        fprintf(stderr, "ptcall: --overhead %g%%: counting alone costs %.2f %% of %s's time (from "
-                        "its counts): every function counted, none traced\n",
-                pct, res.cost_counting / span_ns * 100, from);
-    if (!o->quiet)
-        fprintf(stderr, "ptcall: --overhead %g%%: from the counts of %s (its wall time %.2f s x "
-                        "%llu thread%s; the trace has no CPU time): %zu of %zu functions traced "
-                        "(%.1f %% of %llu calls), predicted %.2f %%, costs %s %.1f ns/event, count "
-                        "%.1f ns/call (calibrated %s); trace set %s\n",
-                pct, from, (double)p.wall_ns / 1e9, (unsigned long long)threads,
-                threads == 1 ? "" : "s", res.traced, res.candidates,
-                res.calls_total ? 100.0 * (double)res.calls_traced / (double)res.calls_total : 0,
-                (unsigned long long)res.calls_total, res.cost_chosen / span_ns * 100,
-                mode_in_use(o), ev->ns, c->count.ns, date, set_path);
-    free(f);
+    pf.wall_ns = p.wall_ns;
+    pf.threads = t.threads ? t.threads : 1;
+    snprintf(pf.what, sizeof(pf.what), "the counts of %s", from);
+    r = choose_and_pass(v, o, c, trace_path, &pf);
+    prev_free(&pf);
     ptc_session_free(p.s);
-    return 0;
+    return r;
+}
+
+/* --from-db DB: the newest run of the program's build that traced or counted every function
+ * (no --only/--skip), as `db add` stored it. 0, or 1 after an error line. */
+static int choose_from_db(const struct cli_values *v, const struct record_options *o,
+                          const char *exe, const struct ptc_costs *c, const char *trace_path)
+{
+    const char *url = v->record.from_db;
+    uint64_t ident = 0;
+    if (program_identity("--from-db", url, exe, &ident) != 0)
+        return 1;
+    char want[24];
+    snprintf(want, sizeof(want), "%016llx", (unsigned long long)ident);
+    struct db d;
+    memset(&d, 0, sizeof(d));
+    int e = db_open(&d, url, DB_READ);
+    if (e) {
+        fprintf(stderr, "ptcall: --from-db %s: %s\n", url, d.err);
+        db_close(&d);
+        return 1;
+    }
+    struct db_filter flt;
+    memset(&flt, 0, sizeof(flt));
+    struct db_ids ids = {NULL, 0};
+    struct db_run *run = NULL;
+    int64_t found = -1;
+    e = db_select(&d, &flt, &ids);
+    /* newest first; each run's modules say its build */
+    for (size_t k = ids.n; !e && k-- > 0 && found < 0;) {
+        struct db_ids one = {&ids.v[k], 1};
+        struct db_run *rr = NULL;
+        if ((e = db_runs_get(&d, &one, 1, &rr)) != 0)
+            break;
+        int same = 0;
+        for (size_t m = 0; m < rr->nmods; m++)
+            same |= rr->mods[m].identity && !strcmp(rr->mods[m].identity, want);
+        if (same && !rr->selection && rr->has_duration) {
+            found = rr->id;
+            run = rr;
+        } else {
+            db_runs_free(rr, 1);
+        }
+    }
+    if (e || found < 0) {
+        if (e)
+            fprintf(stderr, "ptcall: --from-db %s: %s\n", url, d.err);
+        else
+            fprintf(stderr, "ptcall: --from-db %s: no run of this build of %s (map identity %s, "
+                            "every function traced or counted, with its duration): add one "
+                            "with ptcall db add, or use a pilot (leave out --from-db)\n",
+                    url, exe, want);
+        db_ids_free(&ids);
+        db_close(&d);
+        return 1;
+    }
+    struct db_func_out *fn = NULL;
+    size_t n = 0;
+    struct prev_funcs pf;
+    memset(&pf, 0, sizeof(pf));
+    int rc = 1;
+    e = db_run_functions(&d, found, &fn, &n);
+    if (e || prev_alloc(&pf, n) != 0) {
+        fprintf(stderr, "ptcall: --from-db %s: %s\n", url, e ? d.err : "out of memory");
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            pf.name[i] = fn[i].name;
+            pf.linkage[i] = fn[i].linkage_name;
+            pf.calls[i] = fn[i].calls;
+        }
+        pf.wall_ns = (uint64_t)(run->duration_ns > 0 ? run->duration_ns : 0);
+        pf.threads = run->counters[DB_C_THREADS] ? run->counters[DB_C_THREADS] : 1;
+        snprintf(pf.what, sizeof(pf.what), "run %lld of %s", (long long)found, url);
+        rc = choose_and_pass(v, o, c, trace_path, &pf);
+    }
+    prev_free(&pf);
+    if (fn)
+        db_funcs_free(fn, n);
+    db_runs_free(run, 1);
+    db_ids_free(&ids);
+    db_close(&d);
+    return rc;
 }
 
 /* ---- the options ----------------------------------------------------------------------- */
@@ -299,12 +432,6 @@ int record_budget_prepare(const struct cli_values *v, const struct record_option
                             "to trace within the budget)\n", pct);
         return 0;
     }
-    if (v->record.from_db) {
-        fprintf(stderr, "ptcall: --from-db is not available in this ptcall yet: give "
-                        "--from-counts TRACE (a record --counts trace of the same build), or "
-                        "a pilot (leave out --from-db)\n");
-        return 1;
-    }
     uint64_t pilot_ms = v->record.pilot_ms;
     if (!from && v->record.have_pilot && !pilot_ms) {
         pilot_ms = 200;
@@ -312,7 +439,7 @@ int record_budget_prepare(const struct cli_values *v, const struct record_option
                         "choose from; using a pilot of %llu ms instead\n",
                 pct, (unsigned long long)pilot_ms);
     }
-    if (from && v->record.have_pilot && v->record.pilot_ms && !o->quiet)
+    if (from && v->record.have_pilot && !o->quiet)
         fprintf(stderr, "ptcall: --overhead %g%% %s: the choice comes from previous counts, "
                         "there is no pilot (--pilot ignored)\n", pct, from);
     if (o->num_only && !o->quiet)
@@ -330,8 +457,10 @@ int record_budget_prepare(const struct cli_values *v, const struct record_option
         fprintf(stderr, "ptcall: no costs measured for this machine and libptcall yet: "
                         "calibrated first, in %.1f s (ptcall calibrate)\n",
                 (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
-    if (from)
+    if (v->record.from_counts)
         return choose_from_counts(v, o, exe, &c, trace_path);
+    if (v->record.from_db)
+        return choose_from_db(v, o, exe, &c, trace_path);
     const struct ptc_cost_fig *ev = ptc_costs_mode(&c, mode_in_use(o));
     if (!ev || !c.count.ok) {
         fprintf(stderr, "ptcall: the %s mode's cost was not measured (ptcall calibrate says "

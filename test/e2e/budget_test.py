@@ -213,6 +213,33 @@ def main():
                  % pct, "--from-counts line")
         print("--from-counts %s%%: traced %s" % (pct, sorted(got & called)))
 
+    # ---- --from-db: the same choice from the runs database's figures of the run
+    db = os.path.join(d, "runs.db")
+    plain = os.path.join(d, "plain.ptc")
+    run([ptcall, "record", "--backend", "soft", "-o", plain, "--", prog, "1000"], env=env, cwd=d)
+    run([ptcall, "db", "add", "--db", db, plain], env=env)  # an older run of the build: not chosen
+    run([ptcall, "db", "add", "--db", db, counts], env=env)
+    import sqlite3
+    con = sqlite3.connect(db)
+    rid, dur, thr = con.execute("SELECT id, duration_ns, threads FROM runs WHERE trace = ?",
+                                (os.path.abspath(counts),)).fetchone()
+    dbf = [(n, c) for n, c in con.execute(
+        "SELECT f.name, rf.calls FROM run_functions rf JOIN functions f ON f.id = rf.function_id "
+        "WHERE rf.run_id = ?", (rid,))]
+    con.close()
+    name = "fdb.ptc"
+    r = rec(["--overhead", "30", "--from-db", db], name=name)
+    setf = os.path.join(d, name + ".trace-set")
+    check(envs(r).get("PTCALL_TRACE_SET") == setf, "--from-db: variables %r" % envs(r))
+    got = {l for l in open(setf).read().splitlines()[1:] if l and not l.startswith("#")}
+    want, _ = choose(dbf, timed, count, 0.30 * dur * max(1, thr))
+    check(got & {n for n, c in dbf if c} == want,
+          "--from-db: trace set %r, recomputed %r (run %d: %r, %d ns x %d)" % (sorted(got), sorted(want), rid, dbf, dur, thr))
+    one_line(r, r"--overhead 30%%: from run %d of .*functions traced" % rid, "--from-db line")
+    r = run([ptcall, "record", "--backend", "soft", "-o", os.path.join(d, "odb.ptc"), "--overhead", "5",
+             "--from-db", db, "--", other, "1000"], ok=(1,), env=env, cwd=d)
+    one_line(r, r"--from-db .*no run of this build", "--from-db of another build")
+
     # ---- bad input, one line each
     for bad in ("0", "101", "abc", "5x", "-3"):
         r = rec(["--overhead", bad], ok=(2,))
@@ -228,8 +255,6 @@ def main():
     r = run([ptcall, "record", "--backend", "soft", "-o", os.path.join(d, "ob.ptc"), "--overhead", "5",
              "--from-counts", counts, "--", other, "1000"], ok=(1,), env=env, cwd=d)
     one_line(r, r"--from-counts .*another build than", "another build")
-    plain = os.path.join(d, "plain.ptc")
-    run([ptcall, "record", "--backend", "soft", "-o", plain, "--", prog, "1000"], env=env, cwd=d)
     r = rec(["--overhead", "5", "--from-counts", plain], ok=(1,))
     one_line(r, r"holds no counts \(no COUNTS chunk\)", "trace without COUNTS")
     r = rec(["--overhead", "0.0001", "--from-counts", counts], name="below.ptc")
