@@ -21,7 +21,7 @@ static void print_fig_json(const struct ptc_cost_fig *f)
 
 static void print_json(const struct ptc_costs *c, int measured)
 {
-    printf("{\"format\": \"ptcall-calibrate\", \"version\": 1, \"cpu\": ");
+    printf("{\"format_version\": 1, \"tool\": \"ptcall calibrate\", \"cpu\": ");
     ptc_fput_json(stdout, c->cpu);
     printf(", \"kernel\": ");
     ptc_fput_json(stdout, c->kernel);

@@ -113,7 +113,19 @@ def main():
     r = run([ptcall, "calibrate", "--format", "json"], env=env)
     took = time.monotonic() - t0
     out = json.loads(r.stdout)
-    check(out["format"] == "ptcall-calibrate" and out["version"] == 1, "calibrate json header")
+    check(out["format_version"] == 1 and out["tool"] == "ptcall calibrate", "calibrate json header")
+    try:
+        import jsonschema
+        schema = json.load(open(os.path.join(HERE, "..", "..", "docs", "schema", "calibrate.schema.json")))
+        jsonschema.validate(out, schema)
+        bad = dict(out, ns_per_event={"timed": {"ns": "fast"}})
+        try:
+            jsonschema.validate(bad, schema)
+            check(False, "calibrate.schema.json accepts a figure that is not a number")
+        except jsonschema.ValidationError:
+            pass
+    except ImportError:
+        print("note: python3-jsonschema missing: calibrate --format json not checked against its schema")
     ev = out["ns_per_event"]
     for mode in ("timed", "untimed"):
         f = ev.get(mode)
