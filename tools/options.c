@@ -388,8 +388,8 @@ static const struct cli_opt opts[] = {
              "--only, the budget chooses among --only's functions"},
     {.name = "--pilot", .metavar = "DURATION", .cmds = R,
      CUSTOM(record.pilot_ms, parse_watch_time), GIVEN(record.have_pilot), .def = "200ms",
-     .help = "with --overhead: how long the pilot counts before choosing (0: no pilot; then "
-             "--from-counts or --from-db is needed)"},
+     .help = "with --overhead: how long the pilot counts before choosing (--from-counts and "
+             "--from-db need none; 0 without them is said and the default used)"},
     {.name = "--from-counts", .metavar = "TRACE", .cmds = R, STRING(record.from_counts),
      .flags = CLI_O_NONEMPTY,
      .help = "with --overhead: choose from this record --counts trace of the same build "
