@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "commands.h"
 #include "options.h"
 #include "ptc_chunk_write.h"
@@ -78,7 +79,7 @@ static int file_exists(const char *p)
 
 /* libptcall.so: $PTCALL_RUNTIME, next to the install tree's bin/, the build tree, or the
  * build path compiled in. */
-static int find_runtime(char *out, size_t outsz)
+int find_runtime(char *out, size_t outsz) /* record_ring.h */
 {
     const char *env = getenv("PTCALL_RUNTIME");
     if (env && *env) {
@@ -870,6 +871,16 @@ static int record_main(struct cli_values *v)
                                            "leave out --backend pt");
     if (o.counts) /* counting is the runtime's: Intel PT has nothing to add */
         be = RECORD_SOFT;
+    if (v->record.have_overhead && be == RECORD_AUTO) /* a CPU-time budget is the runtime's */
+        be = RECORD_SOFT;
+    { /* --overhead (record_budget.c): its conflicts, costs and the choice's variables */
+        char exe[PATH_MAX] = "";
+        if (o.argv[0] && find_command(o.argv[0], exe, sizeof(exe)) != 0)
+            snprintf(exe, sizeof(exe), "%s", o.argv[0]);
+        int br = record_budget_prepare(v, &o, exe, o.output);
+        if (br)
+            return br;
+    }
     if (be == RECORD_AUTO || be == RECORD_PT) {
         char why[256] = "Intel PT support is not built into this ptcall";
         if (pt_available && record_pt && pt_available(why, sizeof(why)) == 1) {
@@ -914,6 +925,8 @@ static int record_main(struct cli_values *v)
     int r = record_soft(&o, &ws);
     if (r < 0)
         return 1;
+    if (!o.quiet || getenv("PTCALL_OVERHEAD"))
+        record_budget_finish(&o, o.output);
     int st = exit_status_of(ws);
     if (r == PTCALL_EXIT_INCOMPLETE) /* the command's failure says more, if it failed */
         return st ? st : PTCALL_EXIT_INCOMPLETE;

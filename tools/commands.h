@@ -30,6 +30,7 @@ int cmd_cov_add(int argc, char **argv) PTCALL_WEAK;
 int cmd_cov_list(int argc, char **argv) PTCALL_WEAK; /* cov_campaign_list.c */
 int cmd_cov_show(int argc, char **argv) PTCALL_WEAK;
 int cmd_snapshot(int argc, char **argv) PTCALL_WEAK; /* cmd_snapshot.c */
+int cmd_calibrate(int argc, char **argv) PTCALL_WEAK; /* cmd_calibrate.c */
 
 #include <stdio.h>
 /* `ptcall help --env` (env_doc.c) */

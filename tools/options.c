@@ -182,6 +182,14 @@ const struct cli_command cli_commands[CMD_COUNT] = {
                       "PTCALL_RING=SIZE or record --ring) for a snapshot of its rings over its "
                       "control channel; who may ask is who may ptrace it. See docs/runtime.md "
                       "(Attaching to a running process)."},
+    [CMD_CALIBRATE] = {"calibrate", "[--format table|json] [--env]",
+                       "measure what tracing costs on this machine (for record --overhead)",
+                       "Runs a small instrumented program plain and traced in paired runs (the "
+                       "software backend, each timing mode, and counting mode) and prints the "
+                       "median cost of one traced event and of one counted call, with their "
+                       "spread; caches them in $XDG_CACHE_HOME/ptcall/costs.json (keyed by CPU "
+                       "model, kernel and libptcall build), where record --overhead reads them. "
+                       "See docs/usage.md (Tracing within a budget)."},
     [CMD_HELP] = {"help",
                   "[COMMAND]\n--markdown | --readme | --env | --check\n"
                   "--man PAGE | --man-pages | --bash-completion",
@@ -220,6 +228,7 @@ const struct cli_command cli_commands[CMD_COUNT] = {
 #define SRV CLI_CM(CMD_SERVE)
 #define HTM CLI_CM(CMD_HTML)
 #define SNP CLI_CM(CMD_SNAPSHOT)
+#define CAL CLI_CM(CMD_CALIBRATE)
 #define ALL ((1u << CMD_COUNT) - 1)
 #define FILTERED (C | P | G | E)
 
@@ -254,6 +263,7 @@ static int parse_cpu(const char *val, void *field, char *err, size_t errn);
 static int parse_time_conv(const char *val, void *field, char *err, size_t errn);
 static const struct cli_choice *export_formats(void);
 static int parse_timings(const char *val, void *field, char *err, size_t errn);
+static int parse_overhead(const char *val, void *field, char *err, size_t errn);
 
 static const struct cli_choice backends[] = {
     {"auto", "Intel PT where this machine and this ptcall support it, else soft"},
@@ -273,6 +283,7 @@ static const struct cli_choice table_formats[] = {{"table", NULL}, {"csv", NULL}
                                                   {NULL, NULL}};
 static const struct cli_choice cov_formats[] = {{"table", NULL}, {"csv", NULL}, {"json", NULL},
                                                 {"html", NULL}, {"lcov", NULL}, {NULL, NULL}};
+static const struct cli_choice calib_formats[] = {{"table", NULL}, {"json", NULL}, {NULL, NULL}};
 static const struct cli_choice on_off[] = {{"off", NULL}, {"on", NULL}, {NULL, NULL}};
 static const struct cli_choice bys[] = {{"thread", NULL}, {"process", NULL}, {NULL, NULL}};
 static const struct cli_choice orders[] = {
@@ -368,6 +379,25 @@ static const struct cli_opt opts[] = {
              "which functions were armed: the outputs show the others as not traced"},
     {.name = "--quiet", .alias = "-q", .cmds = R, FLAG(quiet),
      .help = "no notices or summary on stderr"},
+    /* a budget (issue 28; record_budget.c, docs/usage.md Tracing within a budget) */
+    {.name = "--overhead", .metavar = "PCT", .cmds = R, CUSTOM(record.overhead, parse_overhead),
+     GIVEN(record.have_overhead),
+     .help = "soft: trace within PCT percent of the program's CPU time (0 < PCT <= 100): a "
+             "pilot counts every function first, then the cheapest are traced and the rest "
+             "counted, by the costs ptcall calibrate measured (measured first if none). With "
+             "--only, the budget chooses among --only's functions"},
+    {.name = "--pilot", .metavar = "DURATION", .cmds = R,
+     CUSTOM(record.pilot_ms, parse_watch_time), GIVEN(record.have_pilot), .def = "200ms",
+     .help = "with --overhead: how long the pilot counts before choosing (--from-counts and "
+             "--from-db need none; 0 without them is said and the default used)"},
+    {.name = "--from-counts", .metavar = "TRACE", .cmds = R, STRING(record.from_counts),
+     .flags = CLI_O_NONEMPTY,
+     .help = "with --overhead: choose from this record --counts trace of the same build "
+             "instead of a pilot"},
+    {.name = "--from-db", .metavar = "DB", .cmds = R, STRING(record.from_db),
+     .flags = CLI_O_NONEMPTY,
+     .help = "with --overhead: choose from the newest run of the same build in this runs "
+             "database instead of a pilot"},
 
     /* ptcall report, diff */
     {.name = "--top", .metavar = "N", .cmds = P, UINT(top, 0, UINT64_MAX),
@@ -590,6 +620,14 @@ static const struct cli_opt opts[] = {
      .def = "ptcall-snapshot.ptc", .help = "the snapshot's trace file"},
     {.name = "--why", .metavar = "TEXT", .cmds = SNP, STRING(snapshot.why),
      .help = "why the snapshot was taken (written into it)"},
+    /* ptcall calibrate */
+    {.name = "--format", .cmds = CAL, CHOICE(calibrate.format, calib_formats), .def = "table",
+     .help = "table (for people) or json (versioned, see docs/usage.md)"},
+    {.name = "--env", .cmds = CAL, FLAG(calibrate.env),
+     .help = "print PTCALL_COSTS=event=NS,count=NS (the timed mode) for a program started "
+             "without ptcall record"},
+    {.name = "--quiet", .alias = "-q", .cmds = CAL, FLAG(quiet),
+     .help = "no notices on stderr"},
     {.name = "--output", .alias = "-o", .metavar = "FILE", .cmds = HTM, STRING(output),
      .def = "report.html", .flags = CLI_O_NONEMPTY, .help = "the HTML file to write"},
 
@@ -875,6 +913,25 @@ static int parse_watch_time(const char *val, void *field, char *err, size_t errn
         return -1;
     }
     *(uint64_t *)field = (uint64_t)(v * mul + 0.5);
+    return 0;
+}
+
+/* record --overhead PCT: a share of CPU time in percent, "5" or "5%", above 0 (0 % would
+ * trace nothing: that is --counts) and at most 100. */
+static int parse_overhead(const char *val, void *field, char *err, size_t errn)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(val, &end);
+    if (*end == '%')
+        end++;
+    if (errno || end == val || *end || !(v > 0 && v <= 100)) {
+        snprintf(err, errn, "takes a percentage of the program's CPU time above 0 and at most "
+                            "100, such as 5 or 2.5%%, not '%s' (to count calls only, use --counts)",
+                 val);
+        return -1;
+    }
+    *(double *)field = v;
     return 0;
 }
 

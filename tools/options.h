@@ -47,6 +47,7 @@ enum cli_cmd {
     CMD_COV_LIST, /* cov_campaign_list.c */
     CMD_COV_SHOW,
     CMD_SNAPSHOT, /* cmd_snapshot.c: the flight recorder of a running process (issue 31) */
+    CMD_CALIBRATE, /* cmd_calibrate.c: the cost model of a budget (issue 28) */
     CMD_HELP,
     CMD_COUNT
 };
@@ -119,7 +120,7 @@ struct cli_opt {
 #define CLI_STOP_AT_POSITIONAL 1u   /* the first positional argument (or "--") ends the
                                        options: record's COMMAND [ARGS...] */
 
-#define CLI_MAX_ROWS 128
+#define CLI_MAX_ROWS 160
 #define CLI_GO (-1)
 
 struct cli_values {
@@ -154,7 +155,16 @@ struct cli_values {
         struct cli_list only, skip; /* --only / --skip GLOB: the functions to arm */
         uint64_t ring;      /* --ring SIZE: the flight recorder; 0: off */
         const char *trigger; /* --trigger FUNC[>TIME] */
+        /* a budget (issue 28, record_budget.c) */
+        double overhead;    /* --overhead PCT, in percent */
+        int have_overhead, have_pilot;
+        uint64_t pilot_ms;  /* --pilot DURATION */
+        const char *from_counts, *from_db; /* --from-counts TRACE, --from-db DB */
     } record;
+    struct {
+        int format;         /* table, json */
+        int env;            /* --env: PTCALL_COSTS=... */
+    } calibrate;
     struct {
         const char *why;    /* ptcall snapshot --why */
     } snapshot;

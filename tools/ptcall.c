@@ -20,7 +20,7 @@ static int (*const runs[CMD_COUNT])(int argc, char **argv) = {
     [CMD_COV_RUN] = cmd_cov_run, [CMD_COV_REPORT] = cmd_cov_report,
     [CMD_COV_DIFF] = cmd_cov_diff, [CMD_COV_MERGE] = cmd_cov_merge, [CMD_COV_ADD] = cmd_cov_add,
     [CMD_COV_LIST] = cmd_cov_list, [CMD_COV_SHOW] = cmd_cov_show,
-    [CMD_SNAPSHOT] = cmd_snapshot,
+    [CMD_SNAPSHOT] = cmd_snapshot, [CMD_CALIBRATE] = cmd_calibrate,
     [CMD_HELP] = cmd_help,
 };
 

@@ -6,6 +6,9 @@
 
 /* cmd_record.c: puts libptcall.so in LD_PRELOAD. 0, or -1 after an error line. */
 int preload_runtime(const struct record_options *o);
+/* libptcall.so's path (cmd_record.c: $PTCALL_RUNTIME, the install tree, the build tree): 0,
+ * or -1 when none is found. */
+int find_runtime(char *out, size_t outsz);
 
 /* Runs the command at cmdpath (o->argv) in ring mode: PTCALL_RING, PTCALL_TRIGGER and
  * PTCALL_SNAPSHOT_DIR (-o's directory unless set) for the runtime, then waits and lists the

@@ -23,7 +23,8 @@ FILTERS = ["--pid", "--tid", "--function", "--exclude", "--max-depth", "--time",
 OPTIONS = {
     "record": ["-o", "--output", "--backend", "--no-timestamps", "--leaf-exits", "--counts", "--drop",
                "--buffer", "--ring", "--trigger", "--timing", "--snapshot", "--pid", "--duration",
-               "--module", "--only", "--skip", "-q", "--quiet"],
+               "--module", "--only", "--skip", "-q", "--quiet",
+               "--overhead", "--pilot", "--from-counts", "--from-db"],
     "report": ["--top", "--sort", "--format", "--meta", "--stat", "--allow-different",
                "--threads", "--salvage", "--by", "--paths", "--min-share", "--min-calls"]
               + FILTERS,
@@ -38,6 +39,7 @@ OPTIONS = {
                "--cpu", "--time-conv"],
     "arm": ["--off"],
     "snapshot": ["-o", "--output", "--why"],
+    "calibrate": ["--format", "--env", "-q", "--quiet"],
     "help": ["--markdown", "--readme", "--env", "--check", "--man", "--man-pages",
              "--bash-completion"],
 }

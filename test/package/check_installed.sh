@@ -90,6 +90,11 @@ ptcall report appxx.ptc --format csv >appxx.csv
 expect_calls appxx.csv 'Counter::bump()' 5
 expect_calls appxx.csv 'run(Counter&)' 1
 ok "ptcall-c++: Counter::bump() 5 calls, run() 1"
+# the cost model of record --overhead: the calibration program installed in lib/ptcall/
+costs=$(XDG_CACHE_HOME="$work/cache" ptcall calibrate --env -q) || fail "ptcall calibrate failed"
+[[ "$costs" =~ ^PTCALL_COSTS=event=[0-9.]+,count=-?[0-9.]+$ ]] || fail "ptcall calibrate --env: $costs"
+[ -f "$work/cache/ptcall/costs.json" ] || fail "ptcall calibrate cached nothing"
+ok "ptcall calibrate (installed ptcall-calib): $costs"
 
 # ---- manual pages
 pages=$(ptcall help --man-pages)

@@ -1,0 +1,95 @@
+/* ptcall calibrate: measures the cost model of a budget on this machine and caches it
+ * (runtime/pt/pt_costs.c does the work; docs/usage.md, Tracing within a budget). */
+#include <stdio.h>
+#include <string.h>
+
+#include "budget.h"
+#include "commands.h"
+#include "options.h"
+#include "ptc_escape.h"
+
+static void print_fig_json(const struct ptc_cost_fig *f)
+{
+    if (f->ok) {
+        printf("{\"ns\": %.3f, \"min\": %.3f, \"max\": %.3f}", f->ns, f->min, f->max);
+    } else {
+        printf("{\"ns\": null, \"why\": ");
+        ptc_fput_json(stdout, f->why);
+        printf("}");
+    }
+}
+
+static void print_json(const struct ptc_costs *c, int measured)
+{
+    printf("{\"format_version\": 1, \"tool\": \"ptcall calibrate\", \"cpu\": ");
+    ptc_fput_json(stdout, c->cpu);
+    printf(", \"kernel\": ");
+    ptc_fput_json(stdout, c->kernel);
+    printf(", \"libptcall_build_id\": ");
+    ptc_fput_json(stdout, c->build_id);
+    printf(", \"calibrated\": \"%s\", \"measured_now\": %s, \"seconds\": %.3f, \"calls\": %llu, "
+           "\"repeats\": %u, \"ns_per_event\": {",
+           c->calibrated, measured ? "true" : "false", c->seconds, (unsigned long long)c->calls,
+           c->repeats);
+    for (unsigned i = 0; i < c->nmodes; i++) {
+        printf("%s\"%s\": ", i ? ", " : "", c->mode[i].name);
+        print_fig_json(&c->mode[i].f);
+    }
+    printf("}, \"ns_per_count\": ");
+    print_fig_json(&c->count);
+    printf("}\n");
+}
+
+static void print_row(const char *what, const char *unit, const struct ptc_cost_fig *f)
+{
+    if (!f->ok) {
+        printf("  %-8s  not measured: %s\n", what, f->why);
+        return;
+    }
+    double spread = f->ns > 0 ? (f->max - f->min) / 2 / f->ns * 100 : 0;
+    printf("  %-8s  %7.2f ns/%-5s  (min %.2f, max %.2f, spread +-%.0f %%)\n", what, f->ns, unit,
+           f->min, f->max, spread);
+}
+
+static int calibrate_main(const struct cli_values *v)
+{
+    struct ptc_costs c;
+    int measured;
+    if (budget_costs_get(1, v->quiet, &c, &measured) != 0)
+        return 1;
+    if (v->calibrate.env) {
+        const struct ptc_cost_fig *t = ptc_costs_mode(&c, "timed");
+        if (!t || !c.count.ok) {
+            fprintf(stderr, "ptcall: the timed mode or counting could not be measured\n");
+            return 1;
+        }
+        printf("PTCALL_COSTS=event=%.2f,count=%.2f\n", t->ns, c.count.ns);
+        return 0;
+    }
+    if (v->calibrate.format == 1) {
+        print_json(&c, measured);
+        return 0;
+    }
+    printf("Costs on %s, kernel %s, libptcall %.12s (calibrated %s in %.1f s: %u paired runs "
+           "of %llu calls, median):\n",
+           c.cpu, c.kernel, c.build_id, c.calibrated, c.seconds, c.repeats,
+           (unsigned long long)c.calls);
+    for (unsigned i = 0; i < c.nmodes; i++)
+        print_row(c.mode[i].name, "event", &c.mode[i].f);
+    print_row("count", "call", &c.count);
+    return 0;
+}
+
+int cmd_calibrate(int argc, char **argv)
+{
+    struct cli_values v;
+    int r = cli_parse(CMD_CALIBRATE, argc, argv, &v, 0);
+    if (r != CLI_GO)
+        return r;
+    if (v.npos)
+        r = cli_usage_error(CMD_CALIBRATE, "no arguments expected ('%s')", v.pos[0]);
+    else
+        r = calibrate_main(&v);
+    cli_values_free(&v);
+    return r;
+}
