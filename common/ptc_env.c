@@ -157,6 +157,26 @@ const struct ptc_env_var ptc_env_table[PTC_ENV_COUNT] = {
                         "programs that must stay single-threaded, e.g. to call "
                         "unshare(CLONE_NEWUSER)); docs/runtime.md, *Attaching to a running "
                         "process*"},
+    /* issue 28: counted and traced in one run (docs/runtime.md, *Tracing within a budget*) */
+    [PTC_ENV_COUNT_REST] = {"PTCALL_COUNT_REST", PTC_ENV_BOOL, NULL, 0, 0, "0", "runtime",
+                            "in a trace of events (PTCALL_BACKEND=soft): the functions "
+                            "PTCALL_ONLY/SKIP leave out are counted (counting mode's "
+                            "trampolines, COUNTS chunks) instead of ignored; `record "
+                            "--count-rest`"},
+    [PTC_ENV_TRACE_SET] = {"PTCALL_TRACE_SET", PTC_ENV_PATH, NULL, 0, 0, "", "runtime",
+                           "a file `ptcall-trace-set 1` then one function name a line: the "
+                           "candidates it lists are traced, the other candidates counted "
+                           "(docs/runtime.md, *Tracing within a budget*)"},
+    [PTC_ENV_OVERHEAD] = {"PTCALL_OVERHEAD", PTC_ENV_TEXT, NULL, 0, 0, "", "runtime",
+                          "PCT (0 < PCT <= 100): a pilot counts every candidate for "
+                          "PTCALL_PILOT_MS, then traces the cheapest functions within PCT "
+                          "percent of the process's CPU time and counts the rest; needs "
+                          "PTCALL_COSTS"},
+    [PTC_ENV_PILOT_MS] = {"PTCALL_PILOT_MS", PTC_ENV_INT, NULL, 1, 3600000, "200", "runtime",
+                          "with PTCALL_OVERHEAD: the pilot's length in milliseconds"},
+    [PTC_ENV_COSTS] = {"PTCALL_COSTS", PTC_ENV_TEXT, NULL, 0, 0, "", "runtime",
+                       "event=NS,count=NS: the measured cost of one traced event and of one "
+                       "counted call (`ptcall calibrate --env`), for PTCALL_OVERHEAD"},
 };
 
 static int bad(const struct ptc_env_var *v, const char *text, char *err, size_t errsz,

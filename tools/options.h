@@ -119,7 +119,7 @@ struct cli_opt {
 #define CLI_STOP_AT_POSITIONAL 1u   /* the first positional argument (or "--") ends the
                                        options: record's COMMAND [ARGS...] */
 
-#define CLI_MAX_ROWS 128
+#define CLI_MAX_ROWS 160
 #define CLI_GO (-1)
 
 struct cli_values {
@@ -147,6 +147,7 @@ struct cli_values {
         int backend;        /* auto, soft, pt */
         int no_timestamps, leaf_exits, drop, snapshot;
         int counts;         /* --counts: counting mode (calls per function, no events) */
+        int count_rest;     /* --count-rest: the functions not traced are counted (issue 28) */
         uint64_t buffer;    /* 0: the backend's default */
         uint32_t pid;       /* 0: launch COMMAND */
         uint64_t duration_ms; /* --pid: detach after this long (0: no limit) */
