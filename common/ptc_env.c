@@ -167,16 +167,6 @@ const struct ptc_env_var ptc_env_table[PTC_ENV_COUNT] = {
                            "a file `ptcall-trace-set 1` then one function name a line: the "
                            "candidates it lists are traced, the other candidates counted "
                            "(docs/runtime.md, *Tracing within a budget*)"},
-    [PTC_ENV_OVERHEAD] = {"PTCALL_OVERHEAD", PTC_ENV_TEXT, NULL, 0, 0, "", "runtime",
-                          "PCT (0 < PCT <= 100): a pilot counts every candidate for "
-                          "PTCALL_PILOT_MS, then traces the cheapest functions within PCT "
-                          "percent of the process's CPU time and counts the rest; needs "
-                          "PTCALL_COSTS"},
-    [PTC_ENV_PILOT_MS] = {"PTCALL_PILOT_MS", PTC_ENV_INT, NULL, 1, 3600000, "200", "runtime",
-                          "with PTCALL_OVERHEAD: the pilot's length in milliseconds"},
-    [PTC_ENV_COSTS] = {"PTCALL_COSTS", PTC_ENV_TEXT, NULL, 0, 0, "", "runtime",
-                       "event=NS,count=NS: the measured cost of one traced event and of one "
-                       "counted call (`ptcall calibrate --env`), for PTCALL_OVERHEAD"},
 };
 
 static int bad(const struct ptc_env_var *v, const char *text, char *err, size_t errsz,

@@ -48,12 +48,9 @@ enum ptc_env_id {
     PTC_ENV_DB_PAUSE,
     PTC_ENV_WEB_DIR,
     PTC_ENV_ATTACH, /* issue 31: attach and detach (runtime/soft_ctl.c) */
-    /* issue 28: counted and traced in one run, the pilot (runtime/soft_mixed.c) */
+    /* issue 28: counted and traced in one run (runtime/soft_mixed_config.c) */
     PTC_ENV_COUNT_REST,
     PTC_ENV_TRACE_SET,
-    PTC_ENV_OVERHEAD,
-    PTC_ENV_PILOT_MS,
-    PTC_ENV_COSTS,
     PTC_ENV_COUNT
 };
 
