@@ -244,6 +244,19 @@ def main():
              "--", c.exe], ok=(2,))
     if "--count-rest" not in r.stderr:
         c.fail("--counts --count-rest: %r" % r.stderr)
+    # modes that cannot count beside tracing: one line each, the program runs
+    for env_add, line in (({"PTCALL_BACKEND": "pt", "PTCALL_COUNT_REST": "1"},
+                           "PTCALL_COUNT_REST is ignored under Intel PT"),
+                          ({"PTCALL_RING": "1M", "PTCALL_TRACE_SET": "/nonexistent"},
+                           "PTCALL_TRACE_SET is ignored with PTCALL_RING"),
+                          ({"PTCALL_COUNT_REST": "1"},
+                           "PTCALL_COUNT_REST is ignored in a program started without ptcall")):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PTCALL_")}
+        env.update(env_add)
+        r = run([c.exe, c.lib, os.path.join(c.d, "ignored.ran")], env=env, cwd=c.d)
+        said = [x for x in r.stderr.splitlines() if x.startswith("ptcall")]
+        if len(said) != 1 or line not in said[0]:
+            c.fail("%s: stderr %r, want one line %r" % (env_add, r.stderr, line))
     if c.failures:
         sys.exit("FAIL: %d checks" % len(c.failures))
     print("PASS")
