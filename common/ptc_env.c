@@ -157,6 +157,16 @@ const struct ptc_env_var ptc_env_table[PTC_ENV_COUNT] = {
                         "programs that must stay single-threaded, e.g. to call "
                         "unshare(CLONE_NEWUSER)); docs/runtime.md, *Attaching to a running "
                         "process*"},
+    /* issue 28: counted and traced in one run (docs/runtime.md, *Tracing within a budget*) */
+    [PTC_ENV_COUNT_REST] = {"PTCALL_COUNT_REST", PTC_ENV_BOOL, NULL, 0, 0, "0", "runtime",
+                            "in a trace of events (PTCALL_BACKEND=soft): the functions "
+                            "PTCALL_ONLY/SKIP leave out are counted (counting mode's "
+                            "trampolines, COUNTS chunks) instead of ignored; `record "
+                            "--count-rest`"},
+    [PTC_ENV_TRACE_SET] = {"PTCALL_TRACE_SET", PTC_ENV_PATH, NULL, 0, 0, "", "runtime",
+                           "a file `ptcall-trace-set 1` then one function name a line: the "
+                           "candidates it lists are traced, the other candidates counted "
+                           "(docs/runtime.md, *Tracing within a budget*)"},
 };
 
 static int bad(const struct ptc_env_var *v, const char *text, char *err, size_t errsz,

@@ -48,6 +48,9 @@ enum ptc_env_id {
     PTC_ENV_DB_PAUSE,
     PTC_ENV_WEB_DIR,
     PTC_ENV_ATTACH, /* issue 31: attach and detach (runtime/soft_ctl.c) */
+    /* issue 28: counted and traced in one run (runtime/soft_mixed_config.c) */
+    PTC_ENV_COUNT_REST,
+    PTC_ENV_TRACE_SET,
     PTC_ENV_COUNT
 };
 

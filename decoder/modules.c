@@ -198,6 +198,17 @@ static const struct module *module_by_id(const struct proc *p, uint32_t module_i
     return NULL;
 }
 
+/* The module of p last announced under module_id, unloaded or not: a COUNTS chunk of a trace
+ * of events (counted beside tracing, issue 28) comes at the process's end, after the
+ * executable's own MODULE_UNLOAD (its destructor runs first); a process never reuses an id */
+static const struct module *module_by_id_any(const struct proc *p, uint32_t module_id)
+{
+    for (uint32_t i = p ? p->nmods : 0; i-- > 0;)
+        if (p->mods[i].module_id == module_id)
+            return &p->mods[i];
+    return NULL;
+}
+
 static uint32_t count_bits(const uint8_t *bits, uint32_t n)
 {
     uint32_t c = 0;
@@ -280,7 +291,7 @@ int ptc_counts_chunk(struct ptc_session *s, uint32_t pid, const void *payload, s
     for (uint32_t i = 0; i < h.num_modules; i++) {
         struct ptc_counts_module m;
         memcpy(&m, p + sizeof(h) + i * sizeof(m), sizeof(m));
-        const struct module *mod = module_by_id(pr, m.module_id);
+        const struct module *mod = module_by_id_any(pr, m.module_id);
         if (!mod || mod->num_funcs != m.num_funcs) {
             free(fids);
             free(calls);

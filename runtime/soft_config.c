@@ -172,8 +172,10 @@ int config_read(void)
     }
     if (env(PTC_ENV_BACKEND, &backend, NULL, &be_set) || env(PTC_ENV_ARM, &arm, NULL, NULL))
         return CONFIG_OFF;
-    if ((be_set && backend == 1) || arm)
+    if ((be_set && backend == 1) || arm) {
+        mixed_ignored("under Intel PT (PTCALL_BACKEND=pt, PTCALL_ARM)");
         return CONFIG_ARM_ONLY;
+    }
     /* PTCALL_RING alone is enough: a service started by its own manager gets one variable */
     uint64_t ring;
     int ring_set;
@@ -206,6 +208,7 @@ int config_read(void)
             return CONFIG_OFF;
         rt.tramps = (int)v;
         rt.debug = (int)v2;
+        mixed_ignored("in counting mode (every function is counted already)");
         return CONFIG_COUNTS;
     }
     if (soft_settings() < 0)
@@ -222,6 +225,9 @@ int config_read(void)
         if (env(PTC_ENV_ATTACH, &v, NULL, NULL))
             return CONFIG_OFF;
         rt.ring_ctl = (int)v;
+        mixed_ignored("with PTCALL_RING (a flight recorder writes no counts)");
+    } else if (mixed_config() < 0) {
+        return CONFIG_OFF;
     }
     return CONFIG_SOFT;
 }
@@ -274,5 +280,6 @@ static int attachable_config(void)
     uint64_t v;
     if (env(PTC_ENV_ATTACH, &v, NULL, NULL) || !v)
         return CONFIG_OFF;
+    mixed_ignored("in a program started without ptcall (record --pid traces what it chose)");
     return soft_settings() < 0 ? CONFIG_OFF : CONFIG_ATTACH;
 }

@@ -100,8 +100,11 @@ static void count_tramp(uint8_t *tr, uint64_t tr_addr, uint64_t counter, uint64_
     memset(tr + CT_SIZE, 0xcc, TRAMP_SIZE - CT_SIZE);
 }
 
-int count_tramps_build(const struct object *o, const uint8_t *slot_use, uint64_t sites_start,
-                       uint64_t sites_end, struct tramps *out)
+/* The trampolines of the entry sites whose stub slot has flag in slot_use, counting into
+ * ptc_counters[idx[slot]] (counting mode: o->ids; counted beside tracing: o->cidx) */
+static int build_counting(const struct object *o, const uint8_t *slot_use, unsigned flag,
+                          const uint32_t *idx_of, uint64_t sites_start, uint64_t sites_end,
+                          struct tramps *out)
 {
     memset(out, 0, sizeof(*out));
     uint64_t n = (sites_end - sites_start) / sizeof(struct ptcall_map_site);
@@ -120,8 +123,8 @@ int count_tramps_build(const struct object *o, const uint8_t *slot_use, uint64_t
         if (ret_sled || stub < o->stubs_start || stub >= o->stubs_end || (stub & 15))
             continue; /* exits are never counted */
         uint64_t slot = stub_slot(o, stub);
-        uint32_t idx = o->ids[slot];
-        if (!(slot_use[slot] & SLOT_TRAMP) || idx >= COUNTERS_MAX)
+        uint32_t idx = idx_of[slot];
+        if (!(slot_use[slot] & flag) || idx >= COUNTERS_MAX)
             continue;
         uint64_t a = base + TRAMP_SIZE + i * TRAMP_SIZE;
         count_tramp(m + TRAMP_SIZE + i * TRAMP_SIZE, a, (uint64_t)(uintptr_t)&ptc_counters[idx],
@@ -136,6 +139,20 @@ int count_tramps_build(const struct object *o, const uint8_t *slot_use, uint64_t
     out->n = n;
     out->made = made;
     return 0;
+}
+
+int count_tramps_build(const struct object *o, const uint8_t *slot_use, uint64_t sites_start,
+                       uint64_t sites_end, struct tramps *out)
+{
+    return build_counting(o, slot_use, SLOT_TRAMP, o->ids, sites_start, sites_end, out);
+}
+
+int count_tramps_build_mixed(const struct object *o, const uint8_t *slot_use,
+                             uint64_t sites_start, uint64_t sites_end, struct tramps *out)
+{
+    if (!o->cidx)
+        return -1;
+    return build_counting(o, slot_use, SLOT_COUNT, o->cidx, sites_start, sites_end, out);
 }
 
 /* The objects whose counters are in the array: registered, with counters handed out */

@@ -86,6 +86,8 @@ struct tramps {
 #define SLOT_TRAMP 0x1u /* may jump to a call-site trampoline */
 #define SLOT_QUIET 0x2u /* stays disarmed: a leaf's exit, whose call its entry records whole */
 #define SLOT_OFF 0x4u   /* stays disarmed: its function was not chosen (PTCALL_ONLY/SKIP) */
+#define SLOT_COUNT 0x8u /* with SLOT_OFF, an entry stub's sites: a counting trampoline
+                           (counted and traced in one run, soft_mixed.c) */
 /* Builds the trampolines of the sites table [sites_start, sites_end) of object o, for the
  * sites whose stub slot has SLOT_TRAMP in slot_use[slot], in reach of the sites. 0, or -1
  * (none made). */
@@ -213,7 +215,16 @@ struct object {
     uint64_t first_block;   /* counting mode, map v7 blocks: ptc_blocks[first_block + i]
                                counts block i of the object (units in section order) */
     uint32_t num_blocks;
+    /* counted and traced in one run (soft_mixed.c): per function of its MODULE chunk,
+     * MIXED_F_*; per stub slot, an entry stub's counter index (UINT32_MAX: none); the
+     * counting trampolines of its entry sites (kept: never unmapped) */
+    uint32_t total_funcs;
+    uint8_t *fstate;
+    uint32_t *cidx;
+    struct tramps count_tr;
 };
+#define MIXED_F_TRACED 0x1u
+#define MIXED_F_COUNTED 0x2u
 
 /* The 16-byte slot of stub address a in o's stub section: the index of o->ids and of the
  * per-slot tables built while arming */
@@ -324,6 +335,10 @@ struct runtime_state {
     int attachable;
     uint64_t attach_tsc;     /* when the current attach started tracing (WINDOW tsc_from) */
     uint32_t attach_threads; /* threads whose WINDOW this attach wrote */
+    /* counted and traced in one run (soft_mixed.c; docs/runtime.md, *Tracing within a
+     * budget*): in a trace of events, the functions not traced are counted */
+    int mixed;               /* PTCALL_COUNT_REST or PTCALL_TRACE_SET (counters handed out) */
+    int count_rest;          /* PTCALL_COUNT_REST=1 */
 };
 /* Counting mode's counters: one uint64_t per instrumented function, a fixed reservation of
  * COUNTERS_MAX (their addresses are built into trampolines, so the array never moves; the
@@ -407,6 +422,7 @@ void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * made writable (r->prot_errno). */
 struct arm_plan {
     const struct tramps *tramps;
+    const struct tramps *count_tramps; /* sites of SLOT_OFF stubs with one jump to it */
     uint64_t stubs_start, stubs_end; /* the stub section of the object whose sites these are */
     const uint8_t *slot_use;         /* per 16-byte stub slot of that section, SLOT_* */
 };
@@ -624,6 +640,30 @@ uint64_t trigger_slot(const struct object *o, const struct ptc_map_unit *u,
 void trigger_report_unmatched(void);
 void ptc_trigger_handler(void); /* soft_handler.S */
 #define RECORD_TRIGGER_BIT (1ull << 63) /* set by ptc_trigger_handler on its record */
+
+/* ---- soft_mixed.c: counted and traced in one run ------------------------------------ */
+
+/* soft_mixed_config.c: reads PTCALL_COUNT_REST and PTCALL_TRACE_SET (a traced run). 0, or
+ * -1 after a warning. */
+int mixed_config(void);
+/* In a mode that cannot count beside tracing (mode names it): one line if they are set. */
+void mixed_ignored(const char *mode);
+/* Before o's MODULE chunk: which of its functions are traced and which counted (o->fstate),
+ * the stub slots of both (SLOT_OFF, SLOT_COUNT in slot_use) and the counting trampolines
+ * (o->count_tr). 0, or -1 after a warning (out of memory: o is refused). */
+int mixed_plan(struct object *o, const struct object_layout *lay, uint8_t *slot_use);
+/* o's MODULE_ARMED and MODULE_COUNTED chunks (write_module_armed calls it when rt.mixed) */
+void mixed_write_module_chunks(const struct object *o);
+/* Counting trampolines for the entry sites of o whose slot has SLOT_COUNT (o->cidx). */
+int count_tramps_build_mixed(const struct object *o, const uint8_t *slot_use,
+                             uint64_t sites_start, uint64_t sites_end, struct tramps *out);
+void mixed_after_fork(void);          /* a fork child's counters start at 0 */
+/* soft_mixed_config.c: PTCALL_TRACE_SET's file, or NULL; whether a function (display name,
+ * linkage name) is traced by it (1 without a file, 0 for a file that cannot be used); at the
+ * end, one line per name that matched nothing */
+const char *trace_set_path(void);
+int trace_set_has(const char *name, const char *linkage);
+void trace_set_report_unmatched(void);
 
 /* ---- soft_lifecycle.c: exit, _exit, exec, fork --------------------------------------- */
 

@@ -177,6 +177,7 @@ static void atfork_child(void)
     /* its totals and PTCALL_DEBUG's figures are its own; the parent's cut chunk (write_owed)
      * is the parent's to finish */
     recording_counters_reset();
+    mixed_after_fork(); /* counted functions: the child's counts are its own */
     tramp_restarts_reset();
     reservations_settled_reset();
     rt.cache = NULL;
@@ -190,8 +191,12 @@ static void atfork_child(void)
     uint32_t n = atomic_load(&rt.nobjs);
     for (uint32_t i = 0; i < n; i++) {
         rt.objs[i]->drain_dead = !atomic_load(&rt.objs[i]->live);
-        if (!rt.objs[i]->drain_dead && write_module(rt.objs[i]))
-            write_module_armed(rt.objs[i]);
+        if (!rt.objs[i]->drain_dead && write_module(rt.objs[i])) {
+            if (rt.mixed) /* counted beside tracing: MODULE_ARMED and MODULE_COUNTED */
+                mixed_write_module_chunks(rt.objs[i]);
+            else
+                write_module_armed(rt.objs[i]);
+        }
     }
     if (drain_start() < 0) {
         atomic_store(&rt.finishing, FINISH_FINAL);
@@ -558,6 +563,7 @@ static void end_process(int how, int status)
     if (rt.enabled && atomic_load(&rt.active) && !atomic_load(&rt.finishing)) {
         audit_program_handlers();
         select_report_unmatched();
+        trace_set_report_unmatched();
         trigger_report_unmatched();
     }
     finish(how, status, 0);
@@ -586,6 +592,8 @@ static void start(void)
     }
     if (rt.trigger_spec && trigger_config(rt.trigger_spec) < 0)
         return; /* a trigger that cannot be honoured: untraced, as a bad variable is */
+    if (rt.mixed && counts_init() != 0) /* counted beside tracing: said; traced only */
+        rt.mixed = 0;
     /* not traced now: the same start-up, so that an attach only has to switch tracing on
      * (soft_attach.c); the control thread starts in soft_ctl.c */
     rt.attachable = mode == CONFIG_ATTACH;

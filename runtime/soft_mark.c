@@ -29,6 +29,8 @@ static void trace_mark(const char *label)
                          .label_size = (uint32_t)lsize};
     struct iovec v[2] = {{&m, sizeof(m)}, {lab, lsize}};
     write_chunk_flags(PTC_CHUNK_MARK, PTC_CHUNK_F_OPTIONAL, 0, &rt.proc_seq, v, 2);
+    if (rt.mixed) /* the counted functions' segment ends at the mark too */
+        counts_write_segment(PTC_COUNTS_F_MARK, lab);
     pthread_mutex_unlock(&rt.proc_mu);
 }
 

@@ -158,7 +158,8 @@ static void arm_sites(const struct reg_ctx *c, const char *path)
         (void)tramps_build(c->o, c->slot_use, c->sites_start, c->sites_end, &tr);
     if (c->o && rt.attachable) /* never unmapped: a thread may still run one after detach */
         c->o->kept_tr = tr;
-    struct arm_plan plan = {.tramps = &tr, .stubs_start = c->stubs_start,
+    struct arm_plan plan = {.tramps = &tr, .count_tramps = c->o ? &c->o->count_tr : NULL,
+                            .stubs_start = c->stubs_start,
                             .stubs_end = c->stubs_end, .slot_use = c->slot_use};
     struct sites_result r = {0};
     int e = sites_switch(c->sites_start, c->sites_end, 1, &plan, &r);
@@ -259,7 +260,8 @@ static int patch_unit(void *ctx, const struct ptc_map_unit *u)
     __atomic_store_n((uint64_t *)(uintptr_t)u->slot_addr, (uint64_t)handler, __ATOMIC_RELEASE);
     /* rt.tramps implies the generated handler */
     int fast = rt.tramps && by_id && (u->hdr.flags & PTCALL_MAP_F_SCRATCH_R10);
-    if (c->slot_use && ptc_select_active(&rt.sel))
+    /* counted beside tracing: mixed_plan marked the slots before the MODULE chunk */
+    if (c->slot_use && ptc_select_active(&rt.sel) && !rt.mixed)
         select_mark_unit(u, c->stubs_start, c->slot_use, 1);
     for (uint32_t i = 0; i < u->hdr.num_stubs; i++) {
         struct ptcall_map_stub st;
@@ -433,7 +435,7 @@ static void object_arm(struct object *o, const struct object_layout *lay, uint32
     struct reg_ctx c = {.o = o, .next_id = o->first_stub_id, .stubs_start = o->stubs_start,
                         .stubs_end = o->stubs_end};
     size_t nslots = (size_t)((o->stubs_end - s0) / 16);
-    int need_use = rt.leaf_calls || rt.counting || ptc_select_active(&rt.sel);
+    int need_use = rt.leaf_calls || rt.counting || ptc_select_active(&rt.sel) || rt.mixed;
     if (rt.tramps || need_use) {
         c.slot_use = map_anon(nslots);
         if (!c.slot_use && need_use) {
@@ -447,8 +449,21 @@ static void object_arm(struct object *o, const struct object_layout *lay, uint32
             return;
         }
     }
-    if ((!rt.counting || rt.fd >= 0) && write_module(o))
-        write_module_armed(o); /* right behind it: which of its functions are traced */
+    if (rt.mixed && mixed_plan(o, lay, c.slot_use) < 0) {
+        if (n != UINT32_MAX) {
+            munmap(o->ids, (size_t)((o->stubs_end - s0) / 16) * sizeof(uint32_t));
+            munmap(o, sizeof(*o));
+        }
+        munmap(c.slot_use, nslots);
+        refuse(map_start, path, "out of memory for its table of counted functions");
+        return;
+    }
+    if ((!rt.counting || rt.fd >= 0) && write_module(o)) {
+        if (rt.mixed) /* the traced and the counted functions (soft_mixed.c) */
+            mixed_write_module_chunks(o);
+        else
+            write_module_armed(o);
+    } /* right behind it: which of its functions are traced */
     /* publish before patching: the drain must know the stubs before the first event */
     if (n != UINT32_MAX) {
         rt.objs[n] = o;
@@ -573,11 +588,12 @@ PTC_API void __ptcall_register_object(const void *map_start, const void *map_sto
     atomic_store(&o->live, 1);
     rt.next_stub_id += sum.num_stubs;
     o->identity = sum.identity;
-    if (rt.counting && rt.ncounters + sum.num_funcs <= COUNTERS_MAX) {
+    o->total_funcs = sum.num_funcs;
+    if ((rt.counting || rt.mixed) && rt.ncounters + sum.num_funcs <= COUNTERS_MAX) {
         o->first_counter = rt.ncounters;
         o->num_funcs = sum.num_funcs;
         rt.ncounters += sum.num_funcs;
-    } else if (rt.counting) {
+    } else if (rt.counting || rt.mixed) {
         warn("ptcall: %s: more than %u functions in all: its calls are not counted", path,
              COUNTERS_MAX);
     }

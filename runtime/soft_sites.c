@@ -191,10 +191,14 @@ int sites_switch(uint64_t start, uint64_t end, int arm, const struct arm_plan *p
         int ret_sled;
         ptc_sled_entry((const void *)(uintptr_t)start, start, i, &site, &stub, &ret_sled);
         unsigned why = arm ? left_off(plan, stub) : 0;
+        /* a function counted beside tracing: its entry jumps to its counting trampoline */
+        uint64_t ct = (why & SLOT_OFF) ? tramp_at(plan->count_tramps, i) : 0;
+        if (ct)
+            why = 0;
         int q = why != 0;
         r->off += (why & SLOT_OFF) != 0;
         r->quiet += why == SLOT_QUIET;
-        uint64_t tr = arm && !q ? tramp_at(plan ? plan->tramps : NULL, i) : 0;
+        uint64_t tr = ct ? ct : arm && !q ? tramp_at(plan ? plan->tramps : NULL, i) : 0;
         int want = !arm || q ? PTC_SLED_WANT_NOP : tr ? PTC_SLED_WANT_JMP : PTC_SLED_WANT_CALL;
         uint64_t target = tr ? tr : stub;
         int e = ret_sled ? switch_ret_sled(site, target, want, &open, r)

@@ -542,6 +542,8 @@ static int record_soft(const struct record_options *o, int *wait_status)
     setenv("PTCALL_TIMESTAMPS", o->timed ? "1" : "0", 1);
     setenv("PTCALL_LEAF_EXITS", o->leaf_exits ? "1" : "0", 1);
     setenv("PTCALL_COUNTS", o->counts ? "1" : "0", 1);
+    if (o->count_rest)
+        setenv("PTCALL_COUNT_REST", "1", 1);
     setenv("PTCALL_MODE", o->drop ? "drop" : "wait", 1);
     if (o->buffer_size) {
         snprintf(buf, sizeof(buf), "%llu", (unsigned long long)o->buffer_size);
@@ -833,6 +835,7 @@ static int record_main(struct cli_values *v)
     o.num_skip = v->record.skip.n;
     o.quiet = v->quiet;
     o.counts = v->record.counts;
+    o.count_rest = v->record.count_rest;
     o.ring = v->record.ring;
     o.trigger = v->record.trigger;
     o.argv = v->rest;
@@ -881,6 +884,12 @@ static int record_main(struct cli_values *v)
         if (br)
             return br;
     }
+    if (o.count_rest && (o.counts || o.ring || o.attach_pid || be == RECORD_PT))
+        return cli_usage_error(CMD_RECORD, "--count-rest counts beside a software trace of "
+                                           "events: leave out --counts (which counts every "
+                                           "function), --ring, --pid and --backend pt");
+    if (o.count_rest)
+        be = RECORD_SOFT;
     if (be == RECORD_AUTO || be == RECORD_PT) {
         char why[256] = "Intel PT support is not built into this ptcall";
         if (pt_available && record_pt && pt_available(why, sizeof(why)) == 1) {

@@ -336,6 +336,10 @@ static const struct cli_opt opts[] = {
      .help = "soft: count calls per function instead of tracing events (no times, no call "
              "graph; about the cost of the untraced build plus one increment per call). "
              "ptcall_mark() in the program closes a segment (docs/runtime.md, Counting mode)"},
+    {.name = "--count-rest", .cmds = R, FLAG(record.count_rest),
+     .help = "soft: in a trace of events, count the calls of the functions --only/--skip "
+             "leave out (counting mode's trampolines), so that every function's calls are "
+             "exact (docs/runtime.md, Tracing within a budget)"},
     {.name = "--drop", .cmds = R, FLAG(record.drop),
      .help = "soft: drop events when buffers are full instead of waiting (every drop is "
              "counted and marked in the trace)"},

@@ -57,12 +57,14 @@ FLOORS = {
         ["soft_fd.c", "soft_thread.c"],                         # trace descriptor, threads
         ["soft_handler.S", "soft_write.c", "soft_names.c"],     # handlers, the trace file,
                                                                 # thread names
+        ["soft_mixed_config.c"],                                # count-rest, trace set
         ["soft_config.c", "soft_select.c", "soft_drain.c",      # environment, selection,
          "soft_timebase.c", "soft_tramp.c"],                    # drain, time, trampolines
         ["soft_resume.c", "soft_sites.c", "soft_counts.c"],     # signal resume, call sites,
                                                                 # counting mode
-        ["soft_fastpath.c", "soft_flush.c", "soft_ring.c"],     # generated handler, flushes,
-                                                                # flight recorder snapshots
+        ["soft_fastpath.c", "soft_flush.c", "soft_ring.c",      # generated handler, flushes,
+         "soft_mixed.c"],                                       # flight recorder snapshots,
+                                                                # counted beside tracing
         ["soft_signal.c", "soft_mark.c", "soft_spawn.c",        # signal handlers, marks,
          "soft_trigger.c", "soft_sanitizer.c"],                 # posix_spawn, --trigger,
                                                                 # sanitizers
