@@ -167,6 +167,18 @@ const struct ptc_env_var ptc_env_table[PTC_ENV_COUNT] = {
                            "a file `ptcall-trace-set 1` then one function name a line: the "
                            "candidates it lists are traced, the other candidates counted "
                            "(docs/runtime.md, *Tracing within a budget*)"},
+    [PTC_ENV_OVERHEAD] = {"PTCALL_OVERHEAD", PTC_ENV_TEXT, NULL, 0, 0, "", "runtime",
+                          "a percentage of the program's CPU time (e.g. 5 or 2.5): every "
+                          "candidate is counted during a pilot, then the functions that fit "
+                          "the budget are traced and the rest counted (needs PTCALL_COSTS; "
+                          "`record --overhead PCT`)"},
+    [PTC_ENV_PILOT_MS] = {"PTCALL_PILOT_MS", PTC_ENV_INT, NULL, 1, 3600000, "200", "runtime",
+                          "with PTCALL_OVERHEAD: the pilot ends once this many ms of wall time "
+                          "have passed and the process has used as many ms of CPU time (an "
+                          "idle server's pilot waits for work); `record --pilot`"},
+    [PTC_ENV_COSTS] = {"PTCALL_COSTS", PTC_ENV_TEXT, NULL, 0, 0, "", "runtime",
+                       "`event=NS,count=NS`: the measured cost of one traced event and of one "
+                       "counted call (`ptcall calibrate --env`); the pilot's model"},
 };
 
 static int bad(const struct ptc_env_var *v, const char *text, char *err, size_t errsz,

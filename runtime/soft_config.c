@@ -226,7 +226,7 @@ int config_read(void)
             return CONFIG_OFF;
         rt.ring_ctl = (int)v;
         mixed_ignored("with PTCALL_RING (a flight recorder writes no counts)");
-    } else if (mixed_config() < 0) {
+    } else if (mixed_config() < 0 || pilot_config() < 0) {
         return CONFIG_OFF;
     }
     return CONFIG_SOFT;

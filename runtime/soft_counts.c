@@ -197,11 +197,29 @@ void counts_write_segment(uint32_t flags, const char *label)
         mods[k].identity = o->identity;
         k++;
         uint64_t *c = &ptc_counters[o->first_counter];
-        memcpy(cnt, c, (size_t)o->num_funcs * 8);
+        /* after a pilot: its segment is the counters at its end (count_base), and later
+         * segments what was counted since (the counters are never reset then, so that no
+         * increment falls between the two) */
+        uint64_t *b = rt.count_base && o->first_counter + o->num_funcs <= rt.count_base_n
+                          ? &rt.count_base[o->first_counter]
+                          : NULL;
+        if (b && (flags & PTC_COUNTS_F_PILOT)) {
+            memcpy(cnt, b, (size_t)o->num_funcs * 8);
+        } else if (b) {
+            for (uint32_t j = 0; j < o->num_funcs; j++) {
+                uint64_t d = c[j] - b[j];
+                memcpy(cnt + (size_t)j * 8, &d, 8);
+            }
+        } else {
+            memcpy(cnt, c, (size_t)o->num_funcs * 8);
+        }
         /* a mark's next segment starts from 0 (an increment racing this is lost, as any);
          * the end leaves shared counters to the caller that reads them */
-        if (flags & PTC_COUNTS_F_MARK)
+        if (flags & PTC_COUNTS_F_MARK) {
             memset(c, 0, (size_t)o->num_funcs * 8);
+            if (b)
+                memset(b, 0, (size_t)o->num_funcs * 8);
+        }
         cnt += (size_t)o->num_funcs * 8;
     }
     memcpy(cnt, label, lsize - 1);

@@ -225,6 +225,7 @@ struct object {
 };
 #define MIXED_F_TRACED 0x1u
 #define MIXED_F_COUNTED 0x2u
+#define MIXED_F_CHOSEN 0x4u /* a budget's pilot chose it (soft_pilot.c): traced from then on */
 
 /* The 16-byte slot of stub address a in o's stub section: the index of o->ids and of the
  * per-slot tables built while arming */
@@ -339,6 +340,12 @@ struct runtime_state {
      * budget*): in a trace of events, the functions not traced are counted */
     int mixed;               /* PTCALL_COUNT_REST or PTCALL_TRACE_SET (counters handed out) */
     int count_rest;          /* PTCALL_COUNT_REST=1 */
+    /* a budget's pilot (soft_pilot.c): every candidate counted until the pilot ends, then
+     * the chosen ones traced; count_base: the counters at that moment, which later COUNTS
+     * segments subtract (index first_counter + i; count_base_n entries) */
+    int pilot;
+    uint64_t *count_base;
+    uint64_t count_base_n;
 };
 /* Counting mode's counters: one uint64_t per instrumented function, a fixed reservation of
  * COUNTERS_MAX (their addresses are built into trampolines, so the array never moves; the
@@ -664,6 +671,23 @@ void mixed_after_fork(void);          /* a fork child's counters start at 0 */
 const char *trace_set_path(void);
 int trace_set_has(const char *name, const char *linkage);
 void trace_set_report_unmatched(void);
+
+/* ---- soft_pilot.c: a budget's pilot ---------------------------------------------------- */
+
+/* Reads PTCALL_OVERHEAD, PTCALL_PILOT_MS and PTCALL_COSTS (a traced run): sets rt.pilot and
+ * rt.mixed. 0, or -1 after a warning. */
+int pilot_config(void);
+/* Starts the pilot's thread (after the drain's). 0, or -1 after a warning (counting goes on,
+ * nothing is chosen). */
+int pilot_start(void);
+/* The final flush, the pilot still counting: its BUDGET chunk and one line. */
+void pilot_at_end(void);
+/* A fork child: a pilot still counting stays so in the child (its thread is not there). */
+void pilot_after_fork(void);
+/* soft_register.c: arms o again after the pilot chose (o->fstate MIXED_F_CHOSEN): the chosen
+ * functions' stubs patched and their sites switched from counting to tracing. Caller holds
+ * reg_mu. 0, or -1 after a warning. */
+int object_rearm(struct object *o);
 
 /* ---- soft_lifecycle.c: exit, _exit, exec, fork --------------------------------------- */
 

@@ -178,6 +178,7 @@ static void atfork_child(void)
      * is the parent's to finish */
     recording_counters_reset();
     mixed_after_fork(); /* counted functions: the child's counts are its own */
+    pilot_after_fork();
     tramp_restarts_reset();
     reservations_settled_reset();
     rt.cache = NULL;

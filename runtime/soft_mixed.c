@@ -52,11 +52,14 @@ static int plan_unit(void *ctx, const struct ptc_map_unit *u)
         ptc_map_get_func(u, i, &f);
         const char *name = u->strings + f.name, *linkage = u->strings + f.linkage_name;
         int cand = !ptc_select_active(&rt.sel) || ptc_select_func(&rt.sel, name, linkage);
-        int traced = cand && trace_set_has(name, linkage);
-        /* a trace set counts the other candidates; --count-rest alone what --only left out */
-        int counted = !traced && countable && (trace_set_path() ? cand : 1);
+        uint8_t chosen = o->fstate[fb + i] & MIXED_F_CHOSEN;
+        /* a pilot traces what it chose (nothing while it counts) */
+        int traced = cand && (rt.pilot ? chosen != 0 : trace_set_has(name, linkage));
+        /* a trace set or a pilot counts the other candidates; --count-rest alone what --only
+         * left out */
+        int counted = !traced && countable && (trace_set_path() || rt.pilot ? cand : 1);
         o->fstate[fb + i] = (uint8_t)((traced ? MIXED_F_TRACED : 0) |
-                                      (counted ? MIXED_F_COUNTED : 0));
+                                      (counted ? MIXED_F_COUNTED : 0) | chosen);
     }
     for (uint32_t i = 0; i < u->hdr.num_stubs; i++) {
         struct ptcall_map_stub st;
@@ -119,7 +122,9 @@ static void write_bits(const struct object *o, uint16_t type, uint8_t flag)
         return;
     if (!spec[0]) { /* once: the selection, then how the rest is chosen */
         add_spec(rt.sel_spec);
-        if (trace_set_path()) {
+        if (rt.pilot) {
+            add_spec("--overhead");
+        } else if (trace_set_path()) {
             char t[PATH_MAX + 32];
             snprintf(t, sizeof(t), "--trace-set '%s'", trace_set_path());
             add_spec(t);

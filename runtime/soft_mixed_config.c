@@ -121,6 +121,9 @@ int mixed_config(void)
 void mixed_ignored(const char *mode)
 {
     const char *a = secure_getenv("PTCALL_COUNT_REST"), *b = secure_getenv("PTCALL_TRACE_SET");
+    const char *o = secure_getenv("PTCALL_OVERHEAD");
+    if (o && o[0])
+        warn("ptcall: PTCALL_OVERHEAD is ignored %s: no pilot, nothing chosen", mode);
     int on = (a && a[0] && strcmp(a, "0") && strcmp(a, "no") && strcmp(a, "off") &&
               strcmp(a, "false")) || (b && b[0]);
     if (on)

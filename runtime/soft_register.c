@@ -69,6 +69,8 @@ static int activate(void)
     write_process_start();
     if (drain_start() < 0)
         return -1;
+    if (rt.pilot)
+        (void)pilot_start(); /* on failure it says so, and every candidate stays counted */
     install_signals();
     sanitizer_death_init(); /* a sanitizer's report ends the process without a signal */
     /* before any event: a program handler may interrupt a reservation (soft_resume.c) */
@@ -652,6 +654,48 @@ PTC_API void __ptcall_unregister_object(const void *map_start)
         }
     }
     pthread_mutex_unlock(&rt.reg_mu);
+}
+
+/* ---- a budget's pilot (soft_pilot.c) --------------------------------------------------- */
+
+int object_rearm(struct object *o)
+{
+    if (!atomic_load(&o->live) || was_refused(o->map_start))
+        return 0;
+    struct object_layout lay;
+    char why[160];
+    if (object_layout(o->map_start, &lay, why, sizeof(why)) < 0) {
+        warn("ptcall: %s: %s: its functions stay counted, none traced", o->path, why);
+        return -1;
+    }
+    struct reg_ctx c = {.o = o, .next_id = o->first_stub_id, .stubs_start = o->stubs_start,
+                        .stubs_end = o->stubs_end};
+    size_t nslots = (size_t)((o->stubs_end - o->stubs_start) / 16);
+    c.slot_use = map_anon(nslots);
+    if (!c.slot_use || mixed_plan(o, &lay, c.slot_use) < 0) {
+        warn("ptcall: %s: out of memory for its call-site table: its functions stay counted, "
+             "none traced", o->path);
+        if (c.slot_use)
+            munmap(c.slot_use, nslots);
+        return -1;
+    }
+    if (code_writable(o->stubs_start, o->stubs_end) != 0) {
+        warn("ptcall: %s: cannot make the stub section writable (%s): its functions stay "
+             "counted, none traced", o->path, strerror(errno));
+        munmap(c.slot_use, nslots);
+        return -1;
+    }
+    /* the chosen functions' stubs first, then their sites: no call reaches a stub before it
+     * is ready */
+    ptc_map_walk_in(o->map_start, o->map_size, (uint64_t)(uintptr_t)o->map_start,
+                    o->stubs_start, o->stubs_end, &lay.obj, patch_unit, &c, NULL);
+    code_executable(o->stubs_start, o->stubs_end);
+    arm_sites(&c, o->path);
+    munmap(c.slot_use, nslots);
+    if (c.bad_code || c.far)
+        warn("ptcall: %s: %d stubs could not be armed after the pilot; left alone", o->path,
+             c.bad_code + c.far);
+    return 0;
 }
 
 /* ---- attach and detach (soft_attach.c) ------------------------------------------------ */
