@@ -208,6 +208,27 @@ def main():
     check(cs.get("tiny", {}).get("state") == "counted" and cs.get("tiny", {}).get("total") == "",
           "csv: tiny counted, no total: %s" % cs.get("tiny"))
 
+    # ---- db add (schema version 6): the state per function, the budget per run
+    dbp = w("runs.db")
+    if os.path.exists(dbp):
+        os.unlink(dbp)
+    run([P, "db", "add", "--db", dbp, w("mixed.ptc"), w("ev.ptc")])
+    con = sqlite3.connect(dbp)
+    check(con.execute("SELECT max(version) FROM schema_version").fetchone()[0] >= 6, "db schema version 6")
+    runs = con.execute("SELECT counted_functions, counted_calls, budget_kind, budget_source, budget_limit, "
+                       "budget_outcome, budget_note, budget_pilot_ns, budget_candidates, budget_traced "
+                       "FROM runs ORDER BY id").fetchall()
+    check(runs[0] == (1, tot.get("counted_calls"), "overhead", "pilot", 0.05, "ok", NOTE, 200000000, 4, 3),
+          "db: the mixed run's budget and counted functions: %s" % (runs[0],))
+    check(runs[1][:2] == (0, 0) and runs[1][2:] == (None,) * 8, "db: a run without a budget: %s" % (runs[1],))
+    rf = {n: (c, t_, s_) for n, c, t_, s_ in con.execute(
+        "SELECT f.name, r.calls, r.total, r.state FROM run_functions r JOIN functions f ON f.id = r.function_id "
+        "WHERE r.run_id = 1")}
+    check(rf.get("tiny") == (want["tiny"], None, "counted") and rf.get("work", (0, 0, ""))[2] == "traced" and
+          (rf.get("work", (0, 0, ""))[1] or 0) > 0,
+          "db: tiny counted with its exact calls and no time, work traced with its time: %s" % rf)
+    con.close()
+
     # ---- corrupt forms: one clear line, no crash, nothing skipped silently
     def bad(name, extra, words):
         bt.rewrite(w("ev.ptc"), w(name), 0, lambda c, t: extra, lambda c, t: [])
