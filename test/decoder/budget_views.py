@@ -229,6 +229,30 @@ def main():
           "db: tiny counted with its exact calls and no time, work traced with its time: %s" % rf)
     con.close()
 
+    # ---- the web run page's API (ptcall serve on that database)
+    import re
+    import urllib.request
+    sv = subprocess.Popen([P, "serve", "--db", dbp, "--listen", "127.0.0.1:0"], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True)
+    try:
+        url = re.search(r"http://[0-9.:]+/", sv.stdout.readline() or "")
+        check(url is not None, "ptcall serve says its URL")
+        if url:
+            with urllib.request.urlopen(url.group(0) + "api/v1/runs/1", timeout=20) as resp:
+                d = json.load(resp)
+            wr = d["run"]
+            check(wr.get("counted_functions") == 1 and (wr.get("budget") or {}).get("outcome") == "ok" and
+                  (wr.get("budget") or {}).get("note") == NOTE, "web: the run's budget: %s" % wr.get("budget"))
+            wf = {f["name"]: f for f in d["functions"]}
+            check(wf.get("tiny", {}).get("state") == "counted" and wf["tiny"].get("total", 0) is None and
+                  wf.get("work", {}).get("state") == "traced", "web: the run's functions say their state")
+            with urllib.request.urlopen(url.group(0) + "static/app.js", timeout=20) as resp:
+                js = resp.read().decode()
+            check("r.counted_functions" in js and '"state"]' in js, "web: the run page shows the budget and state")
+    finally:
+        sv.terminate()
+        sv.wait()
+
     # ---- corrupt forms: one clear line, no crash, nothing skipped silently
     def bad(name, extra, words):
         bt.rewrite(w("ev.ptc"), w(name), 0, lambda c, t: extra, lambda c, t: [])
