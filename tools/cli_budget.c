@@ -62,7 +62,7 @@ static void states_line(char *buf, size_t n, const struct ptc_func_states *st)
     uint64_t all = st->calls_traced + st->calls_counted;
     if (!st->calls_known) { /* a view that computes its own figures (ptcall calls) */
         snprintf(buf, n, "functions: %u traced, %u counted (exact calls, no times: %llu calls, "
-                 "not among the lines), %u neither (not recorded)", st->traced, st->counted,
+                 "not in this output), %u neither (not recorded)", st->traced, st->counted,
                  (unsigned long long)st->calls_counted, st->neither);
         return;
     }

@@ -202,6 +202,19 @@ def main():
     check("# note: budget: overhead 5 %" in calls and "# note: functions: 3 traced, 1 counted" in calls,
           "calls' note lines")
 
+    # ---- export: the SVG flame graph says it under its frames; every format on stderr
+    r = run([P, "export", "--format", "svg", "-o", w("flame.svg"), w("mixed.ptc")])
+    import xml.etree.ElementTree as ET
+    notes = [t.text or "" for t in ET.parse(w("flame.svg")).getroot().iter("{http://www.w3.org/2000/svg}text")
+             if t.get("class") == "budget-note"]
+    check(notes and "1 counted, not traced: not in this graph" in notes[0] and NOTE in notes[0],
+          "svg: the budget note: %s" % notes)
+    check("ptcall export: note: budget: overhead 5 %" in r.stderr, "export says the budget on stderr")
+    r = run([P, "export", "--format", "folded", "-o", w("flame.folded"), w("mixed.ptc")])
+    check("ptcall export: note: functions: 3 traced, 1 counted" in r.stderr and
+          all(not ln.startswith("#") for ln in open(w("flame.folded"))),
+          "folded: the note on stderr, the file only stacks")
+
     # ---- csv: a state column
     rd = list(csv.DictReader(io.StringIO(run([P, "report", "--format", "csv", "--top", "0", w("mixed.ptc")]).stdout)))
     cs = {r["function"]: r for r in rd}
@@ -252,6 +265,12 @@ def main():
     finally:
         sv.terminate()
         sv.wait()
+
+    # ---- ptcall html: the page's data carries the same run object
+    run([P, "html", "-o", w("page.html"), w("mixed.ptc")])
+    page = open(w("page.html"), encoding="utf-8").read()
+    check('"counted_functions": 1' in page and '"state": "counted"' in page and '"outcome": "ok"' in page,
+          "html: the run's budget and its functions' state are in the page")
 
     # ---- corrupt forms: one clear line, no crash, nothing skipped silently
     def bad(name, extra, words):
