@@ -215,6 +215,12 @@ def main():
           all(not ln.startswith("#") for ln in open(w("flame.folded"))),
           "folded: the note on stderr, the file only stacks")
 
+    # ---- several runs: a counted function's exact calls are summed, not dropped as unknown
+    multi = json.loads(run([P, "report", "--format", "json", "--top", "0", w("mixed.ptc"), w("mixed.ptc")]).stdout)
+    mf = {f["name"]: f for f in multi["functions"]}
+    check(mf.get("tiny", {}).get("calls") == 2 * want["tiny"],
+          "report of two runs: tiny's calls summed: %s" % mf.get("tiny", {}).get("calls"))
+
     # ---- csv: a state column
     rd = list(csv.DictReader(io.StringIO(run([P, "report", "--format", "csv", "--top", "0", w("mixed.ptc")]).stdout)))
     cs = {r["function"]: r for r in rd}
