@@ -17,6 +17,7 @@ struct mfunc {
     const char *base;          /* module base name: the key is (base, linkage_name, file) */
     const struct db_func_in *f; /* the first of them: name, line, module path */
     uint64_t calls, total, self;
+    int counted;               /* every one of them counted (none traced): no times */
     int module_idx;
     int64_t id;                /* in the functions table */
 };
@@ -117,13 +118,16 @@ static int prepare(struct job *j, const struct db_run_in *r, struct db_module_in
     qsort(fn, nf, sizeof(*fn), cmp_mfunc);
     size_t k = 0;
     for (size_t i = 0; i < nf; i++) {
+        const struct db_func_in *f = fn[i].f;
+        int counted = f->state && !strcmp(f->state, "counted");
         if (i == 0 || cmp_key(&fn[i], &fn[k - 1])) {
             fn[k] = fn[i];
             fn[k].module_idx = module_index(j, fn[i].f->module, &extra[k]);
+            fn[k].counted = counted;
             k++;
         }
         struct mfunc *m = &fn[k - 1];
-        const struct db_func_in *f = fn[i].f;
+        m->counted &= counted; /* one copy traced: it has times */
         m->calls += f->calls;
         m->total += f->total;
         m->self += f->self;
@@ -169,6 +173,10 @@ static int insert_run(struct db *d, struct job *j)
                   ", complete, lossy, total_time, selection, traced_functions, functions, edges");
     for (int i = 0; i < DB_NWINDOW; i++)
         n += snprintf(sql + n, sizeof(sql) - (size_t)n, ", %s", db_window_names[i]);
+    n += snprintf(sql + n, sizeof(sql) - (size_t)n,
+                  ", counted_functions, counted_calls, budget_kind, budget_source, budget_limit, "
+                  "budget_predicted, budget_pilot_ns, budget_candidates, budget_traced, "
+                  "budget_outcome, budget_note");
     n += snprintf(sql + n, sizeof(sql) - (size_t)n, ") VALUES (");
     struct db_val p[64];
     int np = 0;
@@ -198,6 +206,18 @@ static int insert_run(struct db *d, struct job *j)
     p[np++] = DB_I(j->nedge);
     for (int i = 0; i < DB_NWINDOW; i++)
         p[np++] = DB_I(r->window[i]);
+    int b = r->has_budget;
+    p[np++] = DB_I(r->counted_functions);
+    p[np++] = DB_I(r->counted_calls);
+    p[np++] = b ? DB_S(r->budget_kind) : DB_NUL;
+    p[np++] = b ? DB_S(r->budget_source) : DB_NUL;
+    p[np++] = b ? DB_R(r->budget_limit) : DB_NUL;
+    p[np++] = b ? DB_R(r->budget_predicted) : DB_NUL;
+    p[np++] = opt_i(b, (int64_t)r->budget_pilot_ns);
+    p[np++] = opt_i(b, (int64_t)r->budget_candidates);
+    p[np++] = opt_i(b, (int64_t)r->budget_traced);
+    p[np++] = b ? DB_S(r->budget_outcome) : DB_NUL;
+    p[np++] = b ? DB_S(r->budget_note) : DB_NUL;
     for (int i = 0; i < np; i++)
         n += snprintf(sql + n, sizeof(sql) - (size_t)n, "%s$%d", i ? ", " : "", i + 1);
     snprintf(sql + n, sizeof(sql) - (size_t)n, ") RETURNING id");
@@ -325,8 +345,10 @@ static void fill_figures(const void *ctx, size_t i, struct db_val *p)
     p[1] = DB_I(m->id);
     p[2] = DB_I(m->module_idx);
     p[3] = DB_I(m->calls);
-    p[4] = opt_i(j->r->timed, (int64_t)m->total);
-    p[5] = opt_i(j->r->timed, (int64_t)m->self);
+    /* a counted function has calls only: NULL times, never 0 */
+    p[4] = opt_i(j->r->timed && !m->counted, (int64_t)m->total);
+    p[5] = opt_i(j->r->timed && !m->counted, (int64_t)m->self);
+    p[6] = DB_S(m->counted ? "counted" : m->f->state ? m->f->state : "traced");
 }
 
 /* function_stats holds times as 0 for untimed runs (their time_unit is "none") */
@@ -408,8 +430,8 @@ static int write_run(struct db *d, void *ctx)
     if (!e)
         e = db_exec_rows(d, j->nfn, j,
                       "INSERT INTO run_functions (run_id, function_id, module_idx, calls, total, "
-                      "self) VALUES ",
-                      "(#1, #2, #3, #4, #5, #6)", 6, "", fill_figures);
+                      "self, state) VALUES ",
+                      "(#1, #2, #3, #4, #5, #6, #7)", 7, "", fill_figures);
     if (!e)
         e = db_exec_rows(d, j->nedge, j,
                       "INSERT INTO run_edges (run_id, caller_id, callee_id, calls) VALUES ",

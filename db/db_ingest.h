@@ -28,6 +28,7 @@ struct db_func_in {
     const char *name, *linkage_name, *file, *module; /* module: its path */
     uint32_t line;
     uint64_t calls, total, self;
+    const char *state;       /* "traced", "counted" (calls only: no times stored), "neither" */
 };
 
 struct db_edge_in {
@@ -54,6 +55,14 @@ struct db_run_in {
     uint64_t total_time;
     const char *selection;   /* record --only/--skip as given, NULL: every function traced */
     uint64_t traced_functions;
+    /* within a budget (schema version 6): functions counted instead of traced, calls read
+     * from COUNTS chunks, and the first BUDGET chunk (has_budget 0: none; texts as the
+     * decoder names them) */
+    uint64_t counted_functions, counted_calls;
+    int has_budget;
+    const char *budget_kind, *budget_source, *budget_outcome, *budget_note;
+    double budget_limit, budget_predicted;
+    uint64_t budget_pilot_ns, budget_candidates, budget_traced;
     const struct db_tag *tags;
     size_t ntags;
     const struct db_module_in *mods;

@@ -230,7 +230,7 @@ static struct db_run *run_of(struct runs_ctx *c, int64_t id)
 static int on_run(void *ctx, int ncol, const struct db_val *col)
 {
     struct runs_ctx *c = ctx;
-    if (ncol < RUN_FIXED + DB_NCOUNTERS + 7 + DB_NWINDOW)
+    if (ncol < RUN_FIXED + DB_NCOUNTERS + 7 + DB_NWINDOW + 8)
         return 0;
     struct db_run *r = run_of(c, col[0].i);
     if (!r)
@@ -271,6 +271,16 @@ static int on_run(void *ctx, int ncol, const struct db_val *col)
     r->edges = (uint64_t)db_int_of(&x[6]);
     for (int i = 0; i < DB_NWINDOW; i++)
         r->window[i] = (uint64_t)db_int_of(&x[7 + i]);
+    x += 7 + DB_NWINDOW; /* schema 6: within a budget */
+    r->counted_functions = (uint64_t)db_int_of(&x[0]);
+    r->counted_calls = (uint64_t)db_int_of(&x[1]);
+    r->has_budget = x[2].type != DB_NULL;
+    r->budget_kind = db_dup_text(&x[2], nm);
+    r->budget_source = db_dup_text(&x[3], nm);
+    r->budget_limit = x[4].type == DB_REAL ? x[4].d : (double)db_int_of(&x[4]);
+    r->budget_predicted = x[5].type == DB_REAL ? x[5].d : (double)db_int_of(&x[5]);
+    r->budget_outcome = db_dup_text(&x[6], nm);
+    r->budget_note = db_dup_text(&x[7], nm);
     return *nm ? -DB_E_NOMEM : 0;
 }
 
@@ -331,6 +341,9 @@ int db_runs_get(struct db *d, const struct db_ids *ids, int with_modules, struct
                   ", complete, lossy, total_time, selection, traced_functions, functions, edges");
     for (int i = 0; i < DB_NWINDOW; i++)
         k += snprintf(sql + k, cap - (size_t)k, ", %s", db_window_names[i]);
+    k += snprintf(sql + k, cap - (size_t)k,
+                  ", counted_functions, counted_calls, budget_kind, budget_source, budget_limit, "
+                  "budget_predicted, budget_outcome, budget_note");
     snprintf(sql + k, cap - (size_t)k, " FROM runs WHERE id IN (%s)", list);
     int e = d->ops->query(d, sql, 0, NULL, on_run, &c);
     if (!e) {
@@ -376,6 +389,10 @@ void db_runs_free(struct db_run *v, size_t n)
         free(r->backend);
         free(r->time_unit);
         free(r->selection);
+        free(r->budget_kind);
+        free(r->budget_source);
+        free(r->budget_outcome);
+        free(r->budget_note);
         for (size_t k = 0; k < r->ntags; k++) {
             free(r->tags[k].name);
             free(r->tags[k].value);
@@ -432,6 +449,8 @@ static int fill_func(struct db_func_out *f, int ncol, const struct db_val *col, 
         f->total = (uint64_t)db_int_of(&col[8]);
         f->self = (uint64_t)db_int_of(&col[9]);
     }
+    if (ncol >= 11)
+        f->state = db_dup_text(&col[10], nm);
     return *nm ? -DB_E_NOMEM : 0;
 }
 
@@ -449,8 +468,8 @@ int db_run_functions(struct db *d, int64_t id, struct db_func_out **out, size_t 
     struct vec x = {NULL, 0, 0, sizeof(struct db_func_out), 0};
     int e = d->ops->query(d,
                           "SELECT f.id, f.name, f.linkage_name, f.module, f.file, f.line, m.path, "
-                          "rf.calls, rf.total, rf.self FROM run_functions rf JOIN functions f ON "
-                          "f.id = rf.function_id LEFT JOIN run_modules m ON m.run_id = "
+                          "rf.calls, rf.total, rf.self, rf.state FROM run_functions rf JOIN "
+                          "functions f ON f.id = rf.function_id LEFT JOIN run_modules m ON m.run_id = "
                           "rf.run_id AND m.idx = rf.module_idx WHERE rf.run_id = $1",
                           1, (struct db_val[]){DB_I(id)}, on_func, &x);
     if (e) {
@@ -470,6 +489,7 @@ void db_funcs_free(struct db_func_out *v, size_t n)
         free(v[i].module);
         free(v[i].file);
         free(v[i].module_path);
+        free(v[i].state);
     }
     free(v);
 }

@@ -64,6 +64,12 @@ struct db_run {
     uint64_t total_time;
     int has_traced;
     uint64_t traced_functions, functions, edges;
+    /* within a budget (schema 6): counted functions and calls; the first BUDGET chunk's kind,
+     * source, limit, predicted cost, outcome and note (has_budget 0: none, texts NULL) */
+    uint64_t counted_functions, counted_calls;
+    int has_budget;
+    char *budget_kind, *budget_source, *budget_outcome, *budget_note;
+    double budget_limit, budget_predicted;
     struct db_tag_out *tags;
     size_t ntags;
     struct db_module_out *mods;                     /* with_modules only */
@@ -81,6 +87,7 @@ struct db_func_out {
     uint32_t line;
     uint64_t calls, total, self;
     int timed;
+    char *state;             /* db_run_functions: "traced", "counted" (schema 6) */
 };
 /* Every function called in run id, in no particular order. */
 int db_run_functions(struct db *d, int64_t id, struct db_func_out **out, size_t *n);

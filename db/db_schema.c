@@ -347,9 +347,32 @@ static int to_v5(struct db *d)
     return run_all(d, sql);
 }
 
+/* Version 6: traces recorded within a budget (issue 28; docs/usage.md, Traces recorded within
+ * a budget). Per run, the functions counted instead of traced and their calls, and the budget
+ * (its first BUDGET chunk; NULL without one); per function of a run, its state. Runs added
+ * before were traced wherever a function was (state 'traced', 0 counted). */
+static int to_v6(struct db *d)
+{
+    const char *const sql[] = {
+        "ALTER TABLE runs ADD COLUMN counted_functions BIGINT NOT NULL DEFAULT 0",
+        "ALTER TABLE runs ADD COLUMN counted_calls BIGINT NOT NULL DEFAULT 0",
+        "ALTER TABLE runs ADD COLUMN budget_kind TEXT",
+        "ALTER TABLE runs ADD COLUMN budget_source TEXT",
+        "ALTER TABLE runs ADD COLUMN budget_limit DOUBLE PRECISION",
+        "ALTER TABLE runs ADD COLUMN budget_predicted DOUBLE PRECISION",
+        "ALTER TABLE runs ADD COLUMN budget_pilot_ns BIGINT",
+        "ALTER TABLE runs ADD COLUMN budget_candidates BIGINT",
+        "ALTER TABLE runs ADD COLUMN budget_traced BIGINT",
+        "ALTER TABLE runs ADD COLUMN budget_outcome TEXT",
+        "ALTER TABLE runs ADD COLUMN budget_note TEXT",
+        "ALTER TABLE run_functions ADD COLUMN state TEXT NOT NULL DEFAULT 'traced'",
+        NULL};
+    return run_all(d, sql);
+}
+
 /* migrations[v - 1] brings a database from version v - 1 to v (0: empty). */
 static int (*const migrations[DB_SCHEMA_VERSION])(struct db *d) = {to_v1, to_v2, to_v3, to_v4,
-                                                                   to_v5};
+                                                                   to_v5, to_v6};
 
 struct tables {
     int has_version; /* a schema_version table */

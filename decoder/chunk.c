@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dec_budget.h"
 #include "dec_chunk.h"
 #include "dec_fork.h"
 #include "dec_modules.h"
@@ -262,6 +263,16 @@ static int on_module(struct ptc_session *s, const struct ptc_chunk *c)
 static int on_module_armed(struct ptc_session *s, const struct ptc_chunk *c)
 {
     return say_where(s, c, ptc_module_armed(s, c->h.pid, c->payload, c->h.payload_size));
+}
+
+static int on_module_counted(struct ptc_session *s, const struct ptc_chunk *c)
+{
+    return say_where(s, c, ptc_module_counted(s, c->h.pid, c->payload, c->h.payload_size));
+}
+
+static int on_budget(struct ptc_session *s, const struct ptc_chunk *c)
+{
+    return say_where(s, c, ptc_budget_chunk(s, c->h.pid, c->payload, c->h.payload_size));
 }
 
 const char *ptc_session_mark_label(const struct ptc_session *s, uint64_t id)
@@ -626,6 +637,8 @@ static int (*const by_type[PTC_CHUNK_END_CAUSE + 1])(struct ptc_session *s,
     [PTC_CHUNK_END_CAUSE] = on_end_cause,
     [PTC_CHUNK_SNAPSHOT] = on_snapshot,
     [PTC_CHUNK_WINDOW] = on_window,
+    [PTC_CHUNK_BUDGET] = on_budget,
+    [PTC_CHUNK_MODULE_COUNTED] = on_module_counted,
 };
 
 int ptc_session_chunk(struct ptc_session *s, const struct ptc_chunk *c)

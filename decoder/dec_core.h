@@ -59,7 +59,10 @@ struct module {
     uint64_t *by_index;     /* address of stub first_stub + i */
     uint64_t load_bias, identity;
     const char *path;       /* interned with the module's functions */
+    uint8_t *sel;           /* per function, MOD_SEL_* (budget.c, modules.c); NULL: none yet */
 };
+#define MOD_SEL_OFF 0x1u     /* this listing said it is not traced (disarmed or counted) */
+#define MOD_SEL_COUNTED 0x2u /* this listing said it is counted (MODULE_COUNTED) */
 
 /* A link in a chained hash table: processes are keyed by pid, threads by pid << 32 | tid.
  * It is the first member of struct proc and struct thread, so that one lookup and one
@@ -97,6 +100,9 @@ struct proc {
     char *exe;              /* from the PROCESS chunk (NULL: not known) */
     /* windows (window.c): PROCESS_END's how (0: none yet), for threads without an exit */
     uint32_t end_how;
+    /* a budget's pilot (budget.c): events begin at pilot_tsc, mid-stack (stack.c) */
+    int pilot;
+    uint64_t pilot_tsc;
 };
 
 struct thread {
@@ -152,6 +158,7 @@ struct func {
      * listed, and in how many of them it was left disarmed; traced unless every listing
      * left it out */
     uint32_t in_modules, unarmed;
+    uint32_t counted;       /* listings that said it is counted (MODULE_COUNTED, budget.c) */
 };
 
 struct fstat {
@@ -221,6 +228,10 @@ struct ptc_session {
     uint32_t nrefused, caprefused;
     struct ptc_end_cause_info *causes; /* END_CAUSE chunks */
     uint32_t ncauses;
+    /* BUDGET chunks, in file order (budget.c); note owned, time kept as tsc */
+    struct ptc_budget_info *budgets;
+    uint32_t nbudgets, capbudgets;
+    int has_counted;        /* a MODULE_COUNTED chunk was read */
     /* SNAPSHOT chunks, in file order (window.c); why owned */
     struct ptc_snapshot_info *shots;
     uint32_t nshots, capshots;

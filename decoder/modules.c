@@ -189,8 +189,7 @@ int ptc_session_add_module(struct ptc_session *s, uint32_t pid, const void *payl
     return 0;
 }
 
-/* The live module of p announced under module_id, or NULL. */
-static const struct module *module_by_id(const struct proc *p, uint32_t module_id)
+struct module *ptc_module_find(const struct proc *p, uint32_t module_id)
 {
     for (uint32_t i = p ? p->nmods : 0; i-- > 0;)
         if (p->mods[i].module_id == module_id && !p->mods[i].unloaded)
@@ -209,7 +208,7 @@ static const struct module *module_by_id_any(const struct proc *p, uint32_t modu
     return NULL;
 }
 
-static uint32_t count_bits(const uint8_t *bits, uint32_t n)
+uint32_t ptc_count_bits(const uint8_t *bits, uint32_t n)
 {
     uint32_t c = 0;
     for (uint32_t i = 0; i < n; i++)
@@ -231,19 +230,24 @@ int ptc_module_armed(struct ptc_session *s, uint32_t pid, const void *payload, s
         return CORRUPT_MODULE("MODULE_ARMED chunk of pid %u: %u functions and a %u-byte "
                               "selection text do not fit its %zu bytes",
                               pid, a.num_funcs, a.spec_size, size);
-    const struct module *m = module_by_id(ptc_proc_find(s, pid), a.module_id);
+    struct module *m = ptc_module_find(ptc_proc_find(s, pid), a.module_id);
     if (!m || m->num_funcs != a.num_funcs)
         return CORRUPT_MODULE("MODULE_ARMED chunk of pid %u names module %u with %u functions, "
                               "which that process did not announce before it",
                               pid, a.module_id, a.num_funcs);
-    if (count_bits(bits, a.num_funcs) != a.num_armed)
+    if (ptc_count_bits(bits, a.num_funcs) != a.num_armed)
         return CORRUPT_MODULE("MODULE_ARMED chunk of pid %u: %u functions said armed, %u bits "
-                              "set", pid, a.num_armed, count_bits(bits, a.num_funcs));
+                              "set", pid, a.num_armed, ptc_count_bits(bits, a.num_funcs));
     if (!s->selection && !(s->selection = strdup(spec)))
         return ptc_nomem(s);
+    if (!m->sel && a.num_funcs && !(m->sel = calloc(a.num_funcs, 1)))
+        return ptc_nomem(s);
+    /* once per listing: a MODULE_COUNTED chunk of the module may have said it first */
     for (uint32_t i = 0; i < a.num_funcs; i++)
-        if (!((bits[i / 8] >> (i % 8)) & 1u))
+        if (!((bits[i / 8] >> (i % 8)) & 1u) && !(m->sel[i] & MOD_SEL_OFF)) {
+            m->sel[i] |= MOD_SEL_OFF;
             s->funcs[m->fids[i]].unarmed++;
+        }
     return 0;
 }
 
@@ -394,6 +398,7 @@ int ptc_proc_inherit_modules(struct ptc_session *s, struct proc *c, const struct
         struct module m = pp->mods[i];
         m.path = NULL;
         m.fids = NULL;
+        m.sel = NULL; /* the child's own MODULE_ARMED/COUNTED chunks, if any, say its own */
         if (module_alloc_index(&m))
             return ptc_nomem(s);
         memcpy(m.addr, pp->mods[i].addr, (size_t)m.num_stubs * sizeof(uint64_t));

@@ -4,6 +4,7 @@
  * writes their error messages. */
 #include <stdlib.h>
 
+#include "dec_budget.h"
 #include "dec_fork.h"
 #include "dec_stack.h"
 #include "dec_tables.h"
@@ -44,6 +45,7 @@ void ptc_session_free(struct ptc_session *s)
         free((char *)s->causes[i].what);
     free(s->causes);
     ptc_window_free(s);
+    ptc_budget_free(s);
     free(s);
 }
 

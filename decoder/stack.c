@@ -279,11 +279,12 @@ static void pop_above(struct ptc_session *s, struct thread *t, uint32_t f, uint8
 /* ---- windows: calls entered before a thread's trace began (docs/trace-format.md 4.19) */
 
 /* Whether t's events may begin mid-stack: its process was attached to or snapshotted, or
- * its WINDOW chunk says so. */
+ * its WINDOW chunk says so, or a budget's pilot counted its calls before events began (the
+ * calls open when the pilot ended return in the trace; BUDGET chunk, budget.c). */
 static int midstack(const struct thread *t)
 {
     return t->proc->how == PTC_PROC_ATTACH || t->proc->how == PTC_PROC_SNAPSHOT ||
-           (t->has_window && (t->win.flags & PTC_WINDOW_F_MIDSTACK));
+           (t->has_window && (t->win.flags & PTC_WINDOW_F_MIDSTACK)) || t->proc->pilot;
 }
 
 /* The exit (or unwind) of f on t's empty stack in a window that began mid-stack: a call
@@ -292,14 +293,18 @@ static int midstack(const struct thread *t)
  * such return as its callees' (they ran inside it). No frame: nothing else was open. */
 static void before_return(struct ptc_session *s, struct thread *t, uint32_t f, uint8_t how)
 {
-    uint64_t from = t->has_window ? t->win.tsc_from : t->has_first ? t->first_tsc : t->last;
+    uint64_t from = t->has_window   ? t->win.tsc_from
+                    : t->proc->pilot ? t->proc->pilot_tsc /* events began when it ended */
+                    : t->has_first   ? t->first_tsc
+                                     : t->last;
     uint64_t now = t->last;
     uint64_t dur = now > from ? now - from : 0;
     uint64_t child = t->base_child < dur ? t->base_child : dur;
     t->before++;
     s->tot.entered_before++;
     if (!s->no_aggregates) {
-        s->fstats[f].calls++;
+        /* after a pilot its entry was counted (the PILOT COUNTS segment): not a second call */
+        s->fstats[f].calls += !t->proc->pilot;
         s->fstats[f].total += dur;
         s->fstats[f].self += dur - child;
     }

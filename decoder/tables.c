@@ -195,7 +195,7 @@ uint32_t ptc_func_intern(struct ptc_session *s, const char *module, const char *
         func_info_free(&f->info);
         return UINT32_MAX;
     }
-    f->in_modules = f->unarmed = 0;
+    f->in_modules = f->unarmed = f->counted = 0;
     memset(&s->fstats[s->nfuncs], 0, sizeof(struct fstat));
     memset(&s->ecache[s->nfuncs], 0, sizeof(struct ecache));
     s->fhash[b] = s->nfuncs + 1;
@@ -218,6 +218,8 @@ void ptc_module_free(struct module *m)
     free(m->by_index);
     free((char *)m->path);
     free(m->fids);
+    free(m->sel);
+    m->sel = NULL;
     m->fids = NULL;
     m->addr = m->by_index = NULL;
     m->ids = NULL;

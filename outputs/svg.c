@@ -46,6 +46,37 @@ static void colour(const char *name, char *out, size_t n)
     snprintf(out, n, "rgb(%u,%u,%u)", 205 + (h % 50), 80 + ((h >> 8) % 130), 30 + ((h >> 16) % 55));
 }
 
+/* A trace recorded within a budget: its counted functions have calls but no frames here (no
+ * events), said in the bottom margin, under the root frame (docs/usage.md, Traces recorded within a budget). */
+static void svg_budget_note(struct svg_view *v, double height)
+{
+    struct ptc_func_states st;
+    if (!v->s)
+        return;
+    ptc_session_func_states(v->s, &st);
+    if (!st.mixed)
+        return;
+    char b[320];
+    snprintf(b, sizeof(b), "%u functions traced; %u counted, not traced: not in this graph "
+             "(their calls, exact, are in ptcall report)", st.traced, st.counted);
+    struct ptc_budget_info bi;
+    ptc_wb_str(v->w, "<text class=\"budget-note\" x=\"");
+    ptc_wb_double(v->w, MARGIN, 0);
+    ptc_wb_str(v->w, "\" y=\"");
+    ptc_wb_double(v->w, height - 1, 0);
+    ptc_wb_str(v->w, "\" font-size=\"11\">");
+    ptc_wb_xml_str(v->w, b);
+    if (ptc_session_num_budgets(v->s) && ptc_session_budget(v->s, 0, &bi) == 0) {
+        ptc_wb_str(v->w, "; budget ");
+        ptc_wb_xml_str(v->w, ptc_budget_kind_name(bi.kind));
+        ptc_wb_str(v->w, " ");
+        ptc_wb_xml_str(v->w, ptc_budget_outcome_name(bi.outcome));
+        ptc_wb_str(v->w, ": ");
+        ptc_wb_xml_str(v->w, bi.note);
+    }
+    ptc_wb_str(v->w, "</text>\n");
+}
+
 static void put_weight(struct svg_view *v, uint64_t wgt)
 {
     char b[40];
@@ -168,6 +199,7 @@ static int svg_end(void *view, const struct ptc_out_info *info)
     if (info->filtered)
         ptc_wb_str(w, " (filtered)");
     ptc_wb_str(w, "</text>\n");
+    svg_budget_note(v, height);
     if (rootw) {
         /* preorder: each frame, then its children */
         uint32_t sp = 0;

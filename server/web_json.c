@@ -75,6 +75,23 @@ void web_json_run(struct sbuf *b, const struct db_run *r)
     sb_json_str(b, !r->complete ? "INCOMPLETE" : r->lossy ? "lossy" : "complete");
     sb_puts(b, ", \"selection\": ");
     sb_json_str(b, r->selection);
+    /* within a budget (docs/usage.md, Traces recorded within a budget) */
+    sb_printf(b, ", \"counted_functions\": %llu, \"counted_calls\": %llu, \"budget\": ",
+              (unsigned long long)r->counted_functions, (unsigned long long)r->counted_calls);
+    if (r->has_budget) {
+        sb_puts(b, "{\"kind\": ");
+        sb_json_str(b, r->budget_kind);
+        sb_puts(b, ", \"source\": ");
+        sb_json_str(b, r->budget_source);
+        sb_printf(b, ", \"limit\": %.17g, \"predicted\": %.17g, \"outcome\": ", r->budget_limit,
+                  r->budget_predicted);
+        sb_json_str(b, r->budget_outcome);
+        sb_puts(b, ", \"note\": ");
+        sb_json_str(b, r->budget_note);
+        sb_puts(b, "}");
+    } else {
+        sb_puts(b, "null");
+    }
     sb_printf(b, ", \"functions\": %llu, \"edges\": %llu, \"tags\": {",
               (unsigned long long)r->functions, (unsigned long long)r->edges);
     for (size_t i = 0; i < r->ntags; i++) {

@@ -13,6 +13,14 @@ int cli_print_selection(FILE *f, const char *prefix, const struct ptc_session *s
     fprintf(f, "%straced: %u of %u functions (", prefix, sel.traced, sel.funcs);
     cli_text_str(f, sel.spec);
     fprintf(f, ")");
+    /* within a budget, the candidates not traced were counted: only the rest are unknown */
+    struct ptc_func_states st;
+    ptc_session_func_states(s, &st);
+    if (st.mixed) {
+        if (st.counted)
+            fprintf(f, "; %u counted (exact calls, no times)", st.counted);
+        off = st.neither;
+    }
     if (off)
         fprintf(f, "; the other %u were not armed: how often they ran is not known, and calls "
                    "through them show as direct calls",
@@ -32,8 +40,9 @@ void cli_json_selection(FILE *f, const struct ptc_session *s, const char *indent
     fprintf(f, ", \"traced\": %u, \"functions\": %u},\n%s\"not_traced\": [", sel.traced,
             sel.funcs, indent);
     int first = 1;
+    /* neither traced nor counted: a counted function's calls are known (functions[].state) */
     for (uint32_t id = 0; id < sel.funcs; id++)
-        if (!ptc_session_func_traced(s, id)) {
+        if (ptc_session_func_state(s, id) == PTC_FUNC_NEITHER) {
             fprintf(f, "%s", first ? "" : ", ");
             cli_json_str(f, ptc_session_func(s, id)->name);
             first = 0;

@@ -72,7 +72,14 @@ void cli_print_windows(FILE *f, const struct ptc_session *s, const struct ptc_to
         }
         fprintf(f, "\n");
     }
-    if (t->window_threads || t->entered_before) {
+    if (!t->window_threads && t->entered_before) {
+        /* no attach, no snapshot: a budget's pilot (BUDGET chunk) ended before the events
+         * began, the calls it counted still open */
+        fprintf(f, "note: %" PRIu64 " call%s entered during a budget's pilot (counted there) "
+                   "returned in the trace: timed from the pilot's end (their times, and their "
+                   "callers', are lower bounds)\n",
+                t->entered_before, t->entered_before == 1 ? "" : "s");
+    } else if (t->window_threads || t->entered_before) {
         fprintf(f, "note: %" PRIu64 " thread%s traced in a window of %s life (an attach or a "
                    "snapshot): %" PRIu64 " call%s entered before the trace began, timed from "
                    "their thread's window start (their times, and their callers', are lower "

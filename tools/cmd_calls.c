@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli_budget.h"
 #include "cli_select.h"
 #include "cli_view.h"
 #include "commands.h"
@@ -96,6 +97,8 @@ static int run_calls(struct cli_values *o)
         cli_print_quality(stdout, v.s, &t);
         /* at the end, as the quality notes: the lines above are the calls of these only */
         cli_print_selection(stdout, "# note: ", v.s);
+        /* within a budget: the counted functions' calls are not among the lines above */
+        cli_print_budget(stdout, "# note: ", v.s);
         if (a.damage) {
             printf("warning: salvaged from a damaged trace: %s\n", a.damage_msg);
             cli_warn_salvaged("calls", "the output covers", a.damage_msg);

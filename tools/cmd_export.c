@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli_budget.h"
 #include "cli_view.h"
 #include "ptc_outfile.h"
 #include "commands.h"
@@ -111,6 +112,9 @@ static int run_export(struct cli_values *o)
         cli_print_quality(stderr, vr.s, &t);
     if (!st && a.damage)
         cli_warn_salvaged("export", "the export covers", a.damage_msg);
+    /* within a budget: counted functions have no events, so no place in any export */
+    if (!st && decoded)
+        cli_print_budget(stderr, "ptcall export: note: ", vr.s);
     ptc_wbuf_free(&w);
     cli_view_free(&vr);
     if (out && st) {

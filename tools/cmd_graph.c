@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "aggregate.h"
+#include "cli_budget.h"
 #include "cli_select.h"
 #include "cli_view.h"
 #include "commands.h"
@@ -82,6 +83,8 @@ static int print_graph(const char *path, const struct ptc_session *s, const stru
     if (filtered)
         printf("// filtered: the figures count only the calls the filters keep\n");
     cli_print_selection(stdout, "// ", s);
+    /* within a budget: a counted function's node has calls but no edges and no time */
+    cli_print_budget(stdout, "// ", s);
     if (t->lost_events || t->gaps)
         printf("// warning: %llu events lost at %llu gap(s): counts are lower bounds\n",
                (unsigned long long)t->lost_events, (unsigned long long)t->gaps);
@@ -95,10 +98,13 @@ static int print_graph(const char *path, const struct ptc_session *s, const stru
         const struct ptc_func_info *fi = ptc_session_func(s, id);
         const struct ptc_func_stats *st = ST(id);
         char tb[32] = "";
-        if (t->timed) {
+        /* a function counted within a budget has calls only: no time, never 0 ns */
+        if (t->timed && ptc_session_func_state(s, id) == PTC_FUNC_TRACED) {
             char b[28];
             cli_fmt_time(b, sizeof(b), st->total, t->has_timebase);
             snprintf(tb, sizeof(tb), "\\n%s", b);
+        } else if (ptc_session_func_state(s, id) == PTC_FUNC_COUNTED) {
+            snprintf(tb, sizeof(tb), "\\ncounted");
         }
         /* the name escaped for a label (common/ptc_escape.h; a long one cut), then lines of
          * figures: \n is a line break of Graphviz's labels */

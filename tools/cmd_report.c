@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 
 #include "aggregate.h"
+#include "cli_budget.h"
 #include "cli_common.h"
 #include "cli_select.h"
 #include "cli_view.h"
@@ -23,6 +24,7 @@ struct row {
     uint32_t id;
     const struct ptc_func_info *fi;
     struct ptc_func_stats st;
+    int state;      /* enum ptc_func_state: a counted function has calls, no times */
 };
 
 static int cmp_row(const void *a, const void *b, void *ctx)
@@ -52,7 +54,8 @@ static int cmp_row(const void *a, const void *b, void *ctx)
 
 static double pct(uint64_t v, uint64_t total) { return total ? 100.0 * (double)v / (double)total : 0.0; }
 
-static void print_rows(const struct ptc_totals *t, struct row *rows, size_t n, size_t shown);
+static void print_rows(const struct ptc_totals *t, struct row *rows, size_t n, size_t shown,
+                       int mixed);
 
 /* A table's last column, "function [module]": names from binaries and paths, escaped to stay
  * one line that sends the terminal nothing (cli_text_str). */
@@ -77,7 +80,8 @@ static void print_head(const char *path, const struct ptc_session *s, const stru
            t->threads == 1 ? "" : "s", (unsigned long long)t->events,
            (unsigned long long)t->calls);
     cli_print_selection(stdout, "# ", s);
-    if (t->counts_segments)
+    int mixed = cli_print_budget(stdout, "# ", s) > 0; /* says its counted calls itself */
+    if (t->counts_segments && !mixed)
         printf("# counts only (record --counts): %llu calls from %llu COUNTS segment%s; no "
                "times, no call graph\n", (unsigned long long)t->counted_calls,
                (unsigned long long)t->counts_segments, t->counts_segments == 1 ? "" : "s");
@@ -102,18 +106,24 @@ static void print_head(const char *path, const struct ptc_session *s, const stru
     }
 }
 
-/* The table's column header and rows (one group's, with --by). */
-static void print_rows(const struct ptc_totals *t, struct row *rows, size_t n, size_t shown)
+/* The table's column header and rows (one group's, with --by). A trace recorded within a
+ * budget (mixed) says each function's state; a counted function has no times ("-"). */
+static void print_rows(const struct ptc_totals *t, struct row *rows, size_t n, size_t shown,
+                       int mixed)
 {
     int timed = t->timed, ns = t->has_timebase;
+    const char *state_head = mixed ? "state    " : "";
     if (timed)
-        printf("%12s %14s %7s %14s %7s  %s\n", "calls", "total", "total%", "self", "self%",
-               "function [module]");
+        printf("%12s %14s %7s %14s %7s  %s%s\n", "calls", "total", "total%", "self", "self%",
+               state_head, "function [module]");
     else
-        printf("%12s  %s\n", "calls", "function [module]");
+        printf("%12s  %s%s\n", "calls", state_head, "function [module]");
     for (size_t i = 0; i < shown; i++) {
         const struct row *r = &rows[i];
-        if (timed) {
+        if (timed && mixed && r->state != PTC_FUNC_TRACED) {
+            printf("%12llu %14s %7s %14s %7s  ", (unsigned long long)r->st.calls, "-", "-", "-",
+                   "-");
+        } else if (timed) {
             char tb[32], sb[32];
             cli_fmt_time(tb, sizeof(tb), r->st.total, ns);
             cli_fmt_time(sb, sizeof(sb), r->st.self, ns);
@@ -122,6 +132,8 @@ static void print_rows(const struct ptc_totals *t, struct row *rows, size_t n, s
         } else {
             printf("%12llu  ", (unsigned long long)r->st.calls);
         }
+        if (mixed)
+            printf("%-8s ", ptc_func_state_name(r->state));
         print_name(r->fi->name, r->fi->module);
         printf("\n");
     }
@@ -148,11 +160,11 @@ static void print_footer(struct ptc_session *s, const struct ptc_totals *t)
 /* Plain RFC 4180: the header is the first line, so csv readers (Python's csv.DictReader,
  * pandas) take it as the header; the metadata goes to --meta FILE. */
 static void print_csv(const struct ptc_totals *t, struct row *rows, size_t shown,
-                      const struct ptc_agg_group *g, int header)
+                      const struct ptc_agg_group *g, int header, int mixed)
 {
     if (header)
         printf("%srank,function,linkage_name,module,file,line,calls,total,self,total_pct,"
-               "self_pct\n", g ? "pid,tid," : "");
+               "self_pct%s\n", g ? "pid,tid," : "", mixed ? ",state" : "");
     for (size_t i = 0; i < shown; i++) {
         const struct row *r = &rows[i];
         if (g)
@@ -161,12 +173,13 @@ static void print_csv(const struct ptc_totals *t, struct row *rows, size_t shown
         cli_csv_func(stdout, r->fi->name, r->fi->linkage_name, r->fi->module, r->fi->file,
                      r->fi->line);
         printf(",%llu,", (unsigned long long)r->st.calls);
-        if (t->timed)
-            printf("%llu,%llu,%.2f,%.2f\n", (unsigned long long)r->st.total,
+        if (t->timed && r->state == PTC_FUNC_TRACED)
+            printf("%llu,%llu,%.2f,%.2f", (unsigned long long)r->st.total,
                    (unsigned long long)r->st.self, pct(r->st.total, t->total_time),
                    pct(r->st.self, t->total_time));
         else
-            printf(",,,\n");
+            printf(",,,");
+        printf(mixed ? ",%s\n" : "\n", cli_state_word(r->state));
     }
 }
 
@@ -392,7 +405,8 @@ static void json_head(FILE *f, const char *path, const struct ptc_session *s,
             (unsigned long long)t->unclosed_threads, (unsigned long long)t->spawns,
             (unsigned long long)t->entered_before, (unsigned long long)t->still_open,
             (unsigned long long)t->window_threads);
-    if (t->counts_segments) /* counting mode only: traces of events keep their totals */
+    /* counting mode, and traces of events with counted functions (within a budget) */
+    if (t->counts_segments || cli_budget_mixed(s))
         fprintf(f, "\"counted_calls\": %llu, \"counts_segments\": %llu, ",
                 (unsigned long long)t->counted_calls, (unsigned long long)t->counts_segments);
     fprintf(f, "\"complete\": %s, ",
@@ -417,6 +431,7 @@ static void json_head(FILE *f, const char *path, const struct ptc_session *s,
     cli_json_windows(f, s);
     json_marks(f, s, t);
     cli_json_selection(f, s, "  ");
+    cli_json_budget(f, s, "  ");
 }
 
 /* --by thread: the thread's names (docs/usage.md, "Thread names"). A group is named by the
@@ -462,8 +477,9 @@ static void json_functions(const struct ptc_totals *t, struct row *rows, size_t 
         printf("%s\n%s{", i ? "," : "", indent);
         cli_json_func(stdout, r->fi->name, r->fi->linkage_name, r->fi->module, r->fi->file,
                       r->fi->line);
-        printf(", \"calls\": %llu, ", (unsigned long long)r->st.calls);
-        if (t->timed)
+        printf(", \"calls\": %llu, \"state\": \"%s\", ", (unsigned long long)r->st.calls,
+               cli_state_word(r->state));
+        if (t->timed && r->state == PTC_FUNC_TRACED) /* counted: calls only, never 0 ns */
             printf("\"total\": %llu, \"self\": %llu, \"total_pct\": %.2f, \"self_pct\": %.2f}",
                    (unsigned long long)r->st.total, (unsigned long long)r->st.self,
                    pct(r->st.total, t->total_time), pct(r->st.self, t->total_time));
@@ -480,7 +496,8 @@ static void json_uncalled(struct ptc_session *s)
     for (uint32_t id = 0; id < nf; id++) {
         struct ptc_func_stats st;
         ptc_session_func_stats(s, id, &st);
-        if (st.calls || !ptc_session_func_traced(s, id)) /* not traced: in "not_traced" */
+        /* neither traced nor counted: in "not_traced"; a counted one's 0 calls are exact */
+        if (st.calls || ptc_session_func_state(s, id) == PTC_FUNC_NEITHER)
             continue;
         printf("%s", first ? "" : ", ");
         cli_json_str(stdout, ptc_session_func(s, id)->name);
@@ -1001,6 +1018,7 @@ static struct row *make_rows(struct ptc_session *s, const struct ptc_func_stats 
         struct row *r = &rows[*n];
         r->id = id;
         r->fi = ptc_session_func(s, id);
+        r->state = ptc_session_func_state(s, id);
         if (!st)
             ptc_session_func_stats(s, id, &r->st);
         else if (id < nst)
@@ -1048,6 +1066,7 @@ static int report_paths(const struct report_opts *o, struct cli_args *a)
             if (o->fmt == FMT_TABLE) {
                 cli_print_quality(stdout, vr.s, &t);
                 cli_print_selection(stdout, "note: ", vr.s);
+                cli_print_budget(stdout, "note: ", vr.s);
             } else if (t.lost_events || t.gaps || t.lost_other)
                 cli_print_quality(stderr, vr.s, &t);
             if (vr.info.filtered && !vr.info.shown_calls)
@@ -1114,8 +1133,10 @@ static int report_one(const struct report_opts *o, struct cli_args *a)
     if (a->damage)
         cli_warn_salvaged("report", "the figures cover", a->damage_msg);
     /* nor which functions were traced: say it where a person sees it */
-    if (o->fmt == FMT_CSV)
+    if (o->fmt == FMT_CSV) {
         cli_print_selection(stderr, "ptcall report: note: ", s);
+        cli_print_budget(stderr, "ptcall report: note: ", s);
+    }
     /* the csv carries no totals: a lossy trace must still not pass silently */
     if (o->fmt == FMT_CSV && (t.lost_events || t.gaps || t.lost_other || t.lossy_threads))
         fprintf(stderr, "ptcall report: warning: %s has gaps or lost events: the figures "
@@ -1176,9 +1197,9 @@ static int report_one(const struct report_opts *o, struct cli_args *a)
                     printf(", %s in traced functions (the shares below are of it)", gb);
                 }
                 printf("\n");
-                print_rows(&gt, rows, n, shown);
+                print_rows(&gt, rows, n, shown, cli_budget_mixed(s));
             } else if (o->fmt == FMT_CSV) {
-                print_csv(&t, rows, shown, g, gi == 0);
+                print_csv(&t, rows, shown, g, gi == 0, cli_budget_mixed(s));
             } else {
                 printf("%s\n    {\"pid\": %u, \"tid\": %u, ", gi ? "," : "", g->pid,
                        o->by == PTC_BY_THREAD ? g->tid : 0);
@@ -1211,7 +1232,7 @@ static int report_one(const struct report_opts *o, struct cli_args *a)
             print_head(path, s, &t);
             if (filtered)
                 printf("# filtered: the figures count only the calls the filters keep\n");
-            print_rows(&t, rows, n, shown);
+            print_rows(&t, rows, n, shown, cli_budget_mixed(s));
             if ((rc = table_marks(s, top, &t)))
                 goto out;
             print_footer(s, &t);
@@ -1219,7 +1240,7 @@ static int report_one(const struct report_opts *o, struct cli_args *a)
                 printf("warning: salvaged from a damaged trace: %s\n", a->damage_msg);
             break;
         case FMT_CSV:
-            print_csv(&t, rows, shown, NULL, 1);
+            print_csv(&t, rows, shown, NULL, 1, cli_budget_mixed(s));
             break;
         case FMT_JSON:
             print_json(path, s, &t, rows, shown, a->damage, a->damage_msg, filtered);

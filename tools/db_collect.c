@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli_budget.h"
 #include "cli_common.h"
 #include "cov.h"
 #include "runs.h"
@@ -170,6 +171,25 @@ int db_collect(struct db_collected *c, struct ptc_session *s, const char *path,
         in->selection = sel.spec;
         in->traced_functions = sel.traced;
     }
+    /* within a budget, or counting mode (schema version 6): counted functions and their
+     * calls, and the first BUDGET chunk */
+    struct ptc_func_states fs;
+    ptc_session_func_states(s, &fs);
+    in->counted_functions = fs.counted;
+    in->counted_calls = fs.calls_counted;
+    struct ptc_budget_info bi;
+    if (ptc_session_num_budgets(s) && ptc_session_budget(s, 0, &bi) == 0) {
+        in->has_budget = 1;
+        in->budget_kind = ptc_budget_kind_name(bi.kind);
+        in->budget_source = ptc_budget_source_name(bi.source);
+        in->budget_outcome = ptc_budget_outcome_name(bi.outcome);
+        in->budget_note = bi.note;
+        in->budget_limit = bi.limit;
+        in->budget_predicted = bi.predicted;
+        in->budget_pilot_ns = bi.pilot_ns;
+        in->budget_candidates = bi.candidates;
+        in->budget_traced = bi.traced;
+    }
 
     for (size_t i = 0; i < nmods; i++)
         c->mods[i] = (struct db_module_in){md[i].path, md[i].identity, md[i].num_funcs,
@@ -186,7 +206,8 @@ int db_collect(struct db_collected *c, struct ptc_session *s, const char *path,
         const struct ptc_func_info *fi = ptc_session_func(s, id);
         idx[id] = (uint32_t)n;
         c->funcs[n++] = (struct db_func_in){fi->name, fi->linkage_name, fi->file, fi->module,
-                                            fi->line, st.calls, st.total, st.self};
+                                            fi->line, st.calls, st.total, st.self,
+                                            cli_state_word(ptc_session_func_state(s, id))};
     }
     in->funcs = c->funcs;
     in->nfuncs = n;

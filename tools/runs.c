@@ -500,8 +500,9 @@ static int fold(struct runs_agg *g, const struct runs_opts *o, struct ptc_sessio
         struct runs_fn *f = intern(g, ptc_session_func(s, id));
         if (!f)
             return oom(o->cmd);
-        if (!ptc_session_func_traced(s, id)) {
-            /* not armed in this run: its 0 calls mean "not known" */
+        /* a function counted within a budget has exact calls (and no times): kept */
+        if (ptc_session_func_state(s, id) == PTC_FUNC_NEITHER) {
+            /* neither armed nor counted in this run: its 0 calls mean "not known" */
             if (f->untraced_mark != run_no) {
                 f->untraced_mark = run_no;
                 f->untraced_runs++;

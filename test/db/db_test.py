@@ -910,6 +910,11 @@ def checks(env, B):
             B.sql(back, "DROP TABLE %s" % table)
         for c in ("entered_before", "still_open", "window_threads"):  # version 5's
             B.sql(back, "ALTER TABLE runs DROP COLUMN %s" % c)
+        for c in ("counted_functions", "counted_calls", "budget_kind", "budget_source",
+                  "budget_limit", "budget_predicted", "budget_pilot_ns", "budget_candidates",
+                  "budget_traced", "budget_outcome", "budget_note"):  # version 6's
+            B.sql(back, "ALTER TABLE runs DROP COLUMN %s" % c)
+        B.sql(back, "ALTER TABLE run_functions DROP COLUMN state")
         B.sql(back, "UPDATE schema_version SET version = %d" % to)
         lst = env.db_json(back, "list")
         check(lst and lst["schema_version"] == current_version and len(lst["runs"]) == 4,

@@ -25,9 +25,9 @@ static void add_run(int k)
     static const struct db_module_in mods[2][1] = {{{"/bin/demo", 1, 3, NULL}},
                                                    {{"/bin/other", 2, 2, NULL}}};
     const struct db_func_in funcs[3] = {
-        {"main", "main", "demo.c", k ? "/bin/other" : "/bin/demo", 3, 1, 900, 100},
-        {"work", "work", "demo.c", k ? "/bin/other" : "/bin/demo", 9, 10 + (uint64_t)k, 800, 800},
-        {"<b>&\"x'", "_Z1xv", "x.c", "/bin/demo", 1, 2, 5, 5}};
+        {"main", "main", "demo.c", k ? "/bin/other" : "/bin/demo", 3, 1, 900, 100, "traced"},
+        {"work", "work", "demo.c", k ? "/bin/other" : "/bin/demo", 9, 10 + (uint64_t)k, 800, 800, "traced"},
+        {"<b>&\"x'", "_Z1xv", "x.c", "/bin/demo", 1, 2, 5, 5, "traced"}};
     const struct db_edge_in edges[2] = {{0, 1, 10}, {0, 2, 2}};
     const struct db_tag tags[2] = {{"input", k ? "2" : "1"}, {"build", "O2"}};
     char hash[33];

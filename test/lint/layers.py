@@ -42,7 +42,8 @@ FLOORS = {
         ["tables.c"],                                           # processes, threads, functions
         ["modules.c", "analyses.c", "stack.c", "par_policy.c",  # modules, queries, stacks
          "window.c"],                                           # windows (attach, snapshots)
-        ["fork.c", "soft_fast.c"],                              # thread feed, fork points
+        ["fork.c", "soft_fast.c",                               # thread feed, fork points
+         "budget.c"],                                           # budgets (MODULE_COUNTED, BUDGET)
         ["session.c", "soft.c"],                                # sessions, soft front-end
         ["chunk.c"],                                            # chunk dispatch
         ["file.c"],                                             # the file driver

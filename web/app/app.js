@@ -429,6 +429,16 @@
       if (r.totals.still_open)
         info.push(["still open at the end", r.totals.still_open + " call(s), closed when " +
                    "their thread's trace ended (lower bounds)"]);
+      // recorded within a budget (docs/usage.md, Traces recorded within a budget): what it
+      // was, and the functions counted instead of traced (calls only, no times)
+      if (r.budget)
+        info.push(["budget", r.budget.kind + " " + (r.budget.kind === "overhead"
+                   ? (100 * r.budget.limit).toPrecision(3) + " %" : r.budget.limit + " B/s") +
+                   ", chosen by " + r.budget.source + ": " + r.budget.outcome + " (" +
+                   r.budget.note + ")"]);
+      if (r.counted_functions)
+        info.push(["counted", r.counted_functions + " function(s) counted, not traced: " +
+                   r.counted_calls + " call(s), exact, with no times"]);
       var dl = el("dl", {id: "run-info"});
       info.forEach(function (kv) {
         dl.appendChild(el("dt", {text: kv[0]}));
@@ -439,14 +449,15 @@
           el("td", null, [el("a", {href: href("/functions/" + f.id), cls: "fn-link",
                                    text: f.name})]),
           el("td", {text: f.module}), num(f.calls), num(f.self, fmtTime(f.self, unit)),
-          num(f.total, fmtTime(f.total, unit))]);
+          num(f.total, fmtTime(f.total, unit)),
+          el("td", {cls: "state", text: f.state || "traced"})]);
       });
       var flameBox = el("div", {id: "flame-box"});
       var cmp = FILE ? null : el("p", null, [el("a", {href: "/diff?base=" + r.id,
                                                      text: "compare with another run"})]);
       show([el("h1", {text: "Run " + r.id + ": " + r.program}), dl, cmp,
             el("h2", {text: "Functions (by " + d.sort + ")"}),
-            table("run-functions", ["function", "module", "calls", "self", "total"], rows),
+            table("run-functions", ["function", "module", "calls", "self", "total", "state"], rows),
             d.more ? el("p", {text: d.more + " more functions not shown"}) : null,
             el("h2", {text: "Call graph (the " + Math.min(d.functions.length, 40) +
                             " hottest functions)"}),

@@ -231,8 +231,10 @@ struct ptc_totals {
     uint64_t spawns;          /* SPAWN chunks read: processes started by posix_spawn */
     /* Traces that do not hold a thread's whole life (docs/trace-format.md 4.19) */
     uint64_t entered_before;  /* calls entered before their thread's window began (attach,
-                                 snapshot) whose return is in it: counted as calls, times
-                                 from the window's start (lower bounds); not unmatched */
+                                 snapshot, a budget's pilot) whose return is in it: counted as
+                                 calls (after a pilot, its PILOT COUNTS segment counted them
+                                 already), times from the window's start (lower bounds); not
+                                 unmatched */
     uint64_t still_open;      /* frames open when their thread's trace ended while the thread
                                  ran (blocked at the program's exit, a detach, a snapshot):
                                  closed at that end, not at the thread's last event; also in
@@ -514,5 +516,54 @@ uint32_t ptc_session_num_snapshots(const struct ptc_session *s);
 int ptc_session_snapshot(const struct ptc_session *s, uint32_t i, struct ptc_snapshot_info *out);
 /* "API", "external", "crash", "trigger" or "unknown". */
 const char *ptc_snapshot_kind_name(uint32_t kind);
+
+/* Tracing within a budget (issue 28; docs/trace-format.md 4.20, 4.21): in a trace of events,
+ * each function was traced (its events are in the trace), counted (a counting trampoline: its
+ * calls are in COUNTS chunks, MODULE_COUNTED), or neither (the selection left it out). Its
+ * calls (ptc_func_stats.calls) are exact either way: COUNTS calls plus entries in events. */
+enum ptc_func_state {
+    PTC_FUNC_NEITHER = 0,     /* left out by the selection: its calls say nothing */
+    PTC_FUNC_TRACED = 1,      /* armed in some process (the default without selection) */
+    PTC_FUNC_COUNTED = 2,     /* counted, not traced: calls only, no times, no call graph
+                                 (every function of a counting mode trace, record --counts) */
+};
+/* Function id's state; PTC_FUNC_NEITHER for an id out of range. */
+int ptc_session_func_state(const struct ptc_session *s, uint32_t id);
+/* "traced", "counted", "-" (neither). */
+const char *ptc_func_state_name(int state);
+struct ptc_func_states {
+    int mixed;                /* the trace has MODULE_COUNTED or BUDGET chunks: views show
+                                 each function's state */
+    uint32_t traced, counted, neither; /* functions of the module tables in each state */
+    int calls_known;          /* calls_traced is known (0 after ptc_session_skip_aggregates) */
+    uint64_t calls_traced;    /* entries seen in events (the trace's share of all calls) */
+    uint64_t calls_counted;   /* calls read from COUNTS chunks (= ptc_totals.counted_calls;
+                                 after a pilot, the traced functions' pilot calls too) */
+};
+void ptc_session_func_states(const struct ptc_session *s, struct ptc_func_states *out);
+/* BUDGET chunks, in file order: what a recording was asked to keep and what it chose. */
+struct ptc_budget_info {
+    uint32_t pid;
+    uint32_t kind;            /* enum ptc_budget_kind (trace_format.h) */
+    uint32_t source;          /* enum ptc_budget_source */
+    uint32_t outcome;         /* enum ptc_budget_outcome (common/ptc_budget.h): 0 ok, 1 all,
+                                 2 below counting */
+    double limit;             /* OVERHEAD: a fraction (0.05); RATE: bytes per second */
+    double aux_bytes;         /* RATE: the AUX buffer's size */
+    double per_event, per_count, predicted; /* the cost model and the chosen set's cost */
+    int has_time;
+    uint64_t time;            /* when the choice took effect, on struct ptc_call_event's scale */
+    uint64_t pilot_ns;        /* PILOT: how long the pilot ran */
+    uint64_t candidates, traced;
+    uint64_t calls_total, calls_traced; /* over the pilot or the previous run */
+    const char *note;         /* the recorder's words; valid until the session is freed */
+};
+uint32_t ptc_session_num_budgets(const struct ptc_session *s);
+/* Budget i: 0, or -PTC_E_ARG when out of range. */
+int ptc_session_budget(const struct ptc_session *s, uint32_t i, struct ptc_budget_info *out);
+/* "overhead", "rate"; "pilot", "previous"; "ok", "all", "below-counting"; "unknown" else. */
+const char *ptc_budget_kind_name(uint32_t kind);
+const char *ptc_budget_source_name(uint32_t source);
+const char *ptc_budget_outcome_name(uint32_t outcome);
 
 #endif
