@@ -79,6 +79,9 @@ uint64_t ptc_sim_bin_ns(const struct ptc_sim *m);
 /* TSC ticks per second, from the trace's time base (0: none). */
 uint64_t ptc_sim_tsc_hz(const struct ptc_sim *m);
 uint32_t ptc_sim_nfuncs(const struct ptc_sim *m);  /* entries of fbytes / 2 */
+/* Stub executions simulated per function, indexed as fbytes ([2*f] entries, [2*f+1] exits;
+ * a whole call counts one of each); NULL when no hit was charged. */
+const uint64_t *ptc_sim_fhits(const struct ptc_sim *m);
 /* Hits simulated, hits left out by the filter, threads, the time span (ns; 0 untimed). */
 struct ptc_sim_totals {
     uint64_t hits, filtered, gaps, threads, span_ns, untimed_hits;

@@ -21,6 +21,7 @@
 
 #include "commands.h"
 #include "options.h"
+#include "record_budget.h"
 #include "ptc_chunk_write.h"
 #include "ptc_crc.h"
 #include "ptc_varint.h"
@@ -855,6 +856,10 @@ static int record_main(struct cli_values *v)
         fprintf(stderr, "ptcall: out of memory\n");
         return 1;
     }
+
+    /* --budget RATE[,AUX] (Intel PT): record_budget.c */
+    if (record_budget_check(v))
+        return 1;
 
     enum record_backend be = o.backend;
     if (o.trigger && !o.ring)

@@ -119,7 +119,7 @@ struct cli_opt {
 #define CLI_STOP_AT_POSITIONAL 1u   /* the first positional argument (or "--") ends the
                                        options: record's COMMAND [ARGS...] */
 
-#define CLI_MAX_ROWS 128
+#define CLI_MAX_ROWS 160
 #define CLI_GO (-1)
 
 struct cli_values {
@@ -142,6 +142,13 @@ struct cli_values {
     int allow_different;    /* report, diff */
     int timing;             /* record, import: none, tsc, mtc, cyc; -1: not given */
     struct cli_filter filter;   /* calls, report, graph, export */
+
+    /* --budget RATE[,AUX] of bandwidth and record (Intel PT, docs/bandwidth.md) */
+    struct cli_budget {
+        uint64_t rate;      /* bytes per second */
+        uint64_t aux;       /* bytes of AUX buffer per stream; 0: not given */
+    } budget;
+    int have_budget;
 
     struct {
         int backend;        /* auto, soft, pt */

@@ -23,7 +23,8 @@ FILTERS = ["--pid", "--tid", "--function", "--exclude", "--max-depth", "--time",
 OPTIONS = {
     "record": ["-o", "--output", "--backend", "--no-timestamps", "--leaf-exits", "--counts", "--drop",
                "--buffer", "--ring", "--trigger", "--timing", "--snapshot", "--pid", "--duration",
-               "--module", "--only", "--skip", "-q", "--quiet"],
+               "--module", "--only", "--skip", "-q", "--quiet"]
+              + ["--budget"],  # issue 28, PT
     "report": ["--top", "--sort", "--format", "--meta", "--stat", "--allow-different",
                "--threads", "--salvage", "--by", "--paths", "--min-share", "--min-calls"]
               + FILTERS,
