@@ -903,6 +903,9 @@ static int record_main(struct cli_values *v)
                 return 1;
             setenv("PTCALL_BACKEND", "pt", 1);
             unsetenv("PTCALL_OUTPUT");
+            /* --timing none: leaves' exits stay unarmed (pt_leaf_calls) */
+            setenv("PTCALL_TIMESTAMPS", pt_leaf_calls(&o) ? "0" : "1", 1);
+            setenv("PTCALL_LEAF_EXITS", o.leaf_exits ? "1" : "0", 1);
         }
         int pr = record_pt(&o, &ws);
         if (pr < 0)

@@ -155,7 +155,7 @@ def main():
     p = run(ptcall, "record", "--budget", "10M", "-o", os.path.join(work, "x.ptc"), "--", prog,
             "1", ok=(0, 1))
     if os.path.exists("/sys/bus/event_source/devices/intel_pt/type"):
-        print("SKIP: record --budget's refusal (this machine has Intel PT)")
+        print("SKIP record --budget's refusal: this machine has Intel PT")
     else:
         check(p.returncode == 1 and "no Intel PT on this machine" in p.stderr
               and "ptcall bandwidth TRACE --budget RATE" in p.stderr
