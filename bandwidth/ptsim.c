@@ -1088,7 +1088,7 @@ static size_t sim_event(struct ptc_sim *m, struct sthread *t, const struct ptc_e
     }
     int exit = s->kind == PTCALL_STUB_EXIT || s->kind == PTCALL_STUB_UNWIND;
     make_rec(m, t, s, now, s->addr, exit, &x[0]);
-    if (s->kind != PTC_STUB_CALL)
+    if (s->kind != PTC_STUB_CALL || m->cfg.leaf_calls)
         return 1;
     /* a whole call: its exit stub (address unknown) ran too */
     make_rec(m, t, s, now, s->addr + PTCALL_STUB_STRIDE, 1, &x[1]);

@@ -35,6 +35,9 @@ struct ptc_sim_cfg {
     uint32_t tsc_per_ctc_den;      /* EBX / EAX) */
     uint32_t stub_cycles;          /* core cycles from entering a stub to its ret */
     uint64_t bin_ns;               /* width of a rate bin (0: 100 us) */
+    int leaf_calls;                /* a whole call (PTC_STUB_CALL: a leaf's entry, untimed) is
+                                      one stub execution, its exit unarmed as `record
+                                      --backend pt --timing none` leaves it; 0: two */
 };
 void ptc_sim_cfg_default(struct ptc_sim_cfg *c);
 const char *ptc_sim_timing_name(int timing);

@@ -90,6 +90,12 @@ static int make_cfg(const struct cli_values *v, const struct prescan *p, int tim
     if (!c->nmodes)
         return cli_fail(CMD, "nothing to simulate",
                         "an untimed trace allows only --timing none,tsc");
+    /* Intel PT without timing leaves leaves' exits unarmed (docs/pt.md): where every
+     * configuration is `none`, a leaf's whole call of an untimed trace is one hit */
+    int all_none = 1;
+    for (int i = 0; i < c->nmodes; i++)
+        all_none &= c->timing[i] == PTC_SIM_NONE;
+    c->leaf_calls = !timed && all_none;
     c->mtc_period = v->bandwidth.have_mtc_period ? v->bandwidth.mtc_period
                     : pt && (pt->flags & PTC_PT_F_MTC) ? pt->mtc_freq
                                                        : 3;

@@ -80,6 +80,26 @@ def main():
     check(rc == 0 and not any(k == "4" for k, _ in plain) and len(plain) == len(with_leaf),
           "recorder's MODULE without the flag: no CALL stub")
 
+    # the simulator's model of it: an untimed soft trace (leaves recorded as whole calls)
+    # under `--timing none` alone is one TIP.PGE per leaf call, two per other call
+    import json
+    t = os.path.join(work, "soft-untimed.ptc")
+    subprocess.run([ptcall, "record", "--backend", "soft", "--no-timestamps", "-q", "-o", t,
+                    "--", prog], stdout=subprocess.PIPE)
+
+    def pge(timing):
+        p = subprocess.run([ptcall, "bandwidth", t, "--timing", timing, "--format", "json"],
+                           stdout=subprocess.PIPE, text=True)
+        d = json.loads(p.stdout)
+        return d["modes"][0]["packets"]["TIP.PGE"]["count"], d["modes"][0]["bytes"]
+
+    # main 1 + mid 100 calls (2 hits each), leaf_a and leaf_b 100 calls each (1 hit each)
+    n1, b1 = pge("none")
+    n2, b2 = pge("none,tsc")
+    check(n1 == 2 * 101 + 200 and n2 == 2 * 301 and b1 < b2,
+          f"bandwidth --timing none: {n1} TIP.PGE ({b1} B), 1 per leaf call; with tsc "
+          f"(leaves' exits armed) {n2} ({b2} B)")
+
     if not os.path.exists("/sys/bus/event_source/devices/intel_pt/type"):
         # not "SKIP:" (ctest would count the whole test as skipped): the rest ran
         print("SKIP ptcall record --backend pt --timing none: no Intel PT on this machine")
