@@ -115,6 +115,7 @@ struct ptc_sim {
     int has_mtc, cyc_mode;      /* a configuration with MTC; the index of `cyc` (-1) */
     size_t nbins, capbins;
     uint32_t nfuncs;
+    uint64_t *fhits;            /* per function: [2*f] entry hits, [2*f+1] exit hits */
     struct pstubs *procs;
     size_t nprocs;
     struct pstubs *last_procs;  /* of the last stub looked up */
@@ -1087,7 +1088,7 @@ static size_t sim_event(struct ptc_sim *m, struct sthread *t, const struct ptc_e
     }
     int exit = s->kind == PTCALL_STUB_EXIT || s->kind == PTCALL_STUB_UNWIND;
     make_rec(m, t, s, now, s->addr, exit, &x[0]);
-    if (s->kind != PTC_STUB_CALL)
+    if (s->kind != PTC_STUB_CALL || m->cfg.leaf_calls)
         return 1;
     /* a whole call: its exit stub (address unknown) ran too */
     make_rec(m, t, s, now, s->addr + PTCALL_STUB_STRIDE, 1, &x[1]);
@@ -1127,6 +1128,11 @@ static int ensure_funcs(struct ptc_sim *m, uint32_t slot)
         memset(v + 2 * (size_t)m->nfuncs, 0, (size_t)(n - m->nfuncs) * 2 * sizeof(*v));
         m->mode[i].fbytes = v;
     }
+    uint64_t *h = realloc(m->fhits, (size_t)n * 2 * sizeof(*h));
+    if (!h)
+        return -1;
+    memset(h + 2 * (size_t)m->nfuncs, 0, (size_t)(n - m->nfuncs) * 2 * sizeof(*h));
+    m->fhits = h;
     m->nfuncs = n;
     return 0;
 }
@@ -1138,6 +1144,9 @@ static void simulate_batch(struct ptc_sim *m, struct qbatch *b)
         m->b_io_error = ENOMEM;
         return;
     }
+    for (size_t k = 0; k < b->n; k++) /* the budget's calls per function */
+        if (b->rec[k].slot != UINT32_MAX)
+            m->fhits[b->rec[k].slot]++;
     run_batch(m, b->t, b->rec, b->n);
 }
 
@@ -1257,6 +1266,7 @@ void ptc_sim_free(struct ptc_sim *m)
         free(m->mode[i].bins);
         free(m->mode[i].fbytes);
     }
+    free(m->fhits);
     free(m);
 }
 
@@ -1334,6 +1344,12 @@ uint32_t ptc_sim_nfuncs(const struct ptc_sim *m)
     return m->nfuncs;
 }
 uint64_t ptc_sim_bin_ns(const struct ptc_sim *m) { return m->cfg.bin_ns; }
+
+const uint64_t *ptc_sim_fhits(const struct ptc_sim *m)
+{
+    sim_finish((struct ptc_sim *)m);
+    return m->fhits;
+}
 
 uint64_t ptc_sim_tsc_hz(const struct ptc_sim *m)
 {

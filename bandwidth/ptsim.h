@@ -35,6 +35,9 @@ struct ptc_sim_cfg {
     uint32_t tsc_per_ctc_den;      /* EBX / EAX) */
     uint32_t stub_cycles;          /* core cycles from entering a stub to its ret */
     uint64_t bin_ns;               /* width of a rate bin (0: 100 us) */
+    int leaf_calls;                /* a whole call (PTC_STUB_CALL: a leaf's entry, untimed) is
+                                      one stub execution, its exit unarmed as `record
+                                      --backend pt --timing none` leaves it; 0: two */
 };
 void ptc_sim_cfg_default(struct ptc_sim_cfg *c);
 const char *ptc_sim_timing_name(int timing);
@@ -79,6 +82,9 @@ uint64_t ptc_sim_bin_ns(const struct ptc_sim *m);
 /* TSC ticks per second, from the trace's time base (0: none). */
 uint64_t ptc_sim_tsc_hz(const struct ptc_sim *m);
 uint32_t ptc_sim_nfuncs(const struct ptc_sim *m);  /* entries of fbytes / 2 */
+/* Stub executions simulated per function, indexed as fbytes ([2*f] entries, [2*f+1] exits;
+ * a whole call counts one of each); NULL when no hit was charged. */
+const uint64_t *ptc_sim_fhits(const struct ptc_sim *m);
 /* Hits simulated, hits left out by the filter, threads, the time span (ns; 0 untimed). */
 struct ptc_sim_totals {
     uint64_t hits, filtered, gaps, threads, span_ns, untimed_hits;

@@ -75,10 +75,22 @@ def table(a, tools, work, wdir):
             sys.exit("bench: ptcall bandwidth failed on %s:\n%s" % (wl.name, p.stderr[-2000:]))
         doc = json.loads(p.stdout)
         stub = {m["timing"]: m["bytes"] for m in doc["modes"]}
+        # issue 28: under Intel PT without timing leaves' exits stay unarmed; an untimed
+        # recording knows the leaves (whole calls), `--timing none` simulates one hit per call
+        utrace = os.path.join(d, "run-untimed.ptc")
+        if os.path.exists(utrace):
+            os.unlink(utrace)
+        R.timed_run([ptcall, "record", "-q", "--no-timestamps", "-o", utrace, "--", exe] + wl.args)
+        pu = subprocess.run([ptcall, "bandwidth", utrace, "--timing", "none", "--format", "json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if pu.returncode:
+            sys.exit("bench: ptcall bandwidth failed on %s (untimed):\n%s" % (wl.name, pu.stderr[-2000:]))
+        stub_leaf = json.loads(pu.stdout)["modes"][0]["bytes"]
         full = {m["timing"]: m["bytes"] for m in doc.get("full_pt", {}).get("modes", [])}
         fp = doc.get("full_pt", {})
         rows.append({"name": wl.name, "cmd": wl.cmd_desc, "hits": doc["hits"], "untraced_s": untraced,
                      "traced_s": traced_s, "soft_bytes": os.path.getsize(trace), "stub": stub, "full": full,
+                     "stub_leaf": stub_leaf,
                      "branches": fp.get("conditional_branches", 0), "full_s": full_s,
                      "peers": peers.get(wl.name, {})})
         print("bench: bandwidth: %s: %d hits, %.2f s untraced, full-PT estimate took %.0f s"
@@ -91,23 +103,28 @@ def table(a, tools, work, wdir):
              % (" --quick" if a.quick else "", time.strftime("%Y-%m-%d"), R.machine()), ""]
     lines.append("| workload | events/s (M) | cond. branches per event | stub none | stub tsc | stub mtc | stub cyc "
                  "| full none | full mtc | full cyc | full ÷ stub (none / mtc / cyc) | soft backend | "
-                 "soft B/event | uftrace B/event | XRay FDR B/event |")
-    lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+                 "soft B/event | uftrace B/event | XRay FDR B/event | stub none B/event: leaf exits armed → unarmed |")
+    lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         s, f, u = r["stub"], r["full"], r["untraced_s"]
         ratio = " / ".join("%.2g" % (f[t] / s[t]) if s.get(t) and f.get(t) else "—" for t in ("none", "mtc", "cyc"))
         peer = lambda k: "%.2f" % r["peers"][k] if k in r["peers"] else "—"
-        lines.append("| %s (`%s`) | %.1f | %.2f | %s | %s | %s | %s | %s | %s | %s | %s | %.1f MB/s | %.2f | %s | %s |" % (
+        lines.append("| %s (`%s`) | %.1f | %.2f | %s | %s | %s | %s | %s | %s | %s | %s | %.1f MB/s | %.2f | %s | %s | %s |" % (
             r["name"], r["cmd"], r["hits"] / u / 1e6, r["branches"] / max(r["hits"], 1),
             *("%.1f" % mb(s[t], u) for t in TIMINGS),
             *("%.1f" % mb(f[t], u) if t in f else "—" for t in ("none", "mtc", "cyc")),
             ratio, r["soft_bytes"] / r["traced_s"] / 1e6, r["soft_bytes"] / max(r["hits"], 1),
-            peer("uftrace"), peer("xray")))
+            peer("uftrace"), peer("xray"),
+            "%.2f → %.2f" % (s["none"] / max(r["hits"], 1), r["stub_leaf"] / max(r["hits"], 1))
+            if s.get("none") else "—"))
     lines.append("")
     lines.append("MB/s are 10⁶ bytes per second. *events* are stub hits (an entry or an exit). The soft "
                  "backend's rate is its trace over the traced run's time (what its disk sees). uftrace and "
                  "XRay FDR: bytes per event of their traces of the same workloads (docs/benchmarks.md, "
-                 "bench/run.py's full-size inputs).")
+                 "bench/run.py's full-size inputs). The last column: the simulated bytes of `none` over "
+                 "the same events, with every exit armed (the timed recording's hits) and with leaves' "
+                 "exits unarmed as `record --backend pt --timing none` leaves them (an untimed recording "
+                 "of the same run, `ptcall bandwidth --timing none`).")
     return rows, "\n".join(lines)
 
 

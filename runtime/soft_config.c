@@ -174,6 +174,13 @@ int config_read(void)
         return CONFIG_OFF;
     if ((be_set && backend == 1) || arm) {
         mixed_ignored("under Intel PT (PTCALL_BACKEND=pt, PTCALL_ARM)");
+        /* Intel PT without timing (record --timing none sets PTCALL_TIMESTAMPS=0): a leaf's
+         * exit says nothing its entry does not, so it stays unarmed, as untimed soft */
+        uint64_t ts = 1, le = 0, dbg = 0;
+        if (!env(PTC_ENV_TIMESTAMPS, &ts, NULL, NULL) && !env(PTC_ENV_LEAF_EXITS, &le, NULL, NULL))
+            rt.leaf_calls = !ts && !le;
+        if (!env(PTC_ENV_DEBUG, &dbg, NULL, NULL)) /* says how many exits stayed unarmed */
+            rt.debug = (int)dbg;
         return CONFIG_ARM_ONLY;
     }
     /* PTCALL_RING alone is enough: a service started by its own manager gets one variable */

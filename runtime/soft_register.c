@@ -310,6 +310,14 @@ static int arm_unit(void *ctx, const struct ptc_map_unit *u)
     note_sites(c, u);
     if (c->slot_use)
         select_mark_unit(u, c->stubs_start, c->slot_use, 0);
+    /* the same test as the Intel PT recorder's MODULE chunk (PTC_MAP_BUILD_LEAF_CALLS) */
+    for (uint32_t i = 0; c->slot_use && rt.leaf_calls && i < u->hdr.num_stubs; i++) {
+        struct ptcall_map_stub st;
+        uint64_t a;
+        ptc_map_get_stub(u, i, &st, &a);
+        if (ptc_map_leaf_quiet(u, &st) && (st.kind & PTCALL_STUB_KIND_MASK) == PTCALL_STUB_EXIT)
+            c->slot_use[(a - c->stubs_start) / PTCALL_STUB_STRIDE] |= SLOT_QUIET;
+    }
     /* a gated unit is armed whole: its functions cannot be chosen one by one (the Intel PT
      * recorder's MODULE_ARMED chunk counts them all as armed) */
     if ((u->hdr.flags & PTCALL_MAP_F_GATED) && u->hdr.soft_slot_rel != 0)
@@ -341,7 +349,8 @@ static void arm_object(const void *map_start, size_t map_size, uint64_t s0, uint
     if (!path[0])
         exe_path(path);
     size_t nslots = (size_t)((c.stubs_end - s0) / PTCALL_STUB_STRIDE);
-    if (ptc_select_active(&rt.sel) && !(c.slot_use = map_anon(nslots ? nslots : 1))) {
+    if ((ptc_select_active(&rt.sel) || rt.leaf_calls) &&
+        !(c.slot_use = map_anon(nslots ? nslots : 1))) {
         warn("ptcall: %s: out of memory for its call-site table; its call sites stay disarmed",
              path);
         return;

@@ -1,6 +1,7 @@
 /* `ptcall bandwidth`'s output (bw_report.h): the same figures as a table for people, CSV
  * rows, or a versioned JSON document (docs/schema/bandwidth.schema.json). */
 #include "bw_report.h"
+#include "bw_budget.h"
 
 #include <intel-pt.h>
 #include <inttypes.h>
@@ -359,6 +360,8 @@ static void write_table(const struct bw_report *r, FILE *f)
         table_full(r, f);
     if (r->drain > 0)
         table_loss(r, f);
+    if (r->choice)
+        bw_budget_write(r->choice, 0, r->top, f);
 }
 
 /* ---------------------------------------------------------------- csv */
@@ -403,6 +406,8 @@ static void write_csv(const struct bw_report *r, FILE *f)
                         ptc_pt_packet_name(pkt_order[k]),
                         r->measured->packets.count[pkt_order[k]],
                         r->measured->packets.bytes[pkt_order[k]]);
+    if (r->choice)
+        bw_budget_write(r->choice, 1, 0, f);
 }
 
 /* ---------------------------------------------------------------- json */
@@ -536,6 +541,10 @@ static void write_json(const struct bw_report *r, FILE *f)
     }
     if (r->full.have)
         json_full(r, f);
+    if (r->choice) {
+        fprintf(f, ",\n");
+        bw_budget_write(r->choice, 2, 0, f);
+    }
     fprintf(f, "\n}\n");
 }
 

@@ -11,6 +11,7 @@
 
 struct cli_values;
 struct ptc_pt_measured;
+struct bw_budget;
 
 /* A buffer drained at a rate: what it would lose. */
 struct bw_loss {
@@ -53,6 +54,7 @@ struct bw_report {
     uint64_t *loss_fbytes[PTC_SIM_MAX_MODES]; /* per function: bytes in the lossy bins */
     uint32_t loss_nfuncs[PTC_SIM_MAX_MODES];
     struct bw_full full;
+    const struct bw_budget *choice;     /* --budget (bw_budget.h); NULL: not asked */
 };
 
 void bw_report_init(struct bw_report *r);

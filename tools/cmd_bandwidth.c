@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "bw_budget.h"
 #include "bw_report.h"
 #include "cli_common.h"
 #include "commands.h"
@@ -89,6 +90,12 @@ static int make_cfg(const struct cli_values *v, const struct prescan *p, int tim
     if (!c->nmodes)
         return cli_fail(CMD, "nothing to simulate",
                         "an untimed trace allows only --timing none,tsc");
+    /* Intel PT without timing leaves leaves' exits unarmed (docs/pt.md): where every
+     * configuration is `none`, a leaf's whole call of an untimed trace is one hit */
+    int all_none = 1;
+    for (int i = 0; i < c->nmodes; i++)
+        all_none &= c->timing[i] == PTC_SIM_NONE;
+    c->leaf_calls = !timed && all_none;
     c->mtc_period = v->bandwidth.have_mtc_period ? v->bandwidth.mtc_period
                     : pt && (pt->flags & PTC_PT_F_MTC) ? pt->mtc_freq
                                                        : 3;
@@ -180,32 +187,6 @@ static void free_run(struct run *r)
 
 /* ---------------------------------------------------------------- loss under a budget */
 
-/* Replays the bytes of each bin against one buffer of aux bytes drained at drain bytes/s;
- * marks in mask (if not NULL) the bins where bytes were lost. */
-static void replay(const uint64_t *bins, size_t n, double bin_s, double drain, double aux,
-                   struct bw_loss *L, uint8_t *mask)
-{
-    double fill = 0;
-    memset(L, 0, sizeof(*L));
-    for (size_t k = 0; k < n; k++) {
-        fill += (double)bins[k];
-        fill -= drain * bin_s;
-        if (fill < 0)
-            fill = 0;
-        if (fill > aux) {
-            L->lost += (uint64_t)(fill - aux);
-            if (!L->lossy_bins++)
-                L->first_s = (double)k * bin_s;
-            L->last_s = (double)(k + 1) * bin_s;
-            fill = aux;
-            if (mask)
-                mask[k] = 1;
-        }
-        if (fill > L->peak)
-            L->peak = fill;
-    }
-}
-
 /* The second pass: which functions' bytes fell in the bins that lost (mode i). */
 static int loss_by_function(const char *path, const struct run *first, int i, uint8_t *mask,
                             size_t nbins, struct bw_report *rep)
@@ -242,13 +223,52 @@ static int budget(const char *path, const struct cli_values *v, const struct run
     int rc = 0;
     for (int i = 0; i < r->cfg.nmodes && !rc; i++) {
         memset(mask, 0, nbins ? nbins : 1);
-        replay(ptc_sim_mode(r->sim, i)->bins, nbins, bin_s, rep->drain, aux, &rep->loss[i],
+        bw_replay(ptc_sim_mode(r->sim, i)->bins, nbins, bin_s, rep->drain, aux, &rep->loss[i],
                mask);
         if (rep->loss[i].lost)
             rc = loss_by_function(path, r, i, mask, nbins, rep);
     }
     free(mask);
     return rc;
+}
+
+/* --budget RATE[,AUX]: the timing chosen for is the first --timing given, else the PT
+ * trace's, else what `record --backend pt` uses (mtc). */
+static int choose_budget(const char *path, const struct cli_values *v, const struct run *r,
+                         const struct prescan *p, struct bw_budget *b)
+{
+    struct ptc_sim_cfg cfg = r->cfg;
+    cfg.timing[0] = v->bandwidth.timings.n ? v->bandwidth.timings.v[0]
+                    : p->have_pt_config  ? pt_timing(&p->pt)
+                                         : PTC_SIM_MTC;
+    int ok = 0;
+    for (int i = 0; i < r->cfg.nmodes; i++)
+        ok |= r->cfg.timing[i] == cfg.timing[0];
+    if (!ok) /* refused for an untimed trace by make_cfg */
+        cfg.timing[0] = r->cfg.timing[0];
+    cfg.nmodes = 1;
+    double aux = (double)(v->budget.aux                            ? v->budget.aux
+                          : p->have_pt_config && p->pt.aux_size ? p->pt.aux_size
+                                                                : 4u << 20);
+    struct ptc_select sel = r->sel;
+    sel.only_hit = sel.skip_hit = 0;
+    if (bw_budget_run(CMD, path, &cfg, &sel, (double)v->budget.rate, aux, b))
+        return 1;
+    if (b->nothing_fits || (!b->res.calls_traced && b->cheapest != UINT32_MAX)) {
+        const struct ptc_func_info *fi = ptc_session_func(b->s, b->cheapest);
+        fprintf(stderr,
+                "ptcall " CMD ": --budget %.0f B/s is below what tracing any function costs "
+                "(the cheapest, %s, alone: %.0f B/s of hits; the smallest choice tried "
+                "simulated to %.0f B/s with its PSB+ and timing packets): nothing would be "
+                "traced\n",
+                b->rate, fi && fi->name ? fi->name : "?", b->cheapest_rate,
+                b->smallest_rate > b->cheapest_rate ? b->smallest_rate : b->cheapest_rate);
+    } else if (!b->fits)
+        fprintf(stderr,
+                "ptcall " CMD ": the chosen set still simulates to %.0f B/s (%" PRIu64
+                " bytes lost) after %d rounds: the budget is not kept\n",
+                b->chosen_rate, b->chosen_loss.lost, b->rounds);
+    return 0;
 }
 
 /* ---------------------------------------------------------------- the command */
@@ -264,6 +284,8 @@ int cmd_bandwidth(int argc, char **argv)
     memset(&r, 0, sizeof(r));
     struct bw_report rep;
     bw_report_init(&rep);
+    struct bw_budget choice;
+    memset(&choice, 0, sizeof(choice));
     if (v.npos < 1) {
         rc = cli_usage_error(CMD_BANDWIDTH, "which trace? give FILE");
         goto out;
@@ -331,9 +353,16 @@ int cmd_bandwidth(int argc, char **argv)
         goto out;
     if ((rc = bw_full_estimate(&rep, &v, v.npos > 1 ? v.pos + 1 : NULL, v.npos - 1)))
         goto out;
+    if (v.have_budget) {
+        if ((rc = choose_budget(path, &v, &r, &p, &choice)))
+            goto out;
+        bw_budget_full(&choice, &rep);
+        rep.choice = &choice;
+    }
     rep.top = v.bandwidth.top;
     rc = bw_report_write(&rep, v.format, stdout) ? 1 : cli_flush_output(CMD, "the report");
 out:
+    bw_budget_free(&choice);
     bw_report_free(&rep);
     free_run(&r);
     cli_values_free(&v);

@@ -22,6 +22,7 @@
 #include "budget.h"
 #include "commands.h"
 #include "options.h"
+#include "record_budget_pt.h"
 #include "ptc_chunk_write.h"
 #include "ptc_crc.h"
 #include "ptc_varint.h"
@@ -860,6 +861,10 @@ static int record_main(struct cli_values *v)
         return 1;
     }
 
+    /* --budget RATE[,AUX] (Intel PT): record_budget.c */
+    if (record_budget_check(v))
+        return 1;
+
     enum record_backend be = o.backend;
     if (o.trigger && !o.ring)
         return cli_usage_error(CMD_RECORD, "--trigger takes a flight recorder's snapshot: "
@@ -918,6 +923,9 @@ static int record_main(struct cli_values *v)
                 return 1;
             setenv("PTCALL_BACKEND", "pt", 1);
             unsetenv("PTCALL_OUTPUT");
+            /* --timing none: leaves' exits stay unarmed (pt_leaf_calls) */
+            setenv("PTCALL_TIMESTAMPS", pt_leaf_calls(&o) ? "0" : "1", 1);
+            setenv("PTCALL_LEAF_EXITS", o.leaf_exits ? "1" : "0", 1);
         }
         int pr = record_pt(&o, &ws);
         if (pr < 0)

@@ -259,6 +259,7 @@ static int parse_watch_time(const char *val, void *field, char *err, size_t errn
 static int parse_fraction(const char *val, void *field, char *err, size_t errn);
 static int check_one_line(const char *val, void *field, char *err, size_t errn);
 static int parse_tsc_ratio(const char *val, void *field, char *err, size_t errn);
+static int parse_budget(const char *val, void *field, char *err, size_t errn);
 static int parse_cpu(const char *val, void *field, char *err, size_t errn);
 static int parse_time_conv(const char *val, void *field, char *err, size_t errn);
 static const struct cli_choice *export_formats(void);
@@ -564,6 +565,12 @@ static const struct cli_opt opts[] = {
     {.name = "--emit", .metavar = "DIR", .cmds = B, STRING(bandwidth.emit),
      .flags = CLI_O_NONEMPTY,
      .help = "also write each simulated stream with libipt's encoder to DIR/MODE-PID-TID.pt"},
+    {.name = "--budget", .metavar = "RATE[,AUX]", .cmds = B | R, CUSTOM(budget, parse_budget),
+     GIVEN(have_budget),
+     .help = "Intel PT: choose the functions to trace so that the (simulated) trace stays within "
+             "RATE bytes per second (K, M, G) and loses nothing in an AUX buffer of AUX bytes per "
+             "stream (default 4M) drained at RATE. record: from a previous run's counts; "
+             "bandwidth: from this trace's hits (docs/bandwidth.md, Tracing within a budget)"},
     {.name = "--top", .metavar = "N", .cmds = B, UINT(bandwidth.top, 0, UINT64_MAX), .def = "10",
      .help = "functions listed (table; csv and json list all; 0 = all)"},
     {.name = "--format", .cmds = B, CHOICE(format, table_formats), .def = "table",
@@ -964,6 +971,35 @@ static int parse_tsc_ratio(const char *val, void *field, char *err, size_t errn)
     uint32_t *r = field;
     r[0] = (uint32_t)v[0];
     r[1] = (uint32_t)v[1];
+    return 0;
+}
+
+/* --budget RATE[,AUX]: sizes as parse_size takes them; RATE may end in "/s". */
+static int parse_budget(const char *val, void *field, char *err, size_t errn)
+{
+    char buf[64];
+    struct cli_budget *b = field;
+    size_t n = strlen(val);
+    const char *comma = strchr(val, ',');
+    size_t rn = comma ? (size_t)(comma - val) : n;
+    int bad = n >= sizeof(buf) || !rn;
+    if (!bad) {
+        memcpy(buf, val, rn);
+        buf[rn] = 0;
+        if (rn > 2 && !strcmp(buf + rn - 2, "/s"))
+            buf[rn - 2] = 0;
+        bad = parse_size(buf, &b->rate) || !b->rate;
+    }
+    b->aux = 0;
+    if (!bad && comma)
+        bad = parse_size(comma + 1, &b->aux) || b->aux < 4096;
+    if (bad) {
+        snprintf(err, errn,
+                 "takes RATE[,AUX]: bytes per second above 0 (K, M, G: 200M) and optionally the "
+                 "AUX buffer per stream, at least 4K (200M,4M); not '%s'",
+                 val);
+        return -1;
+    }
     return 0;
 }
 

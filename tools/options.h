@@ -144,6 +144,13 @@ struct cli_values {
     int timing;             /* record, import: none, tsc, mtc, cyc; -1: not given */
     struct cli_filter filter;   /* calls, report, graph, export */
 
+    /* --budget RATE[,AUX] of bandwidth and record (Intel PT, docs/bandwidth.md) */
+    struct cli_budget {
+        uint64_t rate;      /* bytes per second */
+        uint64_t aux;       /* bytes of AUX buffer per stream; 0: not given */
+    } budget;
+    int have_budget;
+
     struct {
         int backend;        /* auto, soft, pt */
         int no_timestamps, leaf_exits, drop, snapshot;

@@ -142,6 +142,15 @@ long ptc_pt_build_module(const char *path, const struct ptc_pt_elf_sections *sec
                          uint32_t module_id, uint32_t first_stub_id, void **out,
                          uint32_t *num_stubs, char *why, size_t why_size)
 {
+    return ptc_pt_build_module_flags(path, sec, bias, module_id, first_stub_id, 0, out,
+                                     num_stubs, why, why_size);
+}
+
+long ptc_pt_build_module_flags(const char *path, const struct ptc_pt_elf_sections *sec,
+                               uint64_t bias, uint32_t module_id, uint32_t first_stub_id,
+                               unsigned flags, void **out, uint32_t *num_stubs, char *why,
+                               size_t why_size)
+{
     *out = NULL;
     uint8_t *map = ptc_pt_read_map(path, sec, why, why_size);
     if (!map)
@@ -162,7 +171,7 @@ long ptc_pt_build_module(const char *path, const struct ptc_pt_elf_sections *sec
     struct ptc_module info = {.module_id = module_id, .first_stub_id = first_stub_id,
                               .load_bias = bias, .stubs_start = start, .stubs_end = end};
     long n = buf ? ptc_map_build_module(map, sec->map_size, sec->map_addr + bias, &s, &info,
-                                        path, 0, buf, sz)
+                                        path, flags, buf, sz)
                  : -1;
     free(map);
     if (n <= 0) {

@@ -226,8 +226,11 @@ static void on_mmap2(struct rec *r, uint32_t pid, uint64_t addr, uint64_t len, u
         void *buf = NULL;
         uint32_t nst = 0;
         char why[512];
-        long n = ptc_pt_build_module(file, &m->sec, bias, p->next_module, p->next_stub, &buf,
-                                     &nst, why, sizeof(why));
+        /* untimed, a launched program's runtime leaves leaves' exits unarmed (cmd_record.c
+         * sets PTCALL_TIMESTAMPS=0): their entries are whole calls (issue 28, PT) */
+        unsigned fl = pt_leaf_calls(r->o) ? PTC_MAP_BUILD_LEAF_CALLS : 0;
+        long n = ptc_pt_build_module_flags(file, &m->sec, bias, p->next_module, p->next_stub, fl,
+                                           &buf, &nst, why, sizeof(why));
         if (n < 0) {
             fprintf(stderr, "ptcall record: %s; its calls will show as unknown stubs\n", why);
             return;

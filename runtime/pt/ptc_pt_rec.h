@@ -109,6 +109,13 @@ long ptc_pt_build_module(const char *path, const struct ptc_pt_elf_sections *sec
                          uint32_t module_id, uint32_t first_stub_id, void **out,
                          uint32_t *num_stubs, char *why, size_t why_size);
 
+/* The same with ptc_map_build_module flags: PTC_MAP_BUILD_LEAF_CALLS when the program's
+ * runtime leaves leaves' exits unarmed (record --timing none without --leaf-exits). */
+long ptc_pt_build_module_flags(const char *path, const struct ptc_pt_elf_sections *sec,
+                               uint64_t bias, uint32_t module_id, uint32_t first_stub_id,
+                               unsigned flags, void **out, uint32_t *num_stubs, char *why,
+                               size_t why_size);
+
 /* The ptcall_map section of an instrumented file (malloc'ed, sec->map_size bytes), or NULL
  * with the reason. */
 void *ptc_pt_read_map(const char *path, const struct ptc_pt_elf_sections *sec, char *why,

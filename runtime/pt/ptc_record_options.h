@@ -36,6 +36,15 @@ struct record_options {
     uint64_t duration_ns;       /* --pid: detach after this long (0: at Ctrl-C or its exit) */
 };
 
+/* Under Intel PT without timing a leaf's exit says nothing its entry does not: the program's
+ * runtime leaves it unarmed (PTCALL_TIMESTAMPS=0, PTCALL_LEAF_EXITS=0) and the MODULE chunks
+ * give leaves' entries kind CALL. Not for --pid (its sites were armed by another runtime's
+ * settings). The recorder and cmd_record.c decide by this one test. */
+static inline int pt_leaf_calls(const struct record_options *o)
+{
+    return o->timing == TIMING_NONE && !o->leaf_exits && !o->attach_pid;
+}
+
 /* Implemented by the Intel PT recorder (runtime/pt). pt_available() returns 1 when this
  * machine can trace with Intel PT, else 0 and a one-line reason in why. record_pt() runs
  * the recording and stores the command's wait status; it returns 0, 1 when the trace is

@@ -24,7 +24,8 @@ OPTIONS = {
     "record": ["-o", "--output", "--backend", "--no-timestamps", "--leaf-exits", "--counts", "--drop",
                "--buffer", "--ring", "--trigger", "--timing", "--snapshot", "--pid", "--duration",
                "--module", "--only", "--skip", "-q", "--quiet",
-               "--overhead", "--pilot", "--from-counts", "--from-db"],
+               "--overhead", "--pilot", "--from-counts", "--from-db"]
+              + ["--budget"],  # issue 28, PT
     "report": ["--top", "--sort", "--format", "--meta", "--stat", "--allow-different",
                "--threads", "--salvage", "--by", "--paths", "--min-share", "--min-calls"]
               + FILTERS,
