@@ -157,6 +157,12 @@ const struct ptc_env_var ptc_env_table[PTC_ENV_COUNT] = {
                         "programs that must stay single-threaded, e.g. to call "
                         "unshare(CLONE_NEWUSER)); docs/runtime.md, *Attaching to a running "
                         "process*"},
+    /* issue 28: the ticker clock (runtime/soft_ticker.c) */
+    [PTC_ENV_CLOCK] = {"PTCALL_CLOCK", PTC_ENV_TEXT, NULL, 0, 0, "tsc", "runtime",
+                       "timed events' clock: tsc (rdtsc per event) or ticker[:US] (a runtime "
+                       "thread stores the TSC every US microseconds, 1 to 1000000, default "
+                       "10, and each event loads it: cheaper, resolution US; docs/runtime.md, "
+                       "*The ticker clock*)"},
 };
 
 static int bad(const struct ptc_env_var *v, const char *text, char *err, size_t errsz,

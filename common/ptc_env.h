@@ -48,6 +48,7 @@ enum ptc_env_id {
     PTC_ENV_DB_PAUSE,
     PTC_ENV_WEB_DIR,
     PTC_ENV_ATTACH, /* issue 31: attach and detach (runtime/soft_ctl.c) */
+    PTC_ENV_CLOCK,  /* issue 28: the ticker clock (runtime/soft_ticker.c) */
     PTC_ENV_COUNT
 };
 

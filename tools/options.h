@@ -119,7 +119,7 @@ struct cli_opt {
 #define CLI_STOP_AT_POSITIONAL 1u   /* the first positional argument (or "--") ends the
                                        options: record's COMMAND [ARGS...] */
 
-#define CLI_MAX_ROWS 128
+#define CLI_MAX_ROWS 160
 #define CLI_GO (-1)
 
 struct cli_values {
@@ -154,6 +154,7 @@ struct cli_values {
         struct cli_list only, skip; /* --only / --skip GLOB: the functions to arm */
         uint64_t ring;      /* --ring SIZE: the flight recorder; 0: off */
         const char *trigger; /* --trigger FUNC[>TIME] */
+        const char *clock;  /* --clock tsc|ticker[:PERIOD] (issue 28) */
     } record;
     struct {
         const char *why;    /* ptcall snapshot --why */
