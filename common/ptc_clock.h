@@ -7,8 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The ticker's period when none is given: 10 us (docs/runtime.md says why). */
-#define PTC_CLOCK_TICKER_DEFAULT_NS 10000u
+/* The ticker's period when none is given: 100 us (docs/runtime.md says why). */
+#define PTC_CLOCK_TICKER_DEFAULT_NS 100000u
 #define PTC_CLOCK_TICKER_MIN_NS 1000u
 #define PTC_CLOCK_TICKER_MAX_NS 1000000000u
 

@@ -161,7 +161,7 @@ const struct ptc_env_var ptc_env_table[PTC_ENV_COUNT] = {
     [PTC_ENV_CLOCK] = {"PTCALL_CLOCK", PTC_ENV_TEXT, NULL, 0, 0, "tsc", "runtime",
                        "timed events' clock: tsc (rdtsc per event) or ticker[:US] (a runtime "
                        "thread stores the TSC every US microseconds, 1 to 1000000, default "
-                       "10, and each event loads it: cheaper, resolution US; docs/runtime.md, "
+                       "100, and each event loads it: cheaper, resolution US; docs/runtime.md, "
                        "*The ticker clock*)"},
 };
 

@@ -321,7 +321,7 @@ static const struct cli_opt opts[] = {
              "that calls nothing is one record"},
     {.name = "--clock", .metavar = "CLOCK", .cmds = R, STRING(record.clock), .def = "tsc",
      .help = "soft, timed: tsc (rdtsc per event) or ticker[:PERIOD] (a runtime thread stores "
-             "the TSC every PERIOD, default 10us, and events load it: cheaper, times to "
+             "the TSC every PERIOD, default 100us, and events load it: cheaper, times to "
              "PERIOD; docs/runtime.md, The ticker clock)"},
     {.name = "--leaf-exits", .cmds = R, FLAG(record.leaf_exits),
      .help = "soft, with --no-timestamps: record those returns as well"},
