@@ -155,6 +155,10 @@ def case_run(ptcall, exe, d, mode, nthreads):
     j = json.loads(run([ptcall, "report", tk, "--format", "json"]).stdout)
     check(j.get("time_resolution_ns") == PERIOD, "%s: JSON time_resolution_ns %r" %
           (mode, j.get("time_resolution_ns")))
+    ch = os.path.join(d, mode + "-chrome.json")
+    run([ptcall, "export", tk, "--format", "chrome", "-o", ch])
+    od = json.load(open(ch))["otherData"]
+    check(od.get("time_resolution_ns") == str(PERIOD), "%s: chrome otherData %r" % (mode, od))
     j = json.loads(run([ptcall, "report", ts, "--format", "json"]).stdout)
     check("time_resolution_ns" in j and j["time_resolution_ns"] is None,
           "%s: tsc JSON time_resolution_ns %r" % (mode, j.get("time_resolution_ns")))
