@@ -155,6 +155,11 @@ def case_run(ptcall, exe, d, mode, nthreads):
     j = json.loads(run([ptcall, "report", tk, "--format", "json"]).stdout)
     check(j.get("time_resolution_ns") == PERIOD, "%s: JSON time_resolution_ns %r" %
           (mode, j.get("time_resolution_ns")))
+    sv = os.path.join(d, mode + "-flame.svg")
+    run([ptcall, "export", tk, "--format", "svg", "--weight", "self", "-o", sv])
+    titles = re.findall(r"<title>([^<]*)</title>", open(sv).read())
+    check(titles and not any(re.search(r"\((\d+ ns|\d\d?\.\d+ us)", t) for t in titles),
+          "%s: svg titles show sub-period times as exact: %s" % (mode, titles[:20]))
     ch = os.path.join(d, mode + "-chrome.json")
     run([ptcall, "export", tk, "--format", "chrome", "-o", ch])
     od = json.load(open(ch))["otherData"]
