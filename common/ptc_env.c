@@ -179,6 +179,12 @@ const struct ptc_env_var ptc_env_table[PTC_ENV_COUNT] = {
     [PTC_ENV_COSTS] = {"PTCALL_COSTS", PTC_ENV_TEXT, NULL, 0, 0, "", "runtime",
                        "`event=NS,count=NS`: the measured cost of one traced event and of one "
                        "counted call (`ptcall calibrate --env`); the pilot's model"},
+    /* issue 28: the ticker clock (runtime/soft_ticker.c) */
+    [PTC_ENV_CLOCK] = {"PTCALL_CLOCK", PTC_ENV_TEXT, NULL, 0, 0, "tsc", "runtime",
+                       "timed events' clock: tsc (rdtsc per event) or ticker[:US] (a runtime "
+                       "thread stores the TSC every US microseconds, 1 to 1000000, default "
+                       "100, and each event loads it: cheaper, resolution US; docs/runtime.md, "
+                       "*The ticker clock*)"},
 };
 
 static int bad(const struct ptc_env_var *v, const char *text, char *err, size_t errsz,

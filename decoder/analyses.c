@@ -129,6 +129,7 @@ void ptc_session_totals(const struct ptc_session *s, struct ptc_totals *t)
     t->file_flags = s->file_flags;
     t->timed = s->timed_events != 0;
     t->has_timebase = s->has_tb;
+    t->resolution_ns = s->resolution_ns;
     t->record_end = s->record_end;
     t->wait_status = s->wait_status;
 }

@@ -235,6 +235,9 @@ static int on_timebase(struct ptc_session *s, const struct ptc_chunk *c)
         return e;
     p->tb = tb;
     p->has_tb = 1;
+    /* the ticker clock: no interval is known to better than its period */
+    if (tb.source == PTC_TIME_TICKER && tb.reserved1 > s->resolution_ns)
+        s->resolution_ns = tb.reserved1;
     if (!s->has_tb) {
         s->tb = tb;
         s->has_tb = 1;

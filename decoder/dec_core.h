@@ -209,6 +209,7 @@ struct ptc_session {
     /* time */
     int has_tb;
     struct ptc_timebase tb;
+    uint32_t resolution_ns; /* the largest TICKER period of the trace's processes (issue 28) */
     /* file-level facts */
     char *selection;        /* the first MODULE_ARMED chunk's selection text; NULL: none */
     uint32_t backend, file_flags;

@@ -371,6 +371,10 @@ static int chrome_end(void *view, const struct ptc_out_info *info)
     ptc_wb_json_str(w, info->trace);
     ptc_wb_str(w, ", \"time_unit\": \"");
     ptc_wb_str(w, info->ns ? "us" : "ticks");
+    if (t.resolution_ns) { /* the ticker clock (issue 28): no time is finer than this */
+        ptc_wb_str(w, "\", \"time_resolution_ns\": \"");
+        ptc_wb_u64(w, t.resolution_ns);
+    }
     ptc_wb_str(w, "\", \"calls\": \"");
     ptc_wb_u64(w, info->shown_calls);
     ptc_wb_str(w, "\", \"lost_events\": \"");

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cct.h"
+#include "ptc_clock.h"
 #include "views.h"
 
 #define SVG_WIDTH 1200.0
@@ -17,6 +18,7 @@ struct svg_view {
     struct ptc_wbuf *w;
     const struct ptc_session *s;
     int weight, ns;
+    uint32_t resolution_ns; /* the ticker clock (issue 28): a time under it is "< PERIOD" */
     const char *title;
     struct ptc_cct t;
     uint64_t *wsum;         /* per node: weight of its subtree */
@@ -28,6 +30,9 @@ static int svg_begin(void *view, const struct ptc_out_info *info)
     if (v->weight != PTC_WEIGHT_CALLS && !info->timed)
         return PTC_VIEW_E_UNTIMED;
     v->ns = info->ns;
+    struct ptc_totals t;
+    ptc_session_totals(info->s, &t);
+    v->resolution_ns = t.resolution_ns;
     return 0;
 }
 
@@ -84,7 +89,10 @@ static void put_weight(struct svg_view *v, uint64_t wgt)
         snprintf(b, sizeof(b), "%llu call%s", (unsigned long long)wgt, wgt == 1 ? "" : "s");
     else if (!v->ns)
         snprintf(b, sizeof(b), "%llu ticks", (unsigned long long)wgt);
-    else if (wgt < 1000)
+    else if (v->resolution_ns && wgt < v->resolution_ns) {
+        char p[32];
+        snprintf(b, sizeof(b), "< %s", ptc_clock_period_text(v->resolution_ns, p, sizeof(p)));
+    } else if (wgt < 1000)
         snprintf(b, sizeof(b), "%llu ns", (unsigned long long)wgt);
     else if (wgt < 1000000)
         snprintf(b, sizeof(b), "%.3f us", (double)wgt / 1e3);

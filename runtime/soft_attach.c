@@ -68,6 +68,12 @@ int attach_start(int fd, const char *only, const char *skip, char *why, size_t n
     rt.parent_tid = 0;
     if (!rt.tb.source)
         timebase_init(); /* once: the TSC's rate does not change */
+    if (ticker_start() < 0) { /* PTCALL_CLOCK=ticker (soft_ticker.c) */
+        snprintf(why, n, "cannot start the ticker thread (see the program's stderr)");
+        close(hi);
+        pthread_mutex_unlock(&rt.reg_mu);
+        return -1;
+    }
     rt.attach_tsc = rdtsc_();
     threads_reset_for_attach(1);
     __atomic_store_n(&rt.fd, hi, __ATOMIC_RELEASE);

@@ -246,6 +246,8 @@ static int soft_settings(void)
     if (env(PTC_ENV_TIMESTAMPS, &v, NULL, NULL))
         return -1;
     rt.timed = (int)v;
+    if (ticker_config() < 0) /* PTCALL_CLOCK (soft_ticker.c) */
+        return -1;
     /* untimed, a leaf's exit says nothing its entry does not: record the call once */
     if (env(PTC_ENV_LEAF_EXITS, &v, NULL, NULL))
         return -1;

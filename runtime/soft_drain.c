@@ -428,14 +428,14 @@ void drain_queue(int mode)
         switch (it->type) {
         case IT_BUF: {
             struct buf *b = (struct buf *)it;
-            uint64_t t0 = rdtsc_();
+            uint64_t t0 = __rdtsc(); /* the real TSC: the ticker's word is too coarse */
             n_given_up = 0;
             if (b->len > b->flushed)
                 encode(b->ts, b->data + b->flushed, b->len - b->flushed,
                        b->flushed ? b->flushed_tsc : b->start_tsc, b->end_tsc, mode);
             rt.drain_records += (b->len - b->flushed) / rt.rec;
             release_buf(b);
-            rt.drain_tsc += rdtsc_() - t0;
+            rt.drain_tsc += __rdtsc() - t0;
             break;
         }
         case IT_THREAD_START: {

@@ -17,18 +17,30 @@ extern const uint64_t ptc_tpl_id_size;
 extern const uint8_t ptc_tpl_idt[], ptc_tpl_idt_pos[], ptc_tpl_idt_end[], ptc_tpl_idt_slow[],
     ptc_tpl_idt_go[], ptc_tpl_idt_nogo[];
 extern const uint64_t ptc_tpl_idt_size;
+extern const uint8_t ptc_tpl_idk[], ptc_tpl_idk_pos[], ptc_tpl_idk_end[], ptc_tpl_idk_slow[],
+    ptc_tpl_idk_go[], ptc_tpl_idk_nogo[], ptc_tpl_idk_clk[];
+extern const uint64_t ptc_tpl_idk_size;
 void ptc_fast_slow_idt(void);
+void ptc_fast_slow_idk(void);
 
+/* timed: 0 untimed, 1 rdtsc, 2 the ticker's clock word (soft_ticker.c) */
 void *fastpath_build(int timed)
 {
-    const uint8_t *tpl = timed ? ptc_tpl_idt : ptc_tpl_id;
-    const uint8_t *pos = timed ? ptc_tpl_idt_pos : ptc_tpl_id_pos;
-    const uint8_t *end = timed ? ptc_tpl_idt_end : ptc_tpl_id_end;
-    const uint8_t *slow = timed ? ptc_tpl_idt_slow : ptc_tpl_id_slow;
-    const uint8_t *go = timed ? ptc_tpl_idt_go : ptc_tpl_id_go;
-    const uint8_t *nogo = timed ? ptc_tpl_idt_nogo : ptc_tpl_id_nogo;
-    uint64_t size = timed ? ptc_tpl_idt_size : ptc_tpl_id_size;
-    void (*slow_entry)(void) = timed ? ptc_fast_slow_idt : ptc_fast_slow_id;
+    const uint8_t *tpl = ptc_tpl_id, *pos = ptc_tpl_id_pos, *end = ptc_tpl_id_end,
+                  *slow = ptc_tpl_id_slow, *go = ptc_tpl_id_go, *nogo = ptc_tpl_id_nogo;
+    uint64_t size = ptc_tpl_id_size;
+    void (*slow_entry)(void) = ptc_fast_slow_id;
+    if (timed == 1) {
+        tpl = ptc_tpl_idt, pos = ptc_tpl_idt_pos, end = ptc_tpl_idt_end;
+        slow = ptc_tpl_idt_slow, go = ptc_tpl_idt_go, nogo = ptc_tpl_idt_nogo;
+        size = ptc_tpl_idt_size;
+        slow_entry = ptc_fast_slow_idt;
+    } else if (timed == 2) {
+        tpl = ptc_tpl_idk, pos = ptc_tpl_idk_pos, end = ptc_tpl_idk_end;
+        slow = ptc_tpl_idk_slow, go = ptc_tpl_idk_go, nogo = ptc_tpl_idk_nogo;
+        size = ptc_tpl_idk_size;
+        slow_entry = ptc_fast_slow_idk;
+    }
     if (size > 4096)
         return NULL;
     int32_t d_pos, d_end;
@@ -42,6 +54,10 @@ void *fastpath_build(int timed)
     memcpy(page + (end - tpl) - 4, &d_end, 4);
     uint64_t slow_addr = (uint64_t)(uintptr_t)slow_entry;
     memcpy(page + (slow - tpl), &slow_addr, 8);
+    if (timed == 2) {
+        uint64_t clk = (uint64_t)(uintptr_t)&ptc_clock.word;
+        memcpy(page + (ptc_tpl_idk_clk - tpl) - 8, &clk, 8);
+    }
     if (mprotect(page, 4096, PROT_READ | PROT_EXEC) != 0) {
         munmap(page, 4096);
         return NULL;

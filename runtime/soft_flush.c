@@ -225,6 +225,14 @@ static int finish_ex(int how, int status, int crash, int detach)
              (unsigned long long)atomic_load(&rt.drain_wakes), (double)rt.drain_cpu_ns / 1e6,
              (double)rt.drain_spin_ns / 1e6, (unsigned long long)rt.drain_given_up,
              (unsigned long long)rt.drain_live_flushes);
+    if (rt.debug && ticker_period_ns()) {
+        uint64_t ticks, late, cpu;
+        ticker_stats(&ticks, &late, &cpu);
+        warn("ptcall[%u]: ticker: %llu ticks of %u ns, %llu a period or more late, ticker CPU "
+             "%.1f ms",
+             rt.pid, (unsigned long long)ticks, ticker_period_ns(), (unsigned long long)late,
+             (double)cpu / 1e6);
+    }
     if (!detach) { /* a detaching thread is the control thread, never traced */
         tls_set(t, 0, 0);
         if (t->state == TS_ACTIVE)

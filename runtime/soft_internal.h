@@ -65,6 +65,8 @@ void ptc_soft_handler(void);
 void ptc_soft_handler_timed(void);
 void ptc_soft_handler_id(void);
 void ptc_soft_handler_id_timed(void);
+void ptc_soft_handler_ticker(void);    /* timed, the time loaded from ptc_clock */
+void ptc_soft_handler_id_ticker(void);
 void ptc_soft_slow(uintptr_t ret, uint64_t tsc);
 /* soft_fastpath.c: a fast id handler for PTCALL_MAP_F_SCRATCH_R10 units, or NULL (then the
  * shared id handler serves them) */
@@ -362,7 +364,25 @@ extern struct runtime_state rt;
 /* ---- small helpers ------------------------------------------------------------------- */
 
 static inline uint32_t gettid_(void) { return (uint32_t)syscall(SYS_gettid); }
-static inline uint64_t rdtsc_(void) { return __rdtsc(); }
+/* soft_ticker.c: the ticker clock (PTCALL_CLOCK=ticker). The word the ticker thread sets to
+ * the TSC every period, alone on its cache line; read by the *_ticker handlers. */
+struct ptc_clock_line {
+    _Alignas(64) uint64_t word;
+    uint8_t pad[56];
+};
+extern struct ptc_clock_line ptc_clock;
+extern int ptc_ticker_on;
+extern uint32_t ptc_ticker_period;
+int ticker_config(void);          /* PTCALL_CLOCK: 0, or -1 after a warning */
+int ticker_start(void);           /* (re)starts the thread in this process; 0 when off */
+uint32_t ticker_period_ns(void);  /* 0: the TSC per event */
+void ticker_stats(uint64_t *ticks, uint64_t *late, uint64_t *cpu_ns); /* PTCALL_DEBUG */
+/* The runtime's clock: with the ticker, its word, so that every record of a stream is on the
+ * events' clock (__rdtsc() where the real TSC is needed: the time base, the ticker). */
+static inline uint64_t rdtsc_(void)
+{
+    return ptc_ticker_on ? __atomic_load_n(&ptc_clock.word, __ATOMIC_ACQUIRE) : __rdtsc();
+}
 static inline uint64_t mono_ns(void)
 {
     struct timespec ts;

@@ -186,6 +186,11 @@ static void atfork_child(void)
     atomic_store(&rt.drain_running, 0);
     atomic_store(&rt.drain_sleeping, 0);
     atomic_store(&rt.drain_tid, 0);
+    /* a fork child has only the forking thread: its own ticker, as its own drain below */
+    if (ticker_start() < 0) {
+        atomic_store(&rt.finishing, FINISH_FINAL);
+        return;
+    }
     struct thread *self = traced_thread();
     threads_after_fork(self);
     write_process_start();
@@ -600,8 +605,12 @@ static void start(void)
     rt.attachable = mode == CONFIG_ATTACH;
     rt.handler = rt.timed ? ptc_soft_handler_timed : ptc_soft_handler;
     rt.handler_id = rt.timed ? ptc_soft_handler_id_timed : ptc_soft_handler_id;
+    if (ptc_ticker_on) { /* the ticker clock: a load instead of rdtsc (soft_ticker.c) */
+        rt.handler = ptc_soft_handler_ticker;
+        rt.handler_id = ptc_soft_handler_id_ticker;
+    }
     check_points_init();
-    rt.handler_fast = fastpath_build(rt.timed);
+    rt.handler_fast = fastpath_build(ptc_ticker_on ? 2 : rt.timed);
     if (rt.debug)
         warn("ptcall[%d]: %s id handler for %%r10-scratch units", (int)getpid(),
              rt.handler_fast ? "generated" : "shared (the generated one could not be built)");

@@ -39,6 +39,8 @@ static int activate(void)
         rt.fd = -1;
         rt.pid = (uint32_t)getpid();
         timebase_init();
+        if (ticker_start() < 0) /* PTCALL_CLOCK=ticker (soft_ticker.c) */
+            return -1;
         rt.ring_start_tsc = rdtsc_();
         if (drain_start() < 0) /* ring mode: the encoder's buffer only */
             return -1;
@@ -66,6 +68,8 @@ static int activate(void)
     rt.pid = (uint32_t)getpid();
     rt.start_how = start_how();
     timebase_init();
+    if (ticker_start() < 0) /* PTCALL_CLOCK=ticker (soft_ticker.c) */
+        return -1;
     write_process_start();
     if (drain_start() < 0)
         return -1;

@@ -18,7 +18,8 @@
 
 extern const uint8_t ptc_chk_ht[], ptc_go_ht[], ptc_slow_ht[], ptc_chk_h[], ptc_go_h[],
     ptc_slow_h[], ptc_chk_iht[], ptc_go_iht[], ptc_slow_iht[], ptc_chk_ih[], ptc_go_ih[],
-    ptc_slow_ih[];
+    ptc_slow_ih[], ptc_chk_hk[], ptc_go_hk[], ptc_slow_hk[], ptc_chk_ihk[], ptc_go_ihk[],
+    ptc_slow_ihk[];
 
 /* A compare after an xadd: at, where it goes on with room (go) or without (slow), and the
  * register holding the reserved slot */
@@ -26,7 +27,7 @@ struct check_point {
     uint64_t at, go, slow;
     int reg;
 };
-#define MAX_POINTS 8
+#define MAX_POINTS 10
 static struct check_point points[MAX_POINTS];
 static _Atomic unsigned npoints;
 static _Atomic uint64_t settled; /* for PTCALL_DEBUG */
@@ -48,6 +49,8 @@ void check_points_init(void)
     add_point(addr(ptc_chk_h), addr(ptc_go_h), addr(ptc_slow_h), REG_RAX);
     add_point(addr(ptc_chk_iht), addr(ptc_go_iht), addr(ptc_slow_iht), REG_RAX);
     add_point(addr(ptc_chk_ih), addr(ptc_go_ih), addr(ptc_slow_ih), REG_RAX);
+    add_point(addr(ptc_chk_hk), addr(ptc_go_hk), addr(ptc_slow_hk), REG_RAX);
+    add_point(addr(ptc_chk_ihk), addr(ptc_go_ihk), addr(ptc_slow_ihk), REG_RAX);
 }
 
 void check_point_add(uint64_t at, uint64_t go, uint64_t slow)

@@ -356,6 +356,8 @@ void ptc_soft_slow(uintptr_t ret, uint64_t tsc)
 {
     struct ptc_tls *t = &ptc_tls;
     int saved_errno = errno;
+    if (tsc && ptc_ticker_on) /* the trigger handler and fast_slow_idt read the TSC */
+        tsc = rdtsc_();
     int trig = (ret & RECORD_TRIGGER_BIT) != 0; /* a watched stub (soft_trigger.c) */
     ret &= ~RECORD_TRIGGER_BIT;
     struct thread *ts = traced_thread();

@@ -16,7 +16,7 @@ static void clock_pair(uint64_t *tsc, uint64_t *ns)
     /* the first pair is taken as it comes, so that both outputs are always written */
     uint64_t best = UINT64_MAX;
     for (int i = 0; i < 8; i++) {
-        uint64_t a = rdtsc_(), n = mono_ns(), b = rdtsc_();
+        uint64_t a = __rdtsc(), n = mono_ns(), b = __rdtsc(); /* the real TSC, ticker or not */
         if (i == 0 || b - a < best) {
             best = b - a;
             *tsc = a + (b - a) / 2;
@@ -92,6 +92,10 @@ void timebase_init(void)
         uint64_t conv = quot * tb.time_mult + ((rem * tb.time_mult) >> tb.time_shift);
         tb.time_zero = n1 - conv;
         tb.tsc_hz = (uint64_t)hz;
+    }
+    if (ticker_period_ns()) { /* the same formula; events are known to a period */
+        tb.source = PTC_TIME_TICKER;
+        tb.reserved1 = ticker_period_ns();
     }
     rt.tb = tb;
 }

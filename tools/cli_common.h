@@ -52,6 +52,11 @@ void cli_warn_salvaged(const char *cmd, const char *covers, const char *damage_m
 int cli_flush_output(const char *cmd, const char *what);
 /* A duration: "12.345 ms" (ns input) or "1234 ticks" (no time base). */
 void cli_fmt_time(char *buf, size_t n, uint64_t v, int ns);
+/* The ticker clock (issue 28, cli_clock.c): a time below the clock's resolution (ns; 0: the
+ * TSC per event) is not shown as exact but as "< 10 us"; others as cli_fmt_time. */
+void cli_fmt_time_res(char *buf, size_t n, uint64_t v, int ns, uint32_t resolution_ns);
+/* "PREFIXtimes to 10 us: ticker clock (...)" and a newline. */
+void cli_print_resolution(FILE *f, const char *prefix, uint32_t resolution_ns);
 /* Writes s as a JSON string literal / CSV field / DOT string (quoted) / a name in a text
  * table, through the one escaping of every output (common/ptc_escape.h). */
 void cli_json_str(FILE *f, const char *s);

@@ -29,6 +29,7 @@
 #include "ptc_record_options.h"
 #include "ptcall/decode.h"
 #include "ptcall/trace_format.h"
+#include "record_clock.h"
 #include "record_ring.h"
 
 #ifndef PTCALL_RT_BUILD_PATH
@@ -541,6 +542,7 @@ static int record_soft(const struct record_options *o, int *wait_status)
     setenv("PTCALL_BACKEND", "soft", 1);
     setenv("PTCALL_OUTPUT", out, 1);
     setenv("PTCALL_TIMESTAMPS", o->timed ? "1" : "0", 1);
+    set_clock_env(o);
     setenv("PTCALL_LEAF_EXITS", o->leaf_exits ? "1" : "0", 1);
     setenv("PTCALL_COUNTS", o->counts ? "1" : "0", 1);
     if (o->count_rest)
@@ -841,6 +843,9 @@ static int record_main(struct cli_values *v)
     o.trigger = v->record.trigger;
     o.argv = v->rest;
     o.duration_ns = v->record.duration_ms * 1000000u;
+    int clock_err = record_clock_option(v->record.clock, &o);
+    if (clock_err)
+        return clock_err;
     if (!o.argv[0] && !o.attach_pid)
         return cli_usage_error(CMD_RECORD, "missing command");
     if (o.attach_pid && o.argv[0])

@@ -103,6 +103,8 @@ static void print_head(const char *path, const struct ptc_session *s, const stru
                    (unsigned long long)t->threads, b);
         else
             printf("# time in traced functions: %s (shares are of this total)\n", b);
+        if (t->resolution_ns)
+            cli_print_resolution(stdout, "# ", t->resolution_ns);
     }
 }
 
@@ -125,8 +127,8 @@ static void print_rows(const struct ptc_totals *t, struct row *rows, size_t n, s
                    "-");
         } else if (timed) {
             char tb[32], sb[32];
-            cli_fmt_time(tb, sizeof(tb), r->st.total, ns);
-            cli_fmt_time(sb, sizeof(sb), r->st.self, ns);
+            cli_fmt_time_res(tb, sizeof(tb), r->st.total, ns, t->resolution_ns);
+            cli_fmt_time_res(sb, sizeof(sb), r->st.self, ns, t->resolution_ns);
             printf("%12llu %14s %6.1f%% %14s %6.1f%%  ", (unsigned long long)r->st.calls, tb,
                    pct(r->st.total, t->total_time), sb, pct(r->st.self, t->total_time));
         } else {
@@ -385,6 +387,11 @@ static void json_head(FILE *f, const char *path, const struct ptc_session *s,
     cli_json_str(f, path);
     fprintf(f, ",\n  \"backend\": \"%s\",\n  \"timed\": %s,\n  \"time_unit\": \"%s\",\n",
             cli_backend_name(t->backend), t->timed ? "true" : "false", unit);
+    /* the ticker clock (issue 28): times are the clock word's, known to this */
+    if (t->timed && t->resolution_ns)
+        fprintf(f, "  \"time_resolution_ns\": %u,\n", t->resolution_ns);
+    else
+        fprintf(f, "  \"time_resolution_ns\": null,\n");
     fprintf(f, "  \"totals\": {\"events\": %llu, \"whole_calls\": %llu, \"calls\": %llu, \"threads\": %llu, "
             "\"processes\": %llu, \"gaps\": %llu, \"missing_chunks\": %llu, \"lost_events\": "
             "%llu, \"lost_pt_units\": %llu, \"repairs\": %llu, \"unwound\": %llu, \"unmatched\": "

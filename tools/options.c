@@ -331,6 +331,10 @@ static const struct cli_opt opts[] = {
     {.name = "--no-timestamps", .cmds = R, FLAG(record.no_timestamps),
      .help = "soft: no timestamp per event (smaller, faster; no times). The call of a function "
              "that calls nothing is one record"},
+    {.name = "--clock", .metavar = "CLOCK", .cmds = R, STRING(record.clock), .def = "tsc",
+     .help = "soft, timed: tsc (rdtsc per event) or ticker[:PERIOD] (a runtime thread stores "
+             "the TSC every PERIOD, default 100us, and events load it: cheaper, times to "
+             "PERIOD; docs/runtime.md, The ticker clock)"},
     {.name = "--leaf-exits", .cmds = R, FLAG(record.leaf_exits),
      .help = "soft, with --no-timestamps: record those returns as well"},
     {.name = "--counts", .cmds = R, FLAG(record.counts),

@@ -168,6 +168,7 @@ struct cli_values {
         int have_overhead, have_pilot;
         uint64_t pilot_ms;  /* --pilot DURATION */
         const char *from_counts, *from_db; /* --from-counts TRACE, --from-db DB */
+        const char *clock;  /* --clock tsc|ticker[:PERIOD] (issue 28) */
     } record;
     struct {
         int format;         /* table, json */

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "record_clock.h"
 #include "record_ring.h"
 
 /* The snapshot directory: PTCALL_SNAPSHOT_DIR as set, else -o's directory, absolute. */
@@ -99,6 +100,7 @@ int record_ring(const struct record_options *o, const char *cmdpath, int *wait_s
     unsetenv("PTCALL_COUNTS");
     unsetenv("PTCALL_MODE");
     setenv("PTCALL_TIMESTAMPS", o->timed ? "1" : "0", 1);
+    set_clock_env(o);
     setenv("PTCALL_LEAF_EXITS", o->leaf_exits ? "1" : "0", 1);
     if (o->trigger)
         setenv("PTCALL_TRIGGER", o->trigger, 1);

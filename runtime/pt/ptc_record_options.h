@@ -14,6 +14,7 @@ struct record_options {
     const char *output;         /* -o FILE (default ptcall.ptc) */
     enum record_backend backend;
     int timed;                  /* soft: a timestamp on every event (default 1) */
+    uint32_t clock_ns;          /* soft, timed: --clock ticker:PERIOD (ns); 0: rdtsc per event */
     int leaf_exits;             /* soft, untimed: record the returns of leaves too */
     int drop;                   /* soft: drop events when buffers are full instead of waiting */
     uint64_t buffer_size;       /* --buffer: soft per-thread buffer, or PT AUX size; 0 = default */

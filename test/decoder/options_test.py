@@ -21,7 +21,7 @@ import sys
 FILTERS = ["--pid", "--tid", "--function", "--exclude", "--max-depth", "--time",
            "--min-duration"]
 OPTIONS = {
-    "record": ["-o", "--output", "--backend", "--no-timestamps", "--leaf-exits", "--counts", "--drop",
+    "record": ["-o", "--output", "--backend", "--no-timestamps", "--clock", "--leaf-exits", "--counts", "--drop",
                "--buffer", "--ring", "--trigger", "--timing", "--snapshot", "--pid", "--duration",
                "--module", "--only", "--skip", "-q", "--quiet",
                "--overhead", "--pilot", "--from-counts", "--from-db"]

@@ -54,11 +54,13 @@ FLOORS = {
     "runtime": [
         ["soft_state.c", "soft_object.c"],                      # the state, CPU save area,
                                                                 # a loaded object's segments
+        ["soft_clock.c"],                                       # the ticker's clock word
         ["soft_ring_buf.c"],                                    # the flight recorder's rings
         ["soft_fd.c", "soft_thread.c"],                         # trace descriptor, threads
         ["soft_handler.S", "soft_write.c", "soft_names.c"],     # handlers, the trace file,
                                                                 # thread names
         ["soft_mixed_config.c"],                                # count-rest, trace set
+        ["soft_ticker.c"],                                      # the ticker thread
         ["soft_config.c", "soft_select.c", "soft_drain.c",      # environment, selection,
          "soft_timebase.c", "soft_tramp.c"],                    # drain, time, trampolines
         ["soft_resume.c", "soft_sites.c", "soft_counts.c"],     # signal resume, call sites,

@@ -241,6 +241,9 @@ struct ptc_totals {
                                  open_at_end */
     uint64_t window_threads;  /* threads whose events are a window of their life (a process
                                  attached to or snapshotted, or a WINDOW chunk) */
+    uint32_t resolution_ns;   /* the ticker clock (TIMEBASE source TICKER, issue 28): times
+                                 are the clock word's, known to this many ns (the largest
+                                 period of the trace's processes); 0: the TSC per event */
 };
 void ptc_session_totals(const struct ptc_session *s, struct ptc_totals *t);
 /* Whether totals t describe a complete trace: it ended with RECORD_END, every process closed
