@@ -242,12 +242,24 @@ int ptc_module_armed(struct ptc_session *s, uint32_t pid, const void *payload, s
         return ptc_nomem(s);
     if (!m->sel && a.num_funcs && !(m->sel = calloc(a.num_funcs, 1)))
         return ptc_nomem(s);
-    /* once per listing: a MODULE_COUNTED chunk of the module may have said it first */
-    for (uint32_t i = 0; i < a.num_funcs; i++)
-        if (!((bits[i / 8] >> (i % 8)) & 1u) && !(m->sel[i] & MOD_SEL_OFF)) {
+    /* once per listing: a MODULE_COUNTED chunk of the module may have said it first. A
+     * later MODULE_ARMED chunk of the same listing (a budget's pilot chose, docs/trace-format.md
+     * 4.20) arms what it names from then on: those functions are traced, no longer counted */
+    for (uint32_t i = 0; i < a.num_funcs; i++) {
+        struct func *f = &s->funcs[m->fids[i]];
+        int on = (bits[i / 8] >> (i % 8)) & 1u;
+        if (!on && !(m->sel[i] & MOD_SEL_OFF)) {
             m->sel[i] |= MOD_SEL_OFF;
-            s->funcs[m->fids[i]].unarmed++;
+            f->unarmed++;
+        } else if (on && (m->sel[i] & MOD_SEL_OFF)) {
+            m->sel[i] &= (uint8_t)~MOD_SEL_OFF;
+            f->unarmed--;
+            if (m->sel[i] & MOD_SEL_COUNTED) {
+                m->sel[i] &= (uint8_t)~MOD_SEL_COUNTED;
+                f->counted--;
+            }
         }
+    }
     return 0;
 }
 

@@ -201,9 +201,9 @@ static int finish_ex(int how, int status, int crash, int detach)
         .waits = rt.tot_waits,
     };
     struct iovec v = {&e, sizeof(e)};
-    int locked = lock_with_timeout(&rt.proc_mu, crash ? 500000000ull : 5000000000ull) == 0;
-    if (rt.pilot) /* a pilot still counting says so (soft_pilot.c) */
+    if (rt.pilot) /* a pilot still counting says so (soft_pilot_config.c); takes proc_mu */
         pilot_at_end();
+    int locked = lock_with_timeout(&rt.proc_mu, crash ? 500000000ull : 5000000000ull) == 0;
     if (rt.mixed) /* the counted functions' last segment (soft_mixed.c) */
         counts_write_segment(how == PTC_END_SIGNAL ? PTC_COUNTS_F_END | PTC_COUNTS_F_CRASH
                                                    : PTC_COUNTS_F_END, "");

@@ -694,8 +694,25 @@ void trace_set_report_unmatched(void);
 
 /* ---- soft_pilot.c: a budget's pilot ---------------------------------------------------- */
 
-/* Reads PTCALL_OVERHEAD, PTCALL_PILOT_MS and PTCALL_COSTS (a traced run): sets rt.pilot and
- * rt.mixed. 0, or -1 after a warning. */
+enum { PILOT_COUNTING = 1, PILOT_DONE = 2 };
+struct pilot_state {
+    _Atomic int state;       /* PILOT_COUNTING until the choice (or the end) */
+    double fraction;         /* PTCALL_OVERHEAD / 100 */
+    char pct_text[32];
+    double event_ns, count_ns;
+    int have_costs;
+    char costs_why[160];     /* why PTCALL_COSTS cannot be used */
+    uint64_t ms;
+    uint64_t wall0, cpu0;    /* at the start */
+    int fork_child;          /* a fork child of a process in its pilot */
+};
+extern struct pilot_state pilot; /* soft_pilot_config.c */
+uint64_t pilot_cpu_ns(void);     /* the process's CPU time, ns */
+/* A BUDGET chunk: its head filled for a pilot of wall ns so far; written with its note */
+struct ptc_budget pilot_budget_head(uint64_t wall);
+void pilot_write_budget(const struct ptc_budget *b, const char *note);
+/* soft_pilot_config.c: reads PTCALL_OVERHEAD, PTCALL_PILOT_MS and PTCALL_COSTS (a traced
+ * run): sets rt.pilot and rt.mixed. 0, or -1 after a warning. */
 int pilot_config(void);
 /* Starts the pilot's thread (after the drain's). 0, or -1 after a warning (counting goes on,
  * nothing is chosen). */
