@@ -714,8 +714,8 @@ void pilot_write_budget(const struct ptc_budget *b, const char *note);
 /* soft_pilot_config.c: reads PTCALL_OVERHEAD, PTCALL_PILOT_MS and PTCALL_COSTS (a traced
  * run): sets rt.pilot and rt.mixed. 0, or -1 after a warning. */
 int pilot_config(void);
-/* Starts the pilot's thread (after the drain's). 0, or -1 after a warning (counting goes on,
- * nothing is chosen). */
+/* Starts the pilot's thread (soft_pilot.c's constructor). 0, or -1 after a warning
+ * (counting goes on, nothing is chosen). */
 int pilot_start(void);
 /* The final flush, the pilot still counting: its BUDGET chunk and one line. */
 void pilot_at_end(void);

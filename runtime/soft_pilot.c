@@ -78,7 +78,6 @@ static void choose_and_arm(uint64_t wall, uint64_t cpu)
         snprintf(note, sizeof(note), "counting alone costs %.2f %% of the pilot's CPU time, "
                  "more than %s %%: nothing traced, every function counted",
                  cpu ? 100.0 * r.cost_counting / (double)cpu : 0.0, pilot.pct_text);
-        warn("ptcall: --overhead %s%%: %s", pilot.pct_text, note);
     } else {
         snprintf(note, sizeof(note), "pilot %.0f ms (%.0f ms CPU): %zu of %zu functions traced "
                  "(%.1f %% of their %llu calls), predicted %.2f %% of CPU time",
@@ -128,6 +127,11 @@ static void *pilot_main(void *arg)
         if (wall >= need && cpu >= need)
             break;
     }
+    /* nothing registered yet (a program whose objects register late): wait for it */
+    while (!atomic_load(&rt.active) && !atomic_load(&rt.finishing)) {
+        struct timespec t = {0, 10000000};
+        nanosleep(&t, NULL);
+    }
     pthread_mutex_lock(&rt.reg_mu);
     if (!atomic_load(&rt.finishing) && atomic_load(&pilot.state) == PILOT_COUNTING) {
         choose_and_arm(wall, cpu);
@@ -135,6 +139,16 @@ static void *pilot_main(void *arg)
     }
     pthread_mutex_unlock(&rt.reg_mu);
     return NULL;
+}
+
+/* Started with the library (as the control thread is, soft_ctl.c), above registration: the
+ * pilot's clock runs from the process's start, and the thread chooses once tracing is
+ * active */
+__attribute__((constructor(103))) static void pilot_at_start(void)
+{
+    runtime_init();
+    if (rt.enabled && rt.pilot)
+        (void)pilot_start(); /* on failure it says so, and every candidate stays counted */
 }
 
 int pilot_start(void)

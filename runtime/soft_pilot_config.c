@@ -118,12 +118,10 @@ void pilot_at_end(void)
     else
         snprintf(note, sizeof(note), "the process ended %.0f ms into its pilot, having used "
                  "%.0f ms of CPU time (the pilot needs %llu ms of each): counts only, nothing "
-                 "traced", (double)wall / 1e6, (double)cpu / 1e6, (unsigned long long)pilot.ms);
+                 "traced (a shorter --pilot, or --from-counts with a record --counts trace)",
+                 (double)wall / 1e6, (double)cpu / 1e6, (unsigned long long)pilot.ms);
     b.outcome = PTC_BUDGET_OK;
     pilot_write_budget(&b, note);
-    if (!pilot.fork_child)
-        warn("ptcall: --overhead %s%%: %s (a shorter --pilot, or --from-counts with a record "
-             "--counts trace)", pilot.pct_text, note);
 }
 
 void pilot_after_fork(void)

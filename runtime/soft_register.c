@@ -73,8 +73,6 @@ static int activate(void)
     write_process_start();
     if (drain_start() < 0)
         return -1;
-    if (rt.pilot)
-        (void)pilot_start(); /* on failure it says so, and every candidate stays counted */
     install_signals();
     sanitizer_death_init(); /* a sanitizer's report ends the process without a signal */
     /* before any event: a program handler may interrupt a reservation (soft_resume.c) */

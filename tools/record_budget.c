@@ -404,15 +404,16 @@ int record_budget_prepare(const struct cli_values *v, const struct record_option
                           const char *exe, const char *trace_path)
 {
     /* what record was told decides, not variables left in the environment */
-    for (size_t i = 0; i < sizeof(budget_vars) / sizeof(budget_vars[0]); i++)
-        unsetenv(budget_vars[i]);
     const char *from = v->record.from_counts ? "--from-counts" : v->record.from_db ? "--from-db" : NULL;
     if (!v->record.have_overhead) {
         if (from || v->record.have_pilot)
             return cli_usage_error(CMD_RECORD, "%s goes with --overhead PCT (a budget): give one",
                                    from ? from : "--pilot");
-        return 0;
+        return 0; /* the caller's own PTCALL_TRACE_SET (docs/runtime.md) goes through */
     }
+    /* --overhead decides them: none of the caller's may mix in */
+    for (size_t i = 0; i < sizeof(budget_vars) / sizeof(budget_vars[0]); i++)
+        unsetenv(budget_vars[i]);
     double pct = v->record.overhead;
     if (o->backend == RECORD_PT)
         return cli_usage_error(CMD_RECORD, "--overhead is the software backend's budget (CPU "
@@ -485,9 +486,12 @@ int record_budget_prepare(const struct cli_values *v, const struct record_option
 
 void record_budget_finish(const struct record_options *o, const char *trace_path)
 {
-    if (!getenv("PTCALL_OVERHEAD"))
+    (void)o;
+    const char *pct = getenv("PTCALL_OVERHEAD");
+    if (!pct)
         return;
-    /* a pilot that never ended: no process wrote a BUDGET chunk */
+    /* what each process's pilot chose (its BUDGET chunk's note), after the program's output
+     * and even with -q: the budget changed what was recorded */
     struct ptc_reader *r = NULL;
     if (ptc_reader_open(&r, trace_path) != 0) {
         if (r)
@@ -499,14 +503,16 @@ void record_budget_finish(const struct record_options *o, const char *trace_path
     while ((rc = ptc_reader_next(r, &c)) != 0) {
         if (rc < 0)
             break;
-        budgets += c.h.type == PTC_CHUNK_BUDGET;
         processes += c.h.type == PTC_CHUNK_PROCESS;
+        if (c.h.type != PTC_CHUNK_BUDGET || c.h.payload_size <= sizeof(struct ptc_budget))
+            continue;
+        budgets++;
+        const char *note = (const char *)c.payload + sizeof(struct ptc_budget);
+        size_t n = c.h.payload_size - sizeof(struct ptc_budget);
+        fprintf(stderr, "ptcall: --overhead %s%%: pid %u: %.*s\n", pct, c.h.pid, (int)n, note);
     }
     ptc_reader_close(r);
-    (void)o;
     if (processes && !budgets)
-        fprintf(stderr, "ptcall: --overhead %s%%: the program ended before its %s ms pilot did: "
-                        "every function was counted, none traced (a shorter --pilot, or "
-                        "--from-counts with a record --counts trace)\n",
-                getenv("PTCALL_OVERHEAD"), getenv("PTCALL_PILOT_MS"));
+        fprintf(stderr, "ptcall: --overhead %s%%: no process of the program wrote its budget's "
+                        "choice (not linked with this libptcall?): see ptcall report\n", pct);
 }

@@ -59,8 +59,8 @@ FLOORS = {
         ["soft_fd.c", "soft_thread.c"],                         # trace descriptor, threads
         ["soft_handler.S", "soft_write.c", "soft_names.c"],     # handlers, the trace file,
                                                                 # thread names
-        ["soft_mixed_config.c", "soft_pilot_config.c"],         # count-rest, trace set,
-                                                                # a budget's settings
+        ["soft_mixed_config.c"],                                # count-rest, trace set
+        ["soft_pilot_config.c"],                                # a budget's settings
         ["soft_ticker.c"],                                      # the ticker thread
         ["soft_config.c", "soft_select.c", "soft_drain.c",      # environment, selection,
          "soft_timebase.c", "soft_tramp.c"],                    # drain, time, trampolines
@@ -73,13 +73,13 @@ FLOORS = {
          "soft_trigger.c", "soft_sanitizer.c"],                 # posix_spawn, --trigger,
                                                                 # sanitizers
         ["soft_lifecycle.c"],                                   # start-up, fork, exec, exit
-        ["soft_register.c", "soft_forkserver.c", "soft_pilot.c"],  # object registration,
-                                                                # pre-main point, fork server,
-                                                                # a budget's pilot
+        ["soft_register.c", "soft_forkserver.c"],               # object registration,
+                                                                # pre-main point, fork server
         ["soft_afl.c", "soft_fuzz_input.c",                     # ptcall-cc's AFL++ macros,
          "soft_attach.c"],                                      # the harness's entry hook;
                                                                 # attach and detach
-        ["soft_ctl.c"],                                         # the attach control channel
+        ["soft_ctl.c", "soft_pilot.c"],                         # the attach control channel,
+                                                                # a budget's pilot
     ],
     # coverage of fuzzing corpora (cov/cov.h): data and maps under inputs and files, the
     # counters under the runner, analyses over all of it, views on top
