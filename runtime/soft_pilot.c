@@ -43,6 +43,10 @@ static void choose_and_arm(uint64_t wall, uint64_t cpu)
     if (!base || !f) {
         warn("ptcall: out of memory at the end of the budget's pilot: every function stays "
              "counted, none traced");
+        if (base)
+            munmap(base, bytes);
+        if (f)
+            munmap(f, (size_t)(n ? n : 1) * sizeof(*f));
         return;
     }
     memcpy(base, ptc_counters, (size_t)n * 8);
