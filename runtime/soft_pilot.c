@@ -33,8 +33,11 @@ static uint64_t counters_in_use(void)
     return n;
 }
 
-/* The choice, under reg_mu: counters taken, chosen, written, armed */
-static void choose_and_arm(uint64_t wall, uint64_t cpu)
+/* The choice, under reg_mu: counters taken, chosen, written, armed. The pilot's wall and CPU
+ * time are read right after the counters are copied: read at the last poll instead, a pilot
+ * thread descheduled before it took reg_mu (a loaded machine) let the program count on
+ * against a CPU time that stood still, and counting seemed to cost twice what it does. */
+static void choose_and_arm(void)
 {
     uint64_t n = counters_in_use();
     size_t bytes = (size_t)(n ? n : 1) * 8;
@@ -50,6 +53,7 @@ static void choose_and_arm(uint64_t wall, uint64_t cpu)
         return;
     }
     memcpy(base, ptc_counters, (size_t)n * 8);
+    uint64_t cpu = pilot_cpu_ns() - pilot.cpu0, wall = mono_ns() - pilot.wall0;
     uint32_t nobj = atomic_load(&rt.nobjs);
     for (uint32_t i = 0; i < nobj; i++) {
         const struct object *o = rt.objs[i];
@@ -119,16 +123,14 @@ static void *pilot_main(void *arg)
     block_all_signals(NULL);
     ptc_tls.state = TS_IGNORE; /* instrumented code reached from here is not traced */
     prctl(PR_SET_NAME, "ptcall-pilot");
-    uint64_t need = pilot.ms * 1000000u, wall = 0, cpu = 0;
+    uint64_t need = pilot.ms * 1000000u;
     uint64_t step = need / 10 < 20000000u ? (need / 10 ? need / 10 : 1000000u) : 20000000u;
     for (;;) {
         struct timespec t = {(time_t)(step / 1000000000u), (long)(step % 1000000000u)};
         nanosleep(&t, NULL);
         if (atomic_load(&rt.finishing))
             return NULL;
-        wall = mono_ns() - pilot.wall0;
-        cpu = pilot_cpu_ns() - pilot.cpu0;
-        if (wall >= need && cpu >= need)
+        if (mono_ns() - pilot.wall0 >= need && pilot_cpu_ns() - pilot.cpu0 >= need)
             break;
     }
     /* nothing registered yet (a program whose objects register late): wait for it */
@@ -138,7 +140,7 @@ static void *pilot_main(void *arg)
     }
     pthread_mutex_lock(&rt.reg_mu);
     if (!atomic_load(&rt.finishing) && atomic_load(&pilot.state) == PILOT_COUNTING) {
-        choose_and_arm(wall, cpu);
+        choose_and_arm();
         atomic_store(&pilot.state, PILOT_DONE);
     }
     pthread_mutex_unlock(&rt.reg_mu);

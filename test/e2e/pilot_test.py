@@ -75,7 +75,7 @@ def main():
     exe = os.path.join(d, "pilot_prog")
     run([os.path.join(b, "bin", "ptcall-cc"), "-O2", "-pthread",
          os.path.join(HERE, "programs", "pilot_prog.c"), "-o", exe])
-    rounds = "60000"
+    rounds = "30000"
     ref_trace = os.path.join(d, "counts.ptc")
     run([ptcall, "record", "-q", "--counts", "-o", ref_trace, "--", exe, rounds])
     ref = calls_of(report(ptcall, ref_trace))
