@@ -9,6 +9,9 @@
 # ptcall serve is built on libmicrohttpd; its page's charts are uPlot (npm, web/package.json),
 # served from ptcall's data directory; the browser tests (test/web) use the Chromium above.
 # graphviz: `dot` reads `ptcall graph` in the hostile-names test (test/outputs/names_test.py)
+# protobuf-compiler: `protoc --decode` checks the Perfetto export against Perfetto's own .proto
+# d3-flame-graph (with d3) and @hpcc-js/wasm-graphviz (npm, web/package.json): the flame graph
+# and the call graph's layout in ptcall serve and ptcall html
 # ccache: test/pass-e2e checks that the compiler wrappers make its hash see ptcall's settings
 # groff, man-db: test/package checks the generated man pages (groff -ww, man); debootstrap:
 # scripts/test-package.sh installs the Debian package into a fresh Debian root
@@ -38,7 +41,7 @@ if [ "$core" = 0 ]; then
     lld valgrind uftrace time cppcheck tcl
     chromium chromium-driver python3-selenium python3-jsonschema python3-scipy nodejs
     postgresql xxhash
-    graphviz debootstrap groff man-db
+    graphviz debootstrap groff man-db protobuf-compiler
     lcov
     redis-tools # redis-benchmark, for test/real/redis_e2e.py
   )
@@ -124,6 +127,6 @@ if [ "${#missing[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 if [ "$core" = 0 ] && { [ ! -d "$root/web/node_modules/speedscope" ] || [ ! -d "$root/web/node_modules/uplot" ]; }; then
-  echo "setup: npm ci --prefix web (speedscope, uPlot, as pinned in web/package-lock.json)"
+  echo "setup: npm ci --prefix web (speedscope, uPlot, d3, d3-flame-graph, wasm-graphviz, as pinned in web/package-lock.json)"
   npm ci --prefix "$root/web" --ignore-scripts --no-audit --no-fund --loglevel=error
 fi
