@@ -15,6 +15,7 @@ import os
 import struct
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "real"))
@@ -57,6 +58,23 @@ def budgets(trace):
 def pilot_segments(trace):
     return sum(1 for typ, _f, _pid, _tid, _seq, p in ptc_chunks.chunks(trace)
                if typ == CHUNK_COUNTS and struct.unpack_from("<I", p, 4)[0] & COUNTS_F_PILOT)
+
+
+def pilot_wakeups(pid):
+    """the ptcall-pilot thread's voluntary context switches, or None without that thread"""
+    tdir = "/proc/%d/task" % pid
+    for tid in os.listdir(tdir):
+        try:
+            with open(os.path.join(tdir, tid, "comm")) as f:
+                if f.read().strip() != "ptcall-pilot":
+                    continue
+            with open(os.path.join(tdir, tid, "status")) as f:
+                for line in f:
+                    if line.startswith("voluntary_ctxt_switches:"):
+                        return int(line.split()[1])
+        except OSError:
+            continue
+    return None
 
 
 def calls_of(rep):
@@ -152,6 +170,26 @@ def main():
             "PTCALL_COSTS is not set" not in r.stderr:
         fail("no PTCALL_COSTS: BUDGET %s, stderr:\n%s" % (bs, r.stderr))
     print("no costs: %s" % (bs[0]["note"] if bs else "-"))
+
+    # a process with the runtime but nothing instrumented: its pilot ends, finds nothing
+    # registered and looks again less and less often (it used to wake every 10 ms for good)
+    env = dict(os.environ, PTCALL_BACKEND="soft", PTCALL_OUTPUT=os.path.join(d, "none.ptc"),
+               PTCALL_OVERHEAD="5", PTCALL_PILOT_MS="20", PTCALL_COSTS="event=20,count=1",
+               LD_PRELOAD=os.path.join(libdir, "libptcall.so"))
+    p = subprocess.Popen(["sh", "-c", "while :; do :; done"], env=env)
+    try:
+        time.sleep(2)
+        first = pilot_wakeups(p.pid)
+        time.sleep(3)
+        later = pilot_wakeups(p.pid)
+    finally:
+        p.kill()
+        p.wait()
+    if first is None or later is None or later - first > 12:
+        fail("a pilot with nothing registered woke %s times in 3 s (at most 12 expected)"
+             % (None if first is None or later is None else later - first))
+    else:
+        print("nothing registered: the pilot woke %d times in 3 s" % (later - first))
     if failures:
         sys.exit("%d checks failed" % len(failures))
     print("PASS")
