@@ -349,23 +349,28 @@ def parse_size(s):
 
 
 def pt_part(ptcall, full, a, log):
+    """bandwidth --budget's choice (its JSON `budget_choice`, docs/bandwidth.md): the chosen
+    functions' modelled stream against the rate, and what tracing everything would send"""
     out = []
     for rate in a.pt_rates:
         cmd = [ptcall, "bandwidth", full["trace"], "--budget", "%s,%s" % (rate, a.aux), "--format", "json"]
         j = json.loads(E.run_json(cmd))
-        limit = (j.get("budget") or {}).get("drain_bytes_per_s") or parse_size(rate)
-        modes = []
-        for m in j["modes"]:
-            mean = (m.get("bytes_per_s") or {}).get("mean")
-            loss = m.get("loss")
-            lost = loss.get("lost_bytes") if loss else None
-            modes.append({"timing": m["timing"], "mean": mean, "worst_10ms": m["bytes_per_s"].get("worst_10ms"),
-                          "bytes_per_hit": m.get("bytes_per_hit"), "lost_bytes": lost,
-                          "within": mean is not None and mean <= limit and lost == 0})
-        log("pt %s: %s" % (rate, ", ".join("%s %s" % (m["timing"], "ok" if m["within"] else "MISS") for m in modes)))
-        out.append({"rate": rate, "aux": a.aux, "limit": limit, "hits": j.get("hits"),
-                    "hits_left_out": j.get("hits_left_out"), "modes": modes, "cmd": " ".join(cmd[:1] + ["bandwidth",
-                    "FULL"] + cmd[3:])})
+        c = j.get("budget_choice")
+        if not c:
+            die("%s: no budget_choice in its JSON (docs/bandwidth.md)" % " ".join(cmd))
+        chosen, everything = c.get("chosen") or {}, c.get("all") or {}
+        limit = c.get("rate_bytes_per_s") or parse_size(rate)
+        mean, lost = chosen.get("bytes_per_s"), chosen.get("lost")
+        res = {"rate": rate, "aux": a.aux, "limit": limit, "timing": c.get("timing"),
+               "outcome": c.get("outcome"), "traced": c.get("traced"), "candidates": c.get("candidates"),
+               "calls_kept": c.get("calls_kept"), "mean": mean, "lost_bytes": lost,
+               "all_bytes_per_s": everything.get("bytes_per_s"), "all_lost": everything.get("lost"),
+               "within": mean is not None and lost == 0 and mean <= limit,
+               "cmd": " ".join(cmd[:1] + ["bandwidth", "FULL"] + cmd[3:])}
+        log("pt %s: %s, %s of %s functions traced, %s B/s (all: %s B/s), %s bytes lost" % (
+            rate, "ok" if res["within"] else "MISS", res["traced"], res["candidates"], mean,
+            res["all_bytes_per_s"], lost))
+        out.append(res)
     return out
 
 
@@ -489,14 +494,14 @@ def tables(results, a):
                 lines.append("")
                 lines.append("Counts compared: %s." % res["budgets"][0]["counts"]["compared"])
         if "pt" in res:
-            lines += ["", "| PT budget (rate,aux) | timing | simulated mean | worst 10 ms | bytes/hit | lost | within |",
-                      "|---|---|---:|---:|---:|---:|---|"]
+            lines += ["", "| PT budget (rate,aux) | timing | outcome | traced / candidates | calls kept | chosen: mean | chosen: lost bytes | everything: mean | everything: lost bytes | within |",
+                      "|---|---|---|---:|---:|---:|---:|---:|---:|---|"]
             for p in res["pt"]:
-                for m in p["modes"]:
-                    lines.append("| %s,%s | %s | %s | %s | %s | %s | %s |" % (
-                        p["rate"], p["aux"], m["timing"], mbps(m["mean"]), mbps(m["worst_10ms"]),
-                        "%.2f" % m["bytes_per_hit"] if m["bytes_per_hit"] is not None else "–",
-                        "–" if m["lost_bytes"] is None else m["lost_bytes"], "yes" if m["within"] else "**no**"))
+                lines.append("| %s,%s | %s | %s | %s / %s | %s | %s | %s | %s | %s | %s |" % (
+                    p["rate"], p["aux"], p["timing"], p["outcome"], p["traced"], p["candidates"],
+                    pct(p["calls_kept"]) if p["calls_kept"] is not None else "–", mbps(p["mean"]),
+                    "–" if p["lost_bytes"] is None else p["lost_bytes"], mbps(p["all_bytes_per_s"]),
+                    "–" if p["all_lost"] is None else p["all_lost"], "yes" if p["within"] else "**no**"))
     return lines
 
 
@@ -602,15 +607,10 @@ def check_failures(results):
                 bad.append(where + ": %d functions' calls differ from counting mode's (%s)" % (
                     b["counts"]["differ"], "; ".join("%s %d != %d" % e for e in b["counts"]["examples"][:3])))
         for p in r.get("pt", []):
-            for m in p["modes"]:
-                if not m["within"]:
-                    where = "%s PT %s,%s %s" % (r["workload"], p["rate"], p["aux"], m["timing"])
-                    if m["lost_bytes"] is None or m["mean"] is None:
-                        bad.append(where + ": bandwidth's JSON has no %s" % (
-                            "modes[].loss" if m["lost_bytes"] is None else "modes[].bytes_per_s.mean"))
-                    else:
-                        bad.append(where + ": mean %.0f B/s against %.0f, %d bytes lost" % (
-                            m["mean"], p["limit"], m["lost_bytes"]))
+            if not p["within"]:
+                where = "%s PT %s,%s %s" % (r["workload"], p["rate"], p["aux"], p["timing"])
+                bad.append(where + ": the chosen set's mean %s B/s against %.0f, %s bytes lost" % (
+                    p["mean"], p["limit"], p["lost_bytes"]))
     return bad
 
 
