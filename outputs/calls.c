@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "linemerge.h"
+#include "ptc_clock.h"
 #include "ptc_pipe.h"
 #include "strcache.h"
 #include "output.h"
@@ -34,6 +35,7 @@ struct calls_view {
     struct ptc_wbuf *out;
     const struct ptc_session *s;
     int timed, ns;
+    uint32_t resolution_ns; /* the ticker clock (issue 28): a duration under it is "< PERIOD" */
     int order;
     size_t window;
     /* the deciding side's: names, and the batch being filled */
@@ -129,6 +131,9 @@ static int calls_begin(void *view, const struct ptc_out_info *info)
     struct calls_view *c = view;
     c->timed = info->timed;
     c->ns = info->ns;
+    struct ptc_totals t;
+    ptc_session_totals(info->s, &t);
+    c->resolution_ns = t.resolution_ns;
     if (c->order == PTC_ORDER_AUTO)
         c->order = c->timed ? PTC_ORDER_TIME : PTC_ORDER_THREAD;
     if (c->order == PTC_ORDER_TIME) {
@@ -148,10 +153,16 @@ static int calls_begin(void *view, const struct ptc_out_info *info)
     return 0;
 }
 
-/* A duration as people read it: "40 ns", "1.250 us", "3.000 ms", "1.500 s". */
-static void put_dur(struct ptc_wbuf *w, uint64_t v, int ns)
+/* A duration as people read it: "40 ns", "1.250 us", "3.000 ms", "1.500 s"; under the ticker
+ * clock's period "< 100 us", never an exact 0 the clock cannot tell. */
+static void put_dur(struct ptc_wbuf *w, uint64_t v, int ns, uint32_t resolution_ns)
 {
     char tmp[40];
+    if (ns && resolution_ns && v < resolution_ns) {
+        ptc_wb_str(w, "< ");
+        ptc_wb_str(w, ptc_clock_period_text(resolution_ns, tmp, sizeof(tmp)));
+        return;
+    }
     if (!ns) {
         ptc_wb_u64(w, v);
         ptc_wb_str(w, " ticks");
@@ -271,7 +282,7 @@ static int prefix(struct calls_view *c, struct cthread *t, uint64_t time, const 
              * the 16-byte moves of ptc_wb_put_padded(); never grown, though on the stack */
             char db[64];
             struct ptc_wbuf tmpw = {.fd = -1, .buf = db, .cap = 40};
-            put_dur(&tmpw, *dur, c->ns);
+            put_dur(&tmpw, *dur, c->ns, c->resolution_ns);
             if (tmpw.len < 12)
                 ptc_wb_spaces(w, 12 - tmpw.len);
             char *o = ptc_wb_room(w, 32);

@@ -25,3 +25,13 @@ void cli_print_resolution(FILE *f, const char *prefix, uint32_t resolution_ns)
             "advanced every %s; a time under %s is shown as \"< %s\")\n",
             prefix, ptc_clock_period_text(resolution_ns, p, sizeof(p)), p, p, p);
 }
+
+void cli_print_resolution_raw(FILE *f, const char *prefix, uint32_t resolution_ns)
+{
+    char p[32];
+    fprintf(f,
+            "%stimes to %s: ticker clock (each event carries the clock a runtime thread "
+            "advanced every %s): the figures are known to one period, and a duration or self "
+            "time under %s may read 0\n",
+            prefix, ptc_clock_period_text(resolution_ns, p, sizeof(p)), p, p);
+}

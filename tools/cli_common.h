@@ -57,6 +57,8 @@ void cli_fmt_time(char *buf, size_t n, uint64_t v, int ns);
 void cli_fmt_time_res(char *buf, size_t n, uint64_t v, int ns, uint32_t resolution_ns);
 /* "PREFIXtimes to 10 us: ticker clock (...)" and a newline. */
 void cli_print_resolution(FILE *f, const char *prefix, uint32_t resolution_ns);
+/* The same for outputs that carry raw figures (events, jsonl, folded): a 0 may be under it */
+void cli_print_resolution_raw(FILE *f, const char *prefix, uint32_t resolution_ns);
 /* Writes s as a JSON string literal / CSV field / DOT string (quoted) / a name in a text
  * table, through the one escaping of every output (common/ptc_escape.h). */
 void cli_json_str(FILE *f, const char *s);

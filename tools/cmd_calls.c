@@ -95,6 +95,8 @@ static int run_calls(struct cli_values *o)
                    "order\n",
                    (unsigned long long)late, 1u << 18);
         cli_print_quality(stdout, v.s, &t);
+        if (t.timed && t.resolution_ns)
+            cli_print_resolution(stdout, "# note: ", t.resolution_ns);
         /* at the end, as the quality notes: the lines above are the calls of these only */
         cli_print_selection(stdout, "# note: ", v.s);
         /* within a budget: the counted functions' calls are not among the lines above */

@@ -115,6 +115,10 @@ static int run_export(struct cli_values *o)
     /* within a budget: counted functions have no events, so no place in any export */
     if (!st && decoded)
         cli_print_budget(stderr, "ptcall export: note: ", vr.s);
+    /* svg and chrome carry the ticker's period in the file; the others only figures */
+    if (!st && decoded && t.timed && t.resolution_ns && strcmp(fmtname, "svg") &&
+        strcmp(fmtname, "chrome"))
+        cli_print_resolution_raw(stderr, "ptcall export: note: ", t.resolution_ns);
     ptc_wbuf_free(&w);
     cli_view_free(&vr);
     if (out && st) {

@@ -170,6 +170,19 @@ def case_run(ptcall, exe, d, mode, nthreads):
     run([ptcall, "export", tk, "--format", "chrome", "-o", ch])
     od = json.load(open(ch))["otherData"]
     check(od.get("time_resolution_ns") == str(PERIOD), "%s: chrome otherData %r" % (mode, od))
+    # the raw-figure exports say the period on stderr; calls' durations under it read "< 50 us"
+    for fmt in ("jsonl", "events", "folded"):
+        r = run([ptcall, "export", tk, "--format", fmt, "-o", os.path.join(d, mode + "." + fmt)])
+        check("note: times to 50 us: ticker clock" in r.stderr,
+              "%s: export --format %s does not state the resolution:\n%s" % (mode, fmt, r.stderr))
+        r = run([ptcall, "export", ts, "--format", fmt, "-o", os.path.join(d, mode + "-tsc." + fmt)])
+        check("ticker" not in r.stderr, "%s: a tsc export of %s speaks of a ticker" % (mode, fmt))
+    lines = run([ptcall, "calls", tk]).stdout.splitlines()
+    check(any("< 50 us" in l for l in lines) and
+          not any(re.search(r"\s\d+ ns(\s|$)", l) for l in lines if not l.startswith("#")),
+          "%s: ptcall calls shows a sub-period duration as exact: %s" % (mode, lines[:15]))
+    check(any(l.startswith("# note: times to 50 us: ticker clock") for l in lines),
+          "%s: ptcall calls does not state the resolution" % mode)
     j = json.loads(run([ptcall, "report", ts, "--format", "json"]).stdout)
     check("time_resolution_ns" in j and j["time_resolution_ns"] is None,
           "%s: tsc JSON time_resolution_ns %r" % (mode, j.get("time_resolution_ns")))
