@@ -163,6 +163,11 @@ const struct ptc_env_var ptc_env_table[PTC_ENV_COUNT] = {
                             "PTCALL_ONLY/SKIP leave out are counted (counting mode's "
                             "trampolines, COUNTS chunks) instead of ignored; `record "
                             "--count-rest`"},
+    [PTC_ENV_COUNT_ATOMIC] = {"PTCALL_COUNT_ATOMIC", PTC_ENV_BOOL, NULL, 0, 0, "0", "runtime",
+                              "counted calls (counting mode, PTCALL_COUNT_REST, a budget) "
+                              "increment their counters with a locked instruction: exact when "
+                              "threads call one function at once, at a higher cost per call; "
+                              "`record --atomic-counts` (docs/runtime.md, *Counting mode*)"},
     [PTC_ENV_TRACE_SET] = {"PTCALL_TRACE_SET", PTC_ENV_PATH, NULL, 0, 0, "", "runtime",
                            "a file `ptcall-trace-set 1` then one function name a line: the "
                            "candidates it lists are traced, the other candidates counted "

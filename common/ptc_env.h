@@ -50,6 +50,7 @@ enum ptc_env_id {
     PTC_ENV_ATTACH, /* issue 31: attach and detach (runtime/soft_ctl.c) */
     /* issue 28: counted and traced in one run (runtime/soft_mixed_config.c) */
     PTC_ENV_COUNT_REST,
+    PTC_ENV_COUNT_ATOMIC,
     PTC_ENV_TRACE_SET,
     PTC_ENV_OVERHEAD, /* issue 28: a budget's pilot (runtime/soft_pilot.c) */
     PTC_ENV_PILOT_MS,

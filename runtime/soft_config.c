@@ -199,6 +199,10 @@ int config_read(void)
              "other: not tracing (leave out one of them)");
         return CONFIG_OFF;
     }
+    /* counted calls, whichever mode counts them: locked increments or not */
+    if (env(PTC_ENV_COUNT_ATOMIC, &v, NULL, NULL))
+        return CONFIG_OFF;
+    rt.count_atomic = (int)v;
     if (!rt.counting && !ring_set && !be_set)
         return attachable_config();
     if (!rt.counting && !ring_set && backend != 0)

@@ -84,20 +84,25 @@ void counts_zero(void)
         memset(ptc_blocks, 0, (size_t)rt.nblocks * 8);
 }
 
-/* The trampoline: movabs $imm64, %r11 (49 bb imm64); incq (%r11) (49 ff 03); jmp rel32 */
-#define CT_SIZE 18u
+/* The trampoline: movabs $imm64, %r11 (49 bb imm64); [lock (f0)] incq (%r11) (49 ff 03);
+ * jmp rel32. The lock prefix with PTCALL_COUNT_ATOMIC=1. */
 static void count_tramp(uint8_t *tr, uint64_t tr_addr, uint64_t counter, uint64_t back)
 {
-    tr[0] = 0x49;
-    tr[1] = 0xbb;
-    memcpy(tr + 2, &counter, 8);
-    tr[10] = 0x49;
-    tr[11] = 0xff;
-    tr[12] = 0x03;
-    tr[13] = 0xe9;
-    int32_t rel = (int32_t)(int64_t)(back - (tr_addr + CT_SIZE));
-    memcpy(tr + 14, &rel, 4);
-    memset(tr + CT_SIZE, 0xcc, TRAMP_SIZE - CT_SIZE);
+    size_t k = 0;
+    tr[k++] = 0x49;
+    tr[k++] = 0xbb;
+    memcpy(tr + k, &counter, 8);
+    k += 8;
+    if (rt.count_atomic)
+        tr[k++] = 0xf0;
+    tr[k++] = 0x49;
+    tr[k++] = 0xff;
+    tr[k++] = 0x03;
+    tr[k++] = 0xe9;
+    int32_t rel = (int32_t)(int64_t)(back - (tr_addr + k + 4));
+    memcpy(tr + k, &rel, 4);
+    k += 4;
+    memset(tr + k, 0xcc, TRAMP_SIZE - k);
 }
 
 /* The trampolines of the entry sites whose stub slot has flag in slot_use, counting into

@@ -387,7 +387,8 @@ ptc_fast_slow_idt:
 /* Counting mode (soft_counts.c): an entry stub `movl $(index << 4 | 2), %r11d; jmp *slot`
  * lands here, with the return address into the instrumented function on the stack. One
  * increment of the function's counter (not locked: concurrent threads may lose an increment,
- * as clang's -fprofile-instr-generate counters do), no other register or the stack's
+ * as clang's -fprofile-instr-generate counters do; ptc_count_handler_atomic below is the
+ * locked one, PTCALL_COUNT_ATOMIC=1), no other register or the stack's
  * alignment touched but %rax, saved, and the flags. */
     .text
     .globl ptc_count_handler
@@ -406,6 +407,25 @@ ptc_count_handler:
     ret
     .cfi_endproc
     .size ptc_count_handler, .-ptc_count_handler
+
+/* The same with a locked increment (PTCALL_COUNT_ATOMIC=1): threads calling one function at
+ * once lose no call, at the cost of a locked read-modify-write per call. */
+    .globl ptc_count_handler_atomic
+    .hidden ptc_count_handler_atomic
+    .p2align 4
+    .type ptc_count_handler_atomic,@function
+ptc_count_handler_atomic:
+    .cfi_startproc
+    pushq %rax
+    .cfi_def_cfa_offset 16
+    movq ptc_counters(%rip), %rax
+    shrl $4, %r11d
+    lock incq (%rax,%r11,8)
+    popq %rax
+    .cfi_def_cfa_offset 8
+    ret
+    .cfi_endproc
+    .size ptc_count_handler_atomic, .-ptc_count_handler_atomic
     .section .note.GNU-stack,"",@progbits
 
 /* record --trigger (soft_trigger.c): the watched function's stubs jump here through a slot of

@@ -342,6 +342,7 @@ struct runtime_state {
      * budget*): in a trace of events, the functions not traced are counted */
     int mixed;               /* PTCALL_COUNT_REST or PTCALL_TRACE_SET (counters handed out) */
     int count_rest;          /* PTCALL_COUNT_REST=1 */
+    int count_atomic;        /* PTCALL_COUNT_ATOMIC=1: locked increments */
     /* a budget's pilot (soft_pilot.c): every candidate counted until the pilot ends, then
      * the chosen ones traced; count_base: the counters at that moment, which later COUNTS
      * segments subtract (index first_counter + i; count_base_n entries) */
@@ -528,6 +529,7 @@ int object_layout(const void *addr, struct object_layout *out, char *why, size_t
 /* ---- soft_counts.c: counting mode ---------------------------------------------------- */
 
 void ptc_count_handler(void); /* soft_handler.S: an id stub's counter (%r11 = index << 4 | 2) */
+void ptc_count_handler_atomic(void); /* the same, locked (PTCALL_COUNT_ATOMIC=1) */
 /* Reserves the counters (start-up). 0, or -1 after a warning (then nothing is counted). */
 int counts_init(void);
 /* Counting trampolines for the entry sites of object o whose stub slot has SLOT_TRAMP: each

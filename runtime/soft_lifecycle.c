@@ -589,7 +589,9 @@ static void start(void)
         if (counts_init() != 0)
             return;
         rt.handler = NULL; /* address stubs cannot name a counter: such units stay ret */
-        rt.handler_id = rt.handler_fast = (void *)(uintptr_t)ptc_count_handler;
+        rt.handler_id = rt.handler_fast =
+            rt.count_atomic ? (void *)(uintptr_t)ptc_count_handler_atomic
+                            : (void *)(uintptr_t)ptc_count_handler;
         resolve_real_functions();
         pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
         libc_on_exit(on_exit_handler, NULL);

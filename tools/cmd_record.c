@@ -547,6 +547,8 @@ static int record_soft(const struct record_options *o, int *wait_status)
     setenv("PTCALL_COUNTS", o->counts ? "1" : "0", 1);
     if (o->count_rest)
         setenv("PTCALL_COUNT_REST", "1", 1);
+    if (o->count_atomic)
+        setenv("PTCALL_COUNT_ATOMIC", "1", 1);
     setenv("PTCALL_MODE", o->drop ? "drop" : "wait", 1);
     if (o->buffer_size) {
         snprintf(buf, sizeof(buf), "%llu", (unsigned long long)o->buffer_size);
@@ -839,6 +841,7 @@ static int record_main(struct cli_values *v)
     o.quiet = v->quiet;
     o.counts = v->record.counts;
     o.count_rest = v->record.count_rest;
+    o.count_atomic = v->record.count_atomic;
     o.ring = v->record.ring;
     o.trigger = v->record.trigger;
     o.argv = v->rest;
@@ -900,6 +903,12 @@ static int record_main(struct cli_values *v)
                                            "function), --ring, --pid and --backend pt");
     if (o.count_rest)
         be = RECORD_SOFT;
+    if (o.count_atomic && !(o.counts || o.count_rest || v->record.have_overhead))
+        return cli_usage_error(CMD_RECORD, "--atomic-counts locks the increments of counted "
+                                           "calls: add --counts, --count-rest or --overhead");
+    if (o.count_atomic && (o.ring || o.attach_pid || be == RECORD_PT))
+        return cli_usage_error(CMD_RECORD, "--atomic-counts is for the software backend's "
+                                           "counters: leave out --ring, --pid and --backend pt");
     if (be == RECORD_AUTO || be == RECORD_PT) {
         char why[256] = "Intel PT support is not built into this ptcall";
         if (pt_available && record_pt && pt_available(why, sizeof(why)) == 1) {

@@ -345,6 +345,10 @@ static const struct cli_opt opts[] = {
      .help = "soft: in a trace of events, count the calls of the functions --only/--skip "
              "leave out (counting mode's trampolines), so that every function's calls are "
              "exact (docs/runtime.md, Tracing within a budget)"},
+    {.name = "--atomic-counts", .cmds = R, FLAG(record.count_atomic),
+     .help = "soft: counted calls increment their counters with a locked instruction, so that "
+             "threads calling one function at once lose no call (with --counts, --count-rest "
+             "or --overhead; costs more per call: docs/runtime.md, Counting mode)"},
     {.name = "--drop", .cmds = R, FLAG(record.drop),
      .help = "soft: drop events when buffers are full instead of waiting (every drop is "
              "counted and marked in the trace)"},

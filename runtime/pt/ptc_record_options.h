@@ -31,6 +31,7 @@ struct record_options {
     int quiet;                  /* -q: no notices on stderr */
     int counts;                 /* soft: --counts, counting mode (docs/runtime.md) */
     int count_rest;             /* soft: --count-rest, the functions not traced are counted */
+    int count_atomic;           /* soft: --atomic-counts, locked increments (exact across threads) */
     /* soft: the flight recorder (tools/record_ring.c, docs/runtime.md *Flight recorder*) */
     uint64_t ring;              /* --ring SIZE: bytes of events kept per thread; 0 = off */
     const char *trigger;        /* --trigger FUNC[>TIME]: a snapshot when FUNC returns (slowly) */
