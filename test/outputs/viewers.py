@@ -225,6 +225,7 @@ def viewers(b, artefacts):
         rep = ex("report.json")
         made = b.ptc("report", trace, "--format", "json", out=rep).returncode == 0
         for fmt, suffix, extra in (("chrome", "trace.json", ()),
+                                   ("speedscope", "speedscope.json", ()),
                                    ("folded", "calls.folded", ("--weight", "calls")),
                                    ("folded", "self.folded", ("--weight", "self")),
                                    ("svg", "calls.svg", ("--weight", "calls")),
@@ -236,6 +237,9 @@ def viewers(b, artefacts):
         jobs += [
             {"name": f"{name} chrome in speedscope", "mode": "speedscope", "profile": ex("trace.json"),
              "report": rep, "artefacts": art("chrome-speedscope")},
+            {"name": f"{name} speedscope format in speedscope", "mode": "speedscope",
+             "profile": ex("speedscope.json"), "report": rep, "chrome": ex("trace.json"),
+             "artefacts": art("speedscope-format")},
             {"name": f"{name} folded by self time in speedscope", "mode": "speedscope",
              "profile": ex("self.folded"), "report": rep, "folded_weight": "self",
              "chrome": ex("trace.json"), "artefacts": art("folded-self-speedscope")},
@@ -255,7 +259,7 @@ def viewers(b, artefacts):
     with open(jobs_file, "w") as f:
         json.dump({"jobs": jobs}, f, indent=1)
     cmd = [viewer_python(), os.path.join(HERE, "viewer_test.py"), "batch", jobs_file,
-           "--artefacts", artefacts, "--timeout", "200"]
+           "--artefacts", artefacts, "--timeout", "300"]
     say("run: " + " ".join(cmd))
     t1 = time.monotonic()
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
