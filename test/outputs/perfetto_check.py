@@ -15,13 +15,16 @@ speedscope's file format and the same report.
       before or in the packet that uses it; timestamps (deltas on the sequence's incremental
       clock, tied to BOOTTIME by its ClockSnapshot) never going back; slices properly nested
       per track; per function, slices = the report's calls and the summed durations of the
-      outermost ones = its total within 1 ns per call; the bytes per event.
+      outermost ones = its total within 1 ns per call; the bytes per event. Then ptc_testgen's
+      golden trace (a gap with lost events, a repair, landing pads, a fork): still nested, the
+      gap and the fork as instants, ends other than by exit annotated.
   perfetto_check.py speedscope BUILD SRC WORK  (ctest outputs-speedscope)
       The same trace exported as speedscope: valid against speedscope's
       file-format-schema.json (web/node_modules/speedscope, python3-jsonschema when installed),
       one evented profile per thread named after it, events in order and nested, frames with
       file and line, per function calls and total as the report's; an untimed trace is
-      refused (exit 1, no file) and an existing file left as it was.
+      refused (exit 1, no file) and an existing file left as it was; the golden trace's
+      three profiles nested, its gap and losses counted in the file's `ptcall` object.
 
 Exit status: 0 passed, 1 failed, 77 skipped (protoc missing).
 """
@@ -278,6 +281,44 @@ def perfetto_threads(build, src, work):
     size = os.path.getsize(out)
     check(events == cevents, f"as many begin and end events as the chrome export ({events})")
     check(size / events < 20, f"bytes per event: {size / events:.1f} (chrome: {csize / cevents:.1f})")
+    golden(build, src, work, "perfetto")
+
+
+def golden(build, src, work, fmt):
+    """ptc_testgen's golden trace (a gap with lost events, a repair, landing pads, a fork whose
+    child starts inside two frames): the export still nests, and says where events were lost."""
+    gen = os.path.join(build, "test", "decoder", "ptc_testgen")
+    ptcall = os.path.join(build, "tools", "ptcall")
+    trace = os.path.join(work, "golden.ptc")
+    if not os.path.exists(gen) or run([gen, "golden", trace]).returncode:
+        print("note ptc_testgen missing: the golden trace is not checked")
+        return
+    out = os.path.join(work, "golden." + fmt)
+    if not check(run([ptcall, "export", trace, "--format", fmt, "-o", out]).returncode == 0,
+                 f"golden: export --format {fmt}"):
+        return
+    if fmt == "perfetto":
+        m = Model(decode(src, out))
+        check(not m.errors, "golden: nesting, interning, clocks" + ("" if not m.errors else ": " + "; ".join(m.errors[:3])))
+        names = {n for _, n, _, _ in m.instants}
+        check({b"gap: events lost", b"fork"} <= names, f"golden: the gap and the fork as instants ({names})")
+        check(any(a.get("ended") for *_, a in m.slices), "golden: ends other than by exit annotated")
+    else:
+        with open(out) as f:
+            d = json.load(f)
+        errs = []
+        for prof in d["profiles"]:
+            stack = []
+            for e in prof["events"]:
+                if e["type"] == "O":
+                    stack.append(e["frame"])
+                elif not stack or stack.pop() != e["frame"]:
+                    errs.append(prof["name"])
+            if stack:
+                errs.append(prof["name"])
+        check(not errs and len(d["profiles"]) == 3, f"golden: three profiles, nested ({errs[:3]})")
+        check(d["ptcall"]["gaps"] == 1 and d["ptcall"]["lost_events"] == 3 and
+              d["ptcall"]["complete"] is False, f"golden: gaps and losses counted ({d['ptcall']})")
 
 
 def speedscope_threads(build, src, work):
@@ -339,6 +380,7 @@ def speedscope_threads(build, src, work):
     check(events == cevents, f"as many events as the chrome export's B and E ({events})")
     size = os.path.getsize(out)
     check(size / events < 50, f"bytes per event: {size / events:.1f} (chrome: {csize / cevents:.1f})")
+    golden(build, src, work, "speedscope")
 
     # untimed: refused, nothing written, an existing file left as it was
     untimed = os.path.join(work, "untimed.ptc")

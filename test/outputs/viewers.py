@@ -4,9 +4,10 @@
   viewers.py viewers BUILD SRC WORK ARTEFACTS   (ctest outputs-viewers)
       Compiles test/e2e/programs threads, recursion, fork, longjmp (C), exceptions (C++) and a
       program whose functions are named with < > & " ' (C++), with BUILD's ptcall-cc/ptcall-c++,
-      records each with BUILD's ptcall, exports chrome, folded (calls, self) and svg (calls,
-      self), and runs test/outputs/viewer_test.py on them in one headless Chromium: speedscope
-      (chrome, folded) and svg, each against `ptcall report --format json` of the same trace.
+      records each with BUILD's ptcall, exports chrome, speedscope, folded (calls, self) and svg
+      (calls, self), and runs test/outputs/viewer_test.py on them in one headless Chromium:
+      speedscope (chrome, speedscope, folded) and svg, each against `ptcall report --format
+      json` of the same trace.
       Screenshots and browser logs go to ARTEFACTS/<program>-<export>/.
   viewers.py schemas BUILD SRC WORK             (ctest outputs-schemas)
       Writes every JSON output (report of one run and of several, diff, export chrome and
