@@ -4,8 +4,13 @@
 #include "views.h"
 
 const struct ptc_view_format ptc_export_formats[] = {
-    {"chrome", "Trace Event Format JSON (Perfetto UI, chrome://tracing, speedscope)", 1,
-     ptc_view_chrome},
+    {"chrome", "Trace Event Format JSON (Perfetto UI, speedscope; big traces: speedscope or "
+     "perfetto)", 1, ptc_view_chrome},
+    /* compact timelines for outside viewers (issue 27) */
+    {"speedscope", "speedscope's own JSON: an evented profile per thread (speedscope)", 1,
+     ptc_view_speedscope},
+    {"perfetto", "Perfetto's protobuf trace: track events, interned names (Perfetto UI, "
+     "trace_processor)", 1, ptc_view_perfetto},
     {"folded", "folded stacks for flamegraph.pl, inferno, speedscope (--weight calls|self)", 0,
      ptc_view_folded},
     {"svg", "a flame graph as one SVG file (--weight calls|self)", 0, ptc_view_svg},

@@ -12,6 +12,8 @@ void *ptc_view_events_csv(const struct ptc_view_opts *o, const struct ptc_output
 void *ptc_view_events_jsonl(const struct ptc_view_opts *o, const struct ptc_output_ops **ops);
 void *ptc_view_folded(const struct ptc_view_opts *o, const struct ptc_output_ops **ops);
 void *ptc_view_paths(const struct ptc_view_opts *o, const struct ptc_output_ops **ops);
+void *ptc_view_speedscope(const struct ptc_view_opts *o, const struct ptc_output_ops **ops);
+void *ptc_view_perfetto(const struct ptc_view_opts *o, const struct ptc_output_ops **ops);
 void *ptc_view_svg(const struct ptc_view_opts *o, const struct ptc_output_ops **ops);
 
 /* How a call ended, as a word ("exit", "unwind", "repair", "landing", "broken", "end"). */

@@ -26,7 +26,7 @@ export PTCALL_DB=${PTCALL_DB:-out/ptcall.db}
 "$build/tools/ptcall" db add --tag example=demo --tag input=24 out/demo.ptc
 "$build/tools/ptcall" html out/demo.ptc -o out/demo.html >/dev/null
 echo
-echo "timeline: out/demo.trace.json (open in Perfetto UI, chrome://tracing or speedscope)"
+echo "timeline: out/demo.trace.json (open in Perfetto UI or speedscope)"
 echo "flame graph: out/demo.svg (open in a browser)"
 echo "report: $PWD/out/demo.html (open it in a browser: runs, hot functions, call graph, flame graph; no server)"
 echo "runs database: $PTCALL_DB; its web page: $build/tools/ptcall serve --db $PTCALL_DB, then open http://127.0.0.1:8080/"

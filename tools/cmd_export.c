@@ -15,7 +15,7 @@
 #include "options.h"
 #include "views.h"
 
-#define CHROME_DEFAULT_LIMIT (200ull << 20) /* what Perfetto UI and chrome://tracing load */
+#define CHROME_DEFAULT_LIMIT (200ull << 20) /* about what Perfetto UI loads of JSON */
 
 static int run_export(struct cli_values *o)
 {
@@ -98,9 +98,17 @@ static int run_export(struct cli_values *o)
     } else if (decoded && st && vr.view_status != PTC_VIEW_E_UNTIMED) {
         st = cli_fail("export", "out of memory", cli_advice(PTC_E_NOMEM));
     } else if (decoded && fmt->needs_time && !t.timed) {
-        st = cli_fail("export", "this trace is untimed and the chrome format needs times",
+        char what[200];
+        snprintf(what, sizeof(what), "this trace is untimed and the %s format needs times",
+                 fmtname);
+        st = cli_fail("export", what,
                       "record with per-event timestamps (the default), or export "
                       "--format folded or events");
+    } else if (decoded && !vr.info.shown_calls && !vr.info.filtered &&
+               !strcmp(fmtname, "speedscope")) {
+        /* speedscope opens no file without a profile */
+        st = cli_fail("export", "the trace holds no calls: a speedscope file needs at least one",
+                      "check that the program ran instrumented code (ptcall report FILE)");
     } else if (decoded && (r = cli_filter_check(cf, "export", vr.s, t.timed))) {
         st = r;
     } else if (decoded && !vr.info.shown_calls && vr.info.filtered) {

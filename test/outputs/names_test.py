@@ -306,6 +306,33 @@ def hostile(build, src, work):
     if d is not None:
         got = {e["name"] for e in d["traceEvents"] if e["ph"] == "B"}
         check(got == {as_json(n) for n in ALL}, "export --format chrome: every name")
+    # speedscope: frames named as JSON reads them; perfetto: names as text (valid UTF-8, no
+    # control characters: PTC_ESC_TEXT), decoded by protoc against Perfetto's own proto
+    d = json_doc("export --format speedscope",
+                 pt("export", trace, "--format", "speedscope").stdout)
+    if d is not None:
+        check({f["name"] for f in d["shared"]["frames"]} == {as_json(n) for n in ALL},
+              "export --format speedscope: every name")
+    if shutil.which("protoc"):
+        import perfetto_check
+        pf = os.path.join(work, "hostile.pftrace")
+        with open(pf, "wb") as f:
+            f.write(pt("export", trace, "--format", "perfetto").stdout)
+        m = perfetto_check.Model(perfetto_check.decode(src, pf))
+        check(not m.errors, "export --format perfetto: sequences, interning, nesting"
+              + ("" if not m.errors else ": " + "; ".join(m.errors[:3])))
+        names = set()
+        for n in {x[1] for x in m.slices}:
+            try:
+                names.add(n.decode("utf-8"))
+            except UnicodeDecodeError:
+                check(False, f"export --format perfetto: a name that is not UTF-8 ({n[:40]!r})")
+        check(names == {as_text(n) for n in ALL},
+              "export --format perfetto: every name as text (escaped, valid UTF-8)")
+        check(perfetto_check.per_function(m).keys() == {x[1] for x in m.slices},
+              "export --format perfetto: every slice's name resolved")
+    else:
+        print("note protoc missing: the perfetto export's names are not checked")
     try:
         docs = [json.loads(l) for l in pt("export", trace, "--format", "jsonl").stdout.splitlines()]
     except ValueError as e:

@@ -306,6 +306,55 @@ def read_chrome(path):
     return ChromeFile(path, doc)
 
 
+def read_speedscope(path):
+    """The document of a speedscope-format file (`ptcall export --format speedscope`), or None."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(doc, dict) or not str(doc.get("$schema", "")).startswith(
+            "https://www.speedscope.app/file-format-schema"):
+        return None
+    return doc
+
+
+def speedscope_file_checks(doc, name, checks):
+    """The file before the viewer: evented profiles whose events are in order and nested.
+    Returns function name -> calls (opens)."""
+    frames = doc["shared"]["frames"]
+    calls, problems = {}, []
+    for prof in doc["profiles"]:
+        stack, last = [], prof.get("startValue", 0)
+        for e in prof["events"]:
+            if e["at"] < last:
+                problems.append(f"{prof['name']}: time goes back at {e}")
+            last = e["at"]
+            if e["type"] == "O":
+                stack.append(e["frame"])
+                n = frames[e["frame"]]["name"]
+                calls[n] = calls.get(n, 0) + 1
+            elif not stack or stack.pop() != e["frame"]:
+                problems.append(f"{prof['name']}: {e} closes a frame not on top")
+        if stack:
+            problems.append(f"{prof['name']}: {len(stack)} frames left open")
+    checks.check(prof_ok := not problems and all(p["type"] == "evented" for p in doc["profiles"]),
+                 f"{name}: evented profiles, events in order and nested"
+                 + ("" if prof_ok else f": {problems[:3]}"))
+    return calls
+
+
+def chrome_thread_names(path):
+    """'NAME (pid P, tid T)' for each thread of a chrome export (its metadata)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError, TypeError):
+        return None
+    return sorted(f"{e['args']['name']} (pid {e['pid']}, tid {e['tid']})"
+                  for e in doc["traceEvents"] if e.get("ph") == "M" and e["name"] == "thread_name")
+
+
 FOLDED_RE = re.compile(r"^(.*) (\d+)$")
 
 
@@ -863,10 +912,12 @@ def short_msg(m, n=160):
 
 
 def run_speedscope(job, checks, sess):
-    chrome = read_chrome(job.profile) if os.path.isfile(job.profile) else None
-    namer = NAMERS["full"] if chrome is not None else NAMERS["folded"]
+    ss = read_speedscope(job.profile) if os.path.isfile(job.profile) else None
+    chrome = read_chrome(job.profile) if os.path.isfile(job.profile) and ss is None else None
+    namer = NAMERS["full"] if chrome is not None or ss is not None else NAMERS["folded"]
     rep, funcs, dups = load_report(job.report, namer)
-    raw_unit = chrome is None  # folded stacks: speedscope shows unitless weights
+    # folded stacks: speedscope shows unitless weights
+    raw_unit = chrome is None and ss is None
     for name in sorted(dups):
         checks.note(f"the report has several functions shown as {name!r} (other modules or files, "
                     f"or C++ overloads in folded stacks): their rows are added up, as the viewer "
@@ -879,11 +930,14 @@ def run_speedscope(job, checks, sess):
     name = os.path.basename(job.profile)
     # speedscope picks the importer by file name first (src/import/index.ts): these names make it
     # read a Trace Event Format file as something else and fail
-    if re.search(r"\.chrome\.json$|Trace-\d{8}T\d{6}|Profile-\d{8}T\d{6}|\.speedscope\.json$", name):
+    if ss is None and re.search(r"\.chrome\.json$|Trace-\d{8}T\d{6}|Profile-\d{8}T\d{6}|\.speedscope\.json$", name):
         checks.note(f"speedscope reads a file named {name!r} as a Chrome DevTools / speedscope "
                     f"profile by its name, not as Trace Event Format: expect it to fail")
     tree = None
-    if chrome is not None:
+    ss_calls = None
+    if ss is not None:
+        ss_calls = speedscope_file_checks(ss, name, checks)
+    elif chrome is not None:
         # the file itself, before the viewer: the shape speedscope needs
         checks.check(not chrome.problems, f"{name}: begin and end events pair up per thread and "
                      f"time never goes back" + (f": {chrome.problems[:3]}" if chrome.problems else ""))
@@ -922,6 +976,7 @@ def run_speedscope(job, checks, sess):
     if job.chrome and structure is None:
         raise Infra(f"--chrome {job.chrome} is not Chrome trace JSON")
     tol = Tolerance(funcs, namer, rep, structure, tree.callees() if tree else None)
+    shown_profiles = []
     rel = find_speedscope(job.speedscope_dir)
     version = "?"
     try:
@@ -995,6 +1050,7 @@ def run_speedscope(job, checks, sess):
         st, rows = read_profile_table(br, job.load_timeout)
         pname = re.sub(r"\s*\(\d+/\d+\)$", "", st.get("profileName") or name)
         print(f"profile {i}/{count}: {pname}: {len(rows)} frames", flush=True)
+        shown_profiles.append(pname)
         for r in rows:
             base, suffix = split_args_suffix(r["name"]) if chrome is not None else (r["name"], None)
             if suffix is not None and job.strict_names:
@@ -1062,8 +1118,30 @@ def run_speedscope(job, checks, sess):
             got, want = chrome.calls.get(f, 0), funcs[f]["calls"]
             checks.check(got == want, f"calls {f}: {got} B events in {name} (speedscope shows no "
                          f"call counts; frames a fork child starts inside not counted), report {want}")
+    elif ss_calls is not None:
+        for f in sorted(names_rep, key=lambda f: (-(funcs[f]["total"] or 0), f)):
+            # the frames a fork child starts inside open too (at the fork), as chrome's B events
+            inh = (structure.frames.get(f, 0) - structure.calls.get(f, 0)) if structure else 0
+            got, want = ss_calls.get(f, 0), funcs[f]["calls"]
+            checks.check(got == want + inh, f"calls {f}: {got} open events in {name} (speedscope "
+                         f"shows no call counts), report {want}"
+                         + (f" + {inh} frames fork children start inside" if inh else ""))
     elif not by_calls:
         checks.note("call counts: not in folded stacks by time, and speedscope shows none: not checked")
+    if ss is not None:
+        want = sorted(p["name"] for p in ss["profiles"])
+        if count > 1:
+            checks.check(sorted(shown_profiles) == want,
+                         f"speedscope shows one profile per thread, named as the file names them "
+                         f"({shown_profiles})")
+        else:  # one profile: the toolbar shows the file's name, not the profile's
+            checks.check(count == len(want), f"speedscope shows the file's one profile ({want})")
+            shown_profiles = want
+        threads = chrome_thread_names(job.chrome) if job.chrome else None
+        if threads is not None:
+            checks.check(sorted(re.sub(r" \[.*\]$", "", p) for p in shown_profiles) == threads,
+                         f"the profiles are the threads of the chrome export of the same trace "
+                         f"({threads})")
     log = br.console_log()
     with open(os.path.join(job.artefacts, "speedscope-console.log"), "w") as f:
         for l in log:

@@ -4,9 +4,10 @@
   viewers.py viewers BUILD SRC WORK ARTEFACTS   (ctest outputs-viewers)
       Compiles test/e2e/programs threads, recursion, fork, longjmp (C), exceptions (C++) and a
       program whose functions are named with < > & " ' (C++), with BUILD's ptcall-cc/ptcall-c++,
-      records each with BUILD's ptcall, exports chrome, folded (calls, self) and svg (calls,
-      self), and runs test/outputs/viewer_test.py on them in one headless Chromium: speedscope
-      (chrome, folded) and svg, each against `ptcall report --format json` of the same trace.
+      records each with BUILD's ptcall, exports chrome, speedscope, folded (calls, self) and svg
+      (calls, self), and runs test/outputs/viewer_test.py on them in one headless Chromium:
+      speedscope (chrome, speedscope, folded) and svg, each against `ptcall report --format
+      json` of the same trace.
       Screenshots and browser logs go to ARTEFACTS/<program>-<export>/.
   viewers.py schemas BUILD SRC WORK             (ctest outputs-schemas)
       Writes every JSON output (report of one run and of several, diff, export chrome and
@@ -225,6 +226,7 @@ def viewers(b, artefacts):
         rep = ex("report.json")
         made = b.ptc("report", trace, "--format", "json", out=rep).returncode == 0
         for fmt, suffix, extra in (("chrome", "trace.json", ()),
+                                   ("speedscope", "speedscope.json", ()),
                                    ("folded", "calls.folded", ("--weight", "calls")),
                                    ("folded", "self.folded", ("--weight", "self")),
                                    ("svg", "calls.svg", ("--weight", "calls")),
@@ -236,6 +238,9 @@ def viewers(b, artefacts):
         jobs += [
             {"name": f"{name} chrome in speedscope", "mode": "speedscope", "profile": ex("trace.json"),
              "report": rep, "artefacts": art("chrome-speedscope")},
+            {"name": f"{name} speedscope format in speedscope", "mode": "speedscope",
+             "profile": ex("speedscope.json"), "report": rep, "chrome": ex("trace.json"),
+             "artefacts": art("speedscope-format")},
             {"name": f"{name} folded by self time in speedscope", "mode": "speedscope",
              "profile": ex("self.folded"), "report": rep, "folded_weight": "self",
              "chrome": ex("trace.json"), "artefacts": art("folded-self-speedscope")},
@@ -255,7 +260,7 @@ def viewers(b, artefacts):
     with open(jobs_file, "w") as f:
         json.dump({"jobs": jobs}, f, indent=1)
     cmd = [viewer_python(), os.path.join(HERE, "viewer_test.py"), "batch", jobs_file,
-           "--artefacts", artefacts, "--timeout", "200"]
+           "--artefacts", artefacts, "--timeout", "300"]
     say("run: " + " ".join(cmd))
     t1 = time.monotonic()
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
