@@ -118,7 +118,10 @@ def expected_focus(edges, fid):
 
 def api_checks(srv, ptcall, validate, run, trace, rep, name):
     st, doc = srv.api("/api/v1/runs/%d/callgraph" % run)
-    C.check(st == 200, "%s: GET /api/v1/runs/%d/callgraph answers 200" % (name, run), st)
+    if not C.check(st == 200, "%s: GET /api/v1/runs/%d/callgraph answers 200" % (name, run),
+                   st):
+        raise SystemExit("callgraph: %d passed, %d failed (no call graph API)" %
+                         (C.passed, C.failed))
     validate(doc, name + " callgraph")
     names = {n["name"] for n in doc["nodes"]}
     roots = {n["name"] for n in doc["nodes"] if n["root"]}
@@ -301,6 +304,15 @@ def browser_checks(d, srv, art, runs, docs, reps):
         g = wait_graph(d, "back to the whole graph")
         C.check(g and {n["id"] for n in g["nodes"]} == set(ids.values()),
                 "'whole graph' shows every node again")
+    # the function page: its focused graph in the latest run that called it
+    d.get(srv.url + "/functions/%d" % ids["leaf_a"])
+    W.wait_ready(d, "leaf_a's function page")
+    g = wait_graph(d, "leaf_a's function page", focus=str(ids["leaf_a"]))
+    C.check(g and {n["title"] for n in g["nodes"]} == {"leaf_a", "helper", "work", "main",
+                                                       "spin"},
+            "leaf_a's function page: a graph of exactly its callers and callees")
+    if g:
+        W.shot(d, art, "callgraph-function")
     if "lua" in runs:
         d.get(srv.url + "/runs/%d" % runs["lua"])
         W.wait_ready(d, "lua run page")
@@ -358,43 +370,45 @@ def main():
     args.workloads = [w for w in args.workloads.split(",") if w]
     W.ARGS = args
     build, work, art = (os.path.abspath(p) for p in (args.build, args.work, args.artefacts))
-    os.makedirs(work, exist_ok=True)
+    os.makedirs(os.path.join(work, "bin"), exist_ok=True)
     os.makedirs(art, exist_ok=True)
     ptcall = os.path.join(build, "tools", "ptcall")
     d = W.browser()
-    progs = W.build_programs(build, work)  # lua (bench/), hostile.c
-    for k in list(progs):
-        if k == "lua":  # one small run is enough here
-            progs[k] = (progs[k][0], progs[k][1][:1])
-    exe = os.path.join(work, "bin", "callgraph_prog")
-    W.sh([os.path.join(build, "bin", "ptcall-cc"), "-O1", "-fno-optimize-sibling-calls",
-          "-fno-inline", "-g", "-pthread", os.path.join(HERE, "callgraph_prog.c"), "-o", exe])
-    progs = dict([("prog", (exe, [["40"]]))] + list(progs.items()))
-    traces = W.record_all(ptcall, progs, os.path.join(work, "callgraph"))
-    db = os.path.join(work, "callgraph.db")
-    for f in (db, db + "-wal", db + "-shm"):
-        if os.path.exists(f):
-            os.unlink(f)
-    order = []
-    for name, ts in traces.items():
-        W.sh([ptcall, "db", "add", "--db", db, ts[0]])
-        order.append(name)
-    runs = {name: i + 1 for i, name in enumerate(order)}
-    reps = {name: W.report(ptcall, [traces[name][0]]) for name in order}
-    validate = validator()
-    srv = W.Server(ptcall, db)
-    docs = {}
     try:
-        docs["prog"], _ = prog_checks(srv, ptcall, validate, runs["prog"], traces["prog"][0],
-                                      reps["prog"])
-        if "lua" in runs:
-            docs["lua"] = api_checks(srv, ptcall, validate, runs["lua"], traces["lua"][0],
-                                     reps["lua"], "lua")
-        browser_checks(d, srv, art, runs, docs, reps)
+        progs = W.build_programs(build, work)  # lua (bench/), hostile.c
+        for k in list(progs):
+            if k == "lua":  # one small run is enough here
+                progs[k] = (progs[k][0], progs[k][1][:1])
+        exe = os.path.join(work, "bin", "callgraph_prog")
+        W.sh([os.path.join(build, "bin", "ptcall-cc"), "-O1", "-fno-optimize-sibling-calls",
+              "-fno-inline", "-g", "-pthread", os.path.join(HERE, "callgraph_prog.c"), "-o", exe])
+        progs = dict([("prog", (exe, [["40"]]))] + list(progs.items()))
+        traces = W.record_all(ptcall, progs, os.path.join(work, "callgraph"))
+        db = os.path.join(work, "callgraph.db")
+        for f in (db, db + "-wal", db + "-shm"):
+            if os.path.exists(f):
+                os.unlink(f)
+        order = []
+        for name, ts in traces.items():
+            W.sh([ptcall, "db", "add", "--db", db, ts[0]])
+            order.append(name)
+        runs = {name: i + 1 for i, name in enumerate(order)}
+        reps = {name: W.report(ptcall, [traces[name][0]]) for name in order}
+        validate = validator()
+        srv = W.Server(ptcall, db)
+        docs = {}
+        try:
+            docs["prog"], _ = prog_checks(srv, ptcall, validate, runs["prog"], traces["prog"][0],
+                                          reps["prog"])
+            if "lua" in runs:
+                docs["lua"] = api_checks(srv, ptcall, validate, runs["lua"], traces["lua"][0],
+                                         reps["lua"], "lua")
+            browser_checks(d, srv, art, runs, docs, reps)
+        finally:
+            srv.stop()
+        html_checks(d, ptcall, work, art, [traces[n][0] for n in order], docs, reps, runs)
     finally:
-        srv.stop()
-    html_checks(d, ptcall, work, art, [traces[n][0] for n in order], docs, reps, runs)
-    d.quit()
+        d.quit()
     print("callgraph: %d passed, %d failed" % (C.passed, C.failed))
     sys.exit(1 if C.failed else 0)
 

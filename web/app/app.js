@@ -294,6 +294,8 @@
           num(p.total, fmtTime(p.total, p.time_unit))]);
       });
       var chart = el("div", {id: "function-chart", cls: "chart"});
+      var cgRun = d.runs.filter(function (p) { return p.called; }).pop();
+      var cgBox = el("div", {id: "callgraph-area"});
       show([el("h1", {id: "function-name", text: f.name}),
             el("p", {cls: "where", text: f.module + (f.file ? "  " + f.file + ":" + f.line : "") +
               (f.linkage_name !== f.name ? "  (" + f.linkage_name + ")" : "")}),
@@ -304,8 +306,12 @@
               el("div", null, [el("h2", {text: "Callers"}), edgeTable("callers", d.callers,
                                                                       params)]),
               el("div", null, [el("h2", {text: "Callees"}), edgeTable("callees", d.callees,
-                                                                      params)])])]);
+                                                                      params)])]),
+            cgRun ? el("h2", {text: "Callers and callees in run " + cgRun.run}) : null, cgBox]);
       lines(chart, d.runs);
+      // the function's focused call graph in the latest run that called it (callgraph.js)
+      if (cgRun) window.ptcallCallgraph.mount(cgBox, {run: cgRun.run, api: api, href: href,
+                                                      file: FILE, focus: Number(id)});
     });
   }
 
