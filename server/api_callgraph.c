@@ -62,7 +62,7 @@ static void put_share(struct sbuf *b, uint64_t v, uint64_t all)
     sb_printf(b, "%.6g", all ? (double)v / (double)all : 0.0);
 }
 
-static void write_graph(struct sbuf *b, const struct db_run *run, const struct db_func_out *fn,
+static int write_graph(struct sbuf *b, const struct db_run *run, const struct db_func_out *fn,
                         size_t nf, const struct db_edge_out *ed, const struct dbg_edge *ge,
                         size_t ne, const struct dbg_opts *o, int64_t focus,
                         const struct dbg_pick *p)
@@ -79,7 +79,9 @@ static void write_graph(struct sbuf *b, const struct db_run *run, const struct d
     sb_printf(b, ", \"all\": %llu, \"functions_in_run\": %zu, \"cut\": %zu, \"nodes\": [",
               (unsigned long long)p->all, nf, p->cut);
     unsigned char *caller = calloc(nf ? nf : 1, 1);
-    for (size_t i = 0; caller && i < ne; i++)
+    if (!caller)
+        return -1;
+    for (size_t i = 0; i < ne; i++)
         if (ge[i].caller != ge[i].callee)
             caller[ge[i].callee] = 1;
     size_t k = 0;
@@ -111,7 +113,7 @@ static void write_graph(struct sbuf *b, const struct db_run *run, const struct d
             sb_puts(b, "null");
         else
             put_share(b, f->calls, p->all);
-        sb_printf(b, ", \"root\": %s}", caller && !caller[i] ? "true" : "false");
+        sb_printf(b, ", \"root\": %s}", !caller[i] ? "true" : "false");
     }
     sb_puts(b, "], \"edges\": [");
     k = 0;
@@ -122,6 +124,7 @@ static void write_graph(struct sbuf *b, const struct db_run *run, const struct d
                       (unsigned long long)ed[i].calls);
     sb_puts(b, "]");
     free(caller);
+    return 0;
 }
 
 int web_api_callgraph(const struct web_ctx *c, struct db *d, int64_t id,
@@ -194,7 +197,11 @@ int web_api_callgraph(const struct web_ctx *c, struct db *d, int64_t id,
     struct sbuf b;
     sb_init(&b);
     web_json_head(&b, c, "callgraph");
-    write_graph(&b, run, fn, nf, ed, ge, ne, &o, focus, &p);
+    if (write_graph(&b, run, fn, nf, ed, ge, ne, &o, focus, &p)) {
+        sb_free(&b);
+        rc = -1;
+        goto out;
+    }
     rc = web_json_done(r, &b);
 out:
     dbg_pick_free(&p);

@@ -34,7 +34,9 @@
   /* a DOT double-quoted string: backslashes and quotes escaped, so that no name ends the
    * string or becomes one of Graphviz's \N \G \L escapes; control characters as spaces */
   function dotStr(s) {
-    return "\"" + String(s).replace(/[\\"]/g, "\\$&").replace(/[\x00-\x1f\x7f]/g, " ") + "\"";
+    /* & too: Graphviz reads entities in labels, and would size "&amp;" as "&" */
+    return "\"" + String(s).replace(/[\\"]/g, "\\$&").replace(/[\x00-\x1f\x7f]/g, " ")
+      .replace(/&/g, "&amp;") + "\"";
   }
 
   function fmtTime(v, unit) {
@@ -277,10 +279,12 @@
         if (e) ge.setAttribute("data-calls", String(e.calls));
       });
       area.appendChild(svg);
-      /* fit to width, no taller than most of the window */
-      var w = area.clientWidth || 900;
+      /* fit to width (a small graph no larger than Graphviz drew it: points to pixels),
+       * no taller than most of the window */
+      var w = Math.min(area.clientWidth || 900, full[2] * 4 / 3);
       var h = Math.min(full[3] * w / full[2], Math.max(300, window.innerHeight * 0.8));
-      svg.style.width = "100%";
+      svg.style.width = w + "px";
+      svg.style.margin = "0 auto";
       svg.style.height = Math.max(120, h) + "px";
       var fit = panZoom(svg, full);
       var fitBtn = el("button", {id: "callgraph-fit", type: "button"}, "fit");
