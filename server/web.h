@@ -62,10 +62,12 @@ int web_page_of(struct db *d, const char *path, const struct web_args *a, enum w
                 struct web_resp *r);
 
 /* The Content-Security-Policy of every answer: nothing but ptcall's own script and styles,
- * no inline script, no plugins, no framing, no requests elsewhere. */
+ * no inline script, no plugins, no framing, no requests elsewhere. 'wasm-unsafe-eval' lets
+ * the call graph's Graphviz (WebAssembly, served from 'self') compile; it allows no eval. */
 #define WEB_CSP                                                                                 \
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "           \
-    "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+    "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; "              \
+    "img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; "          \
+    "frame-ancestors 'none'"
 
 /* Errors as documents: {"format_version": 1, "status": S, "error": "what"}. */
 int web_error(struct web_resp *r, int status, const char *fmt, ...)

@@ -28,6 +28,7 @@ void web_page_served(struct sbuf *b, enum web_page kind)
                "<script src=\"/static/uPlot.iife.min.js\" defer></script>"
                /* before app.js: app.js routes /campaigns... to what it defines */
                "<script src=\"/static/campaign.js\" defer></script>"
+               "<script src=\"/static/callgraph.js\" defer></script>"
                "<script src=\"/static/app.js\" defer></script></head>\n");
     sb_printf(b, "<body data-page=\"%s\" data-mode=\"server\">\n",
               kind < WP_NONE ? page_names[kind] : "none");
@@ -51,13 +52,48 @@ static void inline_body(struct sbuf *b, const char *p, size_t n, int script)
     sb_add(b, p + start, n - start);
 }
 
+/* The name Graphviz's ES module exports its class under: "export{...,It as Graphviz,...}"
+ * at its end gives "It". An inline module cannot be imported, so the page's module block
+ * hands the class to the classic scripts (callgraph.js) itself; NULL when not found. */
+static const char *graphviz_local(const char *p, size_t n, size_t *len)
+{
+    static const char key[] = " as Graphviz";
+    const char *hit = NULL;
+    for (size_t i = 0; i + sizeof(key) - 1 <= n; i++)
+        if (p[i] == ' ' && !memcmp(p + i, key, sizeof(key) - 1))
+            hit = p + i;
+    if (!hit)
+        return NULL;
+    const char *s = hit;
+    while (s > p && (s[-1] == '_' || s[-1] == '$' || (s[-1] >= '0' && s[-1] <= '9') ||
+                     ((s[-1] | 32) >= 'a' && (s[-1] | 32) <= 'z')))
+        s--;
+    *len = (size_t)(hit - s);
+    return *len ? s : NULL;
+}
+
+/* Graphviz as a module block: the library's text, then one line that publishes its class
+ * (window.ptcallGraphviz) and tells callgraph.js it is there. */
+static void inline_graphviz(struct sbuf *b, const struct web_static *s, const char *nonce)
+{
+    size_t n = 0;
+    const char *local = graphviz_local(s->data[WS_GRAPHVIZ_JS], s->len[WS_GRAPHVIZ_JS], &n);
+    if (!local) /* the call graph then says that Graphviz is missing */
+        return;
+    sb_printf(b, "<script type=\"module\" nonce=\"%s\">", nonce);
+    inline_body(b, s->data[WS_GRAPHVIZ_JS], s->len[WS_GRAPHVIZ_JS], 1);
+    sb_printf(b, "\n;window.ptcallGraphviz = %.*s;"
+                 "window.dispatchEvent(new Event(\"ptcall-graphviz\"));</script>\n",
+              (int)n, local);
+}
+
 void web_page_inline(struct sbuf *b, const struct web_static *s, const char *nonce,
                      const char *data, size_t len)
 {
     sb_puts(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
     sb_printf(b, "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-                 "script-src 'nonce-%s'; style-src 'nonce-%s'; img-src data:; base-uri 'none'; "
-                 "form-action 'none'\">", nonce, nonce);
+                 "script-src 'nonce-%s' 'wasm-unsafe-eval'; style-src 'nonce-%s'; img-src data:; "
+                 "base-uri 'none'; form-action 'none'\">", nonce, nonce);
     sb_puts(b, "<meta name=\"viewport\" content=\"width=device-width\"><title>ptcall report"
                "</title>\n");
     sb_printf(b, "<style nonce=\"%s\">", nonce);
@@ -72,7 +108,13 @@ void web_page_inline(struct sbuf *b, const struct web_static *s, const char *non
     sb_puts(b, "</script>\n");
     sb_printf(b, "<script nonce=\"%s\">", nonce);
     inline_body(b, s->data[WS_APP_JS], s->len[WS_APP_JS], 1);
-    sb_puts(b, "</script></head>\n<body data-page=\"hot\" data-mode=\"file\">\n");
+    sb_puts(b, "</script>\n");
+    /* the call graph's script and Graphviz (callgraph.js, graphviz.js) */
+    sb_printf(b, "<script nonce=\"%s\">", nonce);
+    inline_body(b, s->data[WS_CALLGRAPH_JS], s->len[WS_CALLGRAPH_JS], 1);
+    sb_puts(b, "</script>\n");
+    inline_graphviz(b, s, nonce);
+    sb_puts(b, "</head>\n<body data-page=\"hot\" data-mode=\"file\">\n");
     sb_puts(b, "<header><span class=\"brand\">ptcall</span><nav>"
                "<a id=\"nav-runs\" href=\"#/runs\">Runs</a>"
                "<a id=\"nav-hot\" href=\"#/hot\">Hot functions</a>"

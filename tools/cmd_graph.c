@@ -8,6 +8,7 @@
 #include "cli_select.h"
 #include "cli_view.h"
 #include "commands.h"
+#include "db_graph_pick.h"
 #include "options.h"
 
 static int cmp_edge(const void *a, const void *b)
@@ -33,6 +34,48 @@ static void heat_colour(double share, char *out, size_t n)
     snprintf(out, n, "#ff%02x%02x", gb, gb);
 }
 
+/* The nodes: db_graph_pick's choice (the web API's /callgraph makes the same one) over the
+ * edges with at least min_calls calls; then a function with fewer than min_calls calls that
+ * no kept edge touches goes. keep: per function id, 1 shown. */
+static int pick_nodes(const struct ptc_session *s, const struct ptc_agg_group *g,
+                      const struct ptc_totals *t, const struct ptc_edge *edges, size_t ne,
+                      uint64_t min_calls, double min_share, char *keep)
+{
+    uint32_t nf = ptc_session_num_funcs(s);
+    struct dbg_node *gn = calloc(nf ? nf : 1, sizeof(*gn));
+    struct dbg_edge *ge = malloc((ne ? ne : 1) * sizeof(*ge));
+    size_t *which = malloc((ne ? ne : 1) * sizeof(*which));
+    struct dbg_pick p;
+    memset(&p, 0, sizeof(p));
+    struct dbg_opts o = {.min_share = min_share / 100.0, .max_nodes = 0, .timed = t->timed};
+    size_t k = 0;
+    int rc = -1;
+    if (!gn || !ge || !which)
+        goto out;
+    for (uint32_t id = 0; id < nf && id < g->nfuncs; id++)
+        gn[id] = (struct dbg_node){g->st[id].calls, t->timed ? g->st[id].self : 0,
+                                   t->timed ? g->st[id].total : 0};
+    for (size_t i = 0; i < ne; i++)
+        if (edges[i].count >= min_calls && edges[i].caller < nf && edges[i].callee < nf) {
+            ge[k] = (struct dbg_edge){edges[i].caller, edges[i].callee, edges[i].count};
+            which[k++] = i;
+        }
+    if (dbg_pick(gn, nf, ge, k, &o, &p))
+        goto out;
+    for (uint32_t id = 0; id < nf; id++)
+        keep[id] = p.keep[id] && gn[id].calls >= min_calls;
+    for (size_t i = 0; i < k; i++)
+        if (p.keep_edge[i])
+            keep[edges[which[i]].caller] = keep[edges[which[i]].callee] = 1;
+    rc = 0;
+out:
+    dbg_pick_free(&p);
+    free(gn);
+    free(ge);
+    free(which);
+    return rc;
+}
+
 static int print_graph(const char *path, const struct ptc_session *s, const struct ptc_totals *t,
                        const struct ptc_agg *agg, uint64_t min_calls, double min_share, int heat,
                        const struct cli_args *a, int filtered)
@@ -56,26 +99,15 @@ static int print_graph(const char *path, const struct ptc_session *s, const stru
     }
     struct ptc_func_stats zero = {0, 0, 0};
 #define ST(id) ((id) < g->nfuncs ? &g->st[id] : &zero)
-    /* a function too cold for --min-share goes, with its edges */
-    char *cold = calloc(nf ? nf : 1, 1);
-    if (!cold) {
+    if (pick_nodes(s, g, t, edges, ne, min_calls, min_share, keep)) {
         free(edges);
         free(keep);
         return cli_fail("graph", "out of memory", cli_advice(PTC_E_NOMEM));
     }
-    for (uint32_t id = 0; id < nf; id++)
-        if (min_share > 0 && t->timed &&
-            (!all_time || 100.0 * (double)ST(id)->total / (double)all_time < min_share))
-            cold[id] = 1;
-    for (uint32_t id = 0; id < nf; id++)
-        if (ST(id)->calls && ST(id)->calls >= min_calls && !cold[id])
-            keep[id] = 1;
     for (size_t i = 0; i < ne; i++)
-        if (edges[i].count >= min_calls && !cold[edges[i].caller] && !cold[edges[i].callee]) {
-            keep[edges[i].caller] = keep[edges[i].callee] = 1;
-            if (edges[i].count > max_edge)
-                max_edge = edges[i].count;
-        }
+        if (edges[i].count >= min_calls && keep[edges[i].caller] && keep[edges[i].callee] &&
+            edges[i].count > max_edge)
+            max_edge = edges[i].count;
     printf("// ptcall graph format_version=1: dynamic call graph of ");
     cli_text_str(stdout, path); /* one line: a comment ends at the line's end */
     printf("\n// nodes: functions (label: name, calls%s); edges: caller -> callee, label = calls\n",
@@ -133,7 +165,6 @@ static int print_graph(const char *path, const struct ptc_session *s, const stru
         }
     printf("}\n");
 #undef ST
-    free(cold);
     free(edges);
     free(keep);
     return 0;

@@ -172,6 +172,10 @@ static int build(struct db *d, const struct web_static *st, const char *out, siz
         snprintf(path, sizeof(path), "/api/v1/runs/%lld", (long long)ids.v[i]);
         bad |= put_answer(&data, &c, d, path, path, &none, &first);
         put_flame(&data, ids.v[i], &runs[i]);
+        /* the call graph (the page lays it out with the inlined Graphviz; focus is worked
+         * out in the page from this answer) */
+        snprintf(path, sizeof(path), "/api/v1/runs/%lld/callgraph", (long long)ids.v[i]);
+        bad |= put_answer(&data, &c, d, path, path, &none, &first);
     }
     for (size_t i = 0; i < f.n; i++) {
         snprintf(path, sizeof(path), "/api/v1/functions/%lld", (long long)f.v[i]);

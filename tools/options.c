@@ -463,7 +463,8 @@ static const struct cli_opt opts[] = {
              "times that no kept edge touches"},
     {.name = "--min-share", .metavar = "P", .cmds = G, PERCENT(min_share), .def = "0",
      .help = "leave out functions whose inclusive time is below P % of the time in traced "
-             "functions, and their edges (timed traces)"},
+             "functions (untimed: of the calls), and their edges; the roots and the paths "
+             "to the functions kept stay (as ptcall serve's call graph)"},
     {.name = "--heat", .cmds = G, FLAG(graph.heat),
      .help = "colour functions by their share of the time (or of the calls, untimed) and draw "
              "busier edges thicker"},

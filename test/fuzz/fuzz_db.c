@@ -115,6 +115,13 @@ static void read_all(struct db *d)
     if (ids.n) {
         snprintf(p, sizeof(p), "/api/v1/runs/%lld", (long long)ids.v[0]);
         answer(d, p, &none);
+        /* the call graph, whole and focused on a function (api_callgraph.c) */
+        snprintf(p, sizeof(p), "/api/v1/runs/%lld/callgraph", (long long)ids.v[0]);
+        answer(d, p, &none);
+        char fb[24];
+        snprintf(fb, sizeof(fb), "%lld", (long long)fids[3]);
+        struct web_args fa = {.n = 2, .k = {"focus", "min_share"}, .v = {fb, "0"}};
+        answer(d, p, &fa);
         char b[24], n2[24];
         snprintf(b, sizeof(b), "%lld", (long long)ids.v[0]);
         snprintf(n2, sizeof(n2), "%lld", (long long)ids.v[ids.n - 1]);

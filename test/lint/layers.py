@@ -105,6 +105,7 @@ FLOORS = {
     "db": [
         ["db_sqlite.c", "db_pg.c", "db_hash.c", "db_stats.c"],  # backends, content hash,
                                                                 # campaign statistics
+        ["db_graph_pick.c"],                                    # a call graph's nodes (pure)
         ["db_conn.c"],                                          # URLs, transactions, rows
         ["db_schema.c"],                                        # versions, migrations, open
         ["db_campaign_frontier.c"],                             # a campaign part's frontier
@@ -120,7 +121,8 @@ FLOORS = {
         ["web_common.c", "web_json.c", "web_page.c"],           # arguments, JSON, HTML shells
         ["api_runs.c", "api_run.c", "api_hot.c", "api_function.c", "api_diff.c",  # views
          "api_campaign.c",
-         "web_page_campaign.c"],                                # the campaign pages' paths
+         "web_page_campaign.c",
+         "api_callgraph.c"],                                    # the run's call graph                                # the campaign pages' paths
         ["api_campaign_compare.c"],                             # campaigns compared
         ["web_api.c"],                                          # the router, pages' objects
         ["web_http.c"],                                         # libmicrohttpd

@@ -294,6 +294,8 @@
           num(p.total, fmtTime(p.total, p.time_unit))]);
       });
       var chart = el("div", {id: "function-chart", cls: "chart"});
+      var cgRun = d.runs.filter(function (p) { return p.called; }).pop();
+      var cgBox = el("div", {id: "callgraph-area"});
       show([el("h1", {id: "function-name", text: f.name}),
             el("p", {cls: "where", text: f.module + (f.file ? "  " + f.file + ":" + f.line : "") +
               (f.linkage_name !== f.name ? "  (" + f.linkage_name + ")" : "")}),
@@ -304,8 +306,12 @@
               el("div", null, [el("h2", {text: "Callers"}), edgeTable("callers", d.callers,
                                                                       params)]),
               el("div", null, [el("h2", {text: "Callees"}), edgeTable("callees", d.callees,
-                                                                      params)])])]);
+                                                                      params)])]),
+            cgRun ? el("h2", {text: "Callers and callees in run " + cgRun.run}) : null, cgBox]);
       lines(chart, d.runs);
+      // the function's focused call graph in the latest run that called it (callgraph.js)
+      if (cgRun) window.ptcallCallgraph.mount(cgBox, {run: cgRun.run, api: api, href: href,
+                                                      file: FILE, focus: Number(id)});
     });
   }
 
@@ -318,72 +324,6 @@
     for (var k in attrs) e.setAttribute(k, attrs[k]);
     if (text !== undefined) e.textContent = text;
     return e;
-  }
-
-  /* the call graph among the run's hottest functions, in layers by the longest call chain
-   * from a root (a function no shown function calls), drawn as SVG elements */
-  function callGraph(fns, edges, unit) {
-    var byId = {}, depth = {}, incoming = {};
-    fns.forEach(function (f) { byId[f.id] = f; incoming[f.id] = 0; });
-    edges = edges.filter(function (e) { return byId[e.caller_id] && byId[e.callee_id] &&
-                                               e.caller_id !== e.callee_id; });
-    edges.forEach(function (e) { incoming[e.callee_id]++; });
-    fns.forEach(function (f) { depth[f.id] = 0; });
-    /* longest path, bounded by the number of functions (cycles stop growing then) */
-    for (var it = 0; it < fns.length; it++) {
-      var moved = false;
-      edges.forEach(function (e) {
-        if (depth[e.callee_id] < depth[e.caller_id] + 1 && depth[e.caller_id] + 1 < fns.length) {
-          depth[e.callee_id] = depth[e.caller_id] + 1;
-          moved = true;
-        }
-      });
-      if (!moved) break;
-    }
-    var layers = [];
-    fns.forEach(function (f) { (layers[depth[f.id]] = layers[depth[f.id]] || []).push(f); });
-    layers = layers.filter(Boolean);
-    var W = 190, H = 44, GX = 40, GY = 50, pos = {};
-    var width = 0;
-    layers.forEach(function (l, y) {
-      l.forEach(function (f, x) { pos[f.id] = {x: 10 + x * (W + GX), y: 10 + y * (H + GY)}; });
-      width = Math.max(width, 20 + l.length * (W + GX));
-    });
-    var svg = svgEl("svg", {id: "callgraph", width: width, height: 20 + layers.length * (H + GY),
-                            role: "img"});
-    var maxCalls = Math.max.apply(null, edges.map(function (e) { return e.calls; }).concat([1]));
-    edges.forEach(function (e) {
-      var a = pos[e.caller_id], b = pos[e.callee_id];
-      var x1 = a.x + W / 2, y1 = a.y + H, x2 = b.x + W / 2, y2 = b.y;
-      if (b.y <= a.y) { y1 = a.y + H / 2; y2 = b.y + H / 2; }
-      var g = svgEl("g", {"class": "edge", "data-caller": e.caller_id, "data-callee": e.callee_id,
-                          "data-calls": e.calls});
-      /* an edge that skips a layer, or goes back up, bows out to the right so that it does
-       * not run through the boxes between its ends */
-      var skip = b.y > a.y + H + GY || b.y <= a.y;
-      var cx = (x1 + x2) / 2 + (skip ? W / 2 + 40 : 0), cy = (y1 + y2) / 2;
-      g.appendChild(svgEl("path", {d: "M" + x1 + " " + y1 + " Q" + cx + " " + cy + " " + x2 +
-                                      " " + y2, fill: "none",
-                                   "stroke-width": 1 + 4 * e.calls / maxCalls}));
-      g.appendChild(svgEl("text", {x: (x1 + 2 * cx + x2) / 4 + 4, y: cy}, String(e.calls)));
-      svg.appendChild(g);
-    });
-    fns.forEach(function (f) {
-      var p = pos[f.id];
-      var g = svgEl("g", {"class": "node", "data-function": f.id});
-      var a = document.createElementNS(SVGNS, "a");
-      a.setAttribute("href", href("/functions/" + f.id));
-      a.appendChild(svgEl("rect", {x: p.x, y: p.y, width: W, height: H, rx: 4}));
-      a.appendChild(svgEl("text", {x: p.x + 6, y: p.y + 17}, f.name.length > 28 ?
-                                   f.name.slice(0, 27) + "\u2026" : f.name));
-      a.appendChild(svgEl("text", {x: p.x + 6, y: p.y + 35, "class": "sub"},
-                          f.calls + " calls" + (f.self !== null ? ", self " +
-                          fmtTime(f.self, unit) : "")));
-      a.appendChild(svgEl("title", {}, f.name));
-      g.appendChild(a);
-      svg.appendChild(g);
-    });
-    return el("div", {cls: "graph-box"}, [svg]);
   }
 
   function flame(box, url) {
@@ -452,18 +392,18 @@
           num(f.total, fmtTime(f.total, unit)),
           el("td", {cls: "state", text: f.state || "traced"})]);
       });
-      var flameBox = el("div", {id: "flame-box"});
+      var flameBox = el("div", {id: "flame-box"}), cgBox = el("div", {id: "callgraph-area"});
       var cmp = FILE ? null : el("p", null, [el("a", {href: "/diff?base=" + r.id,
                                                      text: "compare with another run"})]);
       show([el("h1", {text: "Run " + r.id + ": " + r.program}), dl, cmp,
             el("h2", {text: "Functions (by " + d.sort + ")"}),
             table("run-functions", ["function", "module", "calls", "self", "total", "state"], rows),
             d.more ? el("p", {text: d.more + " more functions not shown"}) : null,
-            el("h2", {text: "Call graph (the " + Math.min(d.functions.length, 40) +
-                            " hottest functions)"}),
-            callGraph(d.functions.slice(0, 40), d.edges, unit),
+            el("h2", {text: "Call graph"}), cgBox,
             el("h2", {text: "Flame graph"}), flameBox]);
       flame(flameBox, d.flame_graph);
+      // the call graph laid out by Graphviz (callgraph.js)
+      window.ptcallCallgraph.mount(cgBox, {run: r.id, api: api, href: href, file: FILE});
     });
   }
 
