@@ -38,6 +38,8 @@ int web_api(const struct web_ctx *c, struct db *d, const char *path, const struc
             return web_api_run(c, d, id, a, r);
         if (!strcmp(rest, "/flame.svg"))
             return web_api_flame(c, d, id, r);
+        if (!strcmp(rest, "/threads")) /* api_threads.c */
+            return web_api_threads(c, d, id, r);
     }
     if (!strncmp(path, "/api/v1/functions/", 18)) {
         if ((id = id_after(path, 18, &rest, r)) <= 0)

@@ -24,6 +24,7 @@
 #include "sbuf.h"
 #include "web.h"
 #include "web_flame.h"
+#include "web_threads.h"
 #include "web_page.h"
 #include "web_static.h"
 
@@ -144,7 +145,8 @@ static void hot_ids(const char *body, struct fids *f)
 
 static int build(struct db *d, const struct web_static *st, const char *out, size_t ntraces)
 {
-    struct web_ctx c = {.where = "ptcall html", .flame = NULL, .cache = NULL};
+    struct web_ctx c = {.where = "ptcall html", .flame = NULL, .cache = NULL,
+                        .threads = web_threads_json};
     struct sbuf data;
     sb_init(&data);
     sb_puts(&data, "{");
@@ -189,6 +191,8 @@ static int build(struct db *d, const struct web_static *st, const char *out, siz
         snprintf(path, sizeof(path), "/api/v1/runs/%lld", (long long)ids.v[i]);
         bad |= put_answer(&data, &c, d, path, path, &none, &first);
         put_flame(&data, ids.v[i], &runs[i]);
+        snprintf(path, sizeof(path), "/api/v1/runs/%lld/threads", (long long)ids.v[i]);
+        bad |= put_answer(&data, &c, d, path, path, &none, &first);
     }
     for (size_t i = 0; i < f.n; i++) {
         snprintf(path, sizeof(path), "/api/v1/functions/%lld", (long long)f.v[i]);

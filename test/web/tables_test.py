@@ -128,6 +128,7 @@ def main():
                   "--tag", "name=%s-%d" % (name, i + 1), t])
     runs = json.loads(W.sh([ptcall, "db", "list", "--db", db, "--format", "json"]))["runs"]
     srv = W.Server(ptcall, db)
+    srv.db = db
     try:
         runs_checks(d, srv, art, runs)
         hot_checks(d, srv, art, runs)
@@ -271,7 +272,10 @@ def diff_checks(d, srv, art, runs):
             "diff: ranked by the largest change of total by default")
     d.execute_script("var s = document.getElementById('diff-rank'); s.value = 'calls.pct'; "
                      "s.dispatchEvent(new Event('change'));")
-    time.sleep(0.3)
+    end = time.time() + 30
+    while time.time() < end and "rank=calls.pct" not in d.current_url:
+        time.sleep(0.1)
+    time.sleep(0.5)
     W.wait_ready(d, "/diff rank")
     W.shot(d, art, "tables-diff-pct")
     st, doc2 = srv.api("/api/v1/diff?base=%d&new=%d&sort=calls" % (a, b))
@@ -309,8 +313,34 @@ def thread_checks(d, srv, art, runs, traces, ptcall):
                   int(x["v"][h.index("calls")])) for x in rows) if rows else []
     C.check(got == want and len(want) == 4, "run page: the threads table equals report's "
             "threads (tid, name, calls): %s" % [w[1] for w in want], "%s != %s" % (got, want))
+    st, tdoc = srv.api("/api/v1/runs/%d/threads" % r["id"])
+    W.schema_validator()(tdoc, "threads", "/api/v1/runs/ID/threads")
     C.check(rows and all(("worker-%d" % k) in [g[1] for g in got] for k in range(3)),
             "run page: the threads' names set by pthread_setname_np are shown")
+    # a run whose trace file is gone: the flame graph's 410, said on the page
+    gone = os.path.join(os.path.dirname(traces["threads"][0]), "gone.ptc")
+    exe = os.path.join(os.path.dirname(os.path.dirname(gone)), "bin", "threads")
+    if os.path.exists(gone):
+        os.unlink(gone)
+    W.sh([ptcall, "record", "-q", "--backend", "soft", "-o", gone, "--", exe])
+    W.sh([ptcall, "db", "add", "--db", srv.db, "--tag", "name=gone", gone])
+    gid = max(x["id"] for x in json.loads(W.sh([ptcall, "db", "list", "--db", srv.db, "--format",
+                                                "json"]))["runs"])
+    os.unlink(gone)
+    st, gdoc = srv.api("/api/v1/runs/%d/threads" % gid)
+    C.check(st == 410 and "is gone" in gdoc.get("error", ""), "threads of a run whose trace "
+            "file is gone: 410, the flame graph's message", "%s %s" % (st, gdoc))
+    d.get(srv.url + "/runs/%d" % gid)
+    W.wait_ready(d, "run page of a gone trace")
+    end = time.time() + 20
+    while time.time() < end and not d.execute_script(
+            "return !!document.getElementById('threads-error')"):
+        time.sleep(0.1)
+    C.check(d.execute_script("var e = document.getElementById('threads-error'); return !!e && "
+                             "e.dataset.status === '410'"),
+            "run page of a gone trace: the threads panel says why (410)")
+    d.get(srv.url + "/runs/%d" % r["id"])
+    W.wait_ready(d, "run page again")
     rf = js_rows(d, "run-functions")
     C.check(rf and any(x["t"][2] == sep(int(x["v"][2])) and int(x["v"][2]) >= 1000 for x in rf),
             "run page: calls have thousands separators")
@@ -318,6 +348,7 @@ def thread_checks(d, srv, art, runs, traces, ptcall):
 
 def html_checks(d, ptcall, work, art, traces):
     files = traces["lua" if "lua" in traces else "sqlite"] + traces["threads"]
+    W.console_errors(d)  # the server pages' log (the gone trace's 410s) is read and dropped
     out = os.path.join(work, "tables.html")
     W.sh([ptcall, "html", "--tag", "name=my-run", "--tag", "build=release-7"] + files +
          ["-o", out])

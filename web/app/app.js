@@ -506,6 +506,38 @@
     });
   }
 
+  /* the run's threads, read from its trace file (the database keeps none): a table, or why
+   * not (the flame graph's 410 when the file is not the one stored) */
+  function threads(box, path) {
+    api(path).then(function (res) {
+      if (res.status !== 200) {
+        box.appendChild(el("p", {cls: "error", id: "threads-error",
+                                 "data-status": String(res.status),
+                                 text: res.body && res.body.error ? res.body.error :
+                                       "HTTP " + res.status}));
+        return;
+      }
+      var unit = res.body.time_unit;
+      /* times from the run's first event (the trace's clock starts anywhere) */
+      var t0 = Math.min.apply(null, res.body.threads.map(function (t) {
+        return t.first === null ? Infinity : t.first; }));
+      var rel = function (v) { return v === null ? "-" : "+" + fmtTime(v - t0, unit); };
+      var rows = res.body.threads.map(function (t) {
+        return el("tr", {"data-tid": String(t.tid)}, [
+          num(t.tid, String(t.tid)), el("td", {cls: "fn", text: t.name === null ? "-" : t.name}),
+          el("td", {cls: "fn", text: (t.process === null ? "-" : t.process) + " (" + t.pid + ")"}),
+          num(t.calls), num(t.events),
+          num(t.first, rel(t.first)), num(t.last, rel(t.last)),
+          num(t.last !== null && t.first !== null ? t.last - t.first : null,
+              t.last !== null ? fmtTime(t.last - t.first, unit) : "-"),
+          num(t.gaps), num(t.lost_events)]);
+      });
+      box.appendChild(T.tableWithFilter(table("run-threads", ["tid", "name", "process", "calls",
+        "events", "first event", "last event", "span", "gaps", "lost events"], rows), 1,
+        "thread name"));
+    });
+  }
+
   function pageRun(id) {
     api("/api/v1/runs/" + id).then(function (res) {
       if (res.status !== 200) return fail(res);
@@ -551,6 +583,7 @@
           el("td", {cls: "state", text: f.state || "traced"})]);
       });
       var flameBox = el("div", {id: "flame-box"});
+      var threadsBox = el("div", {id: "threads-box"});
       var cmp = FILE ? null : el("p", null, [el("a", {href: "/diff?base=" + r.id,
                                                      text: "compare with another run"})]);
       show([el("h1", {text: "Run " + r.id + ": " + runName(r) + " (" + r.program + ")"}), dl, cmp,
@@ -562,8 +595,10 @@
             el("h2", {text: "Call graph (the " + Math.min(d.functions.length, 40) +
                             " hottest functions)"}),
             callGraph(d.functions.slice(0, 40), d.edges, unit),
-            el("h2", {text: "Flame graph"}), flameBox]);
+            el("h2", {text: "Flame graph"}), flameBox,
+            el("h2", {text: "Threads"}), threadsBox]);
       flame(flameBox, d.flame_graph);
+      threads(threadsBox, "/api/v1/runs/" + r.id + "/threads");
     });
   }
 
