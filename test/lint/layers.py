@@ -121,6 +121,7 @@ FLOORS = {
         ["api_runs.c", "api_run.c", "api_hot.c", "api_function.c", "api_diff.c",  # views
          "api_campaign.c",
          "web_page_campaign.c"],                                # the campaign pages' paths
+        ["api_threads.c"],                                      # a run's threads (its trace)
         ["api_campaign_compare.c"],                             # campaigns compared
         ["web_api.c"],                                          # the router, pages' objects
         ["web_http.c"],                                         # libmicrohttpd
