@@ -30,12 +30,19 @@ const char *web_arg(const struct web_args *a, const char *key); /* the last one,
 typedef int (*web_flame_fn)(const char *trace, const char *content_hash, uint64_t bytes,
                             char **svg, size_t *len, char *err, size_t n);
 
+/* The threads of a stored run's trace file as a JSON array (docs/web.md, Threads), made only
+ * from the file the run was stored from, as web_flame_fn: 0 with *json malloc'ed, 1 when the
+ * file is not that one, -1 on another failure. */
+typedef int (*web_threads_fn)(const char *trace, const char *content_hash, uint64_t bytes,
+                              char **json, size_t *len, char *err, size_t n);
+
 struct web_cache;
 
 struct web_ctx {
     const char *where;        /* the database, for the answers (no password) */
     web_flame_fn flame;       /* NULL: no flame graphs */
     struct web_cache *cache;  /* hot-function answers (NULL: none) */
+    web_threads_fn threads;   /* NULL: no thread tables */
 };
 
 struct web_resp {

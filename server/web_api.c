@@ -41,6 +41,8 @@ int web_api(const struct web_ctx *c, struct db *d, const char *path, const struc
         /* the call graph for a layout (api_callgraph.c) */
         if (!strcmp(rest, "/callgraph"))
             return web_api_callgraph(c, d, id, a, r);
+        if (!strcmp(rest, "/threads")) /* api_threads.c */
+            return web_api_threads(c, d, id, r);
     }
     if (!strncmp(path, "/api/v1/functions/", 18)) {
         if ((id = id_after(path, 18, &rest, r)) <= 0)

@@ -44,6 +44,8 @@ int web_api_flame(const struct web_ctx *c, struct db *d, int64_t id, struct web_
 /* api_callgraph.c */
 int web_api_callgraph(const struct web_ctx *c, struct db *d, int64_t id,
                       const struct web_args *a, struct web_resp *r);
+/* api_threads.c */
+int web_api_threads(const struct web_ctx *c, struct db *d, int64_t id, struct web_resp *r);
 int web_api_hot(const struct web_ctx *c, struct db *d, const struct web_args *a,
                 struct web_resp *r);
 int web_api_function(const struct web_ctx *c, struct db *d, int64_t id,

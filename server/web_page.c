@@ -26,6 +26,8 @@ void web_page_served(struct sbuf *b, enum web_page kind)
                "<link rel=\"stylesheet\" href=\"/static/app.css\">"
                "<link rel=\"stylesheet\" href=\"/static/campaign.css\">"
                "<script src=\"/static/uPlot.iife.min.js\" defer></script>"
+               /* first: campaign.js and app.js take the table helpers from it */
+               "<script src=\"/static/tables.js\" defer></script>"
                /* before app.js: app.js routes /campaigns... to what it defines */
                "<script src=\"/static/campaign.js\" defer></script>"
                "<script src=\"/static/callgraph.js\" defer></script>"
@@ -105,6 +107,9 @@ void web_page_inline(struct sbuf *b, const struct web_static *s, const char *non
     sb_puts(b, "</script>\n");
     sb_printf(b, "<script nonce=\"%s\">", nonce);
     inline_body(b, s->data[WS_UPLOT_JS], s->len[WS_UPLOT_JS], 1);
+    sb_puts(b, "</script>\n");
+    sb_printf(b, "<script nonce=\"%s\">", nonce);
+    inline_body(b, s->data[WS_TABLES_JS], s->len[WS_TABLES_JS], 1);
     sb_puts(b, "</script>\n");
     sb_printf(b, "<script nonce=\"%s\">", nonce);
     inline_body(b, s->data[WS_APP_JS], s->len[WS_APP_JS], 1);

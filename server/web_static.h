@@ -9,7 +9,7 @@
 enum { WS_APP_JS, WS_APP_CSS, WS_UPLOT_JS, WS_UPLOT_CSS, WS_CAMPAIGN_JS, WS_CAMPAIGN_CSS,
        /* the call graph: its script and Graphviz (an ES module, @hpcc-js/wasm-graphviz) */
        WS_CALLGRAPH_JS, WS_GRAPHVIZ_JS,
-       WS_COUNT };
+       WS_TABLES_JS, WS_COUNT };
 struct web_static {
     const char *name[WS_COUNT]; /* the file names, as /static/NAME serves them */
     const char *type[WS_COUNT]; /* Content-Type */

@@ -360,26 +360,13 @@ int cmd_db_add(int argc, char **argv)
         return cli_usage_error(CMD_DB_ADD, "no trace file given");
     }
     r = 0;
-    struct db_tag *tags = calloc((size_t)v.db.tags.n + 1, sizeof(*tags));
-    char **names = calloc((size_t)v.db.tags.n + 1, sizeof(*names));
-    if (!tags || !names) {
-        free(tags);
-        free(names);
-        cli_values_free(&v);
-        return cli_fail("db add", "out of memory", cli_advice(PTC_E_NOMEM));
-    }
-    for (int i = 0; i < v.db.tags.n && !r; i++) {
-        const char *t = v.db.tags.v[i], *eq = strchr(t, '=');
-        names[i] = strndup(t, (size_t)(eq - t));
-        tags[i] = (struct db_tag){names[i], eq + 1};
-        for (int k = 0; k < i && names[i]; k++)
-            if (!strcmp(names[k], names[i]))
-                r = cli_usage_error(CMD_DB_ADD, "--tag %s is given twice: a run has one value "
-                                                "per tag",
-                                    names[i]);
-        if (!names[i])
-            r = cli_fail("db add", "out of memory", cli_advice(PTC_E_NOMEM));
-    }
+    struct db_tag *tags = NULL;
+    char **names = NULL, terr[300];
+    int te = db_cli_tags(v.db.tags.v, v.db.tags.n, &tags, &names, terr, sizeof(terr));
+    if (te == -1)
+        r = cli_usage_error(CMD_DB_ADD, "%s", terr);
+    else if (te)
+        r = cli_fail("db add", "out of memory", cli_advice(PTC_E_NOMEM));
     struct db d;
     if (!r)
         r = open_db("db add", &v, &d, DB_WRITE);
@@ -395,10 +382,7 @@ int cmd_db_add(int argc, char **argv)
             fprintf(stderr, "ptcall db add: %d of %d traces were not stored\n", failed, v.npos);
         r = failed ? 1 : cli_flush_output("db add", "the runs added");
     }
-    for (int i = 0; i < v.db.tags.n; i++)
-        free(names[i]);
-    free(names);
-    free(tags);
+    db_cli_tags_free(tags, names, v.db.tags.n);
     cli_values_free(&v);
     return r;
 }

@@ -13,6 +13,7 @@
 #include "ptc_outfile.h"
 #include "cli_common.h"
 #include "commands.h"
+#include "db_cli.h"
 #include "db_collect.h"
 #include "db_conn.h"
 #include "db_hash.h"
@@ -23,6 +24,7 @@
 #include "sbuf.h"
 #include "web.h"
 #include "web_flame.h"
+#include "web_threads.h"
 #include "web_page.h"
 #include "web_static.h"
 
@@ -30,7 +32,7 @@
 #define DIFF_ALL_PAIRS 6   /* up to this many runs, every pair is compared; else neighbours */
 
 /* Stores one trace in d as db add does. 0, or 1 after saying why not. */
-static int add_trace(struct db *d, const char *path)
+static int add_trace(struct db *d, const char *path, const struct db_tag *tags, size_t ntags)
 {
     struct db_hash *h = db_hash_start(path);
     if (!h)
@@ -52,6 +54,8 @@ static int add_trace(struct db *d, const char *path)
         ptc_session_free(s);
         return cli_fail("html", "out of memory", cli_advice(PTC_E_NOMEM));
     }
+    c.in.tags = tags;
+    c.in.ntags = ntags;
     int64_t id = 0, existing = 0;
     int e = db_ingest(d, &c.in, &id, &existing);
     db_collected_free(&c);
@@ -141,7 +145,8 @@ static void hot_ids(const char *body, struct fids *f)
 
 static int build(struct db *d, const struct web_static *st, const char *out, size_t ntraces)
 {
-    struct web_ctx c = {.where = "ptcall html", .flame = NULL, .cache = NULL};
+    struct web_ctx c = {.where = "ptcall html", .flame = NULL, .cache = NULL,
+                        .threads = web_threads_json};
     struct sbuf data;
     sb_init(&data);
     sb_puts(&data, "{");
@@ -167,6 +172,20 @@ static int build(struct db *d, const struct web_static *st, const char *out, siz
         sb_free(&data);
         return cli_fail("html", d->err, "report this as a ptcall bug");
     }
+    /* the hot page shows one program by default (the picker's): each program's answer */
+    for (size_t i = 0; i < ids.n; i++) {
+        size_t k = 0;
+        while (k < i && strcmp(runs[k].program, runs[i].program))
+            k++;
+        if (k < i)
+            continue;
+        struct sbuf key;
+        sb_init(&key);
+        sb_printf(&key, "/api/v%d/hot?program=%s", WEB_API_VERSION, runs[i].program);
+        struct web_args pa = {.n = 2, .k = {"program", "top"}, .v = {runs[i].program, "0"}};
+        bad |= key.oom ? -1 : put_answer(&data, &c, d, key.p, "/api/v1/hot", &pa, &first);
+        sb_free(&key);
+    }
     char path[128];
     for (size_t i = 0; i < ids.n; i++) {
         snprintf(path, sizeof(path), "/api/v1/runs/%lld", (long long)ids.v[i]);
@@ -175,6 +194,8 @@ static int build(struct db *d, const struct web_static *st, const char *out, siz
         /* the call graph (the page lays it out with the inlined Graphviz; focus is worked
          * out in the page from this answer) */
         snprintf(path, sizeof(path), "/api/v1/runs/%lld/callgraph", (long long)ids.v[i]);
+        bad |= put_answer(&data, &c, d, path, path, &none, &first);
+        snprintf(path, sizeof(path), "/api/v1/runs/%lld/threads", (long long)ids.v[i]);
         bad |= put_answer(&data, &c, d, path, path, &none, &first);
     }
     for (size_t i = 0; i < f.n; i++) {
@@ -239,12 +260,32 @@ static int build(struct db *d, const struct web_static *st, const char *out, siz
     return 0;
 }
 
+static int html_with_tags(const struct cli_values *v, const char *exe, char *dir, size_t dirn,
+                          const struct db_tag *tags);
+
 static int run_html(const struct cli_values *v, const char *exe)
 {
     if (!v->npos)
         return cli_usage_error(CMD_HTML, "no trace file given");
     char dir[4200], err[1200];
-    web_static_dir(exe, dir, sizeof(dir));
+    struct db_tag *tags = NULL;
+    char **names = NULL;
+    int te = db_cli_tags(v->db.tags.v, v->db.tags.n, &tags, &names, err, sizeof(err));
+    if (te) {
+        db_cli_tags_free(tags, names, v->db.tags.n);
+        return te == -1 ? cli_usage_error(CMD_HTML, "%s", err)
+                        : cli_fail("html", "out of memory", cli_advice(PTC_E_NOMEM));
+    }
+    int rc = html_with_tags(v, exe, dir, sizeof(dir), tags);
+    db_cli_tags_free(tags, names, v->db.tags.n);
+    return rc;
+}
+
+static int html_with_tags(const struct cli_values *v, const char *exe, char *dir, size_t dirn,
+                          const struct db_tag *tags)
+{
+    char err[1200];
+    web_static_dir(exe, dir, dirn);
     struct web_static st;
     if (web_static_load(dir, &st, err, sizeof(err)))
         return cli_fail("html", err, "reinstall ptcall, or build it (its data directory holds "
@@ -267,7 +308,7 @@ static int run_html(const struct cli_values *v, const char *exe)
         rc = cli_fail("html", d.err, "check $TMPDIR");
     } else {
         for (int i = 0; i < v->npos && !rc; i++)
-            rc = add_trace(&d, v->pos[i]);
+            rc = add_trace(&d, v->pos[i], tags, (size_t)v->db.tags.n);
         if (!rc)
             rc = build(&d, &st, v->output, (size_t)v->npos);
         db_close(&d);

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "cli_common.h"
+#include "db_ingest.h"
 #include "db_query.h"
 #include "db_schema.h"
 
@@ -193,4 +194,34 @@ const char *db_cli_advice(int pg, int e)
                   : "check the disk and the file; if they are sound, report this as a ptcall "
                     "bug";
     }
+}
+
+int db_cli_tags(const char *const *v, int n, struct db_tag **tags, char ***names, char *err,
+                size_t errn)
+{
+    *tags = calloc((size_t)n + 1, sizeof(**tags));
+    *names = calloc((size_t)n + 1, sizeof(**names));
+    if (!*tags || !*names)
+        return -2;
+    for (int i = 0; i < n; i++) {
+        const char *t = v[i], *eq = strchr(t, '=');
+        if (!eq || !((*names)[i] = strndup(t, (size_t)(eq - t))))
+            return -2;
+        (*tags)[i] = (struct db_tag){(*names)[i], eq + 1};
+        for (int k = 0; k < i; k++)
+            if (!strcmp((*names)[k], (*names)[i])) {
+                snprintf(err, errn, "--tag %s is given twice: a run has one value per tag",
+                         (*names)[i]);
+                return -1;
+            }
+    }
+    return 0;
+}
+
+void db_cli_tags_free(struct db_tag *tags, char **names, int n)
+{
+    for (int i = 0; names && i < n; i++)
+        free(names[i]);
+    free(names);
+    free(tags);
 }

@@ -31,6 +31,14 @@ int db_cli_parse_runs(const char *val, void *field, char *err, size_t errn);
 /* sum, mean, median, max: comma-separated or repeated */
 int db_cli_parse_stats(const char *val, void *field, char *err, size_t errn);
 
+/* The --tag NAME=VALUE strings v[0..n) (checked by db_cli_check_tag) as tags to store, for
+ * db add and html: 0; -1 with what is wrong in err when a NAME is given twice (a run has one
+ * value per tag); -2 out of memory. *tags and *names are freed by db_cli_tags_free. */
+struct db_tag;
+int db_cli_tags(const char *const *v, int n, struct db_tag **tags, char ***names, char *err,
+                size_t errn);
+void db_cli_tags_free(struct db_tag *tags, char **names, int n);
+
 /* What to do about a database error e (-DB_E_*) of a PostgreSQL (pg) or SQLite database:
  * `ptcall db` and `ptcall serve` say the same. */
 const char *db_cli_advice(int pg, int e);

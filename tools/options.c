@@ -105,7 +105,7 @@ const struct cli_command cli_commands[CMD_COUNT] = {
                    "spread), one function across runs with its callers and callees, a run's "
                    "call graph and flame graph, two runs compared, and the JSON API behind "
                    "every page (/api/v1/...). Stops on SIGINT or SIGTERM. See docs/web.md."},
-    [CMD_HTML] = {"html", "FILE.ptc... [-o report.html]",
+    [CMD_HTML] = {"html", "[--tag NAME=VALUE]... FILE.ptc... [-o report.html]",
                   "the web page's views of a few runs as one self-contained HTML file",
                   "Writes one HTML file that opens from disk with no server (the chart "
                   "library inlined): the runs, the hot functions over them, each function "
@@ -591,10 +591,10 @@ static const struct cli_opt opts[] = {
      .flags = CLI_O_NONEMPTY,
      .help = "the runs database: an SQLite file (default $PTCALL_DB, else ptcall.db) or "
              "postgresql://[USER@]HOST[:PORT]/DBNAME (libpq's URLs and parameters)"},
-    {.name = "--tag", .metavar = "NAME=VALUE", .cmds = DBA | CVA, LIST(db.tags, 0),
+    {.name = "--tag", .metavar = "NAME=VALUE", .cmds = DBA | CVA | HTM, LIST(db.tags, 0),
      .parse = db_cli_check_tag,
      .help = "store this tag with each run, or with the campaign of a .ptcov (repeatable, one "
-             "value per NAME)"},
+             "value per NAME); html: the tags its pages show, name=NAME names the runs"},
     {.name = "--campaign", .metavar = "NAME", .cmds = DBA | CVA, STRING(cov.campaign),
      .flags = CLI_O_NONEMPTY,
      .help = "the campaign a .ptcov is a part of (default: PROGRAM-YYYY-MM-DD, the day its "

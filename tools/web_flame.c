@@ -90,6 +90,11 @@ static int same_file(int fd, const char *hex, uint64_t bytes)
     return k == 0 && n == bytes && !strcmp(got, hex);
 }
 
+int web_trace_same_file(int fd, const char *content_hash, uint64_t bytes)
+{
+    return same_file(fd, content_hash, bytes);
+}
+
 int web_flame_svg(const char *trace, const char *content_hash, uint64_t bytes, char **svg,
                   size_t *len, char *err, size_t n)
 {

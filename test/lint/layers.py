@@ -122,7 +122,8 @@ FLOORS = {
         ["api_runs.c", "api_run.c", "api_hot.c", "api_function.c", "api_diff.c",  # views
          "api_campaign.c",
          "web_page_campaign.c",
-         "api_callgraph.c"],                                    # the run's call graph                                # the campaign pages' paths
+         "api_callgraph.c"],                                    # the campaign pages' paths; the run's call graph
+        ["api_threads.c"],                                      # a run's threads (its trace)
         ["api_campaign_compare.c"],                             # campaigns compared
         ["web_api.c"],                                          # the router, pages' objects
         ["web_http.c"],                                         # libmicrohttpd

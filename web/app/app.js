@@ -42,21 +42,10 @@
     });
   }
 
-  function fmtNum(v) {
-    if (v === null || v === undefined) return "-";
-    if (Number.isInteger(v)) return String(v);
-    return v.toFixed(2);
-  }
-
-  function fmtTime(v, unit) {
-    if (v === null || v === undefined) return "-";
-    if (unit !== "ns") return fmtNum(v);
-    var a = Math.abs(v);
-    if (a >= 1e9) return (v / 1e9).toFixed(3) + " s";
-    if (a >= 1e6) return (v / 1e6).toFixed(3) + " ms";
-    if (a >= 1e3) return (v / 1e3).toFixed(3) + " us";
-    return fmtNum(v) + " ns";
-  }
+  /* web/app/tables.js (loaded first): figures with separators and units, sortable tables,
+   * filter boxes; campaign.js uses the same */
+  var T = window.ptcallTables;
+  var fmtNum = T.fmtInt, fmtTime = T.fmtTime;
 
   function fmtDate(ns) {
     if (ns === null || ns === undefined) return "-";
@@ -142,6 +131,32 @@
     return Object.keys(tags).map(function (k) { return k + "=" + tags[k]; }).join(" ");
   }
 
+  /* a run's name: its tag name=, else its trace file's base name (`ptcall html --tag`,
+   * `db add --tag` set tags) */
+  function runName(r) {
+    if (r.tags && r.tags.name) return r.tags.name;
+    var t = r.trace || "";
+    return t.slice(t.lastIndexOf("/") + 1) || r.program;
+  }
+
+  function runLabel(r) {
+    var t = tagsText(r.tags || {});
+    return r.id + ": " + runName(r) + " (" + r.program + ")" + (t ? " " + t : "");
+  }
+
+  /* a function's name in a table: whole (it wraps), and in the title too */
+  function fnCell(id, name, fq, cls) {
+    return el("td", {cls: "fn"}, [el("a", {href: href("/functions/" + id + (fq ? qs(fq) : "")),
+                                           cls: cls || "fn-link", title: name, text: name})]);
+  }
+
+  /* the runs' names by id (one question per page) */
+  var runsDoc = null;
+  function allRuns() {
+    if (!runsDoc) runsDoc = api("/api/v1/runs");
+    return runsDoc.then(function (res) { return res.status === 200 ? res.body.runs : []; });
+  }
+
   /* ---- runs ---------------------------------------------------------------------------- */
 
   function pageRuns() {
@@ -154,8 +169,9 @@
         if (r.totals.gaps || r.totals.lost_events)
           q.title = r.totals.gaps + " gaps, " + r.totals.lost_events + " lost events";
         return el("tr", {"data-run": String(r.id)}, [
-          el("td", null, [el("a", {href: href("/runs/" + r.id), cls: "run-link",
-                                   text: String(r.id)})]),
+          el("td", {"data-v": String(r.id)}, [el("a", {href: href("/runs/" + r.id),
+                                                        cls: "run-link", text: String(r.id)}),
+                                              el("span", {cls: "run-name", text: " " + runName(r)})]),
           el("td", {text: r.program}), el("td", {text: fmtDate(r.start_ns)}),
           num(r.duration_ns, fmtTime(r.duration_ns, "ns")), el("td", {text: r.backend}), q,
           num(r.totals.events), num(r.totals.calls), num(r.functions),
@@ -164,8 +180,10 @@
       });
       show([el("h1", {text: "Runs"}), filterForm("/runs", params),
             el("p", {id: "count", text: runs.length + " runs"}),
-            table("runs", ["run", "program", "started (UTC)", "duration", "backend", "quality",
-                           "events", "calls", "functions", "tags", "host"], rows)]);
+            T.tableWithFilter(table("runs", ["run", "program", "started (UTC)", "duration",
+                                             "backend", "quality", "events", "calls",
+                                             "functions", "tags", "host"], rows), -1,
+                              "name, program or tag")]);
     });
   }
 
@@ -173,46 +191,105 @@
 
   var STATS = ["sum", "mean", "median", "max", "min", "stddev"];
 
+  /* Horizontal bars, one per function, the whole name above its bar and the value (with its
+   * unit) at the bar's end: every bar labelled, no name cut. SVG text is set as text. */
   function bars(container, labels, values, unit) {
-    if (typeof uPlot === "undefined" || !values.length) return;
-    var xs = values.map(function (_, i) { return i + 1; });
-    var opts = {
-      width: Math.min(1100, Math.max(400, document.body.clientWidth - 40)), height: 260,
-      legend: {show: false},
-      scales: {x: {time: false, range: [0.5, values.length + 0.5]}},
-      axes: [{values: function (u, vals) {
-                return vals.map(function (v) {
-                  var s = labels[v - 1];
-                  return Number.isInteger(v) && s !== undefined ? s.slice(0, 14) : "";
-                });
-              }, rotate: 0, size: 40},
-             {values: function (u, vals) { return vals.map(function (v) {
-                return fmtTime(v, unit); }); }, size: 90}],
-      series: [{}, {label: "value", fill: "rgba(214,90,49,0.7)", stroke: "rgb(170,60,30)",
-                    paths: uPlot.paths.bars({size: [0.7, 60]}), points: {show: false}}]
-    };
-    new uPlot(opts, [xs, values], container);
+    if (!values.length) return;
+    var longest = Math.max.apply(null, labels.map(function (l) { return l.length; }));
+    var W = Math.max(700, Math.min(1100, document.body.clientWidth - 40), 7.3 * longest + 20);
+    var VAL = 130, ROW = 34, max = Math.max.apply(null, values.concat([0])) || 1;
+    var svg = svgEl("svg", {"class": "hbars", width: W, height: 8 + values.length * ROW,
+                            role: "img"});
+    values.forEach(function (v, i) {
+      var y = 4 + i * ROW, w = Math.max(1, (W - VAL - 16) * (v || 0) / max);
+      var shown = unit === "" ? fmtNum(v) + " calls" : fmtTime(v, unit);
+      var g = svgEl("g", {"class": "hbar", "data-v": String(v), "data-rank": String(i + 1)});
+      g.appendChild(svgEl("title", {}, labels[i] + ": " + shown));
+      g.appendChild(svgEl("text", {x: 6, y: y + 12, "class": "name"}, labels[i]));
+      g.appendChild(svgEl("rect", {"class": "bar", x: 6, y: y + 16, width: w, height: 13}));
+      g.appendChild(svgEl("text", {x: 12 + w, y: y + 27, "class": "val"}, shown));
+      svg.appendChild(g);
+    });
+    container.appendChild(svg);
+  }
+
+  /* The hot page is about one program unless asked for all (program=*): by default the
+   * program of the most recent run the filters keep. A picker lists the programs stored. */
+  function hotProgram(params) {
+    var f = new URLSearchParams();
+    ["tag", "runs", "since", "until"].forEach(function (k) {
+      params.getAll(k).forEach(function (v) { f.append(k, v); });
+    });
+    var listed = FILE ? allRuns() : api("/api/v1/runs" + qs(f)).then(function (res) {
+      return res.status === 200 ? res.body.runs : [];
+    });
+    return Promise.all([allRuns(), listed]).then(function (x) {
+      var programs = [];
+      x[0].forEach(function (r) { if (programs.indexOf(r.program) < 0) programs.push(r.program); });
+      programs.sort();
+      var chosen = params.getAll("program");
+      if (!chosen.length && x[1].length) {
+        var last = x[1].reduce(function (a, r) {
+          return r.start_ns > a.start_ns || (r.start_ns === a.start_ns && r.id > a.id) ? r : a;
+        });
+        chosen = [last.program];
+      }
+      return {programs: programs, chosen: chosen};
+    });
+  }
+
+  function programPicker(pp, params) {
+    var s = el("select", {id: "program-picker", name: "program"});
+    var cur = pp.chosen.length === 1 ? pp.chosen[0] : pp.chosen.length ? "" : "*";
+    var opts = [["*", "all programs"]].concat(pp.programs.map(function (p) { return [p, p]; }));
+    if (cur === "") opts.push(["", pp.chosen.join(", ")]);
+    opts.forEach(function (o) {
+      var e = el("option", {value: o[0], text: o[1]});
+      if (o[0] === cur) e.selected = true;
+      s.appendChild(e);
+    });
+    s.addEventListener("change", function () {
+      var p = new URLSearchParams(params);
+      p.delete("program");
+      if (s.value !== "") p.set("program", s.value);
+      location.href = href("/hot" + qs(p));
+      if (FILE) route();
+    });
+    return el("label", {cls: "picker"}, ["program ", s]);
   }
 
   function pageHot() {
     var params = query();
+    hotProgram(params).then(function (pp) { hotWith(params, pp); });
+  }
+
+  function hotWith(params, pp) {
     var p = new URLSearchParams(params);
-    if (FILE) p = new URLSearchParams();
-    api("/api/v1/hot" + qs(p)).then(function (res) {
+    p.delete("program");
+    pp.chosen.forEach(function (x) { if (x !== "*") p.append("program", x); });
+    var path = "/api/v1/hot" + qs(p);
+    /* the report file holds the hot answer over all runs and one per program */
+    if (FILE) path = pp.chosen.length === 1 && pp.chosen[0] !== "*" ?
+                     "/api/v1/hot?program=" + pp.chosen[0] : "/api/v1/hot";
+    api(path).then(function (res) {
       if (res.status !== 200) return fail(res);
       var h = res.body;
       var unit = h.time_unit;
       var fq = new URLSearchParams();
-      ["tag", "program", "runs", "since", "until"].forEach(function (k) {
+      ["tag", "runs", "since", "until"].forEach(function (k) {
         params.getAll(k).forEach(function (v) { fq.append(k, v); });
       });
+      pp.chosen.forEach(function (x) { if (x !== "*") fq.append("program", x); });
+      var lacking = 0;
       var rows = h.functions.map(function (f) {
         var st = function (m, s) { return f[m] ? f[m][s] : null; };
+        /* the statistics count a run that did not call the function as 0 (as db query and
+         * report do): said in words where that is so */
+        var missing = h.nruns - f.runs;
+        if (missing > 0) lacking++;
         return el("tr", {"data-function": String(f.id)}, [
-          num(f.rank),
-          el("td", null, [el("a", {href: href("/functions/" + f.id + qs(fq)), cls: "fn-link",
-                                   text: f.name})]),
-          el("td", {text: f.module}), num(f.runs),
+          num(f.rank), fnCell(f.id, f.name, fq),
+          el("td", {text: f.module}), num(f.runs, fmtNum(f.runs) + " of " + fmtNum(h.nruns)),
           num(st("calls", "sum")), num(st("calls", "mean")), num(st("calls", "median")),
           num(st("calls", "stddev")),
           num(st("self", "sum"), fmtTime(st("self", "sum"), unit)),
@@ -220,7 +297,9 @@
           num(st("self", "median"), fmtTime(st("self", "median"), unit)),
           num(st("self", "stddev"), fmtTime(st("self", "stddev"), unit)),
           num(st("total", "sum"), fmtTime(st("total", "sum"), unit)),
-          num(st("total", "mean"), fmtTime(st("total", "mean"), unit))]);
+          num(st("total", "mean"), fmtTime(st("total", "mean"), unit)),
+          el("td", {cls: "note", text: missing > 0 ? "median over " + fmtNum(h.nruns) +
+            " runs, " + fmtNum(missing) + " of which did not call it (they count 0)" : ""})]);
       });
       var chart = el("div", {id: "hot-chart", cls: "chart"});
       var topN = h.functions.slice(0, 20);
@@ -228,19 +307,34 @@
                  select("stat", [""].concat(STATS), params.get("stat")),
                  el("label", null, ["top ", el("input", {name: "top", size: "4",
                                                          value: params.get("top") || ""})])];
-      show([el("h1", {text: "Hot functions"}), filterForm("/hot", params, ext),
-            el("p", {id: "summary", text: "over " + h.nruns + " runs (" + h.runs.join(", ") +
-              "), ranked by the " + h.stat + " of " + h.sort +
-              (h.mixed_time_units ? "; the runs mix time units: calls only" : "") +
-              (h.more ? "; " + h.more + " more functions not shown" : "")}),
-            el("h2", {text: "Top " + topN.length + " by " + h.stat + " of " + h.sort}), chart,
-            table("hot", ["rank", "function", "module", "runs", "calls sum", "calls mean",
-                          "calls median", "calls stddev (n\u22121)", "self sum", "self mean",
-                          "self median", "self stddev (n\u22121)", "total sum", "total mean"],
-                  rows)]);
-      bars(chart, topN.map(function (f) { return f.name; }),
-           topN.map(function (f) { return f[h.sort] ? f[h.sort][h.stat] : 0; }),
-           h.sort === "calls" ? "" : unit);
+      var form = filterForm("/hot", params, ext);
+      /* the program is the picker's: the form's own program box would fight it */
+      if (form) form.querySelector("input[name=program]").parentNode.remove();
+      var names = {};
+      return allRuns().then(function (all) {
+        all.forEach(function (r) { names[r.id] = runName(r); });
+        var which = pp.chosen.length === 1 && pp.chosen[0] === "*" ? "all programs" :
+                    "program " + pp.chosen.join(", ");
+        show([el("h1", {text: "Hot functions"}), programPicker(pp, params), form,
+              el("p", {id: "summary", text: which + ": over " + fmtNum(h.nruns) + " runs (" +
+                h.runs.map(function (id) { return id + " " + (names[id] || ""); }).join(", ") +
+                "), ranked by the " + h.stat + " of " + h.sort +
+                (h.mixed_time_units ? "; the runs mix time units: calls only" : "") +
+                (h.more ? "; " + fmtNum(h.more) + " more functions not shown" : "")}),
+              lacking ? el("p", {id: "median-note", cls: "note", text: lacking + " of the " +
+                h.functions.length + " functions shown were not called in every one of the " +
+                fmtNum(h.nruns) + " runs: their means, medians and spreads count those runs as " +
+                "0 (the note column says how many); choose one program, or runs= that call " +
+                "them, to compare like with like"}) : null,
+              el("h2", {text: "Top " + topN.length + " by " + h.stat + " of " + h.sort}), chart,
+              T.tableWithFilter(table("hot", ["rank", "function", "module", "runs", "calls sum",
+                "calls mean", "calls median", "calls stddev (n\u22121)", "self sum",
+                "self mean", "self median", "self stddev (n\u22121)", "total sum",
+                "total mean", "note"], rows), 1, "function name")]);
+        bars(chart, topN.map(function (f) { return f.name; }),
+             topN.map(function (f) { return f[h.sort] ? f[h.sort][h.stat] : 0; }),
+             h.sort === "calls" ? "" : unit);
+      });
     });
   }
 
@@ -273,22 +367,26 @@
   }
 
   function edgeTable(id, edges, fq) {
-    return table(id, ["function", "calls", "runs"], edges.map(function (e) {
-      return el("tr", null, [
-        el("td", null, [el("a", {href: href("/functions/" + e.id + qs(fq)), text: e.name})]),
-        num(e.calls), num(e.runs)]);
-    }));
+    return T.tableWithFilter(table(id, ["function", "calls", "runs"], edges.map(function (e) {
+      return el("tr", {"data-function": String(e.id)}, [fnCell(e.id, e.name, fq, "edge-link"),
+                                                         num(e.calls), num(e.runs)]);
+    })), 0, "function name");
   }
 
   function pageFunction(id) {
     var params = query();
-    api("/api/v1/functions/" + id + (FILE ? "" : qs(params))).then(function (res) {
+    Promise.all([api("/api/v1/functions/" + id + (FILE ? "" : qs(params))), allRuns()])
+    .then(function (x) {
+      var res = x[0], names = {};
+      x[1].forEach(function (r) { names[r.id] = runName(r); });
       if (res.status !== 200) return fail(res);
       var d = res.body, f = d.function;
       var rows = d.runs.map(function (p) {
         return el("tr", {"data-run": String(p.run)}, [
-          el("td", null, [el("a", {href: href("/runs/" + p.run), cls: "run-link",
-                                   text: String(p.run)})]),
+          el("td", {"data-v": String(p.run)}, [el("a", {href: href("/runs/" + p.run),
+                                                        cls: "run-link", text: String(p.run)}),
+                                              el("span", {cls: "run-name",
+                                                          text: " " + (names[p.run] || "")})]),
           el("td", {text: p.program}), el("td", {text: fmtDate(p.start_ns)}),
           num(p.calls), num(p.self, fmtTime(p.self, p.time_unit)),
           num(p.total, fmtTime(p.total, p.time_unit))]);
@@ -300,8 +398,9 @@
             el("p", {cls: "where", text: f.module + (f.file ? "  " + f.file + ":" + f.line : "") +
               (f.linkage_name !== f.name ? "  (" + f.linkage_name + ")" : "")}),
             el("h2", {text: "Calls, self and total time, run by run"}), chart,
-            table("function-runs", ["run", "program", "started (UTC)", "calls", "self",
-                                    "total"], rows),
+            T.tableWithFilter(table("function-runs", ["run", "program", "started (UTC)",
+                                                      "calls", "self", "total"], rows), -1,
+                              "run name or program"),
             el("div", {cls: "cols"}, [
               el("div", null, [el("h2", {text: "Callers"}), edgeTable("callers", d.callers,
                                                                       params)]),
@@ -347,6 +446,38 @@
     });
   }
 
+  /* the run's threads, read from its trace file (the database keeps none): a table, or why
+   * not (the flame graph's 410 when the file is not the one stored) */
+  function threads(box, path) {
+    api(path).then(function (res) {
+      if (res.status !== 200) {
+        box.appendChild(el("p", {cls: "error", id: "threads-error",
+                                 "data-status": String(res.status),
+                                 text: res.body && res.body.error ? res.body.error :
+                                       "HTTP " + res.status}));
+        return;
+      }
+      var unit = res.body.time_unit;
+      /* times from the run's first event (the trace's clock starts anywhere) */
+      var t0 = Math.min.apply(null, res.body.threads.map(function (t) {
+        return t.first === null ? Infinity : t.first; }));
+      var rel = function (v) { return v === null ? "-" : "+" + fmtTime(v - t0, unit); };
+      var rows = res.body.threads.map(function (t) {
+        return el("tr", {"data-tid": String(t.tid)}, [
+          num(t.tid, String(t.tid)), el("td", {cls: "fn", text: t.name === null ? "-" : t.name}),
+          el("td", {cls: "fn", text: (t.process === null ? "-" : t.process) + " (" + t.pid + ")"}),
+          num(t.calls), num(t.events),
+          num(t.first, rel(t.first)), num(t.last, rel(t.last)),
+          num(t.last !== null && t.first !== null ? t.last - t.first : null,
+              t.last !== null ? fmtTime(t.last - t.first, unit) : "-"),
+          num(t.gaps), num(t.lost_events)]);
+      });
+      box.appendChild(T.tableWithFilter(table("run-threads", ["tid", "name", "process", "calls",
+        "events", "first event", "last event", "span", "gaps", "lost events"], rows), 1,
+        "thread name"));
+    });
+  }
+
   function pageRun(id) {
     api("/api/v1/runs/" + id).then(function (res) {
       if (res.status !== 200) return fail(res);
@@ -357,8 +488,8 @@
                   ["exit", r.command ? (r.command.signal !== null ? "signal " + r.command.signal
                                         : "status " + r.command.exit_status) : "-"],
                   ["backend", r.backend + " (" + r.time_unit + ")"], ["quality", r.quality],
-                  ["events", String(r.totals.events)], ["gaps", String(r.totals.gaps)],
-                  ["lost events", String(r.totals.lost_events)], ["trace", r.trace],
+                  ["events", fmtNum(r.totals.events)], ["gaps", fmtNum(r.totals.gaps)],
+                  ["lost events", fmtNum(r.totals.lost_events)], ["trace", r.trace],
                   ["tags", tagsText(r.tags) || "-"]];
       // a trace that does not hold its threads' whole lives (attach, snapshot) or that ended
       // with calls still running (docs/usage.md, Windows): said, as report says it
@@ -386,22 +517,26 @@
       });
       var rows = d.functions.map(function (f) {
         return el("tr", {"data-function": String(f.id)}, [
-          el("td", null, [el("a", {href: href("/functions/" + f.id), cls: "fn-link",
-                                   text: f.name})]),
+          fnCell(f.id, f.name, null),
           el("td", {text: f.module}), num(f.calls), num(f.self, fmtTime(f.self, unit)),
           num(f.total, fmtTime(f.total, unit)),
           el("td", {cls: "state", text: f.state || "traced"})]);
       });
       var flameBox = el("div", {id: "flame-box"}), cgBox = el("div", {id: "callgraph-area"});
+      var threadsBox = el("div", {id: "threads-box"});
       var cmp = FILE ? null : el("p", null, [el("a", {href: "/diff?base=" + r.id,
                                                      text: "compare with another run"})]);
-      show([el("h1", {text: "Run " + r.id + ": " + r.program}), dl, cmp,
+      show([el("h1", {text: "Run " + r.id + ": " + runName(r) + " (" + r.program + ")"}), dl, cmp,
             el("h2", {text: "Functions (by " + d.sort + ")"}),
-            table("run-functions", ["function", "module", "calls", "self", "total", "state"], rows),
+            T.tableWithFilter(table("run-functions", ["function", "module", "calls", "self",
+                                                      "total", "state"], rows), 0,
+                              "function name"),
             d.more ? el("p", {text: d.more + " more functions not shown"}) : null,
             el("h2", {text: "Call graph"}), cgBox,
-            el("h2", {text: "Flame graph"}), flameBox]);
+            el("h2", {text: "Flame graph"}), flameBox,
+            el("h2", {text: "Threads"}), threadsBox]);
       flame(flameBox, d.flame_graph);
+      threads(threadsBox, "/api/v1/runs/" + r.id + "/threads");
       // the call graph laid out by Graphviz (callgraph.js)
       window.ptcallCallgraph.mount(cgBox, {run: r.id, api: api, href: href, file: FILE});
     });
@@ -419,8 +554,7 @@
       ["base", "new"].forEach(function (n) {
         var s = el("select", {name: n});
         runs.forEach(function (r) {
-          var o = el("option", {value: String(r.id), text: r.id + ": " + r.program + " " +
-                                tagsText(r.tags)});
+          var o = el("option", {value: String(r.id), text: runLabel(r)});
           if (String(r.id) === params.get(n)) o.selected = true;
           s.appendChild(o);
         });
@@ -432,6 +566,7 @@
         var p = new URLSearchParams();
         p.set("base", f.elements.base.value);
         p.set("new", f.elements["new"].value);
+        if (params.get("rank")) p.set("rank", params.get("rank"));
         location.href = href("/diff" + qs(p));
         if (FILE) route();
       });
@@ -440,8 +575,16 @@
         return;
       }
       var anyway = params.get("allow_different") === "1";
+      /* rank=MEASURE.abs|MEASURE.pct: the API ranks by the measure's absolute change (and
+       * keeps the top 100 of it); the page orders those by the chosen key */
+      var rank = /^(calls|self|total)\.(abs|pct)$/.test(params.get("rank") || "") ?
+                 params.get("rank") : "";
+      var rankM = rank ? rank.split(".")[0] : "";
       api("/api/v1/diff?base=" + encodeURIComponent(base) + "&new=" +
-          encodeURIComponent(nw) + (anyway && !FILE ? "&allow_different=1" : "")).then(function (res) {
+          encodeURIComponent(nw) + (anyway && !FILE ? "&allow_different=1" : "") +
+          (rankM && !FILE ? "&sort=" + rankM : "") +
+          (params.get("top") && !FILE ? "&top=" + encodeURIComponent(params.get("top")) : ""))
+      .then(function (res) {
         if (res.status !== 200) {
           /* the two runs cannot be compared: say why, and keep the form to choose others */
           var msg = res.body && res.body.error ? res.body.error : "HTTP " + res.status;
@@ -459,25 +602,65 @@
           return show(parts);
         }
         var d = res.body, unit = d.base.time_unit;
+        if (!rank) rank = d.sort + ".abs";
+        var rm = rank.split(".")[0], byPct = rank.split(".")[1] === "pct";
         var rows = d.functions.map(function (x) {
-          var cells = [el("td", null, [el("a", {href: href("/functions/" + x.id),
-                                                text: x.name})]),
+          var cells = [fnCell(x.id, x.name, null),
                        el("td", {cls: "st-" + x.status, text: x.status})];
           ["calls", "self", "total"].forEach(function (m) {
             var v = x[m];
             var fmt = m === "calls" ? fmtNum : function (t) { return fmtTime(t, unit); };
-            if (!v) cells.push(num(null), num(null), num(null));
-            else cells.push(num(v.base, fmt(v.base)), num(v["new"], fmt(v["new"])),
-                            num(v.change, (v.change > 0 ? "+" : "") + fmt(v.change)));
+            if (!v) cells.push(num(null), num(null), num(null), num(null));
+            else {
+              var pc = T.pct(v.base, v.change);
+              cells.push(num(v.base, fmt(v.base)), num(v["new"], fmt(v["new"])),
+                         num(v.change, (v.change > 0 ? "+" : "") + fmt(v.change)),
+                         el("td", {cls: "num pct", "data-v": pc === null ? "" : String(pc),
+                                   text: pc === null ? (x.status === "new" ? "new" :
+                                     v.change ? "-" : "0 %") : T.fmtPct(pc)}));
+            }
           });
-          return el("tr", {"data-function": String(x.id)}, cells);
+          /* coloured by the ranked measure's change: less (faster, fewer calls) is better;
+           * the sign and the % say the same in text */
+          var c = x[rm] ? x[rm].change : null;
+          var tr = el("tr", {"data-function": String(x.id),
+                             cls: c < 0 ? "better" : c > 0 ? "worse" : ""}, cells);
+          var p = x[rm] ? T.pct(x[rm].base, x[rm].change) : null;
+          /* what the ranking orders by: a new or gone function's % is unbounded: first */
+          tr.dataset.rank = String(byPct ? (p === null ? (c ? Infinity : 0) : Math.abs(p))
+                                         : Math.abs(c || 0));
+          return tr;
+        });
+        rows.sort(function (a, b) { return Number(b.dataset.rank) - Number(a.dataset.rank); });
+        var rsel = el("select", {id: "diff-rank", name: "rank"});
+        ["total", "self", "calls"].forEach(function (m) {
+          [["abs", "largest change of " + m], ["pct", "largest % change of " + m]].forEach(function (k) {
+            var o = el("option", {value: m + "." + k[0], text: k[1]});
+            if (m + "." + k[0] === rank) o.selected = true;
+            rsel.appendChild(o);
+          });
+        });
+        rsel.addEventListener("change", function () {
+          var p = new URLSearchParams(params);
+          p.set("rank", rsel.value);
+          location.href = href("/diff" + qs(p));
+          if (FILE) route();
+        });
+        var heads = ["function", "status"];
+        ["calls", "self", "total"].forEach(function (m) {
+          heads.push(m + " before", m + " after", m + " change", m + " % change");
         });
         show([el("h1", {text: "Run " + d.base.id + " \u2192 run " + d.new.id}), f,
-              el("p", {text: "largest change of " + d.sort + " first" +
-                       (d.more ? "; " + d.more + " more functions not shown" : "")}),
-              table("diff", ["function", "status", "calls before", "calls after",
-                             "calls change", "self before", "self after", "self change",
-                             "total before", "total after", "total change"], rows)]);
+              el("p", null, [el("label", null, ["rank by ", rsel])]),
+              el("p", {id: "diff-order", text: (byPct ? "largest % change of " :
+                       "largest change of ") + rm + " first" +
+                       (d.more ? "; " + fmtNum(d.more) + " more functions not shown" : "")}),
+              el("p", {cls: "legend", id: "diff-legend"}, [
+                el("span", {cls: "better", text: "better: less " + (rm === "calls" ? "calls" :
+                            rm + " time") + " in run " + d.new.id + " (\u2212)"}),
+                el("span", {cls: "worse", text: "worse: more (+)"}),
+                "coloured by the change of " + rm + "; the sign and % say the same"]),
+              T.tableWithFilter(table("diff", heads, rows), 0, "function name")]);
       });
     });
   }

@@ -12,13 +12,8 @@
 
   /* ---- formatting ------------------------------------------------------------------------ */
 
-  /* integers with thousands separators (10,000); the exact figure stays in data-v */
-  function fmtInt(v) {
-    if (v === null || v === undefined) return "-";
-    if (!Number.isInteger(v))
-      return v.toLocaleString("en-US", {minimumFractionDigits: 2, maximumFractionDigits: 2});
-    return v.toLocaleString("en-US");
-  }
+  var T = window.ptcallTables; /* web/app/tables.js: one copy of the table helpers */
+  var fmtInt = T.fmtInt, sortable = T.sortable;
 
   /* a duration in ms as 1h02m03s, 3m07s, 12.5s */
   function fmtDur(ms) {
@@ -53,45 +48,6 @@
     if (end === null || end === undefined || end <= c.last_new_ms)
       return "new at the end (" + fmtDur(c.last_new_ms) + ")";
     return "since " + fmtDur(c.last_new_ms) + " (" + fmtDur(end - c.last_new_ms) + ")";
-  }
-
-  /* ---- sortable tables ---------------------------------------------------------------------- */
-
-  function cellKey(td) {
-    if (td.hasAttribute("data-v")) {
-      var v = td.getAttribute("data-v");
-      return v === "" ? null : Number(v);
-    }
-    return td.textContent;
-  }
-
-  /* Clicking a column's head sorts the rows by it (numbers by their exact figure, data-v;
-   * text by the text), a second click the other way; aria-sort says which. */
-  function sortable(t) {
-    var heads = t.tHead.rows[0].cells;
-    Array.prototype.forEach.call(heads, function (th, col) {
-      th.classList.add("sortable");
-      th.setAttribute("tabindex", "0");
-      var go = function () {
-        var dir = th.getAttribute("aria-sort") === "ascending" ? -1 : 1;
-        Array.prototype.forEach.call(heads, function (h) { h.removeAttribute("aria-sort"); });
-        th.setAttribute("aria-sort", dir > 0 ? "ascending" : "descending");
-        var body = t.tBodies[0];
-        var rows = Array.prototype.slice.call(body.rows);
-        rows.sort(function (x, y) {
-          var a = cellKey(x.cells[col]), b = cellKey(y.cells[col]);
-          if (a === b) return 0;
-          if (a === null) return 1; /* no figure: last either way */
-          if (b === null) return -1;
-          if (typeof a === "number" && typeof b === "number") return dir * (a - b);
-          return dir * String(a).localeCompare(String(b));
-        });
-        rows.forEach(function (r) { body.appendChild(r); });
-      };
-      th.addEventListener("click", go);
-      th.addEventListener("keydown", function (ev) { if (ev.key === "Enter") go(); });
-    });
-    return t;
   }
 
   /* when the page's chart was drawn, in ms since the navigation started (after the next
