@@ -30,12 +30,21 @@ const char *web_arg(const struct web_args *a, const char *key); /* the last one,
 typedef int (*web_flame_fn)(const char *trace, const char *content_hash, uint64_t bytes,
                             char **svg, size_t *len, char *err, size_t n);
 
+/* The flame trees of the same file as JSON (outputs/flametree.c, docs/web.md "Flame tree"):
+ * thread is "all", a TID, or NULL (every tree); weight "calls", "self" or "total". The returns
+ * of web_flame_fn, and 2 when the trace has no times (weight other than calls), 3 when no
+ * thread of the trace is TID. */
+typedef int (*web_flame_json_fn)(const char *trace, const char *content_hash, uint64_t bytes,
+                                 const char *thread, const char *weight, char **json,
+                                 size_t *len, char *err, size_t n);
+
 struct web_cache;
 
 struct web_ctx {
     const char *where;        /* the database, for the answers (no password) */
     web_flame_fn flame;       /* NULL: no flame graphs */
     struct web_cache *cache;  /* hot-function answers (NULL: none) */
+    web_flame_json_fn flame_json; /* NULL: no flame trees */
 };
 
 struct web_resp {

@@ -41,6 +41,9 @@ int web_api_runs(const struct web_ctx *c, struct db *d, const struct web_args *a
 int web_api_run(const struct web_ctx *c, struct db *d, int64_t id, const struct web_args *a,
                 struct web_resp *r);
 int web_api_flame(const struct web_ctx *c, struct db *d, int64_t id, struct web_resp *r);
+/* GET /api/v1/runs/ID/flame.json?thread=TID|all&weight=calls|self|total (api_run.c) */
+int web_api_flame_json(const struct web_ctx *c, struct db *d, int64_t id,
+                       const struct web_args *a, struct web_resp *r);
 int web_api_hot(const struct web_ctx *c, struct db *d, const struct web_args *a,
                 struct web_resp *r);
 int web_api_function(const struct web_ctx *c, struct db *d, int64_t id,

@@ -25,7 +25,13 @@ void web_page_served(struct sbuf *b, enum web_page kind)
                "<link rel=\"stylesheet\" href=\"/static/uPlot.min.css\">"
                "<link rel=\"stylesheet\" href=\"/static/app.css\">"
                "<link rel=\"stylesheet\" href=\"/static/campaign.css\">"
+               "<link rel=\"stylesheet\" href=\"/static/d3-flamegraph.css\">"
+               "<link rel=\"stylesheet\" href=\"/static/flame.css\">"
                "<script src=\"/static/uPlot.iife.min.js\" defer></script>"
+               /* the flame graph: d3 first (d3-flame-graph needs the global d3) */
+               "<script src=\"/static/d3.min.js\" defer></script>"
+               "<script src=\"/static/d3-flamegraph.umd.min.js\" defer></script>"
+               "<script src=\"/static/flame.js\" defer></script>"
                /* before app.js: app.js routes /campaigns... to what it defines */
                "<script src=\"/static/campaign.js\" defer></script>"
                "<script src=\"/static/app.js\" defer></script></head>\n");
@@ -63,6 +69,8 @@ void web_page_inline(struct sbuf *b, const struct web_static *s, const char *non
     sb_printf(b, "<style nonce=\"%s\">", nonce);
     inline_body(b, s->data[WS_UPLOT_CSS], s->len[WS_UPLOT_CSS], 0);
     inline_body(b, s->data[WS_APP_CSS], s->len[WS_APP_CSS], 0);
+    inline_body(b, s->data[WS_FLAMEGRAPH_CSS], s->len[WS_FLAMEGRAPH_CSS], 0);
+    inline_body(b, s->data[WS_FLAME_CSS], s->len[WS_FLAME_CSS], 0);
     sb_puts(b, "</style>\n");
     sb_puts(b, "<script type=\"application/json\" id=\"ptcall-data\">");
     sb_add(b, data, len);
@@ -70,6 +78,14 @@ void web_page_inline(struct sbuf *b, const struct web_static *s, const char *non
     sb_printf(b, "<script nonce=\"%s\">", nonce);
     inline_body(b, s->data[WS_UPLOT_JS], s->len[WS_UPLOT_JS], 1);
     sb_puts(b, "</script>\n");
+    /* the flame graph: d3, d3-flame-graph (it needs the global d3), flame.js */
+    for (int i = WS_D3_JS; i <= WS_FLAME_JS; i++) {
+        if (i == WS_FLAMEGRAPH_CSS)
+            continue;
+        sb_printf(b, "<script nonce=\"%s\">", nonce);
+        inline_body(b, s->data[i], s->len[i], 1);
+        sb_puts(b, "</script>\n");
+    }
     sb_printf(b, "<script nonce=\"%s\">", nonce);
     inline_body(b, s->data[WS_APP_JS], s->len[WS_APP_JS], 1);
     sb_puts(b, "</script></head>\n<body data-page=\"hot\" data-mode=\"file\">\n");

@@ -7,6 +7,8 @@
 #include <stddef.h>
 
 enum { WS_APP_JS, WS_APP_CSS, WS_UPLOT_JS, WS_UPLOT_CSS, WS_CAMPAIGN_JS, WS_CAMPAIGN_CSS,
+       /* the interactive flame graph: d3, d3-flame-graph (npm), web/app/flame.js */
+       WS_D3_JS, WS_FLAMEGRAPH_JS, WS_FLAMEGRAPH_CSS, WS_FLAME_JS, WS_FLAME_CSS,
        WS_COUNT };
 struct web_static {
     const char *name[WS_COUNT]; /* the file names, as /static/NAME serves them */

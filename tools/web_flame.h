@@ -14,4 +14,9 @@
 int web_flame_svg(const char *trace, const char *content_hash, uint64_t bytes, char **svg,
                   size_t *len, char *err, size_t n);
 
+/* web_flame_json_fn (server/web.h): the flame trees (outputs/flametree.c) of the same file. */
+int web_flame_json(const char *trace, const char *content_hash, uint64_t bytes,
+                   const char *thread, const char *weight, char **json, size_t *len, char *err,
+                   size_t n);
+
 #endif

@@ -463,7 +463,8 @@
                             " hottest functions)"}),
             callGraph(d.functions.slice(0, 40), d.edges, unit),
             el("h2", {text: "Flame graph"}), flameBox]);
-      flame(flameBox, d.flame_graph);
+      if (window.ptcallFlame) window.ptcallFlame.run(flameBox, r.id, r.timed, SHARED); /* flame.js */
+      else flame(flameBox, d.flame_graph);
     });
   }
 
@@ -532,12 +533,16 @@
           });
           return el("tr", {"data-function": String(x.id)}, cells);
         });
+        var flameDiff = el("div", {id: "flame-diff-box"}); /* flame.js */
         show([el("h1", {text: "Run " + d.base.id + " \u2192 run " + d.new.id}), f,
               el("p", {text: "largest change of " + d.sort + " first" +
                        (d.more ? "; " + d.more + " more functions not shown" : "")}),
               table("diff", ["function", "status", "calls before", "calls after",
                              "calls change", "self before", "self after", "self change",
-                             "total before", "total after", "total change"], rows)]);
+                             "total before", "total after", "total change"], rows),
+              window.ptcallFlame ? el("h2", {text: "Differential flame graph"}) : null, flameDiff]);
+        if (window.ptcallFlame)
+          window.ptcallFlame.diff(flameDiff, d.base.id, d["new"].id, d.base.timed && d["new"].timed, SHARED);
       });
     });
   }
