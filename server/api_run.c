@@ -216,7 +216,6 @@ int web_api_flame_json(const struct web_ctx *c, struct db *d, int64_t id,
         web_json_head(&b, c, "flame");
         sb_printf(&b, ", \"run_id\": %lld, \"flame\": ", (long long)id);
         sb_add(&b, tree, len);
-        sb_puts(&b, "}\n");
         free(tree);
         db_runs_free(run, 1);
         return web_json_done(r, &b);

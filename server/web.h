@@ -72,8 +72,13 @@ int web_page_of(struct db *d, const char *path, const struct web_args *a, enum w
 
 /* The Content-Security-Policy of every answer: nothing but ptcall's own script and styles,
  * no inline script, no plugins, no framing, no requests elsewhere. */
+/* d3-flame-graph 5.0.0 (web/package-lock.json) adds its own styles as a <style> element when it
+ * loads: that one text (its SHA-256) may apply, nothing else inline. The flame test fails on
+ * the console error if another version changes it. */
+#define WEB_CSP_FLAMEGRAPH_STYLE "'sha256-PjPkXjWPssRCMzB6p5SnF25xrwIH7ThbVHWlE+SG1DE='"
 #define WEB_CSP                                                                                 \
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "           \
+    "default-src 'none'; script-src 'self'; style-src 'self' " WEB_CSP_FLAMEGRAPH_STYLE           \
+    "; img-src 'self' data:; "                                                                   \
     "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 /* Errors as documents: {"format_version": 1, "status": S, "error": "what"}. */

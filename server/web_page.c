@@ -62,8 +62,8 @@ void web_page_inline(struct sbuf *b, const struct web_static *s, const char *non
 {
     sb_puts(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
     sb_printf(b, "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-                 "script-src 'nonce-%s'; style-src 'nonce-%s'; img-src data:; base-uri 'none'; "
-                 "form-action 'none'\">", nonce, nonce);
+                 "script-src 'nonce-%s'; style-src 'nonce-%s' " WEB_CSP_FLAMEGRAPH_STYLE "; "
+                 "img-src data:; base-uri 'none'; form-action 'none'\">", nonce, nonce);
     sb_puts(b, "<meta name=\"viewport\" content=\"width=device-width\"><title>ptcall report"
                "</title>\n");
     sb_printf(b, "<style nonce=\"%s\">", nonce);
