@@ -122,6 +122,8 @@ struct ptc_view_opts {
     const char *title;
     int order;              /* enum ptc_order, for views that print lines */
     size_t reorder_window;  /* lines held to put threads in time order (0: default) */
+    const char *flame_thread; /* flame-json: the trees written: "all" (the threads merged), a
+                                 TID, or NULL (every thread's and all) */
 };
 /* AUTO: time order when the trace has times */
 enum ptc_order { PTC_ORDER_THREAD = 0, PTC_ORDER_TIME = 1, PTC_ORDER_AUTO = 2 };

@@ -14,6 +14,8 @@ const struct ptc_view_format ptc_export_formats[] = {
     {"folded", "folded stacks for flamegraph.pl, inferno, speedscope (--weight calls|self)", 0,
      ptc_view_folded},
     {"svg", "a flame graph as one SVG file (--weight calls|self)", 0, ptc_view_svg},
+    {"flame-json", "a flame graph's trees as JSON: one per thread and all threads "
+                   "(--weight calls|self|total; docs/web.md)", 0, ptc_view_flametree},
     {"events", "every call as one CSV row (RFC 4180, header first)", 0, ptc_view_events_csv},
     {"jsonl", "every call as one JSON object per line (JSON Lines)", 0, ptc_view_events_jsonl},
     {NULL, NULL, 0, NULL},

@@ -14,6 +14,9 @@ void *ptc_view_folded(const struct ptc_view_opts *o, const struct ptc_output_ops
 void *ptc_view_paths(const struct ptc_view_opts *o, const struct ptc_output_ops **ops);
 void *ptc_view_speedscope(const struct ptc_view_opts *o, const struct ptc_output_ops **ops);
 void *ptc_view_perfetto(const struct ptc_view_opts *o, const struct ptc_output_ops **ops);
+/* flame-json (flametree.c); _found: whether a tree matched opts.flame_thread (after end). */
+void *ptc_view_flametree(const struct ptc_view_opts *o, const struct ptc_output_ops **ops);
+int ptc_view_flametree_found(const void *view);
 void *ptc_view_svg(const struct ptc_view_opts *o, const struct ptc_output_ops **ops);
 
 /* How a call ended, as a word ("exit", "unwind", "repair", "landing", "broken", "end"). */

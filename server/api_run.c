@@ -1,7 +1,8 @@
 /* GET /api/v1/runs/ID: one run, its functions (hottest by self time first, or by calls when
  * untimed; top=N, default 100, 0 all) and the call graph among them (its edges);
  * GET /api/v1/runs/ID/flame.svg: its flame graph, made from the trace file the database
- * names when it is still the file the run was stored from (410 when it is not). */
+ * names when it is still the file the run was stored from (410 when it is not);
+ * GET /api/v1/runs/ID/flame.json: the same graph's trees, per thread or all threads. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -120,11 +121,28 @@ int web_api_run(const struct web_ctx *c, struct db *d, int64_t id, const struct 
     }
     sb_printf(&b, "], \"flame_graph\": \"/api/v%d/runs/%lld/flame.svg\"", WEB_API_VERSION,
               (long long)id);
+    sb_printf(&b, ", \"flame_tree\": \"/api/v%d/runs/%lld/flame.json\"", WEB_API_VERSION,
+              (long long)id);
     free(ids);
     db_runs_free(run, 1);
     db_funcs_free(fn, nf);
     free(ed);
     return web_json_done(r, &b);
+}
+
+/* The answer when the callback cannot make the run's flame graph from its trace file: one
+ * answer whatever is at the path now (the 410 rule of docs/web.md: it tells nothing about
+ * the path), for flame.svg and flame.json alike. */
+static int flame_failed(int f, int64_t id, const struct db_run *run, const char *err,
+                        struct web_resp *r)
+{
+    if (f == 1)
+        return web_error(r, 410, "run %lld's trace file %s is gone: the trace file this run was "
+                                 "stored from is no longer the same file (moved, replaced or "
+                                 "unreadable): record it again and db add it; the run's figures "
+                                 "are still in the database",
+                         (long long)id, run->trace);
+    return web_error(r, 500, "run %lld's flame graph: %s", (long long)id, err);
 }
 
 int web_api_flame(const struct web_ctx *c, struct db *d, int64_t id, struct web_resp *r)
@@ -143,14 +161,8 @@ int web_api_flame(const struct web_ctx *c, struct db *d, int64_t id, struct web_
     int f = c->flame(run->trace, run->content_hash, (uint64_t)run->trace_bytes, &svg, &len, err,
                      sizeof(err));
     int rc;
-    if (f == 1) /* one answer whatever is at the path now: it tells nothing about the path */
-        rc = web_error(r, 410, "run %lld's trace file %s is gone: the trace file this run was "
-                               "stored from is no longer the same file (moved, replaced or "
-                               "unreadable): record it again and db add it; the run's figures "
-                               "are still in the database",
-                       (long long)id, run->trace);
-    else if (f)
-        rc = web_error(r, 500, "run %lld's flame graph: %s", (long long)id, err);
+    if (f)
+        rc = flame_failed(f, id, run, err, r);
     else {
         web_resp_free(r);
         r->status = 200;
@@ -159,6 +171,67 @@ int web_api_flame(const struct web_ctx *c, struct db *d, int64_t id, struct web_
         r->len = len;
         rc = 0;
     }
+    db_runs_free(run, 1);
+    return rc;
+}
+
+int web_api_flame_json(const struct web_ctx *c, struct db *d, int64_t id,
+                       const struct web_args *a, struct web_resp *r)
+{
+    const char *thread = web_arg(a, "thread"), *weight = web_arg(a, "weight");
+    if (thread && strcmp(thread, "all") && strcmp(thread, "every") &&
+        (!*thread || strspn(thread, "0123456789") != strlen(thread) || strlen(thread) > 10))
+        return web_error(r, 400, "thread=%.64s: give a thread id (a number), all or every",
+                         thread);
+    if (weight && strcmp(weight, "calls") && strcmp(weight, "self") && strcmp(weight, "total"))
+        return web_error(r, 400, "weight=%.64s: give calls, self or total", weight);
+    struct db_run *run;
+    int s = get_run(d, id, 0, &run, r);
+    if (s)
+        return s < 0 ? -1 : 0;
+    if (!c->flame_json) {
+        db_runs_free(run, 1);
+        return web_error(r, 404, "this server makes no flame graphs");
+    }
+    if (!weight)
+        weight = run->timed ? "self" : "calls";
+    char err[800] = "";
+    char *tree = NULL;
+    size_t len = 0;
+    int f = c->flame_json(run->trace, run->content_hash, (uint64_t)run->trace_bytes,
+                          !thread ? "all" : strcmp(thread, "every") ? thread : NULL, weight,
+                          &tree, &len, err, sizeof(err));
+    int rc;
+    if (f == 2)
+        rc = web_error(r, 409, "run %lld's trace has no times: its flame graph is weighed by "
+                               "calls only (weight=calls)", (long long)id);
+    else if (f == 3)
+        rc = web_error(r, 404, "run %lld has no thread %s (the answer for thread=all lists its "
+                               "threads)", (long long)id, thread);
+    else if (f)
+        rc = flame_failed(f, id, run, err, r);
+    else {
+        struct sbuf b;
+        sb_init(&b);
+        web_json_head(&b, c, "flame");
+        sb_printf(&b, ", \"run_id\": %lld, \"flame\": ", (long long)id);
+        /* as every answer writes names (sb_json_str): < > & as \u escapes, which they can
+         * only be inside the view's strings, so that ptcall html's script block holding the
+         * answers cannot be ended by a name ("</script>") */
+        size_t from = 0;
+        for (size_t i = 0; i < len; i++) {
+            if (tree[i] != '<' && tree[i] != '>' && tree[i] != '&')
+                continue;
+            sb_add(&b, tree + from, i - from);
+            sb_printf(&b, "\\u%04x", (unsigned)tree[i]);
+            from = i + 1;
+        }
+        sb_add(&b, tree + from, len - from);
+        free(tree);
+        db_runs_free(run, 1);
+        return web_json_done(r, &b);
+    }
+    free(tree);
     db_runs_free(run, 1);
     return rc;
 }

@@ -35,6 +35,13 @@ typedef int (*web_flame_fn)(const char *trace, const char *content_hash, uint64_
  * file is not that one, -1 on another failure. */
 typedef int (*web_threads_fn)(const char *trace, const char *content_hash, uint64_t bytes,
                               char **json, size_t *len, char *err, size_t n);
+/* The flame trees of the same file as JSON (outputs/flametree.c, docs/web.md "Flame tree"):
+ * thread is "all", a TID, or NULL (every tree); weight "calls", "self" or "total". The returns
+ * of web_flame_fn, and 2 when the trace has no times (weight other than calls), 3 when no
+ * thread of the trace is TID. */
+typedef int (*web_flame_json_fn)(const char *trace, const char *content_hash, uint64_t bytes,
+                                 const char *thread, const char *weight, char **json,
+                                 size_t *len, char *err, size_t n);
 
 struct web_cache;
 
@@ -43,6 +50,7 @@ struct web_ctx {
     web_flame_fn flame;       /* NULL: no flame graphs */
     struct web_cache *cache;  /* hot-function answers (NULL: none) */
     web_threads_fn threads;   /* NULL: no thread tables */
+    web_flame_json_fn flame_json; /* NULL: no flame trees */
 };
 
 struct web_resp {
@@ -71,10 +79,14 @@ int web_page_of(struct db *d, const char *path, const struct web_args *a, enum w
 /* The Content-Security-Policy of every answer: nothing but ptcall's own script and styles,
  * no inline script, no plugins, no framing, no requests elsewhere. 'wasm-unsafe-eval' lets
  * the call graph's Graphviz (WebAssembly, served from 'self') compile; it allows no eval. */
+/* d3-flame-graph 5.0.0 (web/package-lock.json) adds its own styles as a <style> element when it
+ * loads: that one text (its SHA-256) may apply, nothing else inline. The flame test fails on
+ * the console error if another version changes it. */
+#define WEB_CSP_FLAMEGRAPH_STYLE "'sha256-PjPkXjWPssRCMzB6p5SnF25xrwIH7ThbVHWlE+SG1DE='"
 #define WEB_CSP                                                                                 \
-    "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; "              \
-    "img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; "          \
-    "frame-ancestors 'none'"
+    "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' "               \
+    WEB_CSP_FLAMEGRAPH_STYLE "; img-src 'self' data:; "                                          \
+    "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 /* Errors as documents: {"format_version": 1, "status": S, "error": "what"}. */
 int web_error(struct web_resp *r, int status, const char *fmt, ...)

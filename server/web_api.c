@@ -43,6 +43,9 @@ int web_api(const struct web_ctx *c, struct db *d, const char *path, const struc
             return web_api_callgraph(c, d, id, a, r);
         if (!strcmp(rest, "/threads")) /* api_threads.c */
             return web_api_threads(c, d, id, r);
+        /* the flame graph's trees, per thread and all threads (issue 27 item 2) */
+        if (!strcmp(rest, "/flame.json"))
+            return web_api_flame_json(c, d, id, a, r);
     }
     if (!strncmp(path, "/api/v1/functions/", 18)) {
         if ((id = id_after(path, 18, &rest, r)) <= 0)

@@ -15,6 +15,7 @@ struct web_server_cfg {
     const char *data_dir;     /* the static files (web_static.h) */
     web_flame_fn flame;
     web_threads_fn threads;   /* the run page's threads (NULL: none) */
+    web_flame_json_fn flame_json;
     /* called once listening, with the URL (tests and scripts read it from stdout) */
     void (*ready)(const char *url, const char *where);
 };

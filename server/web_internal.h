@@ -46,6 +46,9 @@ int web_api_callgraph(const struct web_ctx *c, struct db *d, int64_t id,
                       const struct web_args *a, struct web_resp *r);
 /* api_threads.c */
 int web_api_threads(const struct web_ctx *c, struct db *d, int64_t id, struct web_resp *r);
+/* GET /api/v1/runs/ID/flame.json?thread=TID|all&weight=calls|self|total (api_run.c) */
+int web_api_flame_json(const struct web_ctx *c, struct db *d, int64_t id,
+                       const struct web_args *a, struct web_resp *r);
 int web_api_hot(const struct web_ctx *c, struct db *d, const struct web_args *a,
                 struct web_resp *r);
 int web_api_function(const struct web_ctx *c, struct db *d, int64_t id,

@@ -25,9 +25,15 @@ void web_page_served(struct sbuf *b, enum web_page kind)
                "<link rel=\"stylesheet\" href=\"/static/uPlot.min.css\">"
                "<link rel=\"stylesheet\" href=\"/static/app.css\">"
                "<link rel=\"stylesheet\" href=\"/static/campaign.css\">"
+               "<link rel=\"stylesheet\" href=\"/static/d3-flamegraph.css\">"
+               "<link rel=\"stylesheet\" href=\"/static/flame.css\">"
                "<script src=\"/static/uPlot.iife.min.js\" defer></script>"
                /* first: campaign.js and app.js take the table helpers from it */
                "<script src=\"/static/tables.js\" defer></script>"
+               /* the flame graph: d3 first (d3-flame-graph needs the global d3) */
+               "<script src=\"/static/d3.min.js\" defer></script>"
+               "<script src=\"/static/d3-flamegraph.umd.min.js\" defer></script>"
+               "<script src=\"/static/flame.js\" defer></script>"
                /* before app.js: app.js routes /campaigns... to what it defines */
                "<script src=\"/static/campaign.js\" defer></script>"
                "<script src=\"/static/callgraph.js\" defer></script>"
@@ -94,13 +100,16 @@ void web_page_inline(struct sbuf *b, const struct web_static *s, const char *non
 {
     sb_puts(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
     sb_printf(b, "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-                 "script-src 'nonce-%s' 'wasm-unsafe-eval'; style-src 'nonce-%s'; img-src data:; "
-                 "base-uri 'none'; form-action 'none'\">", nonce, nonce);
+                 "script-src 'nonce-%s' 'wasm-unsafe-eval'; style-src 'nonce-%s' "
+                 WEB_CSP_FLAMEGRAPH_STYLE "; img-src data:; base-uri 'none'; form-action 'none'\">",
+                 nonce, nonce);
     sb_puts(b, "<meta name=\"viewport\" content=\"width=device-width\"><title>ptcall report"
                "</title>\n");
     sb_printf(b, "<style nonce=\"%s\">", nonce);
     inline_body(b, s->data[WS_UPLOT_CSS], s->len[WS_UPLOT_CSS], 0);
     inline_body(b, s->data[WS_APP_CSS], s->len[WS_APP_CSS], 0);
+    inline_body(b, s->data[WS_FLAMEGRAPH_CSS], s->len[WS_FLAMEGRAPH_CSS], 0);
+    inline_body(b, s->data[WS_FLAME_CSS], s->len[WS_FLAME_CSS], 0);
     sb_puts(b, "</style>\n");
     sb_puts(b, "<script type=\"application/json\" id=\"ptcall-data\">");
     sb_add(b, data, len);
@@ -108,6 +117,14 @@ void web_page_inline(struct sbuf *b, const struct web_static *s, const char *non
     sb_printf(b, "<script nonce=\"%s\">", nonce);
     inline_body(b, s->data[WS_UPLOT_JS], s->len[WS_UPLOT_JS], 1);
     sb_puts(b, "</script>\n");
+    /* the flame graph: d3, d3-flame-graph (it needs the global d3), flame.js */
+    for (int i = WS_D3_JS; i <= WS_FLAME_JS; i++) {
+        if (i == WS_FLAMEGRAPH_CSS)
+            continue;
+        sb_printf(b, "<script nonce=\"%s\">", nonce);
+        inline_body(b, s->data[i], s->len[i], 1);
+        sb_puts(b, "</script>\n");
+    }
     sb_printf(b, "<script nonce=\"%s\">", nonce);
     inline_body(b, s->data[WS_TABLES_JS], s->len[WS_TABLES_JS], 1);
     sb_puts(b, "</script>\n");

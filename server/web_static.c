@@ -11,13 +11,18 @@
 static const char *const names[WS_COUNT] = {"app.js",        "app.css",     "uPlot.iife.min.js",
                                             "uPlot.min.css", "campaign.js", "campaign.css",
                                             "callgraph.js",  "graphviz.js",
-                                            "tables.js"};
+                                            "tables.js",
+                                            "d3.min.js", "d3-flamegraph.umd.min.js",
+                                            "d3-flamegraph.css", "flame.js", "flame.css"};
 static const char *const types[WS_COUNT] = {
     "text/javascript; charset=utf-8", "text/css; charset=utf-8",
     "text/javascript; charset=utf-8", "text/css; charset=utf-8",
     "text/javascript; charset=utf-8", "text/css; charset=utf-8",
     "text/javascript; charset=utf-8", "text/javascript; charset=utf-8",
-    "text/javascript; charset=utf-8"};
+    "text/javascript; charset=utf-8",
+    "text/javascript; charset=utf-8", "text/javascript; charset=utf-8",
+    "text/css; charset=utf-8",        "text/javascript; charset=utf-8",
+    "text/css; charset=utf-8"};
 
 static char *slurp(const char *path, size_t *len)
 {

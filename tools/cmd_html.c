@@ -145,8 +145,8 @@ static void hot_ids(const char *body, struct fids *f)
 
 static int build(struct db *d, const struct web_static *st, const char *out, size_t ntraces)
 {
-    struct web_ctx c = {.where = "ptcall html", .flame = NULL, .cache = NULL,
-                        .threads = web_threads_json};
+    struct web_ctx c = {.where = "ptcall html", .flame = NULL, .flame_json = web_flame_json,
+                        .cache = NULL, .threads = web_threads_json};
     struct sbuf data;
     sb_init(&data);
     sb_puts(&data, "{");
@@ -197,6 +197,16 @@ static int build(struct db *d, const struct web_static *st, const char *out, siz
         bad |= put_answer(&data, &c, d, path, path, &none, &first);
         snprintf(path, sizeof(path), "/api/v1/runs/%lld/threads", (long long)ids.v[i]);
         bad |= put_answer(&data, &c, d, path, path, &none, &first);
+        /* the interactive flame graph's trees (web/app/flame.js): every thread's and all
+         * threads', one answer per weight */
+        static const char *const weights[3] = {"calls", "self", "total"};
+        for (int w = 0; w < 3; w++) {
+            char key[160];
+            snprintf(path, sizeof(path), "/api/v1/runs/%lld/flame.json", (long long)ids.v[i]);
+            snprintf(key, sizeof(key), "%s?weight=%s", path, weights[w]);
+            struct web_args fa = {.n = 2, .k = {"thread", "weight"}, .v = {"every", weights[w]}};
+            bad |= put_answer(&data, &c, d, key, path, &fa, &first);
+        }
     }
     for (size_t i = 0; i < f.n; i++) {
         snprintf(path, sizeof(path), "/api/v1/functions/%lld", (long long)f.v[i]);

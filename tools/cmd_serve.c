@@ -53,7 +53,8 @@ int cmd_serve(int argc, char **argv)
         web_static_dir(argv[0], dir, sizeof(dir));
         struct web_server_cfg cfg = {.db_url = v.db.url ? v.db.url : db_default_url(),
                                      .addr = addr, .port = (uint16_t)port, .data_dir = dir,
-                                     .flame = web_flame_svg, .threads = web_threads_json,
+                                     .flame = web_flame_svg, .flame_json = web_flame_json,
+                                     .threads = web_threads_json,
                                      .ready = ready};
         int db_code = 0;
         if (web_serve(&cfg, &db_code, err, sizeof(err)))

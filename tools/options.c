@@ -480,8 +480,9 @@ static const struct cli_opt opts[] = {
      .flags = CLI_O_NONEMPTY,
      .help = "write to OUT (made whole or not at all); default (or -): stdout"},
     {.name = "--weight", .cmds = E, CHOICE(export_.weight, weights), .def = "calls",
-     .help = "folded, svg: what a frame's width counts: calls, or self time (then a frame is "
-             "as wide as its total time); total is refused for them"},
+     .help = "folded, svg, flame-json: what a frame's width counts: calls, or self time (then "
+             "a frame is as wide as its total time); total is refused for folded and svg "
+             "(flame-json: each frame's own total time)"},
     {.name = "--max-size", .metavar = "SIZE", .cmds = E, SIZE(export_.max_size, 1, UINT64_MAX),
      .help = "stop when the output would exceed SIZE (e.g. 500M); chrome's default is 200M, "
              "what trace viewers load"},

@@ -13,31 +13,37 @@
 
 #include "cli_view.h"
 #include "db_hash.h"
+#include "views.h"
 #include "wbuf.h"
 
 #define FLAME_LIMIT (64ull << 20) /* an SVG larger than this does not render in a browser */
 
-/* The decoder's read hook of the export running on this thread (the server answers on many
- * threads at once): set by with_hash() for the session that export_svg() makes. */
+/* The decoder's read hook and the format of the export running on this thread (the server
+ * answers on many threads at once): set by with_hash() for the session that export_view()
+ * makes. */
 static _Thread_local struct db_hash_stream *decode_hash;
+static _Thread_local const struct ptc_view_format *decode_fmt;
 
-/* svg's make, and the content hash of every byte the decoder reads (as `db add` makes it). */
+/* The format's make, and the content hash of every byte the decoder reads (as `db add`
+ * makes it). */
 static void *with_hash(const struct ptc_view_opts *o, const struct ptc_output_ops **ops)
 {
     if (decode_hash)
         ptc_session_set_read_hook((struct ptc_session *)o->s, db_hash_stream_update,
                                   decode_hash);
-    return ptc_view_format_find("svg")->make(o, ops);
+    return decode_fmt->make(o, ops);
 }
 
-/* One export of path (titled trace) into fd with weight: 0, PTC_VIEW_E_UNTIMED, 1 when the
- * bytes decoded are not the stored ones (hex, bytes), or -1. */
-static int export_svg(const char *path, const char *trace, const char *hex, uint64_t bytes,
-                      int fd, int weight)
+/* One export of path (titled trace) as format fname into fd with weight (flame-json: the
+ * trees of thread): 0, PTC_VIEW_E_UNTIMED, 1 when the bytes decoded are not the stored ones
+ * (hex, bytes), 4 when no tree matched thread, or -1. */
+static int export_view(const char *path, const char *trace, const char *hex, uint64_t bytes,
+                       int fd, const char *fname, int weight, const char *thread)
 {
-    const struct ptc_view_format *svg = ptc_view_format_find("svg");
-    if (!svg || ftruncate(fd, 0) || lseek(fd, 0, SEEK_SET))
+    const struct ptc_view_format *fmt = ptc_view_format_find(fname);
+    if (!fmt || ftruncate(fd, 0) || lseek(fd, 0, SEEK_SET))
         return -1;
+    decode_fmt = fmt;
     struct ptc_wbuf w;
     if (ptc_wbuf_init(&w, fd, 1 << 20))
         return -1;
@@ -51,6 +57,7 @@ static int export_svg(const char *path, const char *trace, const char *hex, uint
     vr.opts.out = &w;
     vr.opts.weight = weight;
     vr.opts.title = trace;
+    vr.opts.flame_thread = thread;
     int st = cli_view_run(&vr);
     char got[DB_HASH_HEX];
     uint64_t n = 0;
@@ -63,6 +70,8 @@ static int export_svg(const char *path, const char *trace, const char *hex, uint
         rc = PTC_VIEW_E_UNTIMED;
     else if (st || ptc_wbuf_flush(&w) || w.over_limit)
         rc = -1;
+    else if (fmt->make == ptc_view_flametree && !ptc_view_flametree_found(vr.view))
+        rc = 4;
     ptc_wbuf_free(&w);
     cli_view_free(&vr);
     return rc;
@@ -95,8 +104,11 @@ int web_trace_same_file(int fd, const char *content_hash, uint64_t bytes)
     return same_file(fd, content_hash, bytes);
 }
 
-int web_flame_svg(const char *trace, const char *content_hash, uint64_t bytes, char **svg,
-                  size_t *len, char *err, size_t n)
+/* The export of format fname made from the stored trace (the checks of web_flame_fn). svg
+ * falls back to calls on an untimed trace; flame-json says 2 then, 3 for an unknown thread. */
+static int flame_make(const char *trace, const char *content_hash, uint64_t bytes,
+                      const char *fname, int weight, const char *thread, char **out,
+                      size_t *len, char *err, size_t n)
 {
     /* the database keeps figures, not traces: whatever is at the path now (another
      * recording to the same name, a file that is not a trace) is not this run's; missing,
@@ -122,15 +134,20 @@ int web_flame_svg(const char *trace, const char *content_hash, uint64_t bytes, c
         close(in);
         return -1;
     }
-    int rc = export_svg(src, trace, content_hash, bytes, fd, PTC_WEIGHT_SELF);
-    if (rc == PTC_VIEW_E_UNTIMED)
-        rc = export_svg(src, trace, content_hash, bytes, fd, PTC_WEIGHT_CALLS);
+    int rc = export_view(src, trace, content_hash, bytes, fd, fname, weight, thread);
+    if (rc == PTC_VIEW_E_UNTIMED && !strcmp(fname, "svg"))
+        rc = export_view(src, trace, content_hash, bytes, fd, fname, PTC_WEIGHT_CALLS, thread);
     close(in);
     if (rc == 1) {
         close(fd);
         snprintf(err, n, "the trace file this run was stored from is no longer the same file "
                          "(moved, replaced or unreadable)");
         return 1;
+    }
+    if (rc == PTC_VIEW_E_UNTIMED || rc == 4) {
+        close(fd);
+        snprintf(err, n, rc == 4 ? "no such thread" : "the trace has no times");
+        return rc == 4 ? 3 : 2;
     }
     if (rc) {
         close(fd);
@@ -148,7 +165,23 @@ int web_flame_svg(const char *trace, const char *content_hash, uint64_t bytes, c
     }
     close(fd);
     p[size] = 0;
-    *svg = p;
+    *out = p;
     *len = (size_t)size;
     return 0;
+}
+
+int web_flame_svg(const char *trace, const char *content_hash, uint64_t bytes, char **svg,
+                  size_t *len, char *err, size_t n)
+{
+    return flame_make(trace, content_hash, bytes, "svg", PTC_WEIGHT_SELF, NULL, svg, len, err,
+                      n);
+}
+
+int web_flame_json(const char *trace, const char *content_hash, uint64_t bytes,
+                   const char *thread, const char *weight, char **json, size_t *len, char *err,
+                   size_t n)
+{
+    int wt = !strcmp(weight, "calls") ? PTC_WEIGHT_CALLS :
+             !strcmp(weight, "total") ? PTC_WEIGHT_TOTAL : PTC_WEIGHT_SELF;
+    return flame_make(trace, content_hash, bytes, "flame-json", wt, thread, json, len, err, n);
 }

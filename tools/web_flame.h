@@ -17,5 +17,9 @@ int web_flame_svg(const char *trace, const char *content_hash, uint64_t bytes, c
 /* Whether the open file fd is a stored run's trace: a regular file of that size and content
  * hash (XXH3-128, db add's); a device or a pipe is never read. web_threads.c checks so too. */
 int web_trace_same_file(int fd, const char *content_hash, uint64_t bytes);
+/* web_flame_json_fn (server/web.h): the flame trees (outputs/flametree.c) of the same file. */
+int web_flame_json(const char *trace, const char *content_hash, uint64_t bytes,
+                   const char *thread, const char *weight, char **json, size_t *len, char *err,
+                   size_t n);
 
 #endif

@@ -545,11 +545,12 @@ def browser_checks(d, srv, art, runs_by_prog, traces, reports):
     C.check(nodes > 1 and edges > 0, "run page: the call graph is drawn (%d nodes, %d edges)" %
             (nodes, edges))
     end = time.time() + 30
-    while time.time() < end and not d.execute_script(
-            "var i = document.getElementById('flame'); return i && i.complete && i.naturalWidth > 0"):
+    # the interactive flame graph (web/app/flame.js; test/web/flame_test.py checks it)
+    flame = ("var b = document.getElementById('flame-chart'); return !!b && "
+             "b.querySelectorAll('g.frame').length > 0")
+    while time.time() < end and not d.execute_script(flame):
         time.sleep(0.2)
-    C.check(d.execute_script("var i = document.getElementById('flame'); return !!i && "
-                             "i.naturalWidth > 0"), "run page: the flame graph is shown")
+    C.check(d.execute_script(flame), "run page: the flame graph is shown")
 
     # diff of the program's two runs
     a, b = runs_by_prog[prog][0]["id"], runs_by_prog[prog][1]["id"]
@@ -695,8 +696,9 @@ def html_checks(d, ptcall, work, art, traces, reports):
     wait_ready(d, "report.html run 1")
     time.sleep(0.5)
     shot(d, art, "html-run")
-    C.check(d.execute_script("var i = document.getElementById('flame'); return !!i && "
-                             "i.naturalWidth > 0"), "ptcall html: run 1's flame graph is shown")
+    C.check(d.execute_script("var b = document.getElementById('flame-chart'); return !!b && "
+                             "b.querySelectorAll('g.frame').length > 0"),
+            "ptcall html: run 1's flame graph is shown")
     rows = cells(d, "run-functions") or []
     rep = {f["name"]: f for f in reports[files[0]]["functions"]}
     bad = [r["cells"][0] for r in rows if int(num(r["cells"][2])) != rep.get(r["cells"][0], {}).get("calls")]

@@ -535,7 +535,8 @@
             el("h2", {text: "Call graph"}), cgBox,
             el("h2", {text: "Flame graph"}), flameBox,
             el("h2", {text: "Threads"}), threadsBox]);
-      flame(flameBox, d.flame_graph);
+      if (window.ptcallFlame) window.ptcallFlame.run(flameBox, r.id, r.timed, SHARED); /* flame.js */
+      else flame(flameBox, d.flame_graph);
       threads(threadsBox, "/api/v1/runs/" + r.id + "/threads");
       // the call graph laid out by Graphviz (callgraph.js)
       window.ptcallCallgraph.mount(cgBox, {run: r.id, api: api, href: href, file: FILE});
@@ -650,6 +651,7 @@
         ["calls", "self", "total"].forEach(function (m) {
           heads.push(m + " before", m + " after", m + " change", m + " % change");
         });
+        var flameDiff = el("div", {id: "flame-diff-box"}); /* flame.js */
         show([el("h1", {text: "Run " + d.base.id + " \u2192 run " + d.new.id}), f,
               el("p", null, [el("label", null, ["rank by ", rsel])]),
               el("p", {id: "diff-order", text: (byPct ? "largest % change of " :
@@ -660,7 +662,10 @@
                             rm + " time") + " in run " + d.new.id + " (\u2212)"}),
                 el("span", {cls: "worse", text: "worse: more (+)"}),
                 "coloured by the change of " + rm + "; the sign and % say the same"]),
-              T.tableWithFilter(table("diff", heads, rows), 0, "function name")]);
+              T.tableWithFilter(table("diff", heads, rows), 0, "function name"),
+              window.ptcallFlame ? el("h2", {text: "Differential flame graph"}) : null, flameDiff]);
+        if (window.ptcallFlame)
+          window.ptcallFlame.diff(flameDiff, d.base.id, d["new"].id, d.base.timed && d["new"].timed, SHARED);
       });
     });
   }
