@@ -196,6 +196,10 @@ void blocking_init(int traced_events)
         (void)blk_fn(i);
     if (!traced_events || !rt.blocking) /* PTCALL_BLOCKING, read with the others */
         return;
+    /* a selection (--only/--skip) or a budget chose which functions are traced: the C
+     * library's calls are not among them (their MODULE would count as traced functions) */
+    if (ptc_select_active(&rt.sel) || rt.mixed || rt.pilot)
+        return;
     for (int i = 0; i < BLK_N; i++)
         if (!atomic_load(&blk_real[i]))
             return; /* cannot happen with glibc: then none is recorded */
