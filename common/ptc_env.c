@@ -190,6 +190,13 @@ const struct ptc_env_var ptc_env_table[PTC_ENV_COUNT] = {
                        "thread stores the TSC every US microseconds, 1 to 1000000, default "
                        "100, and each event loads it: cheaper, resolution US; docs/runtime.md, "
                        "*The ticker clock*)"},
+    [PTC_ENV_BLOCKING] = {"PTCALL_BLOCKING", PTC_ENV_BOOL, NULL, 0, 0, "1", "runtime",
+                          "record calls into the C library's blocking functions (condition "
+                          "and mutex waits, reads and writes, poll/epoll/select, sleeps, "
+                          "waits for children, joins) as calls of the pseudo-functions of "
+                          "the module [blocking], so that reports split self time into "
+                          "running and blocked; 0: not recorded (docs/runtime.md, *Blocking "
+                          "calls*)"},
 };
 
 static int bad(const struct ptc_env_var *v, const char *text, char *err, size_t errsz,

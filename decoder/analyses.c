@@ -14,9 +14,11 @@ void ptc_session_func_stats(const struct ptc_session *s, uint32_t id, struct ptc
     o->calls = s->fstats[id].calls;
     o->total = s->fstats[id].total;
     o->self = s->fstats[id].self;
+    o->blocked = s->fstats[id].blocked;
     if (s->has_tb) {
         o->total = ptc_ticks_to_ns(&s->tb, o->total);
         o->self = ptc_ticks_to_ns(&s->tb, o->self);
+        o->blocked = ptc_ticks_to_ns(&s->tb, o->blocked);
     }
 }
 
@@ -87,6 +89,7 @@ int ptc_totals_complete(const struct ptc_totals *t)
 void ptc_session_totals(const struct ptc_session *s, struct ptc_totals *t)
 {
     *t = s->tot;
+    t->blocking = s->has_blocking != 0;
     t->processes = 0;
     t->unfinished_processes = 0;
     PTC_HTABLE_EACH(&s->procs, struct proc, p) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dec_blocking.h"
 #include "dec_budget.h"
 #include "dec_chunk.h"
 #include "dec_fork.h"
@@ -271,6 +272,11 @@ static int on_module_armed(struct ptc_session *s, const struct ptc_chunk *c)
 static int on_module_counted(struct ptc_session *s, const struct ptc_chunk *c)
 {
     return say_where(s, c, ptc_module_counted(s, c->h.pid, c->payload, c->h.payload_size));
+}
+
+static int on_module_blocking(struct ptc_session *s, const struct ptc_chunk *c)
+{
+    return say_where(s, c, ptc_module_blocking(s, c->h.pid, c->payload, c->h.payload_size));
 }
 
 static int on_budget(struct ptc_session *s, const struct ptc_chunk *c)
@@ -619,7 +625,7 @@ int ptc_session_refused(const struct ptc_session *s, uint32_t i, struct ptc_refu
 /* Indexed by type up to the last core type this reader knows; a type in range without a
  * handler here (NULL) is one this reader does not know (on_unknown: skipped when optional,
  * refused when required). */
-static int (*const by_type[PTC_CHUNK_END_CAUSE + 1])(struct ptc_session *s,
+static int (*const by_type[PTC_CHUNK_MODULE_BLOCKING + 1])(struct ptc_session *s,
                                                      const struct ptc_chunk *c) = {
     [PTC_CHUNK_RECORD_INFO] = on_record_info,
     [PTC_CHUNK_PROCESS] = on_process,
@@ -642,6 +648,7 @@ static int (*const by_type[PTC_CHUNK_END_CAUSE + 1])(struct ptc_session *s,
     [PTC_CHUNK_WINDOW] = on_window,
     [PTC_CHUNK_BUDGET] = on_budget,
     [PTC_CHUNK_MODULE_COUNTED] = on_module_counted,
+    [PTC_CHUNK_MODULE_BLOCKING] = on_module_blocking,
 };
 
 int ptc_session_chunk(struct ptc_session *s, const struct ptc_chunk *c)

@@ -30,6 +30,10 @@
 #endif
 
 #define STUB_NONE 0xffu     /* stubent.kind of ids no module defines */
+/* stubent.kind of the entry and exit stubs of a MODULE_BLOCKING module (blocking.c): not
+ * PTCALL_STUB_ENTRY/EXIT, so that the fast soft path leaves them to stack.c */
+#define STUB_BLOCK_ENTRY 0xfdu
+#define STUB_BLOCK_EXIT 0xfeu
 
 struct stubent {
     uint32_t func;          /* global function id */
@@ -40,6 +44,7 @@ struct stubent {
 
 #define FR_INHERITED 0x1u
 #define FR_BEFORE 0x2u      /* ptc_emit: a call entered before the thread's window began */
+#define FR_BLOCKING 0x4u    /* a blocking call: its duration is its caller's blocked time */
 
 struct frame {
     uint32_t func;
@@ -159,10 +164,12 @@ struct func {
      * left it out */
     uint32_t in_modules, unarmed;
     uint32_t counted;       /* listings that said it is counted (MODULE_COUNTED, budget.c) */
+    uint8_t blocking;       /* a pseudo-function of a MODULE_BLOCKING module (blocking.c) */
 };
 
 struct fstat {
     uint64_t calls, total, self;
+    uint64_t blocked;       /* time in its blocking callees (FR_BLOCKING frames) */
 };
 
 /* Edge cache of one function as a caller: the callee it last called + 1 (0: none), that
@@ -233,6 +240,7 @@ struct ptc_session {
     struct ptc_budget_info *budgets;
     uint32_t nbudgets, capbudgets;
     int has_counted;        /* a MODULE_COUNTED chunk was read */
+    int has_blocking;       /* a MODULE_BLOCKING chunk was read */
     /* SNAPSHOT chunks, in file order (window.c); why owned */
     struct ptc_snapshot_info *shots;
     uint32_t nshots, capshots;

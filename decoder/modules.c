@@ -382,7 +382,11 @@ int ptc_session_stub(const struct ptc_session *s, uint32_t pid, uint32_t stub_id
             continue;
         const struct stubent *se = &p->stubs[stub_id];
         *out = (struct ptc_stub_desc){.address = m->by_index[stub_id - m->first_stub],
-                                      .func = se->func, .kind = se->kind, .site = se->site,
+                                      .func = se->func,
+                                      .kind = se->kind == STUB_BLOCK_ENTRY  ? PTCALL_STUB_ENTRY
+                                              : se->kind == STUB_BLOCK_EXIT ? PTCALL_STUB_EXIT
+                                                                            : se->kind,
+                                      .site = se->site,
                                       .module = m->path ? m->path : "",
                                       .load_bias = m->load_bias, .stubs_start = m->lo,
                                       .stubs_end = m->hi, .identity = m->identity};

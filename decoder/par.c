@@ -68,6 +68,7 @@ static int merge(struct ptc_session *d, const struct ptc_session *w)
         d->fstats[f].calls += w->fstats[f].calls;
         d->fstats[f].total += w->fstats[f].total;
         d->fstats[f].self += w->fstats[f].self;
+        d->fstats[f].blocked += w->fstats[f].blocked;
     }
     struct ptc_edge *e;
     size_t n = ptc_session_edges(w, &e); /* with the calls pending in its edge cache */

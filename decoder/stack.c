@@ -187,7 +187,9 @@ static PTC_INLINE void pop(struct ptc_session *s, struct thread *t, uint64_t now
         s->fstats[f].self += dur - (fr->child < dur ? fr->child : dur);
     if (t->depth)
         t->frames[t->depth - 1].child += dur;
-    else
+    if (unlikely(fr->flags & FR_BLOCKING) && t->depth && !s->no_aggregates)
+        s->fstats[t->frames[t->depth - 1].func].blocked += dur;
+    if (!t->depth)
         t->base_child += dur; /* a call entered before the window that returns later holds it */
     if (unlikely(s->hook != NULL))
         ptc_emit(s, t, PTC_CALL_RETURN, how, t->depth, f, dur, 0, (int)(fr->flags & FR_INHERITED));
@@ -382,6 +384,15 @@ static PTC_INLINE int apply_hit(struct ptc_session *s, struct thread *t,
         return 0;
     case PTCALL_STUB_UNWIND:
         leave(s, t, se.func, PTC_RET_UNWIND);
+        return 0;
+    case STUB_BLOCK_ENTRY: { /* a blocking call (blocking.c) */
+        int r = push(s, t, se.func);
+        if (likely(!r) && t->depth && t->frames[t->depth - 1].func == se.func)
+            t->frames[t->depth - 1].flags |= FR_BLOCKING;
+        return r;
+    }
+    case STUB_BLOCK_EXIT:
+        leave(s, t, se.func, PTC_RET_EXIT);
         return 0;
     case PTCALL_STUB_LANDING:
         landing(s, t, se.func);

@@ -204,6 +204,13 @@ static int agg_ret(void *view, const struct ptc_out_event *e)
         g->calls++;
     }
     g->st[e->func].self += e->self;
+    /* a blocking call's time is its caller's blocked time (trace format 2.6) */
+    if (e->depth && ptc_session_func_blocking(v->s, e->func)) {
+        uint32_t caller = e->path[e->depth - 1];
+        if (group_reserve(g, caller))
+            return 1;
+        g->st[caller].blocked += e->dur;
+    }
     /* outermost activation only; a frame entered before this thread's events began (or
      * inherited) has no count and is outermost by definition */
     if (e->func < t->nactive && t->active[e->func]) {

@@ -122,7 +122,10 @@ static int put_func(struct chrome_view *c, uint32_t func, const char *tail)
         ptc_wb_str(&tmp, ", \"name\": ");
         ptc_wb_json_str(&tmp, fi ? fi->name : "?");
         ptc_wb_str(&tmp, ", \"cat\": ");
-        ptc_wb_json_str(&tmp, fi ? ptc_out_base(fi->module) : "?");
+        /* a blocking call (trace format 2.6): the category viewers colour and filter by */
+        ptc_wb_json_str(&tmp, ptc_session_func_blocking(c->s, func) ? "blocked"
+                              : fi                                  ? ptc_out_base(fi->module)
+                                                                    : "?");
         len = tmp.len;
         frag = ptc_strcache_set(&c->funcs, func, tmp.buf, tmp.len);
         if (!frag) { /* no memory for the cache: write it as it is */

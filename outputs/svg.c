@@ -115,12 +115,19 @@ static void frame(struct svg_view *v, uint32_t id, double x, double width, uint3
     }
     double y = MARGIN + 24.0 + (double)(maxdepth - nd->depth) * ROW;
     colour(name, col, sizeof(col));
+    /* a blocking call (trace format 2.6): waited, not ran, in a cold blue-grey */
+    int blocked = id != PTC_CCT_ROOT && ptc_session_func_blocking(v->s, nd->func);
+    if (blocked)
+        snprintf(col, sizeof(col), "rgb(%u,%u,%u)", 120u + nd->func % 20u, 140u + nd->func % 25u,
+                 180u + nd->func % 30u);
     ptc_wb_str(w, "<g class=\"frame\" data-name=\"");
     ptc_wb_xml_str(w, name);
     ptc_wb_str(w, "\" data-weight=\"");
     ptc_wb_u64(w, v->wsum[id]);
     ptc_wb_str(w, "\" data-depth=\"");
     ptc_wb_u64(w, nd->depth);
+    if (blocked)
+        ptc_wb_str(w, "\" data-blocked=\"1");
     if (nd->open) { /* its thread's trace ended inside it: its times are lower bounds */
         ptc_wb_str(w, "\" data-still-open=\"");
         ptc_wb_u64(w, nd->open);

@@ -259,6 +259,9 @@ static int soft_settings(void)
     if (env(PTC_ENV_MODE, &v, NULL, NULL))
         return -1;
     rt.drop = v == 1;
+    if (env(PTC_ENV_BLOCKING, &v, NULL, NULL)) /* blocking calls as events (soft_blocking.c) */
+        return -1;
+    rt.blocking = (int)v;
     rt.rec = rt.timed ? 16 : 8;
     if (env(PTC_ENV_BUFFER, &v, NULL, NULL))
         return -1;

@@ -347,6 +347,7 @@ struct runtime_state {
      * the chosen ones traced; count_base: the counters at that moment, which later COUNTS
      * segments subtract (index first_counter + i; count_base_n entries) */
     int pilot;
+    int blocking;            /* PTCALL_BLOCKING (soft_blocking.c): blocking calls recorded */
     uint64_t *count_base;
     uint64_t count_base_n;
 };

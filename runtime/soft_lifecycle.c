@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <utmp.h> /* login_tty */
 
+#include "soft_blocking.h"
 #include "soft_internal.h"
 
 static int (*real_execve)(const char *, char *const[], char *const[]);
@@ -194,6 +195,7 @@ static void atfork_child(void)
     struct thread *self = traced_thread();
     threads_after_fork(self);
     write_process_start();
+    blocking_write_module();
     uint32_t n = atomic_load(&rt.nobjs);
     for (uint32_t i = 0; i < n; i++) {
         rt.objs[i]->drain_dead = !atomic_load(&rt.objs[i]->live);
@@ -580,6 +582,7 @@ static void start(void)
     int mode = config_read();
     if (mode == CONFIG_OFF || select_init() < 0)
         return; /* neither arm nor trace (a selection that cannot be honoured included) */
+    blocking_init(0); /* the C library's blocking functions resolved, whatever the mode */
     if (mode == CONFIG_ARM_ONLY) {
         rt.arm_only = 1; /* the stubs stay `ret`: the hardware sees them run */
         return;
@@ -621,6 +624,10 @@ static void start(void)
     if (!rt.handler_fast)
         rt.handler_fast = (void *)(uintptr_t)rt.handler_id;
     xsave_init();
+    /* blocking calls as events: not in a flight recorder's or an attach's traces, whose
+     * MODULE chunks are written from the objects alone */
+    if (!rt.ring && !rt.attachable)
+        blocking_init(1);
     if (threads_init() != 0)
         return;
     resolve_real_functions();

@@ -15,6 +15,7 @@
 
 #include "ptc_map_read.h"
 #include "ptc_env.h"
+#include "soft_blocking.h"
 #include "soft_internal.h"
 
 /* How this process starts its record: PTCALL_EXEC_PID=pid, set by our exec wrappers, says
@@ -71,6 +72,7 @@ static int activate(void)
     if (ticker_start() < 0) /* PTCALL_CLOCK=ticker (soft_ticker.c) */
         return -1;
     write_process_start();
+    blocking_write_module(); /* the [blocking] module first: its stub ids came first */
     if (drain_start() < 0)
         return -1;
     install_signals();
@@ -78,6 +80,7 @@ static int activate(void)
     /* before any event: a program handler may interrupt a reservation (soft_resume.c) */
     wrap_program_handlers();
     atomic_store(&rt.active, 1);
+    blocking_set_handler(rt.handler_id);
     return 0;
 }
 

@@ -97,7 +97,7 @@ static int print_graph(const char *path, const struct ptc_session *s, const stru
         all_time += g->st[id].self;
         all_calls += g->st[id].calls;
     }
-    struct ptc_func_stats zero = {0, 0, 0};
+    struct ptc_func_stats zero = {0, 0, 0, 0};
 #define ST(id) ((id) < g->nfuncs ? &g->st[id] : &zero)
     if (pick_nodes(s, g, t, edges, ne, min_calls, min_share, keep)) {
         free(edges);

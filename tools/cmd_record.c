@@ -826,6 +826,8 @@ static int record_main(struct cli_values *v)
     o.backend = (enum record_backend)(RECORD_AUTO + v->record.backend);
     o.timed = !v->record.no_timestamps;
     o.leaf_exits = v->record.leaf_exits;
+    if (v->record.no_blocking) /* the traced processes' runtimes read it (soft_blocking.c) */
+        setenv("PTCALL_BLOCKING", "0", 1);
     o.drop = v->record.drop;
     o.buffer_size = v->record.buffer;
     /* --timing none|tsc|mtc|cyc from TIMING_NONE on; not given: the recorder's default */

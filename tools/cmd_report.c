@@ -25,6 +25,7 @@ struct row {
     const struct ptc_func_info *fi;
     struct ptc_func_stats st;
     int state;      /* enum ptc_func_state: a counted function has calls, no times */
+    int blocking;   /* a pseudo-function of the module [blocking] (trace format 2.6) */
 };
 
 static int cmp_row(const void *a, const void *b, void *ctx)
@@ -105,6 +106,10 @@ static void print_head(const char *path, const struct ptc_session *s, const stru
             printf("# time in traced functions: %s (shares are of this total)\n", b);
         if (t->resolution_ns)
             cli_print_resolution(stdout, "# ", t->resolution_ns);
+        if (t->blocking)
+            printf("# blocked: time a function spent in calls into the C library's blocking "
+                   "functions (waits, I/O, sleeps), which its self time leaves out; those calls "
+                   "are the functions of the module [blocking]\n");
     }
 }
 
@@ -115,9 +120,10 @@ static void print_rows(const struct ptc_totals *t, struct row *rows, size_t n, s
 {
     int timed = t->timed, ns = t->has_timebase;
     const char *state_head = mixed ? "state    " : "";
+    int blk = timed && t->blocking; /* the blocked column (report_blocked.c) */
     if (timed)
-        printf("%12s %14s %7s %14s %7s  %s%s\n", "calls", "total", "total%", "self", "self%",
-               state_head, "function [module]");
+        printf("%12s %14s %7s %14s %7s%s  %s%s\n", "calls", "total", "total%", "self", "self%",
+               blk ? "        blocked" : "", state_head, "function [module]");
     else
         printf("%12s  %s%s\n", "calls", state_head, "function [module]");
     for (size_t i = 0; i < shown; i++) {
@@ -129,14 +135,22 @@ static void print_rows(const struct ptc_totals *t, struct row *rows, size_t n, s
             char tb[32], sb[32];
             cli_fmt_time_res(tb, sizeof(tb), r->st.total, ns, t->resolution_ns);
             cli_fmt_time_res(sb, sizeof(sb), r->st.self, ns, t->resolution_ns);
-            printf("%12llu %14s %6.1f%% %14s %6.1f%%  ", (unsigned long long)r->st.calls, tb,
+            printf("%12llu %14s %6.1f%% %14s %6.1f%%", (unsigned long long)r->st.calls, tb,
                    pct(r->st.total, t->total_time), sb, pct(r->st.self, t->total_time));
+            if (blk) {
+                char bb[32];
+                cli_fmt_time_res(bb, sizeof(bb), r->st.blocked, ns, t->resolution_ns);
+                printf(" %14s", r->st.blocked ? bb : "-");
+            }
+            printf("  ");
         } else {
             printf("%12llu  ", (unsigned long long)r->st.calls);
         }
         if (mixed)
             printf("%-8s ", ptc_func_state_name(r->state));
         print_name(r->fi->name, r->fi->module);
+        if (r->blocking)
+            printf(" (blocking call: waited, not ran)");
         printf("\n");
     }
     if (shown < n)
@@ -486,12 +500,17 @@ static void json_functions(const struct ptc_totals *t, struct row *rows, size_t 
                       r->fi->line);
         printf(", \"calls\": %llu, \"state\": \"%s\", ", (unsigned long long)r->st.calls,
                cli_state_word(r->state));
+        printf("\"blocking\": %s, ", r->blocking ? "true" : "false");
         if (t->timed && r->state == PTC_FUNC_TRACED) /* counted: calls only, never 0 ns */
-            printf("\"total\": %llu, \"self\": %llu, \"total_pct\": %.2f, \"self_pct\": %.2f}",
+            printf("\"total\": %llu, \"self\": %llu, \"total_pct\": %.2f, \"self_pct\": %.2f, "
+                   "\"running\": %llu, \"blocked\": %llu}",
                    (unsigned long long)r->st.total, (unsigned long long)r->st.self,
-                   pct(r->st.total, t->total_time), pct(r->st.self, t->total_time));
+                   pct(r->st.total, t->total_time), pct(r->st.self, t->total_time),
+                   (unsigned long long)(r->blocking ? 0 : r->st.self),
+                   (unsigned long long)(r->blocking ? r->st.self : r->st.blocked));
         else
-            printf("\"total\": null, \"self\": null, \"total_pct\": null, \"self_pct\": null}");
+            printf("\"total\": null, \"self\": null, \"total_pct\": null, \"self_pct\": null, "
+                   "\"running\": null, \"blocked\": null}");
     }
 }
 
@@ -1026,6 +1045,7 @@ static struct row *make_rows(struct ptc_session *s, const struct ptc_func_stats 
         r->id = id;
         r->fi = ptc_session_func(s, id);
         r->state = ptc_session_func_state(s, id);
+        r->blocking = ptc_session_func_blocking(s, id);
         if (!st)
             ptc_session_func_stats(s, id, &r->st);
         else if (id < nst)

@@ -337,6 +337,10 @@ static const struct cli_opt opts[] = {
              "PERIOD; docs/runtime.md, The ticker clock)"},
     {.name = "--leaf-exits", .cmds = R, FLAG(record.leaf_exits),
      .help = "soft, with --no-timestamps: record those returns as well"},
+    {.name = "--no-blocking", .cmds = R, FLAG(record.no_blocking),
+     .help = "soft: do not record calls into the C library's blocking functions (waits, I/O, "
+             "sleeps) as calls of the module [blocking]; report then counts that time as the "
+             "callers' self time (PTCALL_BLOCKING=0; docs/runtime.md, Blocking calls)"},
     {.name = "--counts", .cmds = R, FLAG(record.counts),
      .help = "soft: count calls per function instead of tracing events (no times, no call "
              "graph; about the cost of the untraced build plus one increment per call). "

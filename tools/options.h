@@ -157,6 +157,7 @@ struct cli_values {
         int counts;         /* --counts: counting mode (calls per function, no events) */
         int count_rest;     /* --count-rest: the functions not traced are counted (issue 28) */
         int count_atomic;   /* --atomic-counts: locked increments, exact across threads */
+        int no_blocking;    /* --no-blocking: PTCALL_BLOCKING=0 (issue 27) */
         uint64_t buffer;    /* 0: the backend's default */
         uint32_t pid;       /* 0: launch COMMAND */
         uint64_t duration_ms; /* --pid: detach after this long (0: no limit) */

@@ -17,7 +17,7 @@
 #define PTC_FILE_MAGIC "PTCALLTR" /* 8 bytes, no NUL */
 #define PTC_VERSION_MAJOR 2u      /* what writers write (2: the chunk CRC covers the header) */
 #define PTC_VERSION_MAJOR_MIN 1u  /* readers read majors MIN..MAJOR and reject the others */
-#define PTC_VERSION_MINOR 5u      /* readers accept any minor: new chunks are optional (1.1:
+#define PTC_VERSION_MINOR 6u      /* readers accept any minor: new chunks are optional (1.1:
                                      MODULE stub kind PTC_STUB_CALL; 1.2: the optional
                                      MODULE_ARMED chunk; both are in 2.0; 2.1: the optional
                                      COUNTS and MARK chunks; 2.2: the optional SPAWN and
@@ -25,7 +25,8 @@
                                      how ATTACH and SNAPSHOT, PROCESS_END how DETACH and
                                      SNAPSHOT, the optional SNAPSHOT, THREAD_NAME and WINDOW
                                      chunks; 2.5: the optional BUDGET and MODULE_COUNTED
-                                     chunks, COUNTS flag PILOT, TIMEBASE source TICKER) */
+                                     chunks, COUNTS flag PILOT, TIMEBASE source TICKER; 2.6: the
+                                     optional MODULE_BLOCKING chunk) */
 
 struct ptc_file_header {
     char magic[8];          /* PTC_FILE_MAGIC */
@@ -91,6 +92,9 @@ enum ptc_chunk_type {
     PTC_CHUNK_END_CAUSE = 22,    /* OPTIONAL (2.4, SERVE's number): struct ptc_end_cause,
                                     process-level: why the process ended where PROCESS_END
                                     cannot say it (a sanitizer stopped it) */
+    PTC_CHUNK_MODULE_BLOCKING = 23, /* OPTIONAL (2.6): struct ptc_module_blocking, right after
+                                       the MODULE chunk it qualifies: its functions are the
+                                       C library's blocking calls (docs/trace-format.md 4.22) */
     /* 32..63 are Intel PT chunks (docs/trace-format.md, "Intel PT chunks") */
     PTC_CHUNK_PT_FIRST = 32,
     PTC_CHUNK_PT_LAST = 63,
@@ -424,6 +428,17 @@ struct ptc_budget {
     uint32_t outcome;       /* enum ptc_budget_outcome */
     uint32_t note_size;     /* bytes of the note that follows, its NUL included */
     /* then the note, NUL-terminated */
+};
+
+/* MODULE_BLOCKING (2.6; process-level, PTC_CHUNK_F_OPTIONAL): every function of module
+ * module_id is a pseudo-function standing for calls into a blocking function of the C
+ * library (the runtime's module "[blocking]", one function per C library function, named as
+ * it): the time in its calls is time the caller waited (a condition, a lock, I/O, a sleep,
+ * a child), not time it ran. A reader that skips this chunk sees them as ordinary functions
+ * of a module "[blocking]". */
+struct ptc_module_blocking {
+    uint32_t module_id;     /* the process's MODULE chunk of this id, announced before */
+    uint32_t num_funcs;     /* that MODULE chunk's num_funcs */
 };
 
 struct ptc_process_end {

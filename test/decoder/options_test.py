@@ -25,7 +25,7 @@ OPTIONS = {
                "--buffer", "--ring", "--trigger", "--timing", "--snapshot", "--pid", "--duration",
                "--module", "--only", "--skip", "-q", "--quiet",
                "--overhead", "--pilot", "--from-counts", "--from-db", "--count-rest",
-               "--atomic-counts"]
+               "--atomic-counts", "--no-blocking"]
               + ["--budget"],  # issue 28, PT
     "report": ["--top", "--sort", "--format", "--meta", "--stat", "--allow-different",
                "--threads", "--salvage", "--by", "--paths", "--min-share", "--min-calls"]

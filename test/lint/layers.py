@@ -43,7 +43,8 @@ FLOORS = {
         ["modules.c", "analyses.c", "stack.c", "par_policy.c",  # modules, queries, stacks
          "window.c"],                                           # windows (attach, snapshots)
         ["fork.c", "soft_fast.c",                               # thread feed, fork points
-         "budget.c"],                                           # budgets (MODULE_COUNTED, BUDGET)
+         "budget.c",                                            # budgets (MODULE_COUNTED, BUDGET)
+         "blocking.c"],                                         # blocking calls (MODULE_BLOCKING)
         ["session.c", "soft.c"],                                # sessions, soft front-end
         ["chunk.c"],                                            # chunk dispatch
         ["file.c"],                                             # the file driver
@@ -57,8 +58,9 @@ FLOORS = {
         ["soft_clock.c"],                                       # the ticker's clock word
         ["soft_ring_buf.c"],                                    # the flight recorder's rings
         ["soft_fd.c", "soft_thread.c"],                         # trace descriptor, threads
-        ["soft_handler.S", "soft_write.c", "soft_names.c"],     # handlers, the trace file,
-                                                                # thread names
+        ["soft_handler.S", "soft_write.c", "soft_names.c",      # handlers, the trace file,
+         "soft_blocking_emit.S"],                               # thread names, blocking
+                                                                # calls' records
         ["soft_mixed_config.c"],                                # count-rest, trace set
         ["soft_pilot_config.c"],                                # a budget's settings
         ["soft_ticker.c"],                                      # the ticker thread
@@ -70,8 +72,8 @@ FLOORS = {
          "soft_mixed.c"],                                       # flight recorder snapshots,
                                                                 # counted beside tracing
         ["soft_signal.c", "soft_mark.c", "soft_spawn.c",        # signal handlers, marks,
-         "soft_trigger.c", "soft_sanitizer.c"],                 # posix_spawn, --trigger,
-                                                                # sanitizers
+         "soft_trigger.c", "soft_sanitizer.c",                  # posix_spawn, --trigger,
+         "soft_blocking.c"],                                    # sanitizers, blocking calls
         ["soft_lifecycle.c"],                                   # start-up, fork, exec, exit
         ["soft_register.c", "soft_forkserver.c"],               # object registration,
                                                                 # pre-main point, fork server
@@ -202,6 +204,12 @@ def levels(nodes, edges):
     return {n: level(n) for n in nodes}
 
 
+# Members that define the C library's names only to forward them: a call from the library
+# itself goes straight to the C library (soft_blocking.c tests its caller's address), so the
+# runtime's own read/nanosleep/pthread_mutex_lock are not calls into them.
+FORWARDERS = {"runtime": {"soft_blocking.c"}}
+
+
 def short(syms, k=4):
     s = sorted(syms)
     return ", ".join(s[:k]) + (", ..." if len(s) > k else "")
@@ -239,6 +247,8 @@ def main():
                 if s not in resolve:
                     continue  # libc, libipt, ...
                 olib, omember = resolve[s]
+                if olib == lib and omember in FORWARDERS.get(lib, ()):
+                    continue
                 if olib == lib:
                     if omember != member:
                         edges.setdefault(member, {}).setdefault(omember, set()).add(s)

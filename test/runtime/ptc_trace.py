@@ -12,7 +12,7 @@ import zlib
 
 CHUNK_NAMES = {1: "RECORD_INFO", 2: "PROCESS", 3: "TIMEBASE", 4: "MODULE", 5: "MODULE_UNLOAD",
                6: "THREAD", 7: "SOFT_EVENTS", 8: "LOSS", 9: "PROCESS_END", 10: "RECORD_END",
-               11: "MODULE_ARMED"}
+               11: "MODULE_ARMED", 23: "MODULE_BLOCKING"}
 # 4 (PTC_STUB_CALL): a leaf's entry that stands for its return as well (untimed soft)
 KINDS = {0: "E", 1: "X", 2: "U", 3: "L", 4: "C"}
 

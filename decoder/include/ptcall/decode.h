@@ -158,6 +158,10 @@ struct ptc_func_stats {
     uint64_t calls;           /* entries seen */
     uint64_t total;           /* inclusive time (outermost activations only) */
     uint64_t self;            /* inclusive minus time in callees, over all activations */
+    uint64_t blocked;         /* (2.6) time in its blocking calls: callees that are
+                                 pseudo-functions of a MODULE_BLOCKING module; self + blocked
+                                 is what self was without them (the wall time it held the
+                                 thread outside its other callees) */
 };
 uint32_t ptc_session_num_funcs(const struct ptc_session *s);
 const struct ptc_func_info *ptc_session_func(const struct ptc_session *s, uint32_t id);
@@ -170,6 +174,11 @@ void ptc_session_func_stats(const struct ptc_session *s, uint32_t id,
  * sites were left disarmed (then its calls, 0 here, say nothing about how often it ran).
  * Traces without MODULE_ARMED chunks traced every function. */
 int ptc_session_func_traced(const struct ptc_session *s, uint32_t id);
+/* Blocked time (trace format 2.6, MODULE_BLOCKING chunks): whether function id is a
+ * pseudo-function standing for calls into a blocking function of the C library (the
+ * runtime's module "[blocking]"), and whether the trace has any. */
+int ptc_session_func_blocking(const struct ptc_session *s, uint32_t id);
+int ptc_session_has_blocking(const struct ptc_session *s);
 struct ptc_selection {
     int selected;             /* the trace has MODULE_ARMED chunks */
     uint32_t traced, funcs;   /* functions traced, of all functions of the module tables */
@@ -244,6 +253,8 @@ struct ptc_totals {
     uint32_t resolution_ns;   /* the ticker clock (TIMEBASE source TICKER, issue 28): times
                                  are the clock word's, known to this many ns (the largest
                                  period of the trace's processes); 0: the TSC per event */
+    uint32_t blocking;        /* (2.6) 1: the trace recorded blocking calls (MODULE_BLOCKING
+                                 chunks), and ptc_func_stats.blocked says where */
 };
 void ptc_session_totals(const struct ptc_session *s, struct ptc_totals *t);
 /* Whether totals t describe a complete trace: it ended with RECORD_END, every process closed
