@@ -127,6 +127,20 @@ int web_api_run(const struct web_ctx *c, struct db *d, int64_t id, const struct 
     return web_json_done(r, &b);
 }
 
+int web_run_gone(struct web_resp *r, int64_t id, const char *trace)
+{
+    return web_error(r, 410, "run %lld's trace file %s is gone: the trace file this run was "
+                             "stored from is no longer the same file (moved, replaced or "
+                             "unreadable): record it again and db add it; the run's figures "
+                             "are still in the database",
+                     (long long)id, trace);
+}
+
+int web_run_get(struct db *d, int64_t id, struct db_run **run, struct web_resp *r)
+{
+    return get_run(d, id, 0, run, r);
+}
+
 int web_api_flame(const struct web_ctx *c, struct db *d, int64_t id, struct web_resp *r)
 {
     struct db_run *run;
@@ -144,11 +158,7 @@ int web_api_flame(const struct web_ctx *c, struct db *d, int64_t id, struct web_
                      sizeof(err));
     int rc;
     if (f == 1) /* one answer whatever is at the path now: it tells nothing about the path */
-        rc = web_error(r, 410, "run %lld's trace file %s is gone: the trace file this run was "
-                               "stored from is no longer the same file (moved, replaced or "
-                               "unreadable): record it again and db add it; the run's figures "
-                               "are still in the database",
-                       (long long)id, run->trace);
+        rc = web_run_gone(r, id, run->trace);
     else if (f)
         rc = web_error(r, 500, "run %lld's flame graph: %s", (long long)id, err);
     else {

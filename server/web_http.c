@@ -315,6 +315,7 @@ int web_serve(const struct web_server_cfg *cfg, int *db_code, char *err, size_t 
     db_put(&s, d);
     s.ctx.where = s.ctx_where_buf;
     s.ctx.flame = cfg->flame;
+    s.ctx.timeline = cfg->timeline;
     s.ctx.cache = web_cache_new(64);
     /* SIGINT/SIGTERM are waited for below, in this thread only */
     sigset_t set;

@@ -14,6 +14,7 @@ struct web_server_cfg {
     uint16_t port;            /* 0: any free port */
     const char *data_dir;     /* the static files (web_static.h) */
     web_flame_fn flame;
+    web_timeline_fn timeline; /* NULL: no timelines */
     /* called once listening, with the URL (tests and scripts read it from stdout) */
     void (*ready)(const char *url, const char *where);
 };

@@ -9,11 +9,13 @@
 #include <unistd.h>
 
 static const char *const names[WS_COUNT] = {"app.js",        "app.css",     "uPlot.iife.min.js",
-                                            "uPlot.min.css", "campaign.js", "campaign.css"};
+                                            "uPlot.min.css", "campaign.js", "campaign.css",
+                                            "timeline.js"};
 static const char *const types[WS_COUNT] = {
     "text/javascript; charset=utf-8", "text/css; charset=utf-8",
     "text/javascript; charset=utf-8", "text/css; charset=utf-8",
-    "text/javascript; charset=utf-8", "text/css; charset=utf-8"};
+    "text/javascript; charset=utf-8", "text/css; charset=utf-8",
+    "text/javascript; charset=utf-8"};
 
 static char *slurp(const char *path, size_t *len)
 {

@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 enum { WS_APP_JS, WS_APP_CSS, WS_UPLOT_JS, WS_UPLOT_CSS, WS_CAMPAIGN_JS, WS_CAMPAIGN_CSS,
-       WS_COUNT };
+       WS_TIMELINE_JS, WS_COUNT };
 struct web_static {
     const char *name[WS_COUNT]; /* the file names, as /static/NAME serves them */
     const char *type[WS_COUNT]; /* Content-Type */

@@ -10,6 +10,7 @@
 #include "web_flame.h"
 #include "web_http.h"
 #include "web_static.h"
+#include "web_timeline.h"
 
 static void ready(const char *url, const char *where)
 {
@@ -52,7 +53,8 @@ int cmd_serve(int argc, char **argv)
         web_static_dir(argv[0], dir, sizeof(dir));
         struct web_server_cfg cfg = {.db_url = v.db.url ? v.db.url : db_default_url(),
                                      .addr = addr, .port = (uint16_t)port, .data_dir = dir,
-                                     .flame = web_flame_svg, .ready = ready};
+                                     .flame = web_flame_svg,
+                                     .timeline = web_timeline_json, .ready = ready};
         int db_code = 0;
         if (web_serve(&cfg, &db_code, err, sizeof(err)))
             r = cli_fail("serve", err,

@@ -26,7 +26,7 @@ static int open_read(const char *cmd, const struct cli_values *v, struct db *d)
 /* The API's document for path with args, printed; 0, or 1 after saying why. */
 static int api_json(const char *cmd, struct db *d, const char *path, struct web_args *a)
 {
-    struct web_ctx c = {d->where, NULL, NULL};
+    struct web_ctx c = {.where = d->where, .flame = NULL, .cache = NULL};
     struct web_resp r = {0};
     if (web_api(&c, d, path, a, &r) || !r.body)
         return cli_fail(cmd, "out of memory", "nothing was shown");

@@ -68,9 +68,7 @@ static int export_svg(const char *path, const char *trace, const char *hex, uint
     return rc;
 }
 
-/* Whether the open file fd is the stored trace: a regular file of that size and content hash
- * (a device or a pipe is never read). */
-static int same_file(int fd, const char *hex, uint64_t bytes)
+int web_trace_same_file(int fd, const char *hex, uint64_t bytes)
 {
     struct stat sb;
     if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) || (uint64_t)sb.st_size != bytes)
@@ -98,7 +96,7 @@ int web_flame_svg(const char *trace, const char *content_hash, uint64_t bytes, c
      * replaced and unreadable say the same, so that an answer never tells whether a path
      * exists or what it holds */
     int in = open(trace, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (in < 0 || !same_file(in, content_hash, bytes)) {
+    if (in < 0 || !web_trace_same_file(in, content_hash, bytes)) {
         if (in >= 0)
             close(in);
         snprintf(err, n, "the trace file this run was stored from is no longer the same file "

@@ -14,4 +14,8 @@
 int web_flame_svg(const char *trace, const char *content_hash, uint64_t bytes, char **svg,
                   size_t *len, char *err, size_t n);
 
+/* Whether the open file fd is the stored trace: a regular file of that size and content hash
+ * (a device or a pipe is never read). The timeline (web_timeline.c) checks with it too. */
+int web_trace_same_file(int fd, const char *hex, uint64_t bytes);
+
 #endif

@@ -47,7 +47,9 @@ FLOORS = {
         ["session.c", "soft.c"],                                # sessions, soft front-end
         ["chunk.c"],                                            # chunk dispatch
         ["file.c"],                                             # the file driver
-        ["par.c"],                                              # the parallel driver
+        ["par.c",                                               # the parallel driver
+         "tl_index.c"],                                         # the timeline's index
+        ["tl_window.c"],                                        # timeline windows
     ],
     # libptcall.so (docs/runtime.md, Files): start-up and exit sit in soft_lifecycle.c, under
     # registration only; the state at the bottom calls nothing
