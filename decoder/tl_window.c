@@ -25,6 +25,16 @@ static int fail(char *err, size_t n, int rc, const char *fmt, ...)
     return rc;
 }
 
+/* The entry time of the call a RETURN event e just popped, converted as its exit time is, so
+ * that durations are differences of times as every other view (outputs/driver.c) has them. */
+static uint64_t popped_start(struct ptc_session *s, const struct ptc_call_event *e)
+{
+    struct thread *t = ptc_thread_find(s, e->pid, e->tid);
+    if (!t || e->depth >= t->cap)
+        return e->time - e->dur;
+    return ptc_event_time(s, t->proc, t->frames[e->depth].start);
+}
+
 /* The first point of thread i whose events reach t (points are in time order). */
 static uint64_t first_reaching(const struct ptc_tl *x, uint32_t i, uint64_t t)
 {
@@ -173,6 +183,7 @@ struct lod {
     uint32_t *npend;
     uint32_t ntracks;
     int rc;
+    struct ptc_session *s;
 };
 
 static int wide(const struct lod *l, uint64_t a, uint64_t b)
@@ -270,7 +281,7 @@ static void on_window_call(void *ctx, const struct ptc_call_event *e)
     uintptr_t u = *e->thread_user;
     if (e->kind != PTC_CALL_RETURN || !u || u > l->ntracks)
         return;
-    lod_call(l, (uint32_t)(u - 1), e->func, e->depth, e->time - e->dur, e->time, 0);
+    lod_call(l, (uint32_t)(u - 1), e->func, e->depth, popped_start(l->s, e), e->time, 0);
 }
 
 /* The index's answer for a wide window: each thread's long calls, and its chunks' summaries
@@ -328,8 +339,8 @@ int ptc_tl_window(const struct ptc_tl *x, const char *trace, const struct ptc_tl
         if (q->threads && !q->threads[i])
             continue;
         const struct tl_thr *th = &x->thr[i];
-        for (uint64_t k = first_reaching(x, i, q->t0);
-             k < th->npoints && x->pts[th->point_at + k].t0 < q->t1; k++) {
+        for (uint64_t k0 = first_reaching(x, i, q->t0), k = k0;
+             k < th->npoints && (k == k0 || x->pts[th->point_at + k].t0 < q->t1); k++) {
             bytes += x->pts[th->point_at + k].bytes;
             npick++;
         }
@@ -355,8 +366,12 @@ int ptc_tl_window(const struct ptc_tl *x, const char *trace, const struct ptc_tl
                 if (q->threads && !q->threads[i])
                     continue;
                 const struct tl_thr *th = &x->thr[i];
-                for (uint64_t k = first_reaching(x, i, q->t0);
-                     k < th->npoints && x->pts[th->point_at + k].t0 < q->t1; k++) {
+                /* the first chunk reaching the window even when it begins after it: the
+                 * stack it starts with holds the calls that span the window (a thread
+                 * descheduled or blocked meanwhile) */
+                for (uint64_t k0 = first_reaching(x, i, q->t0), k = k0;
+                     k < th->npoints && (k == k0 || x->pts[th->point_at + k].t0 < q->t1);
+                     k++) {
                     const struct tl_point *p = &x->pts[th->point_at + k];
                     pk[np++] = (struct pick){.offset = p->offset, .index = p->index,
                                              .thread = i, .point = th->point_at + k};
@@ -365,6 +380,7 @@ int ptc_tl_window(const struct ptc_tl *x, const char *trace, const struct ptc_tl
             qsort(pk, np, sizeof(*pk), pick_cmp);
             ptc_session_skip_aggregates(s);
             ptc_session_set_call_hook(s, on_window_call, &l);
+            l.s = s;
             int stop = 0;
             rc = decode_picks(x, s, trace, pk, np, &stop, err, n);
             if (!rc && l.rc)
@@ -407,6 +423,7 @@ struct finder {
     int done;               /* found or past: the decode may stop */
     struct ptc_tl_call *out;
     uint64_t child_total;
+    struct ptc_session *s;
 };
 
 static void child_add(struct ptc_tl_call *c, uint32_t func, uint64_t dur)
@@ -439,17 +456,18 @@ static void on_find_call(void *ctx, const struct ptc_call_event *e)
         if (e->time > f->t)
             f->past = 1;
     } else if (e->kind == PTC_CALL_RETURN && e->depth == f->depth + 1) {
-        child_add(f->out, e->func, e->dur);
-        f->child_total += e->dur;
+        uint64_t dur = e->time - popped_start(f->s, e);
+        child_add(f->out, e->func, dur);
+        f->child_total += dur;
     } else if (e->kind == PTC_CALL_RETURN && e->depth == f->depth) {
-        uint64_t start = e->time - e->dur;
-        if (start <= f->t && f->t < e->time + (e->dur == 0)) {
+        uint64_t start = popped_start(f->s, e), dur = e->time - start;
+        if (start <= f->t && f->t < e->time + (dur == 0)) {
             f->found = 1;
             f->out->func = e->func;
             f->out->start = start;
             f->out->end = e->time;
-            f->out->dur = e->dur;
-            f->out->self = e->dur > f->child_total ? e->dur - f->child_total : 0;
+            f->out->dur = dur;
+            f->out->self = dur > f->child_total ? dur - f->child_total : 0;
         } else if (start > f->t) {
             f->past = 1;
         }
@@ -496,7 +514,7 @@ int ptc_tl_call_at(const struct ptc_tl *x, const char *trace, uint32_t thread, u
     uint64_t npk = th->npoints - k;
     struct pick *pk = malloc(npk * sizeof(*pk));
     struct ptc_session *s = ptc_session_new();
-    struct finder f = {.track = thread, .depth = depth, .t = t, .out = out};
+    struct finder f = {.track = thread, .depth = depth, .t = t, .out = out, .s = s};
     int rc = 0;
     if (!pk || !s) {
         rc = fail(err, n, -PTC_E_NOMEM, "out of memory");
