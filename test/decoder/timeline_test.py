@@ -127,7 +127,7 @@ try:
     check(r["duration"] == c["duration"] and r["self"] == c["self"],
           "the call's duration %d and self %d equal the full decode's (%d, %d)"
           % (r["duration"], r["self"], c["duration"], c["self"]))
-    check(r["function"]["line"] == 7, "the call's source line (mt.c:7)")
+    check(r["function"]["line"] == 8, "the call's source line (mt.c:8)")
 finally:
     srv.terminate()
     srv.wait(20)
