@@ -123,7 +123,8 @@ FLOORS = {
         ["api_runs.c", "api_run.c", "api_hot.c", "api_function.c", "api_diff.c",  # views
          "api_campaign.c",
          "web_page_campaign.c"],                                # the campaign pages' paths
-        ["api_campaign_compare.c"],                             # campaigns compared
+        ["api_campaign_compare.c",                              # campaigns compared
+         "api_timeline.c"],                                     # a run's timeline
         ["web_api.c"],                                          # the router, pages' objects
         ["web_http.c"],                                         # libmicrohttpd
     ],
