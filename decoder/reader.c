@@ -233,6 +233,25 @@ uint64_t ptc_reader_offset(const struct ptc_reader *r) { return r->off; }
 
 int ptc_reader_can_continue(const struct ptc_reader *r) { return r->final_err == 0; }
 
+int ptc_reader_seek(struct ptc_reader *r, uint64_t offset, uint64_t index)
+{
+    if (r->final_err)
+        return -r->final_err;
+    if (r->fd < 0) {
+        if (offset > r->mem_size)
+            return -PTC_E_ARG;
+    } else if (lseek(r->fd, (off_t)offset, SEEK_SET) < 0) {
+        return rerr(r, PTC_E_IO, 1, "cannot seek in %s: %s", r->path, strerror(errno));
+    }
+    /* what is buffered is of the old place: read afresh from the new one */
+    r->pos = r->len = 0;
+    r->buf_off = offset;
+    r->eof = 0;
+    r->off = offset;
+    r->index = index;
+    return 0;
+}
+
 int ptc_reader_failed_chunk(const struct ptc_reader *r, struct ptc_chunk_header *h,
                             uint64_t *offset)
 {

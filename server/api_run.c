@@ -130,6 +130,20 @@ int web_api_run(const struct web_ctx *c, struct db *d, int64_t id, const struct 
     return web_json_done(r, &b);
 }
 
+int web_run_gone(struct web_resp *r, int64_t id, const char *trace)
+{
+    return web_error(r, 410, "run %lld's trace file %s is gone: the trace file this run was "
+                             "stored from is no longer the same file (moved, replaced or "
+                             "unreadable): record it again and db add it; the run's figures "
+                             "are still in the database",
+                     (long long)id, trace);
+}
+
+int web_run_get(struct db *d, int64_t id, struct db_run **run, struct web_resp *r)
+{
+    return get_run(d, id, 0, run, r);
+}
+
 /* The answer when the callback cannot make the run's flame graph from its trace file: one
  * answer whatever is at the path now (the 410 rule of docs/web.md: it tells nothing about
  * the path), for flame.svg and flame.json alike. */
@@ -137,11 +151,7 @@ static int flame_failed(int f, int64_t id, const struct db_run *run, const char 
                         struct web_resp *r)
 {
     if (f == 1)
-        return web_error(r, 410, "run %lld's trace file %s is gone: the trace file this run was "
-                                 "stored from is no longer the same file (moved, replaced or "
-                                 "unreadable): record it again and db add it; the run's figures "
-                                 "are still in the database",
-                         (long long)id, run->trace);
+        return web_run_gone(r, id, run->trace);
     return web_error(r, 500, "run %lld's flame graph: %s", (long long)id, err);
 }
 

@@ -42,6 +42,15 @@ typedef int (*web_threads_fn)(const char *trace, const char *content_hash, uint6
 typedef int (*web_flame_json_fn)(const char *trace, const char *content_hash, uint64_t bytes,
                                  const char *thread, const char *weight, char **json,
                                  size_t *len, char *err, size_t n);
+/* A run's timeline (docs/web.md, /api/v1/runs/ID/timeline): what the tools' decoding of the
+ * trace answers for a window (kind WEB_TL_WINDOW: arguments t0, t1, px, threads) or one call
+ * (WEB_TL_CALL: thread, t, depth), as a JSON document in *json; the same checks of the file
+ * as web_flame_fn. 0, 1 (not the run's file), 2 (bad arguments: err says which), 3 (no such
+ * call), or -1. */
+enum { WEB_TL_WINDOW = 0, WEB_TL_CALL = 1 };
+typedef int (*web_timeline_fn)(const char *trace, const char *content_hash, uint64_t bytes,
+                               int kind, const struct web_args *a, char **json, size_t *len,
+                               char *err, size_t n);
 
 struct web_cache;
 
@@ -51,6 +60,7 @@ struct web_ctx {
     struct web_cache *cache;  /* hot-function answers (NULL: none) */
     web_threads_fn threads;   /* NULL: no thread tables */
     web_flame_json_fn flame_json; /* NULL: no flame trees */
+    web_timeline_fn timeline; /* NULL: no timelines */
 };
 
 struct web_resp {
@@ -72,6 +82,7 @@ int web_api(const struct web_ctx *c, struct db *d, const char *path, const struc
  * (404 for an unknown run or function). */
 enum web_page { WP_RUNS, WP_HOT, WP_FUNCTION, WP_RUN, WP_DIFF,
                 WP_CAMPAIGNS, WP_CAMPAIGN, WP_CAMPAIGN_COMPARE, /* web_page_campaign.c */
+                WP_TIMELINE, /* /runs/ID/timeline (web/app/timeline.js) */
                 WP_NONE };
 int web_page_of(struct db *d, const char *path, const struct web_args *a, enum web_page *kind,
                 struct web_resp *r);

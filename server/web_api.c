@@ -46,6 +46,9 @@ int web_api(const struct web_ctx *c, struct db *d, const char *path, const struc
         /* the flame graph's trees, per thread and all threads (issue 27 item 2) */
         if (!strcmp(rest, "/flame.json"))
             return web_api_flame_json(c, d, id, a, r);
+        /* the timeline (api_timeline.c) */
+        if (!strcmp(rest, "/timeline") || !strcmp(rest, "/timeline/call"))
+            return web_api_timeline(c, d, id, rest[9] == '/', a, r);
     }
     if (!strncmp(path, "/api/v1/functions/", 18)) {
         if ((id = id_after(path, 18, &rest, r)) <= 0)
@@ -120,12 +123,13 @@ int web_page_of(struct db *d, const char *path, const struct web_args *a, enum w
     if (!strncmp(path, "/runs/", 6)) {
         if ((id = id_after(path, 6, &rest, r)) <= 0)
             return id < 0 ? -1 : 1;
-        int s = *rest ? 2 : run_exists(d, id, r);
+        int tl = !strcmp(rest, "/timeline"); /* the run's timeline page */
+        int s = *rest && !tl ? 2 : run_exists(d, id, r);
         if (s == 2)
             return web_error(r, 404, "no such page: %s", path) ? -1 : 1;
         if (s)
             return s;
-        *kind = WP_RUN;
+        *kind = tl ? WP_TIMELINE : WP_RUN;
         return 0;
     }
     if (!strncmp(path, "/functions/", 11)) {

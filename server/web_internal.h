@@ -40,6 +40,14 @@ int web_api_runs(const struct web_ctx *c, struct db *d, const struct web_args *a
                  struct web_resp *r);
 int web_api_run(const struct web_ctx *c, struct db *d, int64_t id, const struct web_args *a,
                 struct web_resp *r);
+/* The 410 answer for a run whose trace file is not the one it was stored from (flame graph,
+ * timeline); returns web_error's value. */
+int web_run_gone(struct web_resp *r, int64_t id, const char *trace);
+/* Run id without its modules: 0, 1 with a 404/500 response in r, -1 no memory. */
+int web_run_get(struct db *d, int64_t id, struct db_run **run, struct web_resp *r);
+/* GET /api/v1/runs/ID/timeline and .../timeline/call (api_timeline.c). */
+int web_api_timeline(const struct web_ctx *c, struct db *d, int64_t id, int call,
+                     const struct web_args *a, struct web_resp *r);
 int web_api_flame(const struct web_ctx *c, struct db *d, int64_t id, struct web_resp *r);
 /* api_callgraph.c */
 int web_api_callgraph(const struct web_ctx *c, struct db *d, int64_t id,

@@ -5,7 +5,8 @@
 
 static const char *const page_names[WP_NONE] = {"runs",      "hot",      "function",
                                                 "run",       "diff",     "campaigns",
-                                                "campaign",  "campaign-compare"};
+                                                "campaign",  "campaign-compare",
+                                                "timeline"};
 
 static void nav(struct sbuf *b)
 {
@@ -37,6 +38,7 @@ void web_page_served(struct sbuf *b, enum web_page kind)
                /* before app.js: app.js routes /campaigns... to what it defines */
                "<script src=\"/static/campaign.js\" defer></script>"
                "<script src=\"/static/callgraph.js\" defer></script>"
+               "<script src=\"/static/timeline.js\" defer></script>"
                "<script src=\"/static/app.js\" defer></script></head>\n");
     sb_printf(b, "<body data-page=\"%s\" data-mode=\"server\">\n",
               kind < WP_NONE ? page_names[kind] : "none");

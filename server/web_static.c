@@ -13,7 +13,8 @@ static const char *const names[WS_COUNT] = {"app.js",        "app.css",     "uPl
                                             "callgraph.js",  "graphviz.js",
                                             "tables.js",
                                             "d3.min.js", "d3-flamegraph.umd.min.js",
-                                            "d3-flamegraph.css", "flame.js", "flame.css"};
+                                            "d3-flamegraph.css", "flame.js", "flame.css",
+                                            "timeline.js"};
 static const char *const types[WS_COUNT] = {
     "text/javascript; charset=utf-8", "text/css; charset=utf-8",
     "text/javascript; charset=utf-8", "text/css; charset=utf-8",
@@ -22,7 +23,8 @@ static const char *const types[WS_COUNT] = {
     "text/javascript; charset=utf-8",
     "text/javascript; charset=utf-8", "text/javascript; charset=utf-8",
     "text/css; charset=utf-8",        "text/javascript; charset=utf-8",
-    "text/css; charset=utf-8"};
+    "text/css; charset=utf-8",
+    "text/javascript; charset=utf-8"};
 
 static char *slurp(const char *path, size_t *len)
 {

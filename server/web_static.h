@@ -12,7 +12,7 @@ enum { WS_APP_JS, WS_APP_CSS, WS_UPLOT_JS, WS_UPLOT_CSS, WS_CAMPAIGN_JS, WS_CAMP
        WS_TABLES_JS,
        /* the interactive flame graph: d3, d3-flame-graph (npm), web/app/flame.js */
        WS_D3_JS, WS_FLAMEGRAPH_JS, WS_FLAMEGRAPH_CSS, WS_FLAME_JS, WS_FLAME_CSS,
-       WS_COUNT };
+       WS_TIMELINE_JS, WS_COUNT };
 struct web_static {
     const char *name[WS_COUNT]; /* the file names, as /static/NAME serves them */
     const char *type[WS_COUNT]; /* Content-Type */

@@ -11,6 +11,7 @@
 #include "web_threads.h"
 #include "web_http.h"
 #include "web_static.h"
+#include "web_timeline.h"
 
 static void ready(const char *url, const char *where)
 {
@@ -55,7 +56,7 @@ int cmd_serve(int argc, char **argv)
                                      .addr = addr, .port = (uint16_t)port, .data_dir = dir,
                                      .flame = web_flame_svg, .flame_json = web_flame_json,
                                      .threads = web_threads_json,
-                                     .ready = ready};
+                                     .timeline = web_timeline_json, .ready = ready};
         int db_code = 0;
         if (web_serve(&cfg, &db_code, err, sizeof(err)))
             r = cli_fail("serve", err,

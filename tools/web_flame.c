@@ -77,9 +77,7 @@ static int export_view(const char *path, const char *trace, const char *hex, uin
     return rc;
 }
 
-/* Whether the open file fd is the stored trace: a regular file of that size and content hash
- * (a device or a pipe is never read). */
-static int same_file(int fd, const char *hex, uint64_t bytes)
+int web_trace_same_file(int fd, const char *hex, uint64_t bytes)
 {
     struct stat sb;
     if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) || (uint64_t)sb.st_size != bytes)
@@ -99,11 +97,6 @@ static int same_file(int fd, const char *hex, uint64_t bytes)
     return k == 0 && n == bytes && !strcmp(got, hex);
 }
 
-int web_trace_same_file(int fd, const char *content_hash, uint64_t bytes)
-{
-    return same_file(fd, content_hash, bytes);
-}
-
 /* The export of format fname made from the stored trace (the checks of web_flame_fn). svg
  * falls back to calls on an untimed trace; flame-json says 2 then, 3 for an unknown thread. */
 static int flame_make(const char *trace, const char *content_hash, uint64_t bytes,
@@ -115,7 +108,7 @@ static int flame_make(const char *trace, const char *content_hash, uint64_t byte
      * replaced and unreadable say the same, so that an answer never tells whether a path
      * exists or what it holds */
     int in = open(trace, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (in < 0 || !same_file(in, content_hash, bytes)) {
+    if (in < 0 || !web_trace_same_file(in, content_hash, bytes)) {
         if (in >= 0)
             close(in);
         snprintf(err, n, "the trace file this run was stored from is no longer the same file "

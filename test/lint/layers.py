@@ -48,7 +48,9 @@ FLOORS = {
         ["session.c", "soft.c"],                                # sessions, soft front-end
         ["chunk.c"],                                            # chunk dispatch
         ["file.c"],                                             # the file driver
-        ["par.c"],                                              # the parallel driver
+        ["par.c",                                               # the parallel driver
+         "tl_index.c"],                                         # the timeline's index
+        ["tl_window.c"],                                        # timeline windows
     ],
     # libptcall.so (docs/runtime.md, Files): start-up and exit sit in soft_lifecycle.c, under
     # registration only; the state at the bottom calls nothing
@@ -126,7 +128,8 @@ FLOORS = {
          "web_page_campaign.c",
          "api_callgraph.c"],                                    # the campaign pages' paths; the run's call graph
         ["api_threads.c"],                                      # a run's threads (its trace)
-        ["api_campaign_compare.c"],                             # campaigns compared
+        ["api_campaign_compare.c",                              # campaigns compared
+         "api_timeline.c"],                                     # a run's timeline
         ["web_api.c"],                                          # the router, pages' objects
         ["web_http.c"],                                         # libmicrohttpd
     ],

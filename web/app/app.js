@@ -525,7 +525,9 @@
       var flameBox = el("div", {id: "flame-box"}), cgBox = el("div", {id: "callgraph-area"});
       var threadsBox = el("div", {id: "threads-box"});
       var cmp = FILE ? null : el("p", null, [el("a", {href: "/diff?base=" + r.id,
-                                                     text: "compare with another run"})]);
+                                                     text: "compare with another run"}), " · ",
+                                             el("a", {href: "/runs/" + r.id + "/timeline",
+                                                     id: "timeline-link", text: "timeline"})]);
       show([el("h1", {text: "Run " + r.id + ": " + runName(r) + " (" + r.program + ")"}), dl, cmp,
             el("h2", {text: "Functions (by " + d.sort + ")"}),
             T.tableWithFilter(table("run-functions", ["function", "module", "calls", "self",
@@ -685,6 +687,8 @@
     var m;
     document.querySelectorAll("nav a").forEach(function (a) { a.classList.remove("here"); });
     if ((m = /^\/runs\/(\d+)$/.exec(path))) return pageRun(m[1]);
+    if ((m = /^\/runs\/(\d+)\/timeline$/.exec(path)) && window.ptcallTimeline)
+      return window.ptcallTimeline(m[1], SHARED); /* web/app/timeline.js */
     if ((m = /^\/functions\/(\d+)$/.exec(path))) return pageFunction(m[1]);
     if (path === "/hot") { mark("nav-hot"); return pageHot(); }
     if (path === "/diff") { mark("nav-diff"); return pageDiff(); }

@@ -144,6 +144,9 @@ int ptc_reader_next(struct ptc_reader *r, struct ptc_chunk *c);
 const char *ptc_reader_errmsg(const struct ptc_reader *r);
 uint64_t ptc_reader_offset(const struct ptc_reader *r); /* bytes consumed so far */
 void ptc_reader_close(struct ptc_reader *r);
+/* Goes on reading at a chunk boundary, offset, which is chunk number index (the timeline's
+ * index knows both, ptcall/timeline.h). Returns 0 or -PTC_E_*. */
+int ptc_reader_seek(struct ptc_reader *r, uint64_t offset, uint64_t index);
 
 /* Functions are identified across processes by (module path, linkage name, source file):
  * a fork child or a second process of the same program shares the parent's ids. */
