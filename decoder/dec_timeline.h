@@ -76,4 +76,9 @@ struct ptc_tl {
     char *str;
 };
 
+/* Writes the message into err and returns rc: the index's and the window's one way to fail
+ * (tl_index.c) */
+int tl_fail(char *err, size_t n, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 #endif

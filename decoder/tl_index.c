@@ -184,9 +184,7 @@ static void point_end(struct build *b, struct thread *th)
         t->t.last = p->t1;
 }
 
-static int fail(char *err, size_t n, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t n, int rc, const char *fmt, ...)
+int tl_fail(char *err, size_t n, int rc, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -200,9 +198,9 @@ static int scan(struct build *b, const char *trace, char *err, size_t n)
     struct ptc_reader *r;
     int rc = ptc_reader_open(&r, trace);
     if (!r)
-        return fail(err, n, -PTC_E_NOMEM, "out of memory");
+        return tl_fail(err, n, -PTC_E_NOMEM, "out of memory");
     if (rc) {
-        fail(err, n, rc, "%s", ptc_reader_errmsg(r));
+        tl_fail(err, n, rc, "%s", ptc_reader_errmsg(r));
         ptc_reader_close(r);
         return rc;
     }
@@ -216,7 +214,7 @@ static int scan(struct build *b, const char *trace, char *err, size_t n)
         uint16_t type = c.h.type;
         struct thread *th = NULL;
         if (type >= PTC_CHUNK_PT_FIRST && type <= PTC_CHUNK_PT_LAST) {
-            rc = fail(err, n, -PTC_E_UNSUPPORTED, "%s is an Intel PT trace: the timeline reads "
+            rc = tl_fail(err, n, -PTC_E_UNSUPPORTED, "%s is an Intel PT trace: the timeline reads "
                       "soft-backend traces only (record without --backend pt)", trace);
             break;
         }
@@ -225,18 +223,18 @@ static int scan(struct build *b, const char *trace, char *err, size_t n)
             struct ptc_soft_events h;
             memcpy(&h, c.payload, sizeof(h));
             if (!(h.flags & PTC_SOFT_F_TIMED)) {
-                rc = fail(err, n, -PTC_E_UNSUPPORTED, "%s has no times (recorded untimed): a "
+                rc = tl_fail(err, n, -PTC_E_UNSUPPORTED, "%s has no times (recorded untimed): a "
                           "timeline needs them; record it again with times", trace);
                 break;
             }
             if (!(th = ptc_thread_get(b->s, c.h.pid, c.h.tid)) || point_begin(b, &c, th)) {
-                rc = fail(err, n, -PTC_E_NOMEM, "out of memory");
+                rc = tl_fail(err, n, -PTC_E_NOMEM, "out of memory");
                 break;
             }
         } else if (type != PTC_CHUNK_MARK) {
             struct tl_setup su = {.offset = c.offset, .index = c.index};
             if (vec_push(&b->setup, &su, sizeof(su))) {
-                rc = fail(err, n, -PTC_E_NOMEM, "out of memory");
+                rc = tl_fail(err, n, -PTC_E_NOMEM, "out of memory");
                 break;
             }
             if (c.h.tid) /* its thread gets its track's word before the chunk names it */
@@ -246,25 +244,25 @@ static int scan(struct build *b, const char *trace, char *err, size_t n)
         }
         int e = ptc_session_chunk(b->s, &c);
         if (e) {
-            rc = fail(err, n, e, "%s", ptc_session_errmsg(b->s));
+            rc = tl_fail(err, n, e, "%s", ptc_session_errmsg(b->s));
             break;
         }
         if (th)
             point_end(b, th);
         if (b->nomem) {
-            rc = fail(err, n, -PTC_E_NOMEM, "out of memory");
+            rc = tl_fail(err, n, -PTC_E_NOMEM, "out of memory");
             break;
         }
     }
     if (rc < 0 && !*err)
-        fail(err, n, rc, "%s", ptc_reader_errmsg(r));
+        tl_fail(err, n, rc, "%s", ptc_reader_errmsg(r));
     ptc_reader_close(r);
     if (rc < 0)
         return rc;
     int e = ptc_session_finish(b->s);
     if (e)
-        return fail(err, n, e, "%s", ptc_session_errmsg(b->s));
-    return b->nomem ? fail(err, n, -PTC_E_NOMEM, "out of memory") : 0;
+        return tl_fail(err, n, e, "%s", ptc_session_errmsg(b->s));
+    return b->nomem ? tl_fail(err, n, -PTC_E_NOMEM, "out of memory") : 0;
 }
 
 static int wr(FILE *f, const void *p, size_t size, uint64_t count)
@@ -323,7 +321,7 @@ static int save(struct build *b, const char *out, uint64_t trace_bytes, char *er
     if (!fe || !lab) {
         free(fe);
         free(lab);
-        return fail(err, n, -PTC_E_NOMEM, "out of memory");
+        return tl_fail(err, n, -PTC_E_NOMEM, "out of memory");
     }
     for (uint32_t i = 0; i < h.nfuncs; i++) {
         const struct ptc_func_info *fi = ptc_session_func(b->s, i);
@@ -367,7 +365,7 @@ static int save(struct build *b, const char *out, uint64_t trace_bytes, char *er
     if (bad || rename(tmp, out)) {
         int e = errno;
         unlink(tmp);
-        return fail(err, n, -PTC_E_IO, "cannot write the timeline index %s: %s", out,
+        return tl_fail(err, n, -PTC_E_IO, "cannot write the timeline index %s: %s", out,
                     b->nomem ? "out of memory" : strerror(e));
     }
     return 0;
@@ -379,7 +377,7 @@ int ptc_tl_build(const char *trace, const char *out, char *err, size_t n)
     struct build b;
     memset(&b, 0, sizeof(b));
     if (!(b.s = ptc_session_new()))
-        return fail(err, n, -PTC_E_NOMEM, "out of memory");
+        return tl_fail(err, n, -PTC_E_NOMEM, "out of memory");
     ptc_session_skip_aggregates(b.s);
     ptc_session_set_call_hook(b.s, on_call, &b);
     int rc = scan(&b, trace, err, n);
@@ -470,16 +468,16 @@ int ptc_tl_load(const char *path, struct ptc_tl **out, char *err, size_t n)
     *out = NULL;
     FILE *f = fopen(path, "rb");
     if (!f)
-        return fail(err, n, -PTC_E_IO, "cannot open the timeline index %s: %s", path,
+        return tl_fail(err, n, -PTC_E_IO, "cannot open the timeline index %s: %s", path,
                     strerror(errno));
     struct ptc_tl *x = calloc(1, sizeof(*x));
     int rc = 0;
     if (!x)
-        rc = fail(err, n, -PTC_E_NOMEM, "out of memory");
+        rc = tl_fail(err, n, -PTC_E_NOMEM, "out of memory");
     else if (fread(&x->h, sizeof(x->h), 1, f) != 1 || memcmp(x->h.magic, TL_MAGIC, 8))
-        rc = fail(err, n, -PTC_E_FORMAT, "%s is not a ptcall timeline index", path);
+        rc = tl_fail(err, n, -PTC_E_FORMAT, "%s is not a ptcall timeline index", path);
     else if (x->h.version != PTC_TL_VERSION || x->h.header_size != sizeof(x->h))
-        rc = fail(err, n, -PTC_E_VERSION, "%s is a timeline index of version %u, not %u: "
+        rc = tl_fail(err, n, -PTC_E_VERSION, "%s is a timeline index of version %u, not %u: "
                   "build it again", path, x->h.version, PTC_TL_VERSION);
     else if (rd(f, (void **)&x->thr, sizeof(*x->thr), x->h.nthreads) ||
              rd(f, (void **)&x->pts, sizeof(*x->pts), x->h.npoints) ||
@@ -491,7 +489,7 @@ int ptc_tl_load(const char *path, struct ptc_tl **out, char *err, size_t n)
              rd(f, (void **)&x->marks, sizeof(*x->marks), x->h.nmarks) ||
              rd(f, (void **)&x->labels, sizeof(*x->labels), x->h.nlabels) ||
              rd(f, (void **)&x->str, 1, x->h.nstr) || !consistent(x))
-        rc = fail(err, n, -PTC_E_CORRUPT, "the timeline index %s is damaged or cut short: "
+        rc = tl_fail(err, n, -PTC_E_CORRUPT, "the timeline index %s is damaged or cut short: "
                   "delete it and it is built again", path);
     fclose(f);
     if (rc) {

@@ -14,16 +14,6 @@
 
 #define DEFAULT_BUDGET (8ull << 20)
 
-static int fail(char *err, size_t n, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t n, int rc, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, n, fmt, ap);
-    va_end(ap);
-    return rc;
-}
 
 /* The entry time of the call a RETURN event e just popped, converted as its exit time is, so
  * that durations are differences of times as every other view (outputs/driver.c) has them. */
@@ -107,9 +97,9 @@ static int decode_picks(const struct ptc_tl *x, struct ptc_session *s, const cha
     struct ptc_reader *r;
     int rc = ptc_reader_open(&r, trace);
     if (!r)
-        return fail(err, n, -PTC_E_NOMEM, "out of memory");
+        return tl_fail(err, n, -PTC_E_NOMEM, "out of memory");
     if (rc) {
-        fail(err, n, rc, "%s", ptc_reader_errmsg(r));
+        tl_fail(err, n, rc, "%s", ptc_reader_errmsg(r));
         ptc_reader_close(r);
         return rc;
     }
@@ -128,7 +118,7 @@ static int decode_picks(const struct ptc_tl *x, struct ptc_session *s, const cha
             break;
         struct ptc_chunk c;
         if ((rc = ptc_reader_seek(r, off, idx)) || (rc = ptc_reader_next(r, &c)) != 1) {
-            fail(err, n, rc ? rc : -PTC_E_TRUNCATED, "%s: %s", trace,
+            tl_fail(err, n, rc ? rc : -PTC_E_TRUNCATED, "%s: %s", trace,
                  rc ? ptc_reader_errmsg(r) : "it ends where its timeline index has a chunk: "
                  "it changed since the index was built");
             rc = rc ? rc : -PTC_E_TRUNCATED;
@@ -137,7 +127,7 @@ static int decode_picks(const struct ptc_tl *x, struct ptc_session *s, const cha
         rc = 0;
         struct thread *t = c.h.tid ? ptc_thread_get(s, c.h.pid, c.h.tid) : NULL;
         if (c.h.tid && !t) {
-            rc = fail(err, n, -PTC_E_NOMEM, "out of memory");
+            rc = tl_fail(err, n, -PTC_E_NOMEM, "out of memory");
             break;
         }
         if (t) { /* chunks left out in between are not missing */
@@ -146,14 +136,14 @@ static int decode_picks(const struct ptc_tl *x, struct ptc_session *s, const cha
         }
         if (!is_setup) {
             if (c.h.type != PTC_CHUNK_SOFT_EVENTS || !t) {
-                rc = fail(err, n, -PTC_E_CORRUPT, "%s: chunk %llu is not the events its "
+                rc = tl_fail(err, n, -PTC_E_CORRUPT, "%s: chunk %llu is not the events its "
                           "timeline index says: the trace changed since the index was built",
                           trace, (unsigned long long)idx);
                 break;
             }
             t->user = pk[k].thread + 1;
             if ((rc = seed(s, t, x, &x->pts[pk[k].point]))) {
-                fail(err, n, rc, "%s", ptc_session_errmsg(s));
+                tl_fail(err, n, rc, "%s", ptc_session_errmsg(s));
                 break;
             }
             k++;
@@ -161,7 +151,7 @@ static int decode_picks(const struct ptc_tl *x, struct ptc_session *s, const cha
             su++;
         }
         if ((rc = ptc_session_chunk(s, &c)))
-            fail(err, n, rc, "%s", ptc_session_errmsg(s));
+            tl_fail(err, n, rc, "%s", ptc_session_errmsg(s));
     }
     ptc_reader_close(r);
     return rc;
@@ -326,7 +316,7 @@ int ptc_tl_window(const struct ptc_tl *x, const char *trace, const struct ptc_tl
     *err = 0;
     *summarised = 0;
     if (q->t1 <= q->t0 || q->px < 1 || q->px > 100000)
-        return fail(err, n, -PTC_E_ARG, "a window needs t0 < t1 and 1 <= px <= 100000");
+        return tl_fail(err, n, -PTC_E_ARG, "a window needs t0 < t1 and 1 <= px <= 100000");
     uint32_t nt = x->h.nthreads;
     struct lod l = {.q = q, .fn = fn, .ctx = ctx, .ntracks = nt};
     l.pend = calloc(nt ? nt : 1, sizeof(*l.pend));
@@ -350,17 +340,17 @@ int ptc_tl_window(const struct ptc_tl *x, const char *trace, const struct ptc_tl
     uint64_t budget = q->decode_budget ? q->decode_budget : DEFAULT_BUDGET;
     int rc = 0;
     if (!l.pend || !l.npend) {
-        rc = fail(err, n, -PTC_E_NOMEM, "out of memory");
+        rc = tl_fail(err, n, -PTC_E_NOMEM, "out of memory");
     } else if (bytes > budget && summary_ok) {
         *summarised = 1;
         if ((rc = from_summaries(x, &l)))
-            fail(err, n, rc, "%s", rc == -PTC_E_NOMEM ? "out of memory" : "the view stopped");
+            tl_fail(err, n, rc, "%s", rc == -PTC_E_NOMEM ? "out of memory" : "the view stopped");
     } else {
         struct pick *pk = malloc((npick ? npick : 1) * sizeof(*pk));
         struct ptc_session *s = ptc_session_new();
         size_t np = 0;
         if (!pk || !s) {
-            rc = fail(err, n, -PTC_E_NOMEM, "out of memory");
+            rc = tl_fail(err, n, -PTC_E_NOMEM, "out of memory");
         } else {
             for (uint32_t i = 0; i < nt; i++) {
                 if (q->threads && !q->threads[i])
@@ -384,7 +374,7 @@ int ptc_tl_window(const struct ptc_tl *x, const char *trace, const struct ptc_tl
             int stop = 0;
             rc = decode_picks(x, s, trace, pk, np, &stop, err, n);
             if (!rc && l.rc)
-                rc = fail(err, n, l.rc, "the view stopped");
+                rc = tl_fail(err, n, l.rc, "the view stopped");
             /* calls still open at the window's end (or the trace's) */
             for (uint32_t i = 0; !rc && i < nt; i++) {
                 if (q->threads && !q->threads[i])
@@ -402,7 +392,7 @@ int ptc_tl_window(const struct ptc_tl *x, const char *trace, const struct ptc_tl
             }
             lod_flush_all(&l);
             if (!rc && l.rc)
-                rc = fail(err, n, l.rc, "the view stopped");
+                rc = tl_fail(err, n, l.rc, "the view stopped");
         }
         free(pk);
         ptc_session_free(s);
@@ -490,7 +480,7 @@ int ptc_tl_call_at(const struct ptc_tl *x, const char *trace, uint32_t thread, u
     *err = 0;
     memset(out, 0, sizeof(*out));
     if (thread >= x->h.nthreads)
-        return fail(err, n, -PTC_E_ARG, "no thread %u in this trace", thread);
+        return tl_fail(err, n, -PTC_E_ARG, "no thread %u in this trace", thread);
     const struct tl_thr *th = &x->thr[thread];
     if (!th->npoints)
         return 1;
@@ -517,7 +507,7 @@ int ptc_tl_call_at(const struct ptc_tl *x, const char *trace, uint32_t thread, u
     struct finder f = {.track = thread, .depth = depth, .t = t, .out = out, .s = s};
     int rc = 0;
     if (!pk || !s) {
-        rc = fail(err, n, -PTC_E_NOMEM, "out of memory");
+        rc = tl_fail(err, n, -PTC_E_NOMEM, "out of memory");
     } else {
         for (uint64_t j = 0; j < npk; j++) {
             const struct tl_point *q = &x->pts[th->point_at + k + j];

@@ -83,7 +83,7 @@ static const char *const blk_names[BLK_N] = {BLOCKING_FUNCS(BLK_NAME)};
 /* The [blocking] module (docs/trace-format.md 4.22): a module id no object takes (objects
  * count up from 0) */
 #define BLK_MODULE_ID 0xfffffff0u
-#define BLK_PATH "[blocking]"
+#define BLK_PATH PTC_BLOCKING_MODULE_PATH
 
 void ptc_blk_emit(uint32_t record); /* soft_blocking_emit.S */
 extern void *ptc_blk_handler;       /* soft_blocking_emit.S: where ptc_blk_emit jumps */

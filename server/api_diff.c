@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptcall/trace_format.h"
 #include "web_internal.h"
 
 struct row {
@@ -67,9 +68,11 @@ static const char *base_name(const char *p)
  * decides that two traces are runs of one program. */
 static int related(const struct db_run *a, const struct db_run *b)
 {
+    /* the runtime's [blocking] module is in every traced program: it relates no two */
     for (size_t i = 0; i < a->nmods; i++)
         for (size_t j = 0; j < b->nmods; j++)
-            if (!strcmp(base_name(a->mods[i].path), base_name(b->mods[j].path)))
+            if (strcmp(a->mods[i].path, PTC_BLOCKING_MODULE_PATH) &&
+                !strcmp(base_name(a->mods[i].path), base_name(b->mods[j].path)))
                 return 1;
     return 0;
 }

@@ -380,15 +380,16 @@ const struct runs_fn *runs_agg_find(const struct runs_agg *g, const struct runs_
     return g->slot[i] ? &g->fn[g->slot[i] - 1] : NULL;
 }
 
-/* The distinct module basenames of session s (a handful: compared linearly). Returns 0 or
- * -1 when out of memory. */
+/* The distinct module basenames of session s (a handful: compared linearly), the runtime's
+ * "[blocking]" module left out: every traced program has it, so it relates no two. Returns 0
+ * or -1 when out of memory. */
 static int session_modules(const struct ptc_session *s, struct runs_ref *out)
 {
     uint32_t nf = ptc_session_num_funcs(s);
     const char *prev = NULL;
     for (uint32_t id = 0; id < nf; id++) {
         const char *m = ptc_session_func(s, id)->module;
-        if (!m || m == prev)
+        if (!m || m == prev || ptc_session_func_blocking(s, id))
             continue;
         prev = m;
         const char *b = ptc_out_base(m);

@@ -436,6 +436,7 @@ struct ptc_budget {
  * it): the time in its calls is time the caller waited (a condition, a lock, I/O, a sleep,
  * a child), not time it ran. A reader that skips this chunk sees them as ordinary functions
  * of a module "[blocking]". */
+#define PTC_BLOCKING_MODULE_PATH "[blocking]" /* the module's path in its MODULE chunk */
 struct ptc_module_blocking {
     uint32_t module_id;     /* the process's MODULE chunk of this id, announced before */
     uint32_t num_funcs;     /* that MODULE chunk's num_funcs */

@@ -380,7 +380,8 @@ def html_checks(d, ptcall, work, art, traces):
     C.check(sel == "threads", "ptcall html: the hot page shows the last run's program (%s)" %
             sel)
     hot = js_rows(d, "hot") or []
-    C.check(hot and all(r["t"][1] in ("main", "work", "leaf", "thread_main") for r in hot),
+    C.check(hot and all(r["t"][1] in ("main", "work", "leaf", "thread_main", "pthread_join")
+                    for r in hot),  # pthread_join: the runtime's [blocking] pseudo-function
             "ptcall html: its hot table holds that program's functions only",
             str([r["t"][1] for r in hot][:6]))
     bad = W.console_errors(d)
