@@ -196,6 +196,7 @@ uint32_t ptc_func_intern(struct ptc_session *s, const char *module, const char *
         return UINT32_MAX;
     }
     f->in_modules = f->unarmed = f->counted = 0;
+    f->blocking = 0; /* realloc'ed memory: a freed session's flags may be there */
     memset(&s->fstats[s->nfuncs], 0, sizeof(struct fstat));
     memset(&s->ecache[s->nfuncs], 0, sizeof(struct ecache));
     s->fhash[b] = s->nfuncs + 1;
