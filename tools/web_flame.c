@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,11 +98,8 @@ int web_trace_same_file(int fd, const char *hex, uint64_t bytes)
     return k == 0 && n == bytes && !strcmp(got, hex);
 }
 
-/* The export of format fname made from the stored trace (the checks of web_flame_fn). svg
- * falls back to calls on an untimed trace; flame-json says 2 then, 3 for an unknown thread. */
-static int flame_make(const char *trace, const char *content_hash, uint64_t bytes,
-                      const char *fname, int weight, const char *thread, char **out,
-                      size_t *len, char *err, size_t n)
+int web_trace_open(const char *trace, const char *content_hash, uint64_t bytes, char *src,
+                   size_t srcn, char *err, size_t n)
 {
     /* the database keeps figures, not traces: whatever is at the path now (another
      * recording to the same name, a file that is not a trace) is not this run's; missing,
@@ -113,13 +111,26 @@ static int flame_make(const char *trace, const char *content_hash, uint64_t byte
             close(in);
         snprintf(err, n, "the trace file this run was stored from is no longer the same file "
                          "(moved, replaced or unreadable)");
-        return 1;
+        return -1;
     }
     /* the decoder reads the file just checked (not what the path may name by now), and
      * hashes what it reads again, for a file changed in place meanwhile */
     char path[64];
     snprintf(path, sizeof(path), "/proc/self/fd/%d", in);
-    const char *src = access(path, R_OK) ? trace : path;
+    snprintf(src, srcn, "%s", access(path, R_OK) ? trace : path);
+    return in;
+}
+
+/* The export of format fname made from the stored trace (the checks of web_flame_fn). svg
+ * falls back to calls on an untimed trace; flame-json says 2 then, 3 for an unknown thread. */
+static int flame_make(const char *trace, const char *content_hash, uint64_t bytes,
+                      const char *fname, int weight, const char *thread, char **out,
+                      size_t *len, char *err, size_t n)
+{
+    char src[PATH_MAX];
+    int in = web_trace_open(trace, content_hash, bytes, src, sizeof(src), err, n);
+    if (in < 0)
+        return 1;
     /* the view writes to a descriptor: an anonymous file in memory */
     int fd = memfd_create("ptcall-flame", MFD_CLOEXEC);
     if (fd < 0) {

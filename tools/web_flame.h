@@ -17,6 +17,12 @@ int web_flame_svg(const char *trace, const char *content_hash, uint64_t bytes, c
 /* Whether the open file fd is a stored run's trace: a regular file of that size and content
  * hash (XXH3-128, db add's); a device or a pipe is never read. web_threads.c checks so too. */
 int web_trace_same_file(int fd, const char *content_hash, uint64_t bytes);
+/* Opens the stored trace and checks it is the run's file (web_trace_same_file): the open
+ * descriptor, with src set to the path the decoder should read (the descriptor's own
+ * /proc/self/fd path, so what the trace path names by now is never read), or -1 with the
+ * one answer for a file that is gone in err. */
+int web_trace_open(const char *trace, const char *content_hash, uint64_t bytes, char *src,
+                   size_t srcn, char *err, size_t n);
 /* web_flame_json_fn (server/web.h): the flame trees (outputs/flametree.c) of the same file. */
 int web_flame_json(const char *trace, const char *content_hash, uint64_t bytes,
                    const char *thread, const char *weight, char **json, size_t *len, char *err,

@@ -2,6 +2,7 @@
 #include "web_threads.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,23 +91,17 @@ static void json_name(struct sbuf *b, const char *s)
 int web_threads_json(const char *trace, const char *content_hash, uint64_t bytes, char **json,
                      size_t *len, char *err, size_t n)
 {
-    int in = open(trace, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (in < 0 || !web_trace_same_file(in, content_hash, bytes)) {
-        if (in >= 0)
-            close(in);
-        snprintf(err, n, "the trace file this run was stored from is no longer the same file "
-                         "(moved, replaced or unreadable)");
+    char path[PATH_MAX];
+    int in = web_trace_open(trace, content_hash, bytes, path, sizeof(path), err, n);
+    if (in < 0)
         return 1;
-    }
-    char path[64];
-    snprintf(path, sizeof(path), "/proc/self/fd/%d", in);
     struct acc a = {.v = NULL, .n = 0, .cap = 0, .oom = 0, .hash = db_hash_stream_new()};
     if (!a.hash) {
         close(in);
         snprintf(err, n, "out of memory");
         return -1;
     }
-    struct cli_args ca = {.cmd = "serve", .path = access(path, R_OK) ? trace : path,
+    struct cli_args ca = {.cmd = "serve", .path = path,
                           .threads = 1, .prepare = prepare, .prepare_ctx = &a};
     struct ptc_session *s = cli_decode(&ca, on_call, &a, NULL, NULL);
     close(in);
