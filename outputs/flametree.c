@@ -209,7 +209,7 @@ static int put_tree(struct ft_view *v, const struct ptc_cct *t, const char *labe
         rootnd.total += c->total;
     }
     ptc_wb_str(w, "{\"name\": ");
-    ptc_wb_json_str(w, label);
+    ptc_wb_json_script_str(w, label);
     put_fields(v, &rootnd, rootw);
     ptc_wb_str(w, ", \"children\": [");
     uint32_t sp = 0;
@@ -232,7 +232,7 @@ static int put_tree(struct ft_view *v, const struct ptc_cct *t, const char *labe
         const struct ptc_cct_node *nd = &t->nodes[c];
         ptc_wb_str(w, wrote[id] ? ",\n{\"name\": " : "\n{\"name\": ");
         wrote[id] = 1;
-        ptc_wb_json_str(w, ptc_cct_func_name(v->s, nd->func, nb, sizeof(nb)));
+        ptc_wb_json_script_str(w, ptc_cct_func_name(v->s, nd->func, nb, sizeof(nb)));
         put_fields(v, nd, l.value[c]);
         ptc_wb_str(w, ", \"children\": [");
         stack[sp++] = c;
@@ -299,7 +299,7 @@ static int ft_end(void *view, const struct ptc_out_info *info)
     ptc_wb_str(w, ", \"filtered\": ");
     ptc_wb_str(w, v->filtered ? "true" : "false");
     ptc_wb_str(w, ", \"selected\": ");
-    ptc_wb_json_str(w, v->select ? v->select : "every");
+    ptc_wb_json_script_str(w, v->select ? v->select : "every");
     put_counted(v);
     /* every thread, for a picker, with its figures whatever was selected */
     ptc_wb_str(w, ",\n\"threads\": [");
@@ -321,17 +321,17 @@ static int ft_end(void *view, const struct ptc_out_info *info)
         ptc_wb_u64(w, t->tid);
         ptc_wb_str(w, ", \"name\": ");
         if (name)
-            ptc_wb_json_str(w, name);
+            ptc_wb_json_script_str(w, name);
         else
             ptc_wb_str(w, "null");
         ptc_wb_str(w, ", \"process\": ");
         if (proc)
-            ptc_wb_json_str(w, proc);
+            ptc_wb_json_script_str(w, proc);
         else
             ptc_wb_str(w, "null");
         thread_label(v, t, label, sizeof(label));
         ptc_wb_str(w, ", \"label\": ");
-        ptc_wb_json_str(w, label);
+        ptc_wb_json_script_str(w, label);
         ptc_wb_str(w, ", \"calls\": ");
         ptc_wb_u64(w, calls);
         ptc_wb_str(w, ", \"self\": ");

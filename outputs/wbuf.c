@@ -249,6 +249,13 @@ void ptc_wb_json_str(struct ptc_wbuf *w, const char *s)
     ptc_wb_char(w, '"');
 }
 
+void ptc_wb_json_script_str(struct ptc_wbuf *w, const char *s)
+{
+    ptc_wb_char(w, '"');
+    ptc_wb_esc(w, s, strlen(s), PTC_ESC_JSON_SCRIPT);
+    ptc_wb_char(w, '"');
+}
+
 void ptc_wb_json_chars(struct ptc_wbuf *w, const char *s)
 {
     ptc_wb_esc(w, s, strlen(s), PTC_ESC_JSON);

@@ -104,6 +104,9 @@ void ptc_wb_esc_map(struct ptc_wbuf *w, const char *s, size_t n, enum ptc_esc_mo
                     char from, char to);
 /* A JSON string literal (quotes included). */
 void ptc_wb_json_str(struct ptc_wbuf *w, const char *s);
+/* The same with <, > and & as \u escapes (PTC_ESC_JSON_SCRIPT, as the server's answers): for
+ * JSON that pages embed in a <script> block */
+void ptc_wb_json_script_str(struct ptc_wbuf *w, const char *s);
 /* The same without the quotes: a part of a string literal ("mark: " + a label). */
 void ptc_wb_json_chars(struct ptc_wbuf *w, const char *s);
 /* A CSV field (ptc_escape_csv: quoted when needed, formula-like starts guarded). */

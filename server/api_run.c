@@ -225,18 +225,9 @@ int web_api_flame_json(const struct web_ctx *c, struct db *d, int64_t id,
         sb_init(&b);
         web_json_head(&b, c, "flame");
         sb_printf(&b, ", \"run_id\": %lld, \"flame\": ", (long long)id);
-        /* as every answer writes names (sb_json_str): < > & as \u escapes, which they can
-         * only be inside the view's strings, so that ptcall html's script block holding the
-         * answers cannot be ended by a name ("</script>") */
-        size_t from = 0;
-        for (size_t i = 0; i < len; i++) {
-            if (tree[i] != '<' && tree[i] != '>' && tree[i] != '&')
-                continue;
-            sb_add(&b, tree + from, i - from);
-            sb_printf(&b, "\\u%04x", (unsigned)tree[i]);
-            from = i + 1;
-        }
-        sb_add(&b, tree + from, len - from);
+        /* the view writes names as every answer does (< > & as \u escapes: ptcall html's
+         * script block holding the answers cannot be ended by a name) */
+        sb_add(&b, tree, len);
         free(tree);
         db_runs_free(run, 1);
         return web_json_done(r, &b);
