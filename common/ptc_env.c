@@ -153,7 +153,8 @@ const struct ptc_env_var ptc_env_table[PTC_ENV_COUNT] = {
                          "docs/web.md)"},
     [PTC_ENV_ATTACH] = {"PTCALL_ATTACH", PTC_ENV_BOOL, NULL, 0, 0, "1", "runtime",
                         "in a program started without ptcall: 0 starts no `ptcall-ctl` thread, "
-                        "so `ptcall record --pid` and `ptcall snapshot` cannot reach it (for "
+                        "so `ptcall record --pid` and `ptcall snapshot` cannot reach it, and "
+                        "with PTCALL_RING no snapshot writer thread (snapshots are forked) (for "
                         "programs that must stay single-threaded, e.g. to call "
                         "unshare(CLONE_NEWUSER)); docs/runtime.md, *Attaching to a running "
                         "process*"},

@@ -111,8 +111,10 @@ static int finish_ex(int how, int status, int crash, int detach)
         return -1;
     if (atomic_exchange(&rt.finishing, FINISH_FLUSHING))
         return -1;
-    if (rt.ring) /* the flight recorder writes at snapshots only (soft_ring.c) */
+    if (rt.ring) { /* the flight recorder writes at snapshots only (soft_ring.c) */
+        ring_writer_wait(); /* a snapshot being written is finished first */
         return 0;
+    }
     struct ptc_tls *t = &ptc_tls;
     struct thread *self = traced_thread();
     uint64_t lost = 0;

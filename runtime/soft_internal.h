@@ -185,7 +185,9 @@ struct thread {
     int start_written;
     /* flight recorder (soft_ring.c): the buffers are a ring the thread itself wraps */
     _Atomic int ring_switching; /* the owner is moving to its next buffer */
-    _Atomic int snap_busy;      /* a snapshot is reading this thread's ring: do not wrap */
+    /* bit i: a snapshot reading this ring has not read buffer i yet: the owner does not wrap
+     * onto it (the snapshot reads oldest first, so the owner waits for one buffer at most) */
+    _Atomic uint32_t snap_unread;
     uint64_t ring_lost;         /* records the ring overwrote */
     /* record --trigger (soft_trigger.c): entry times of the watched function's open calls */
     uint32_t trig_depth;
@@ -214,6 +216,9 @@ struct object {
     } unload;
     struct tramps kept_tr;  /* attachable: its trampolines, made at the first attach and kept
                                (a thread may still run one after a detach) */
+    void *module_buf;       /* attachable: its MODULE chunk's body, built at the first attach */
+    size_t module_len, module_mapped;
+    unsigned module_flags;  /* the PTC_MAP_BUILD_* it was built with */
     uint64_t first_block;   /* counting mode, map v7 blocks: ptc_blocks[first_block + i]
                                counts block i of the object (units in section order) */
     uint32_t num_blocks;
@@ -654,6 +659,23 @@ int ring_snapshot_to_fd(int fd, uint32_t kind, const char *why);
 /* A snapshot file in rt.snap_dir; kind PTC_SNAP_*; sig and addr for PTC_SNAP_CRASH.
  * Async-signal-safe. 0, or -1 after one line on stderr. */
 int ring_snapshot_file(uint32_t kind, const char *why, int sig, uint64_t addr);
+/* What the writer thread calls for a request posted with ring_writer_post (soft_ring.c's:
+ * writes the snapshot file of kind and why, taken by thread tid of parent ppid at instant
+ * tsc); the writer then releases the snapshot lock. */
+typedef void (*ring_write_fn)(uint32_t kind, const char *why, uint32_t tid, uint32_t ppid,
+                              uint64_t tsc);
+/* soft_ring_writer.c: the thread that writes the snapshots the process outlives, so that the
+ * program's stall is a hand-over (docs/runtime.md, *The stall*). ring_writer_start: in each
+ * process with rings (again in a fork child); 0, or -1 (PTCALL_ATTACH=0, or after a warning:
+ * snapshots are then written by a forked child). ring_writer_post: with the snapshot lock held and
+ * the rings held at instant tsc, hands the lock and the request to the writer; 0, or -1 (no writer: the caller writes it).
+ * Async-signal-safe. ring_writer_wait: waits, bounded, for a snapshot being written (exit). */
+int ring_writer_start(void);
+int ring_writer_post(uint32_t kind, const char *why, uint64_t tsc, ring_write_fn write);
+void ring_writer_wait(void);
+/* soft_ring_buf.c: passes the snapshot lock to another thread (the writer), or frees it
+ * after a fork (the owner does not exist in the child) */
+void ring_lock_give(uint32_t tid);
 /* From the fatal-signal handler, before the default action: the crash snapshot. */
 void ring_crash(int sig, const siginfo_t *si);
 /* From the fatal-signal handler first: a fault inside the crash snapshot itself abandons it

@@ -210,6 +210,8 @@ static void atfork_child(void)
         atomic_store(&rt.finishing, FINISH_FINAL);
         return;
     }
+    if (rt.ring) /* the parent's snapshot writer is not in this process */
+        (void)ring_writer_start();
     if (self)
         push(&self->start_it);
 }

@@ -45,6 +45,7 @@ static int activate(void)
         rt.ring_start_tsc = rdtsc_();
         if (drain_start() < 0) /* ring mode: the encoder's buffer only */
             return -1;
+        (void)ring_writer_start(); /* without it, snapshots are forked */
         install_signals();
         wrap_program_handlers();
         atomic_store(&rt.active, 1);

@@ -4,15 +4,17 @@
  * trace's, and the slow path runs once per buffer. Nothing is written until a snapshot,
  * which encodes every thread's ring, oldest buffer first, as a self-contained trace.
  *
- * The program's stall is a fork: a snapshot that the process outlives (ptcall_snapshot(), a
- * trigger, ring_snapshot_to_fd) is written by a child made with a raw clone (no atfork
- * handlers, no SIGCHLD), which holds a copy of every ring as it was at that instant while
- * the program goes on; encoding and writing 16 MiB of rings took 15 ms in the caller before.
- * The children are reaped at the next snapshot (waitpid __WALL: a program's own wait(-1)
- * never sees them). A crash snapshot is written by the crashing thread itself, the other
- * threads still running: a thread whose ring is being read waits before it wraps onto a
- * buffer the snapshot has not read yet (snap_busy); the snapshot waits, bounded, for a thread
- * moving to its next buffer. If the clone fails, the snapshot is written in-process too.
+ * The program's stall is a hand-over: a snapshot that the process outlives (ptcall_snapshot(),
+ * a trigger) is written by the runtime's writer thread (soft_ring_writer.c), `ptcall snapshot
+ * PID` by the control thread, while the program's threads run on. Each ring is read oldest
+ * buffer first, and its owner waits only before overwriting a buffer not read yet
+ * (snap_unread), so a snapshot holds each thread's newest events up to the moment its ring was
+ * read. A fork cost 0.7-1.4 ms of the caller's time on the development VM (page tables), and
+ * encoding in the caller 15 ms per 16 MiB of rings. Without a writer thread, a child made with
+ * a raw clone (no atfork handlers, no SIGCHLD) writes it; such children are reaped at the next
+ * snapshot (waitpid __WALL: a program's own wait(-1) never sees them). A crash snapshot is
+ * written by the crashing thread itself, the other threads still running; the snapshot waits,
+ * bounded, for a thread moving to its next buffer.
  *
  * It may be taken from a signal handler: it takes no lock a signal could interrupt (one
  * snapshot at a time, by an atomic owner), allocates nothing with malloc and writes with
@@ -42,6 +44,7 @@ static int crash_fd = -1;
 
 /* the snapshot's facts, taken in the process before a child writes it */
 static uint32_t snap_tid, snap_ppid;
+static uint64_t snap_at; /* the instant it was asked for: each timed ring is cut there */
 static int in_child; /* this is a snapshot's child: every other thread is frozen */
 
 /* the snapshot children not reaped yet */
@@ -75,15 +78,47 @@ static void write_process(void)
     put_chunk(PTC_CHUNK_TIMEBASE, 0, 0, &rt.proc_seq, &t, 1);
 }
 
+/* The bytes of a timed buffer's records written at or before tsc `to` (records are in time
+ * order; one reserved but not written yet, zero, counts as before). */
+static size_t len_until(const uint8_t *data, size_t len, uint64_t to)
+{
+    size_t lo = 0, hi = len / rt.rec;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const uint64_t *r = (const uint64_t *)(const void *)(data + mid * rt.rec);
+        if (__atomic_load_n(&r[1], __ATOMIC_ACQUIRE) <= to)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo * rt.rec;
+}
+
+/* The snapshot's instant, when its rings are read while their threads run on: every ring is
+ * held (no thread overwrites a buffer the snapshot has not read), then the time is taken;
+ * each timed ring is cut there. Threads are only added at the list's head. */
+static uint64_t hold_rings(void)
+{
+    for (struct thread *ts = __atomic_load_n(&rt.threads, __ATOMIC_ACQUIRE); ts; ts = ts->next)
+        atomic_store(&ts->snap_unread, ts->nbufs >= 32 ? ~0u : (1u << ts->nbufs) - 1);
+    return rdtsc_();
+}
+
+static void release_rings(void)
+{
+    for (struct thread *ts = __atomic_load_n(&rt.threads, __ATOMIC_ACQUIRE); ts; ts = ts->next)
+        atomic_store(&ts->snap_unread, 0);
+}
+
 /* One thread's ring: THREAD start, its buffers oldest first as SOFT_EVENTS chunks, and a
  * WINDOW chunk. Adds its events to *events. */
 static void write_thread_ring(struct thread *ts, uint64_t snap_tsc, uint64_t *events)
 {
-    atomic_store(&ts->snap_busy, 1);
+    int n = ts->nbufs;
     uint64_t t0 = mono_ns();
     while (atomic_load(&ts->ring_switching)) {
         if (in_child || mono_ns() - t0 > WAIT_NS) { /* stopped there (a crash inside the runtime?) */
-            atomic_store(&ts->snap_busy, 0);
+            atomic_store(&ts->snap_unread, 0);
             warn("ptcall: snapshot: thread %u was moving to its next buffer: its ring is "
                  "left out", ts->tid);
             return;
@@ -93,7 +128,7 @@ static void write_thread_ring(struct thread *ts, uint64_t snap_tsc, uint64_t *ev
     struct buf *cur = __atomic_load_n(&ts->cur, __ATOMIC_ACQUIRE);
     struct ptc_tls *t = ts->tls;
     if (!cur || !t) {
-        atomic_store(&ts->snap_busy, 0);
+        atomic_store(&ts->snap_unread, 0);
         return;
     }
     uintptr_t end = __atomic_load_n(&t->end, __ATOMIC_ACQUIRE);
@@ -103,29 +138,34 @@ static void write_thread_ring(struct thread *ts, uint64_t snap_tsc, uint64_t *ev
         pos = lo + cur->len;
     if (pos > hi)
         pos = hi;
-    /* the thread runs on while its ring is read (a crash snapshot's other threads, an
-     * external one): its window ends when its position was read, which may be after snap_tsc */
+    /* the thread runs on while its ring is read: a timed ring is cut at the instant the
+     * snapshot was asked for (its records carry their time), an untimed one ends where its
+     * position was read, which may be later */
     uint64_t read_tsc = rdtsc_();
     if (read_tsc < snap_tsc)
         read_tsc = snap_tsc;
+    uint64_t to = rt.timed ? snap_tsc : read_tsc;
     ts->seq = 0;
     ts->start_written = 0;
     uint64_t before = ts->events, from = 0;
-    int ci = (int)(cur - ts->bufs), n = ts->nbufs;
-    for (int k = 1; k <= n; k++) {
-        struct buf *b = &ts->bufs[(ci + k) % n];
-        if (b == cur) {
+    int ci = (int)(cur - ts->bufs);
+    for (int k = 1; k <= n; k++) { /* oldest first: the one the owner would overwrite next */
+        int bi = (ci + k) % n;
+        struct buf *b = &ts->bufs[bi];
+        size_t len = b == cur ? pos - lo : atomic_load(&b->state) == B_QUEUED ? b->len : 0;
+        if (rt.timed)
+            len = len_until(b->data, len, to);
+        if (len) {
             if (!from)
                 from = b->start_tsc;
-            encode(ts, b->data, pos - lo, b->start_tsc, read_tsc, ENC_PREFIX);
-        } else if (atomic_load(&b->state) == B_QUEUED && b->len) {
-            if (!from)
-                from = b->start_tsc;
-            encode(ts, b->data, b->len, b->start_tsc, b->end_tsc, ENC_NOWAIT);
+            uint64_t end = b == cur || b->end_tsc > to ? to : b->end_tsc;
+            encode(ts, b->data, len, b->start_tsc, end, b == cur ? ENC_PREFIX : ENC_NOWAIT);
         }
+        if (bi < 32)
+            atomic_fetch_and(&ts->snap_unread, ~(1u << bi));
     }
     write_thread_start(ts); /* a thread with no event yet still shows up */
-    struct ptc_window w = {.tsc_from = from ? from : read_tsc, .tsc_to = read_tsc,
+    struct ptc_window w = {.tsc_from = from ? from : to, .tsc_to = to,
                            .flags = PTC_WINDOW_F_MIDSTACK | PTC_WINDOW_F_OPEN_END,
                            .lost_before = ts->ring_lost};
     if (ts->ring_lost)
@@ -133,12 +173,12 @@ static void write_thread_ring(struct thread *ts, uint64_t snap_tsc, uint64_t *ev
     struct iovec v = {&w, sizeof(w)};
     put_chunk(PTC_CHUNK_WINDOW, PTC_CHUNK_F_OPTIONAL, ts->tid, &ts->seq, &v, 1);
     *events += ts->events - before;
-    atomic_store(&ts->snap_busy, 0);
+    atomic_store(&ts->snap_unread, 0);
 }
 
 static int snapshot_locked(int fd, uint32_t kind, const char *why, int sig, uint64_t addr)
 {
-    uint64_t snap_tsc = rdtsc_();
+    uint64_t snap_tsc = snap_at;
     rt.fd = fd;
     rt.ring_errno = 0;
     rt.proc_seq = 0;
@@ -216,6 +256,7 @@ static void remember_kid(int pid)
 static long fork_snapshot(void)
 {
     snap_tid = gettid_();
+    snap_at = rdtsc_();
     snap_ppid = (uint32_t)getppid();
     long pid = syscall(SYS_clone, 0ul, NULL, NULL, NULL, 0ul);
     if (pid == 0) {
@@ -231,6 +272,9 @@ static void __attribute__((noreturn)) child_exit(int code)
         syscall(SYS_exit_group, code);
 }
 
+/* From the control thread (`ptcall snapshot PID`): a runtime thread, so it writes the rings
+ * itself while the program's threads run on; a thread waits only before overwriting a
+ * buffer not read yet. */
 int ring_snapshot_to_fd(int fd, uint32_t kind, const char *why)
 {
     if (!rt.ring || !rt.enabled || !atomic_load(&rt.active)) {
@@ -240,23 +284,11 @@ int ring_snapshot_to_fd(int fd, uint32_t kind, const char *why)
     if (ring_lock(2 * 1000 * 1000 * 1000ull) != 0)
         return -1;
     reap_kids(0);
-    long pid = fork_snapshot();
-    if (pid == 0)
-        child_exit(snapshot_locked(fd, kind, why, 0, 0) ? (errno & 0xff ? errno : EIO) : 0);
-    int r, e = 0;
-    if (pid < 0) { /* no child: written here, the program's threads going on */
-        r = snapshot_locked(fd, kind, why, 0, 0);
-        e = errno;
-    } else {
-        ring_unlock(); /* the child has its copy */
-        int st = 0;
-        while (waitpid((pid_t)pid, &st, __WALL) < 0 && errno == EINTR)
-            ;
-        r = WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
-        e = WIFEXITED(st) ? WEXITSTATUS(st) : EIO;
-        errno = e;
-        return r;
-    }
+    snap_tid = gettid_();
+    snap_at = hold_rings();
+    snap_ppid = (uint32_t)getppid();
+    int r = snapshot_locked(fd, kind, why, 0, 0);
+    int e = errno;
     ring_unlock();
     errno = e;
     return r;
@@ -360,6 +392,17 @@ static int write_snapshot_file(uint32_t kind, const char *why, int sig, uint64_t
     return 0;
 }
 
+/* the writer thread's ring_write_fn */
+static void write_posted(uint32_t kind, const char *why, uint32_t tid, uint32_t ppid,
+                         uint64_t tsc)
+{
+    snap_tid = tid;
+    snap_at = tsc;
+    snap_ppid = ppid;
+    reap_kids(0);
+    write_snapshot_file(kind, why, 0, 0);
+}
+
 int ring_snapshot_file(uint32_t kind, const char *why, int sig, uint64_t addr)
 {
     if (!rt.ring || !rt.enabled || !atomic_load(&rt.active))
@@ -370,8 +413,13 @@ int ring_snapshot_file(uint32_t kind, const char *why, int sig, uint64_t addr)
                               : "another snapshot has not finished within 2 s");
         return -1;
     }
+    if (kind != PTC_SNAP_CRASH) {
+        if (ring_writer_post(kind, why, hold_rings(), write_posted) == 0)
+            return 0; /* the writer thread has the request and the lock */
+        release_rings(); /* no writer: a forked child holds them */
+    }
     long pid = -1;
-    if (kind != PTC_SNAP_CRASH) { /* the process goes on: a child writes it */
+    if (kind != PTC_SNAP_CRASH) { /* no writer thread: a forked child writes it */
         reap_kids(1);
         uint64_t t0 = rt.debug ? mono_ns() : 0;
         pid = fork_snapshot();
@@ -382,6 +430,7 @@ int ring_snapshot_file(uint32_t kind, const char *why, int sig, uint64_t addr)
                  (unsigned long long)((mono_ns() - t0) / 1000));
     } else {
         snap_tid = gettid_();
+        snap_at = hold_rings();
         snap_ppid = (uint32_t)getppid();
     }
     int r = 0;

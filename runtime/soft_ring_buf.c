@@ -22,12 +22,13 @@ static void nap(void)
 void ring_switch(struct thread *ts)
 {
     struct ptc_tls *t = ts->tls;
-    /* the snapshot reading this ring may be at the buffer we would overwrite: wait for it
-     * (bounded: a snapshot that hangs must not hang the program) */
+    int next = ts->cur ? (int)(ts->cur - ts->bufs + 1) % ts->nbufs : 0;
+    /* a snapshot reading this ring may not have read the buffer we would overwrite: wait for
+     * it (bounded: a snapshot that hangs must not hang the program) */
     uint64_t t0 = 0;
     for (;;) {
         atomic_store(&ts->ring_switching, 1);
-        if (!atomic_load(&ts->snap_busy))
+        if (!(atomic_load(&ts->snap_unread) & (1u << next)))
             break;
         atomic_store(&ts->ring_switching, 0);
         if (!t0)
@@ -39,14 +40,12 @@ void ring_switch(struct thread *ts)
     atomic_store(&ts->ring_switching, 1);
     uint64_t now = rdtsc_();
     struct buf *b = ts->cur;
-    int next = 0;
     if (b) {
         uintptr_t pos = t->pos < t->end ? t->pos : t->end;
         if (t->end == (uintptr_t)b->data + rt.bufsize)
             b->len = pos - (uintptr_t)b->data;
         b->end_tsc = now;
         atomic_store(&b->state, B_QUEUED); /* a whole lap, kept until overwritten */
-        next = (int)(b - ts->bufs + 1) % ts->nbufs;
     }
     struct buf *nb = &ts->bufs[next];
     if (atomic_load(&nb->state) != B_FREE) {
@@ -85,6 +84,8 @@ int ring_lock(uint64_t wait_ns)
 }
 
 void ring_unlock(void) { atomic_store(&snap_owner, 0); }
+
+void ring_lock_give(uint32_t tid) { atomic_store(&snap_owner, tid); }
 
 int ring_lock_owned(void) { return atomic_load(&snap_owner) == gettid_(); }
 

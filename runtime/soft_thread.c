@@ -424,6 +424,10 @@ static void thread_key_destructor(void *p)
         return;
     }
     if (rt.ring) { /* its ring goes with it */
+        struct buf *b = ts->cur;
+        /* where it got to, for a snapshot that reads this ring before the thread leaves */
+        if (b && t->end == (uintptr_t)b->data + rt.bufsize)
+            b->len = (t->pos < t->end ? t->pos : t->end) - (uintptr_t)b->data;
         t->state = TS_EXITED;
         t->ts = NULL;
         tls_set(t, 0, 0);
@@ -563,7 +567,7 @@ void threads_after_fork(struct thread *self)
         atomic_store(&self->in_slow, 0);
         self->ring_lost = 0;
         self->trig_depth = 0;
-        atomic_store(&self->snap_busy, 0);
+        atomic_store(&self->snap_unread, 0);
         atomic_store(&self->ring_switching, 0);
         self->tid = gettid_();
         self->start_tsc = rdtsc_();

@@ -63,6 +63,7 @@ FLOORS = {
         ["soft_handler.S", "soft_write.c", "soft_names.c",      # handlers, the trace file,
          "soft_blocking_emit.S"],                               # thread names, blocking
                                                                 # calls' records
+        ["soft_ring_writer.c"],                                 # the snapshot writer thread
         ["soft_mixed_config.c"],                                # count-rest, trace set
         ["soft_pilot_config.c"],                                # a budget's settings
         ["soft_ticker.c"],                                      # the ticker thread

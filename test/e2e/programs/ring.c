@@ -5,7 +5,8 @@
  *   ring handler       a SIGSEGV handler of the program recovers (siglongjmp), then a snapshot
  *   ring trigger N     N calls of handle(); call N/2 sleeps 300 ms (the slow request)
  *   ring loop N        N calls of a tiny function (per-event cost)
- *   ring big N         N calls of a tiny function, then one snapshot, timed (its stall) */
+ *   ring big N         N calls of a tiny function, then one snapshot, timed (its stall)
+ *   ring busy          3 workers call step() without pause while main takes a snapshot */
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -28,6 +29,16 @@ __attribute__((noinline)) static void last_call_0(void) { sink += 100; }
 __attribute__((noinline)) static void last_call_1(void) { sink += 101; }
 __attribute__((noinline)) static void last_call_2(void) { sink += 102; }
 __attribute__((noinline)) static void main_last(void) { sink += 1; }
+
+static volatile int busy_stop;
+
+static void *busy_worker(void *arg)
+{
+    (void)arg;
+    for (int i = 0; !busy_stop; i++)
+        step(i);
+    return NULL;
+}
 
 static void *worker(void *arg)
 {
@@ -106,6 +117,21 @@ int main(int argc, char **argv)
             ptcall_snapshot("big");
             printf("snapshot: %.3f ms\n", (now_s() - t0) * 1e3);
         }
+        return 0;
+    }
+    if (!strcmp(mode, "busy")) {
+        pthread_t b[WORKERS];
+        for (long k = 0; k < WORKERS; k++)
+            pthread_create(&b[k], NULL, busy_worker, (void *)k);
+        struct timespec d = {0, 100 * 1000 * 1000};
+        nanosleep(&d, NULL);
+        double t0 = now_s();
+        ptcall_snapshot("busy");
+        printf("snapshot: %.3f ms\n", (now_s() - t0) * 1e3);
+        nanosleep(&d, NULL);
+        busy_stop = 1;
+        for (int k = 0; k < WORKERS; k++)
+            pthread_join(b[k], NULL);
         return 0;
     }
     pthread_barrier_init(&ready, NULL, WORKERS + 1);
