@@ -259,6 +259,9 @@ static int ctl_open(struct ctl_conn *c, struct ptc_ctl_request *q, char *why, si
     return 0;
 }
 
+static volatile sig_atomic_t stop_signal;
+static void on_stop(int sig) { stop_signal = sig; }
+
 /* The runtime's reply. 0 (status 0), or -1 with why. */
 static int ctl_reply(struct ctl_conn *c, struct ptc_ctl_reply *r, char *why, size_t n)
 {
@@ -270,6 +273,10 @@ static int ctl_reply(struct ctl_conn *c, struct ptc_ctl_reply *r, char *why, siz
         else if (k == 0)
             snprintf(why, n, "process %d closed its control channel (it exec'd or is "
                              "exiting); try again", c->pid);
+        else if (k < 0 && e == EINTR && stop_signal)
+            snprintf(why, n, "stopped by signal %d before process %d had attached: nothing "
+                             "recorded (the process detaches by itself when it finds the "
+                             "recorder gone)", (int)stop_signal, c->pid);
         else
             snprintf(why, n, "no answer from process %d: %s", c->pid,
                      k < 0 ? strerror(e) : "a malformed reply");
@@ -307,8 +314,6 @@ static int send_fd(struct ctl_conn *c, int fd)
 
 /* ---- record --pid ------------------------------------------------------------------------ */
 
-static volatile sig_atomic_t stop_signal;
-static void on_stop(int sig) { stop_signal = sig; }
 
 /* The target's command line, NUL-separated, for RECORD_INFO. */
 static size_t target_cmdline(int pid, char *buf, size_t cap, uint32_t *argc)
