@@ -136,6 +136,12 @@ def main():
         exp_frames = len(flagged)
         exp_value = sum(n["value"] for n in flagged)
 
+        # the served SVG (an <img> on the pages, under a CSP without inline script): static
+        st, _, body = srv.get("/api/v1/runs/1/flame.svg")
+        C.check(st == 200 and b"<script" not in body and b"ptc-search" not in body and
+                b"data-blocked=\"1\"" in body,
+                "flame.svg is written without script or controls (--svg-static's rule), blocked "
+                "frames marked", str(st))
         d.get(srv.url + "/runs/1")
         W.wait_ready(d, "run page")
         fills = wait_for(d, "var b = document.getElementById('flame-chart'); if (!b || "
