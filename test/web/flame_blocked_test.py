@@ -14,7 +14,9 @@ serve`. Then:
   - the run page in headless Chromium: every drawn frame of a blocking function has the
     blocked colour and no other frame has it; the legend counts the blocked frames and their
     width, equal to the API's (and report's) figures; hovering a blocked frame's tooltip says
-    "blocked", a program frame's does not; a search still highlights a blocked frame.
+    "blocked", a program frame's does not; a search still highlights a blocked frame;
+  - the served flame.svg (an <img>) carries no script; `ptcall html` of the trace from file://
+    colours the same frames with the same legend.
 
 Screenshots go to --artefacts. Prints 'ok' / 'FAIL' per check, then a summary line.
 """
@@ -196,6 +198,25 @@ def main():
         W.shot(d, art, "flame-blocked-search")
         errs = W.console_errors(d)
         C.check(not errs, "run page: no console errors", str(errs))
+        # ---- ptcall html from file:// (the embedded answers, flame.js without a server) ----
+        html = os.path.join(work, "blocked.html")
+        sh([ptcall, "html", "-o", html, trace])
+        d.get("file://" + html + "#/runs/1")
+        W.wait_ready(d, "html file run page")
+        fills = wait_for(d, "var b = document.getElementById('flame-chart'); if (!b || "
+                         "!b.querySelectorAll('g.frame').length) return null; return Array.from("
+                         "b.querySelectorAll('g.frame')).map(function (g) { return "
+                         "[g.getAttribute('name'), g.querySelector('rect').getAttribute('fill')]; })",
+                         "the html file's flame graph") or []
+        blk = [f for n, f in fills if n in blocking]
+        lg = d.execute_script("var l = document.getElementById('flame-legend'); return l ? "
+                              "[l.hidden, +l.dataset.frames, +l.dataset.value] : null")
+        C.check(blk and all(f.lower() == BLOCKED for f in blk) and
+                not [n for n, f in fills if n not in blocking and f.lower() == BLOCKED] and
+                lg == [False, exp_frames, exp_value],
+                "ptcall html (file://): the blocked frames coloured, the same legend (%d frames)"
+                % exp_frames, "%s %s" % (blk[:4], lg))
+        W.shot(d, art, "flame-blocked-html")
     finally:
         srv.stop()
         d.quit()
