@@ -157,7 +157,10 @@ static int layout(const struct ptc_cct *t, int weight, struct layout *l)
     return 0;
 }
 
-static void put_fields(struct ft_view *v, const struct ptc_cct_node *nd, uint64_t value)
+/* blocked: the node is a call of the runtime's [blocking] module (trace format 2.6): time
+ * spent waiting, not running, which the pages colour apart */
+static void put_fields(struct ft_view *v, const struct ptc_cct_node *nd, uint64_t value,
+                       int blocked)
 {
     struct ptc_wbuf *w = v->w;
     ptc_wb_str(w, ", \"value\": ");
@@ -178,6 +181,8 @@ static void put_fields(struct ft_view *v, const struct ptc_cct_node *nd, uint64_
         ptc_wb_str(w, ", \"still_open\": ");
         ptc_wb_u64(w, nd->open);
     }
+    if (blocked)
+        ptc_wb_str(w, ", \"blocked\": true");
 }
 
 /* One tree as nested nodes under a root named label. 0, or 1 when out of memory. */
@@ -210,7 +215,7 @@ static int put_tree(struct ft_view *v, const struct ptc_cct *t, const char *labe
     }
     ptc_wb_str(w, "{\"name\": ");
     ptc_wb_json_script_str(w, label);
-    put_fields(v, &rootnd, rootw);
+    put_fields(v, &rootnd, rootw, 0);
     ptc_wb_str(w, ", \"children\": [");
     uint32_t sp = 0;
     stack[sp++] = PTC_CCT_ROOT;
@@ -233,7 +238,7 @@ static int put_tree(struct ft_view *v, const struct ptc_cct *t, const char *labe
         ptc_wb_str(w, wrote[id] ? ",\n{\"name\": " : "\n{\"name\": ");
         wrote[id] = 1;
         ptc_wb_json_script_str(w, ptc_cct_func_name(v->s, nd->func, nb, sizeof(nb)));
-        put_fields(v, nd, l.value[c]);
+        put_fields(v, nd, l.value[c], ptc_session_func_blocking(v->s, nd->func));
         ptc_wb_str(w, ", \"children\": [");
         stack[sp++] = c;
     }

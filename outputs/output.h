@@ -124,6 +124,7 @@ struct ptc_view_opts {
     size_t reorder_window;  /* lines held to put threads in time order (0: default) */
     const char *flame_thread; /* flame-json: the trees written: "all" (the threads merged), a
                                  TID, or NULL (every thread's and all) */
+    int svg_static;         /* svg: no script (zoom, search), for pages that show it as an image */
 };
 /* AUTO: time order when the trace has times */
 enum ptc_order { PTC_ORDER_THREAD = 0, PTC_ORDER_TIME = 1, PTC_ORDER_AUTO = 2 };

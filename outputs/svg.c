@@ -1,7 +1,9 @@
 /* A flame graph as one SVG file, written by ptcall itself: the outermost frames at the
  * bottom, each frame as wide as its weight (calls in its subtree, or its total time), one
- * <g class="frame"> per frame with a <title> tooltip. No script: a page that shows it
- * cannot run anything a function name carries. */
+ * <g class="frame"> per frame with a <title> tooltip. By default it carries ptcall's own
+ * script (svg_script.js: zoom, search, details) for the file opened on its own; names reach
+ * it only as attribute values and text, which it reads and writes as text. svg_static (export
+ * --svg-static, the web pages' <img>) leaves the script and its controls out. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +22,7 @@ struct svg_view {
     int weight, ns;
     uint32_t resolution_ns; /* the ticker clock (issue 28): a time under it is "< PERIOD" */
     const char *title;
+    int script;             /* write svg_script.js and its controls */
     struct ptc_cct t;
     uint64_t *wsum;         /* per node: weight of its subtree */
 };
@@ -171,6 +174,39 @@ static void frame(struct svg_view *v, uint32_t id, double x, double width, uint3
     ptc_wb_str(w, "</g>\n");
 }
 
+extern const char ptc_svg_script[]; /* svg_script.js, made a C array by svg_embed.cmake */
+
+/* A control of the script: a text element it finds by id (hidden: until it applies). */
+static void control(struct ptc_wbuf *w, const char *id, double x, double y, const char *anchor,
+                    int hidden, const char *text)
+{
+    ptc_wb_str(w, "<text id=\"");
+    ptc_wb_str(w, id);
+    ptc_wb_str(w, "\" class=\"ptc-ctl\" x=\"");
+    ptc_wb_double(w, x, 0);
+    ptc_wb_str(w, "\" y=\"");
+    ptc_wb_double(w, y, 0);
+    ptc_wb_str(w, "\" text-anchor=\"");
+    ptc_wb_str(w, anchor);
+    ptc_wb_str(w, hidden ? "\" display=\"none\">" : "\">");
+    ptc_wb_str(w, text);
+    ptc_wb_str(w, "</text>\n");
+}
+
+/* The script's controls (top right), its lines under the root frame (details at the left,
+ * the share matched at the right; rowy: the top of that row) and the script itself. */
+static void svg_script(struct ptc_wbuf *w, double rowy)
+{
+    double right = SVG_WIDTH + MARGIN;
+    control(w, "ptc-search", right, MARGIN + 12, "end", 0, "Search");
+    control(w, "ptc-reset", right - 110, MARGIN + 12, "end", 1, "Reset zoom");
+    control(w, "ptc-details", MARGIN, rowy + 13, "start", 0, "");
+    control(w, "ptc-matched", right, rowy + 13, "end", 0, "");
+    ptc_wb_str(w, "<script type=\"text/ecmascript\"><![CDATA[\n");
+    ptc_wb_str(w, ptc_svg_script);
+    ptc_wb_str(w, "]]></script>\n");
+}
+
 static int svg_end(void *view, const struct ptc_out_info *info)
 {
     struct svg_view *v = view;
@@ -194,7 +230,9 @@ static int svg_end(void *view, const struct ptc_out_info *info)
             maxdepth = nd->depth;
     }
     uint64_t rootw = v->wsum[PTC_CCT_ROOT];
-    double height = MARGIN * 2 + 24.0 + (double)(maxdepth + 1) * ROW;
+    double rowy = MARGIN + 24.0 + (double)(maxdepth + 1) * ROW; /* under the root frame */
+    /* with the script, a row under the root for its details and matched share */
+    double height = rowy + MARGIN + (v->script ? ROW : 0.0);
     ptc_wb_str(w, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" "
                   "version=\"1.1\" width=\"");
     ptc_wb_double(w, SVG_WIDTH + 2 * MARGIN, 0);
@@ -202,8 +240,10 @@ static int svg_end(void *view, const struct ptc_out_info *info)
     ptc_wb_double(w, height, 0);
     ptc_wb_str(w, "\" font-family=\"monospace\" font-size=\"12\" data-ptcall-format=\"1\" data-weight=\"");
     ptc_wb_str(w, v->weight == PTC_WEIGHT_CALLS ? "calls" : v->weight == PTC_WEIGHT_SELF ? "self" : "total");
-    ptc_wb_str(w, "\">\n<style>.frame:hover rect{stroke:#000;stroke-width:0.5}</style>\n"
-                  "<rect width=\"100%\" height=\"100%\" fill=\"#fdfdf6\"/>\n<text x=\"");
+    ptc_wb_str(w, v->script ? "\">\n<style>.frame:hover rect{stroke:#000;stroke-width:0.5}"
+                              ".frame,.ptc-ctl{cursor:pointer}.ptc-ctl{fill:#1a4a9a}</style>\n"
+                            : "\">\n<style>.frame:hover rect{stroke:#000;stroke-width:0.5}</style>\n");
+    ptc_wb_str(w, "<rect width=\"100%\" height=\"100%\" fill=\"#fdfdf6\"/>\n<text x=\"");
     ptc_wb_double(w, MARGIN, 0);
     ptc_wb_str(w, "\" y=\"");
     ptc_wb_double(w, MARGIN + 12, 0);
@@ -242,6 +282,8 @@ static int svg_end(void *view, const struct ptc_out_info *info)
     } else {
         ptc_wb_str(w, "<text x=\"20\" y=\"60\">no calls to show</text>\n");
     }
+    if (v->script && rootw)
+        svg_script(w, rowy);
     ptc_wb_str(w, "</svg>\n");
     free(order);
     free(xs);
@@ -276,6 +318,7 @@ void *ptc_view_svg(const struct ptc_view_opts *o, const struct ptc_output_ops **
     v->s = o->s;
     v->weight = o->weight == PTC_WEIGHT_CALLS ? PTC_WEIGHT_CALLS : PTC_WEIGHT_SELF;
     v->title = o->title;
+    v->script = !o->svg_static;
     *ops = &svg_ops;
     return v;
 }

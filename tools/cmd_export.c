@@ -38,6 +38,9 @@ static int run_export(struct cli_values *o)
                                "--weight total would count time twice in a flame graph, "
                                "whose tools add a frame's line to its callers: use "
                                "--weight self, which makes a frame as wide as its total time");
+    if (o->export_.svg_static && strcmp(fmtname, "svg"))
+        return cli_usage_error(CMD_EXPORT, "--svg-static applies to --format svg only "
+                                           "(the other formats carry no script)");
     if (!have_limit && !force && !strcmp(fmtname, "chrome"))
         limit = CHROME_DEFAULT_LIMIT;
     if (force)
@@ -67,6 +70,7 @@ static int run_export(struct cli_values *o)
     vr.opts.out = &w;
     vr.opts.weight = weight;
     vr.opts.title = a.path;
+    vr.opts.svg_static = o->export_.svg_static;
     int st = cli_view_run(&vr);
     int decoded = vr.s != NULL; /* else cli_decode() said what went wrong */
     struct ptc_totals t;

@@ -491,6 +491,9 @@ static const struct cli_opt opts[] = {
      .help = "stop when the output would exceed SIZE (e.g. 500M); chrome's default is 200M, "
              "what trace viewers load"},
     {.name = "--force", .cmds = E, FLAG(export_.force), .help = "no size limit"},
+    {.name = "--svg-static", .cmds = E, FLAG(export_.svg_static),
+     .help = "svg: leave out the script that zooms (click a frame) and searches (Ctrl-F) when "
+             "the file is opened on its own; for pages that show it as an image"},
 
     /* shared by calls, graph, export, diff */
     {.name = "--salvage", .cmds = C | G | E | D, FLAG(salvage),

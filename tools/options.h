@@ -196,6 +196,7 @@ struct cli_values {
         int weight;         /* calls, self, total (enum ptc_weight order) */
         uint64_t max_size;
         int force;
+        int svg_static;     /* svg without its script */
     } export_;
     struct {
         int decoder;        /* fast, libipt */

@@ -1,6 +1,6 @@
 /* A run's flame graph for the web views (ptcall serve, ptcall html): `ptcall export --format
- * svg` of its trace (outputs/svg.c), into memory. Widths by self time (calls when the trace
- * is untimed), as export's --weight self draws them. */
+ * svg --svg-static` of its trace (outputs/svg.c: no script), into memory. Widths by self
+ * time (calls when the trace is untimed), as export's --weight self draws them. */
 #ifndef PTCALL_WEB_FLAME_H
 #define PTCALL_WEB_FLAME_H
 

@@ -34,7 +34,7 @@ OPTIONS = {
     "calls": ["--order", "--salvage"] + FILTERS,
     "graph": ["--min-calls", "--min-share", "--heat", "--threads", "--salvage"] + FILTERS,
     "export": ["--format", "-o", "--output", "--weight", "--max-size", "--force",
-               "--salvage"] + FILTERS,
+               "--svg-static", "--salvage"] + FILTERS,
     "stat": ["--decoder"],
     "import": ["-o", "--output", "--perf-data", "--thread-stream", "--cpu-stream", "--binary",
                "--pid", "--tid", "--timing", "--mtc-period", "--nom-freq", "--tsc-ratio",
@@ -155,6 +155,8 @@ def main():
                 "--max-size")
     usage_error(["export", "good.ptc", "--format", "xml"], "--format", "chrome", "folded")
     usage_error(["export", "good.ptc", "--format", "folded", "--weight", "total"], "--weight")
+    usage_error(["export", "good.ptc", "--format", "chrome", "--svg-static"], "--svg-static",
+                "--format svg only")
     usage_error(["calls", "good.ptc", "--max-depth", "0"], "--max-depth")
     usage_error(["calls", "good.ptc", "--order", "random"], "--order", "time", "thread")
     usage_error(["calls", "good.ptc", "--time", "2s,1s"], "--time", "START <= END")

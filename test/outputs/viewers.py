@@ -196,9 +196,12 @@ def hostile_files(names, chrome_path, svg_path):
         return
     ns = "{http://www.w3.org/2000/svg}"
     kinds = {el.tag.replace(ns, "") for el in root.iter()}
-    check(kinds <= {"svg", "style", "rect", "text", "g", "title"},
+    from viewer_test import svg_script_text  # ptcall's own script, the one allowed
+    scripts = [el.text for el in root.iter(ns + "script")]
+    check(kinds <= {"svg", "style", "rect", "text", "g", "title", "script"} and
+          all(t == svg_script_text() for t in scripts) and len(scripts) <= 1,
           f"hostile: {os.path.basename(svg_path)} parses as XML and holds only svg, style, rect, "
-          f"text, g, title elements: {sorted(kinds)}")
+          f"text, g, title elements and ptcall's own script: {sorted(kinds)}")
     shown = {}
     for g in root.iter(ns + "g"):
         n = g.get("data-name")

@@ -40,6 +40,24 @@
     return v + " ns";
   }
 
+  /* frames of the runtime's [blocking] module (the tree's "blocked": waited, not run): one
+   * cold colour (flame.css's .flame-blocked, the legend's swatch), apart from the warm ones of
+   * running code; a search match stays highlighted */
+  var BLOCKED_COLOUR = "#7f93b8";
+  function blockedColour(d, original) {
+    return d.data.blocked && !d.highlight ? BLOCKED_COLOUR : original;
+  }
+
+  /* how many frames of tree root are blocked, and their width */
+  function blockedFrames(root) {
+    var n = 0, v = 0;
+    (function walk(x) {
+      if (x.blocked) { n++; v += x.value || 0; }
+      (x.children || []).forEach(walk);
+    })(root);
+    return {frames: n, value: v};
+  }
+
   function lib() {
     return window.flamegraph && window.d3 ? window.flamegraph : null;
   }
@@ -55,6 +73,7 @@
         var m = into.children.find(function (x) { return x.name === c.name; });
         if (!m) {
           m = {name: c.name, value: 0, calls: 0, self: 0, total: 0, children: []};
+          if (c.blocked) m.blocked = true;
           into.children.push(m);
         }
         m.value += c.value; m.calls += c.calls; m.self += c.self || 0; m.total += c.total || 0;
@@ -64,6 +83,7 @@
     function walk(node, path, inside) {
       var hit = node.name === name && path.length > 0;
       if (hit && !inside) {
+        if (node.blocked) { callers.blocked = true; callees.blocked = true; }
         callers.value += node.value; callers.calls += node.calls;
         callers.self += node.self || 0; callers.total += node.total || 0;
         callees.value += node.value; callees.calls += node.calls;
@@ -74,6 +94,7 @@
           var m = at.children.find(function (x) { return x.name === p.name; });
           if (!m) {
             m = {name: p.name, value: 0, calls: 0, self: 0, total: 0, children: []};
+            if (p.blocked) m.blocked = true;
             at.children.push(m);
           }
           m.value += node.value; m.calls += node.calls;
@@ -103,7 +124,8 @@
     chart.onHover(function (d) {
       var x = d.data;
       tip.textContent = "";
-      [x.name, "calls: " + (x.calls || 0).toLocaleString("en-US"),
+      [x.blocked ? x.name + " (blocked: waiting in the C library, not running)" : x.name,
+       "calls: " + (x.calls || 0).toLocaleString("en-US"),
        "self: " + fmtValue(x.self, opts.timeUnit || "calls"),
        "total: " + fmtValue(x.total, opts.timeUnit || "calls"),
        "width: " + fmtValue(x.value, unit) + " = " +
@@ -161,6 +183,8 @@
     var sandOff = el("button", {id: "flame-sandwich-off", type: "button", text: "back"});
     sandOff.hidden = true;
     var note = el("p", {id: "flame-note", cls: "flame-note"});
+    var legend = el("p", {id: "flame-legend", cls: "flame-legend"});
+    legend.hidden = true;
     var details = el("p", {id: "flame-details", cls: "flame-details"});
     var chartBox = el("div", {id: "flame-chart", cls: "flame-chart"});
     var chart2Box = el("div", {id: "flame-chart-callees", cls: "flame-chart"});
@@ -169,7 +193,7 @@
     var controls = el("div", {id: "flame-controls", cls: "filters"}, [
       el("label", null, ["thread ", threadSel]), el("label", null, ["weight ", weightSel]),
       search, found, reset, el("label", null, [inv, " icicle (root on top)"]), sandBtn, sandOff]);
-    [controls, note, details, chartBox, chart2Box, tip].forEach(function (n) {
+    [controls, note, legend, details, chartBox, chart2Box, tip].forEach(function (n) {
       box.appendChild(n);
     });
     var clicked = null;
@@ -189,7 +213,9 @@
       chartBox.dataset.weight = f.weight;
       chartBox.dataset.rootValue = String(t.root.value);
       chartBox.dataset.rootCalls = String(t.root.calls);
+      showLegend(t.root, f);
       var common = {tip: tip, details: details, onSearch: onSearch, timeUnit: f.time_unit,
+                    color: blockedColour,
                     inverted: state.inverted, onClick: function (d) {
                       clicked = d.data.name;
                       chartBox.dataset.zoomed = d.depth ? d.data.name : "";
@@ -215,6 +241,22 @@
       note.textContent = parts.join("; ");
       state.chart = draw(S, chartBox, t.root, f.value_unit, common);
       if (search.value) state.chart.search(search.value);
+    }
+
+    /* the blocked frames' colour explained, when the tree has any */
+    function showLegend(root, f) {
+      var b = blockedFrames(root);
+      legend.textContent = "";
+      legend.hidden = !b.frames;
+      legend.dataset.frames = String(b.frames);
+      legend.dataset.value = String(b.value);
+      if (!b.frames) return;
+      legend.appendChild(el("span", {cls: "flame-swatch flame-blocked"}));
+      legend.appendChild(document.createTextNode(
+        " blocked: " + b.frames + " frame(s) of the C library's blocking calls (waits, sleeps, " +
+        "blocking reads and writes), " + fmtValue(b.value, f.value_unit) + " = " +
+        (100 * b.value / (root.value || 1)).toFixed(2) + " % of the width: time waited, " +
+        "not run"));
     }
 
     function fetchAndRender() {
