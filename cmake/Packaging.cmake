@@ -71,7 +71,8 @@ endforeach()
 # ---- the Debian package: ptcall-llvmN_VERSION-1_ARCH.deb. One package per LLVM version;
 # they install the same files, so each Provides and Conflicts with the virtual package
 # `ptcall` (installing one replaces the other). The wrappers drive clang-N: it is a
-# dependency; the libraries' dependencies come from dpkg-shlibdeps.
+# dependency; the libraries' dependencies come from dpkg-shlibdeps, and those of the
+# libraries loaded when first needed from PtcallLoadedLib.cmake.
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME ptcall-llvm${LLVM_VERSION_MAJOR})
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
@@ -84,7 +85,12 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "${PTCALL_CLANG_NAME}")
+# libpq and libmicrohttpd are loaded when first needed (cmake/PtcallLoadedLib.cmake), so
+# dpkg-shlibdeps cannot see them: their packages are named here
+get_property(PTCALL_LOADED_PACKAGES GLOBAL PROPERTY PTCALL_LOADED_PACKAGES)
+list(REMOVE_DUPLICATES PTCALL_LOADED_PACKAGES)
+string(REPLACE ";" ", " PTCALL_LOADED_DEPENDS "${PTCALL_LOADED_PACKAGES}")
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "${PTCALL_CLANG_NAME}, ${PTCALL_LOADED_DEPENDS}")
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_PROVIDES ptcall)
 set(CPACK_DEBIAN_PACKAGE_CONFLICTS ptcall)

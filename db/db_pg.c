@@ -3,12 +3,12 @@
  * dictionary, which db_ingest.c fills in one global order, and a deadlock or serialization
  * failure comes back as DB_E_RETRY for the caller to retry the transaction. Statements are
  * prepared once per connection and run with text parameters. */
-#include <libpq-fe.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "db_backend.h"
+#include "db_pg_lib.h"
 
 /* Statements prepared per connection (as db_sqlite.c keeps them, and for the same reason
  * one-off statements are not: a long statement without parameters carries its values). */
@@ -110,6 +110,9 @@ static int pg_open(struct db *d, const char *url, int how)
 {
     /* the database itself must exist (DB_HOW_CREATE as DB_HOW_WRITE): its tables are made by
      * the schema */
+    char why[512];
+    if (db_pg_lib_load(why, sizeof(why)) < 0)
+        return db_fail(d, DB_E_CONNECT, "cannot open %s: %s", d->where, why);
     struct pg *g = calloc(1, sizeof(*g));
     if (!g)
         return db_fail(d, DB_E_NOMEM, "out of memory");

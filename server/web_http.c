@@ -4,7 +4,6 @@
 #include "web_http.h"
 
 #include <arpa/inet.h>
-#include <microhttpd.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,6 +14,7 @@
 #include "db_schema.h"
 #include "web_cache.h"
 #include "web_conns.h"
+#include "web_mhd.h"
 #include "web_page.h"
 #include "web_static.h"
 
@@ -302,6 +302,8 @@ int web_serve(const struct web_server_cfg *cfg, int *db_code, char *err, size_t 
         snprintf(err, n, "'%s' is not an IPv4 address", cfg->addr);
         return -1;
     }
+    if (web_mhd_load(err, n) < 0)
+        return -1;
     pthread_mutex_init(&s.mu, NULL);
     if (web_static_load(cfg->data_dir, &s.st, err, n))
         return -1;

@@ -108,6 +108,7 @@ FLOORS = {
     # the runs database (docs/db.md): backends under the connection, the schema over it,
     # ingest and queries on top
     "db": [
+        ["db_pg_lib.c"],                                        # libpq, loaded when needed
         ["db_sqlite.c", "db_pg.c", "db_hash.c", "db_stats.c"],  # backends, content hash,
                                                                 # campaign statistics
         ["db_graph_pick.c"],                                    # a call graph's nodes (pure)
@@ -122,7 +123,8 @@ FLOORS = {
     # one file per API view over them, the router, and the HTTP server on top
     "web": [
         ["sbuf.c", "db_query_web.c", "web_cache.c", "web_static.c",   # escaping, queries,
-         "web_conns.c"],                                        # the connection guard
+         "web_conns.c", "web_mhd.c"],                           # the connection guard,
+                                                                # libmicrohttpd loaded
         ["web_common.c", "web_json.c", "web_page.c"],           # arguments, JSON, HTML shells
         ["api_runs.c", "api_run.c", "api_hot.c", "api_function.c", "api_diff.c",  # views
          "api_campaign.c",
