@@ -82,7 +82,7 @@ struct ptc_tl {
 int tl_fail(char *err, size_t n, int rc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-#define TL_DEFAULT_BUDGET (8ull << 20) /* event bytes a window or a call decodes at most */
+#define TL_DEFAULT_BUDGET (4ull << 20) /* event bytes a window or a call decodes at most */
 
 struct pick {               /* an event chunk to decode */
     uint64_t offset, index;

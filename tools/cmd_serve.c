@@ -54,7 +54,7 @@ int cmd_serve(int argc, char **argv)
         r = cli_usage_error(CMD_SERVE, "--listen '%s' is not ADDR:PORT (e.g. 127.0.0.1:8080)",
                             v.serve.listen);
     } else if (ptc_env_get(PTC_ENV_TIMELINE_BUDGET, &tl.budget, NULL, eerr, sizeof(eerr)) < 0) {
-        r = cli_fail("serve", eerr, "unset it or give a size such as 8M");
+        r = cli_fail("serve", eerr, "unset it or give a size such as 4M");
     } else if (!(tl.cache = web_tl_cache_new(WEB_TL_CACHE_COUNT, WEB_TL_CACHE_BYTES))) {
         r = cli_fail("serve", "out of memory", "free some memory and run it again");
     } else {

@@ -70,7 +70,7 @@ struct ptc_tl_query {
     uint32_t px;            /* pixels across the window (1 .. 100000) */
     const uint8_t *threads; /* per thread index, nonzero: wanted (NULL: all) */
     uint64_t decode_budget; /* event bytes above which a window is answered from the index's
-                               summaries, whatever its width (0: the default, 8 MiB): the
+                               summaries, whatever its width (0: the default, 4 MiB): the
                                time and memory of an answer do not grow with the trace */
 };
 /* Decodes the window q of the trace at trace (the file the index was built from) and hands
@@ -100,7 +100,7 @@ struct ptc_tl_call {
     } children[PTC_TL_MAX_CHILDREN];
 };
 /* 0 with *out filled, 1 when no call of that thread runs at t at depth, or -PTC_E_*.
- * budget: event bytes decoded at most besides the call's last chunk (0: 8 MiB). */
+ * budget: event bytes decoded at most besides the call's last chunk (0: 4 MiB). */
 int ptc_tl_call_at(const struct ptc_tl *x, const char *trace, uint32_t thread, uint64_t t,
                    uint32_t depth, uint64_t budget, struct ptc_tl_call *out, char *err,
                    size_t n);
