@@ -182,6 +182,32 @@ for how in ("garbage", "cut"):
         srv.terminate()
         srv.wait(20)
 
+# at most 4 indexes stay open, the least recently used dropped first: with 5 more runs seen in
+# turn and their files deleted, only the first one's is built again when asked again
+extra = []
+for k in range(5):
+    t = os.path.join(W, "x%d.ptrace" % k)
+    sh([a.ptcall, "record", "-q", "--backend", "soft", "-o", t, "--", exe, str(50 + k)], env=env)
+    sh([a.ptcall, "db", "add", "--db", db, t])
+    extra.append(3 + k)  # runs 3..7
+srv, url = serve()
+try:
+    for r in extra:
+        api(url, "/api/v1/runs/%d/timeline?px=100" % r)
+    for f in indexes():
+        os.unlink(os.path.join(idxdir, f))
+    statuses = []
+    for r in extra[1:]:  # the 4 kept: answered from memory, no file written
+        statuses.append(api(url, "/api/v1/runs/%d/timeline?px=100" % r)[0])
+    kept = indexes()
+    statuses.append(api(url, "/api/v1/runs/%d/timeline?px=100" % extra[0])[0])
+    check(statuses == [200] * 5 and kept == [] and len(indexes()) == 1,
+          "4 indexes kept open, the least recently used built again (%s, %s, %s)"
+          % (statuses, kept, indexes()))
+finally:
+    srv.terminate()
+    srv.wait(20)
+
 # the budget itself is checked
 r = subprocess.run([a.ptcall, "serve", "--db", db, "--listen", "127.0.0.1:0"],
                    env=dict(os.environ, PTCALL_TIMELINE_BUDGET="lots"), capture_output=True,
