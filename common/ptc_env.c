@@ -198,6 +198,11 @@ const struct ptc_env_var ptc_env_table[PTC_ENV_COUNT] = {
                           "the module [blocking], so that reports split self time into "
                           "running and blocked; 0: not recorded (docs/runtime.md, *Blocking "
                           "calls*)"},
+    [PTC_ENV_TIMELINE_BUDGET] = {"PTCALL_TIMELINE_BUDGET", PTC_ENV_SIZE, NULL, 4096, 1ull << 32,
+                                 "4M", "serve",
+                                 "event bytes one answer of the timeline decodes at most: a "
+                                 "wider window is drawn from the index's summaries, a longer "
+                                 "call's callees counted from them (docs/timeline-index.md)"},
 };
 
 static int bad(const struct ptc_env_var *v, const char *text, char *err, size_t errsz,

@@ -58,8 +58,9 @@ struct tl_setup {           /* a chunk every window decode reads (not events, no
     uint64_t offset, index;
 };
 
+#define TL_FUNC_BLOCKING 0x1u /* a function of the runtime's module "[blocking]" */
 struct tl_funcent {
-    uint32_t name, file, line, pad;
+    uint32_t name, file, line, flags;
 };
 
 struct ptc_tl {
@@ -80,5 +81,25 @@ struct ptc_tl {
  * (tl_index.c) */
 int tl_fail(char *err, size_t n, int rc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+#define TL_DEFAULT_BUDGET (4ull << 20) /* event bytes a window or a call decodes at most */
+
+struct pick {               /* an event chunk to decode */
+    uint64_t offset, index;
+    uint32_t thread;
+    uint64_t point;         /* absolute index into x->pts */
+};
+/* Decodes the setup chunks and picks[0, np) (sorted) into s, whose call hook collects; the
+ * hook's per-thread word is the track + 1. stop, when it becomes nonzero, ends the decode
+ * after the chunk that set it (tl_window.c). */
+int tl_decode_picks(const struct ptc_tl *x, struct ptc_session *s, const char *trace,
+                    const struct pick *pk, size_t np, const int *stop, char *err, size_t n);
+/* The first point of thread i whose events reach t (points are in time order). */
+uint64_t tl_first_reaching(const struct ptc_tl *x, uint32_t i, uint64_t t);
+
+/* The entry time of the call a RETURN event e just popped, converted as its exit time is, so
+ * that durations are differences of times as every other view (outputs/driver.c) has them
+ * (tl_index.c). */
+uint64_t tl_popped_start(struct ptc_session *s, const struct ptc_call_event *e);
 
 #endif

@@ -85,6 +85,9 @@ static void on_call(void *ctx, const struct ptc_call_event *e)
     if (e->kind != PTC_CALL_RETURN || !t->cur)
         return;
     struct tl_point *p = (struct tl_point *)t->pts.p + (t->cur - 1);
+    /* the difference of converted times, as windows and calls have it: a call's self time
+     * from the summaries is then the same as from a decode */
+    uint64_t start = tl_popped_start(b->s, e), dur = e->time - start;
     p->calls++;
     t->t.calls++;
     if (e->time > t->t.last)
@@ -102,19 +105,19 @@ static void on_call(void *ctx, const struct ptc_call_event *e)
         struct tl_sum *s = (struct tl_sum *)t->sums.p + p->sum_at + e->depth;
         uint64_t *w = &t->weight[e->depth];
         s->count++;
-        s->busy += e->dur;
+        s->busy += dur;
         if (s->count == 1 || s->func == e->func) {
             s->func = e->func;
-            *w += e->dur;
-        } else if (*w >= e->dur) {
-            *w -= e->dur;
+            *w += dur;
+        } else if (*w >= dur) {
+            *w -= dur;
         } else {
             s->func = e->func;
-            *w = e->dur - *w;
+            *w = dur - *w;
         }
     }
-    if (e->dur >= t->t.big_min) {
-        struct tl_big g = {.start = e->time - e->dur, .end = e->time, .func = e->func,
+    if (dur >= t->t.big_min) {
+        struct tl_big g = {.start = start, .end = e->time, .func = e->func,
                            .depth = e->depth};
         if (vec_push(&t->bigs, &g, sizeof(g)))
             b->nomem = 1;
@@ -191,6 +194,14 @@ int tl_fail(char *err, size_t n, int rc, const char *fmt, ...)
     vsnprintf(err, n, fmt, ap);
     va_end(ap);
     return rc;
+}
+
+uint64_t tl_popped_start(struct ptc_session *s, const struct ptc_call_event *e)
+{
+    struct thread *t = ptc_thread_find(s, e->pid, e->tid);
+    if (!t || e->depth >= t->cap)
+        return e->time - e->dur;
+    return ptc_event_time(s, t->proc, t->frames[e->depth].start);
 }
 
 static int scan(struct build *b, const char *trace, char *err, size_t n)
@@ -328,6 +339,7 @@ static int save(struct build *b, const char *out, uint64_t trace_bytes, char *er
         fe[i].name = str_add(b, fi ? fi->name : "?");
         fe[i].file = str_add(b, fi ? fi->file : "");
         fe[i].line = fi ? fi->line : 0;
+        fe[i].flags = ptc_session_func_blocking(b->s, i) ? TL_FUNC_BLOCKING : 0;
     }
     for (uint32_t i = 0; i < nl; i++)
         lab[i] = str_add(b, ptc_session_mark_label(b->s, i));
@@ -535,6 +547,21 @@ void ptc_tl_func(const struct ptc_tl *x, uint32_t id, const char **name, const c
     *name = x->str + x->funcs[id].name;
     *file = x->str + x->funcs[id].file;
     *line = x->funcs[id].line;
+}
+
+int ptc_tl_func_blocking(const struct ptc_tl *x, uint32_t id)
+{
+    return id < x->h.nfuncs && (x->funcs[id].flags & TL_FUNC_BLOCKING);
+}
+
+uint64_t ptc_tl_bytes(const struct ptc_tl *x)
+{
+    const struct tl_header *h = &x->h;
+    return sizeof(*x) + h->nthreads * sizeof(struct tl_thr) + h->npoints * sizeof(struct tl_point) +
+           h->nframes * sizeof(struct tl_frame) + h->nsums * sizeof(struct tl_sum) +
+           h->nbigs * sizeof(struct tl_big) + h->nsetup * sizeof(struct tl_setup) +
+           h->nfuncs * sizeof(struct tl_funcent) + h->nmarks * sizeof(struct ptc_tl_mark) +
+           h->nlabels * sizeof(uint32_t) + h->nstr;
 }
 
 uint64_t ptc_tl_num_marks(const struct ptc_tl *x) { return x->h.nmarks; }

@@ -22,7 +22,7 @@ int web_api_timeline(const struct web_ctx *c, struct db *d, int64_t id, int call
     char err[800] = "";
     char *json = NULL;
     size_t len = 0;
-    int f = c->timeline(run->trace, run->content_hash, (uint64_t)run->trace_bytes,
+    int f = c->timeline(c->timeline_ctx, run->trace, run->content_hash, (uint64_t)run->trace_bytes,
                         call ? WEB_TL_CALL : WEB_TL_WINDOW, a, &json, &len, err, sizeof(err));
     int rc;
     if (f == 1)

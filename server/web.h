@@ -45,10 +45,10 @@ typedef int (*web_flame_json_fn)(const char *trace, const char *content_hash, ui
 /* A run's timeline (docs/web.md, /api/v1/runs/ID/timeline): what the tools' decoding of the
  * trace answers for a window (kind WEB_TL_WINDOW: arguments t0, t1, px, threads) or one call
  * (WEB_TL_CALL: thread, t, depth), as a JSON document in *json; the same checks of the file
- * as web_flame_fn. 0, 1 (not the run's file), 2 (bad arguments: err says which), 3 (no such
+ * as web_flame_fn; tl_ctx is web_ctx's timeline_ctx. 0, 1 (not the run's file), 2 (bad arguments: err says which), 3 (no such
  * call), or -1. */
 enum { WEB_TL_WINDOW = 0, WEB_TL_CALL = 1 };
-typedef int (*web_timeline_fn)(const char *trace, const char *content_hash, uint64_t bytes,
+typedef int (*web_timeline_fn)(void *tl_ctx, const char *trace, const char *content_hash, uint64_t bytes,
                                int kind, const struct web_args *a, char **json, size_t *len,
                                char *err, size_t n);
 
@@ -61,6 +61,7 @@ struct web_ctx {
     web_threads_fn threads;   /* NULL: no thread tables */
     web_flame_json_fn flame_json; /* NULL: no flame trees */
     web_timeline_fn timeline; /* NULL: no timelines */
+    void *timeline_ctx;       /* its first argument (the tools' cache of open indexes) */
 };
 
 struct web_resp {

@@ -17,6 +17,7 @@ struct web_server_cfg {
     web_threads_fn threads;   /* the run page's threads (NULL: none) */
     web_flame_json_fn flame_json;
     web_timeline_fn timeline; /* NULL: no timelines */
+    void *timeline_ctx;       /* its first argument */
     /* called once listening, with the URL (tests and scripts read it from stdout) */
     void (*ready)(const char *url, const char *where);
 };

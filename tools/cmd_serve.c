@@ -7,11 +7,13 @@
 #include "db_cli.h"
 #include "db_conn.h"
 #include "options.h"
+#include "ptc_env.h"
 #include "web_flame.h"
 #include "web_threads.h"
 #include "web_http.h"
 #include "web_static.h"
 #include "web_timeline.h"
+#include "web_tl_cache.h"
 
 static void ready(const char *url, const char *where)
 {
@@ -43,12 +45,18 @@ int cmd_serve(int argc, char **argv)
         return r;
     char addr[64];
     unsigned port;
+    struct web_tl_serve tl = {0}; /* the timeline's open indexes, its budget */
+    char eerr[300];
     if (v.npos) {
         r = cli_usage_error(CMD_SERVE, "'%s': serve takes no file (--db names the database)",
                             v.pos[0]);
     } else if (parse_listen(v.serve.listen, addr, sizeof(addr), &port)) {
         r = cli_usage_error(CMD_SERVE, "--listen '%s' is not ADDR:PORT (e.g. 127.0.0.1:8080)",
                             v.serve.listen);
+    } else if (ptc_env_get(PTC_ENV_TIMELINE_BUDGET, &tl.budget, NULL, eerr, sizeof(eerr)) < 0) {
+        r = cli_fail("serve", eerr, "unset it or give a size such as 4M");
+    } else if (!(tl.cache = web_tl_cache_new(WEB_TL_CACHE_COUNT, WEB_TL_CACHE_BYTES))) {
+        r = cli_fail("serve", "out of memory", "free some memory and run it again");
     } else {
         char dir[4200], err[1600];
         web_static_dir(argv[0], dir, sizeof(dir));
@@ -56,7 +64,8 @@ int cmd_serve(int argc, char **argv)
                                      .addr = addr, .port = (uint16_t)port, .data_dir = dir,
                                      .flame = web_flame_svg, .flame_json = web_flame_json,
                                      .threads = web_threads_json,
-                                     .timeline = web_timeline_json, .ready = ready};
+                                     .timeline = web_timeline_json, .timeline_ctx = &tl,
+                                     .ready = ready};
         int db_code = 0;
         if (web_serve(&cfg, &db_code, err, sizeof(err)))
             r = cli_fail("serve", err,
@@ -68,6 +77,7 @@ int cmd_serve(int argc, char **argv)
         else
             r = 0;
     }
+    web_tl_cache_free(tl.cache);
     cli_values_free(&v);
     return r;
 }

@@ -15,6 +15,7 @@
 #include "ptcall/timeline.h"
 #include "sbuf.h"
 #include "web_flame.h"
+#include "web_tl_cache.h"
 
 #define GONE "the trace file this run was stored from is no longer the same file (moved, " \
              "replaced or unreadable)"
@@ -54,13 +55,18 @@ static int hex_ok(const char *h)
     return k >= 16 && k < 64;
 }
 
-/* The index of the run's trace, loaded; the trace checked to be the run's. The whole file is
+/* The index of the run's trace, open; the trace checked to be the run's. The whole file is
  * hashed when the index is built (and whenever the trace changed after it was); later
- * requests check its size and that it was not modified since. 0, 1 (gone), -1. */
-static int open_index(const char *trace, const char *hex, uint64_t bytes, struct ptc_tl **x,
-                      int *fd, char *src, size_t nsrc, char *err, size_t n)
+ * requests check its size and that it was not modified since: the index is then kept open
+ * in the cache (web_tl_cache.h) with the file's identity, else loaded from the cache
+ * directory. *held: 1 when the index is the cache's (web_tl_cache_release), 0 when the
+ * caller frees it. 0, 1 (gone), -1. */
+static int open_index(struct web_tl_cache *cache, const char *trace, const char *hex,
+                      uint64_t bytes, struct ptc_tl **x, int *held, int *fd, char *src,
+                      size_t nsrc, char *err, size_t n)
 {
     *x = NULL;
+    *held = 0;
     char dir[4096], idx[4200];
     if (!hex_ok(hex) || cache_dir(dir, sizeof(dir))) {
         snprintf(err, n, "no cache directory for the timeline's index ($XDG_CACHE_HOME or "
@@ -77,18 +83,33 @@ static int open_index(const char *trace, const char *hex, uint64_t bytes, struct
     snprintf(src, nsrc, "/proc/self/fd/%d", *fd);
     if (access(src, R_OK))
         snprintf(src, nsrc, "%s", trace);
+    if ((*x = web_tl_cache_get(cache, hex, &ts))) {
+        *held = 1;
+        return 0;
+    }
+    web_tl_cache_build_lock(cache); /* one builder: the index's temporary file is per process */
+    if ((*x = web_tl_cache_get(cache, hex, &ts))) { /* another request loaded it meanwhile */
+        web_tl_cache_build_unlock(cache);
+        *held = 1;
+        return 0;
+    }
     int fresh = !stat(idx, &is) && (is.st_mtim.tv_sec > ts.st_mtim.tv_sec ||
                                     (is.st_mtim.tv_sec == ts.st_mtim.tv_sec &&
                                      is.st_mtim.tv_nsec > ts.st_mtim.tv_nsec));
-    if (fresh && !ptc_tl_load(idx, x, err, n))
-        return 0;
-    if (!web_trace_same_file(*fd, hex, bytes)) {
+    int rc = fresh ? ptc_tl_load(idx, x, err, n) : -1;
+    if (rc && !web_trace_same_file(*fd, hex, bytes)) {
+        web_tl_cache_build_unlock(cache);
         snprintf(err, n, GONE);
         return 1;
     }
-    int rc = ptc_tl_build(src, idx, err, n);
+    if (rc) { /* none, older than the trace, damaged or of another version: built again */
+        rc = ptc_tl_build(src, idx, err, n);
+        if (!rc)
+            rc = ptc_tl_load(idx, x, err, n);
+    }
     if (!rc)
-        rc = ptc_tl_load(idx, x, err, n);
+        *held = !web_tl_cache_put(cache, hex, &ts, *x);
+    web_tl_cache_build_unlock(cache);
     return rc ? -1 : 0;
 }
 
@@ -117,8 +138,13 @@ struct items {
     size_t n, cap;
 };
 
+/* Items an answer holds at most (about 50 bytes of JSON each): its memory does not grow with
+ * the trace's threads or depth; past it, the answer says how many it left out. */
+#define MAX_ITEMS 300000
+
 struct collect {
     struct items *per;      /* per thread */
+    uint64_t total, dropped;
     uint8_t *used;          /* per function */
     uint32_t nfuncs;
 };
@@ -127,6 +153,11 @@ static int collect(void *ctx, uint32_t thread, const struct ptc_tl_item *it)
 {
     struct collect *c = ctx;
     struct items *v = &c->per[thread];
+    if (c->total >= MAX_ITEMS) {
+        c->dropped++;
+        return 0;
+    }
+    c->total++;
     if (v->n == v->cap) {
         size_t cap = v->cap ? v->cap * 2 : 256;
         struct ptc_tl_item *p = realloc(v->it, cap * sizeof(*p));
@@ -150,10 +181,14 @@ static void func_json(struct sbuf *b, const struct ptc_tl *x, uint32_t id)
     sb_json_str(b, name);
     sb_puts(b, ", \"file\": ");
     sb_json_str(b, file);
-    sb_printf(b, ", \"line\": %u}", line);
+    sb_printf(b, ", \"line\": %u", line);
+    if (ptc_tl_func_blocking(x, id))
+        sb_puts(b, ", \"blocking\": true");
+    sb_puts(b, "}");
 }
 
-static int window_json(const struct ptc_tl *x, const char *src, const struct web_args *a,
+static int window_json(const struct ptc_tl *x, const char *src, uint64_t budget,
+                       const struct web_args *a,
                        struct sbuf *b, char *err, size_t n)
 {
     uint64_t t0, t1, px = 1200;
@@ -190,15 +225,16 @@ static int window_json(const struct ptc_tl *x, const char *src, const struct web
     struct collect c = {.nfuncs = ptc_tl_num_funcs(x)};
     c.per = calloc(nt ? nt : 1, sizeof(*c.per));
     c.used = calloc(c.nfuncs ? c.nfuncs : 1, 1);
-    struct ptc_tl_query q = {.t0 = t0, .t1 = t1, .px = (uint32_t)px, .threads = want};
+    struct ptc_tl_query q = {.t0 = t0, .t1 = t1, .px = (uint32_t)px, .threads = want,
+                             .decode_budget = budget};
     int summarised = 0, rc = -1;
     if (c.per && c.used)
         rc = ptc_tl_window(x, src, &q, collect, &c, &summarised, err, n) ? -1 : 0;
     if (!rc) {
         sb_printf(b, "{\"format_version\": 1, \"span\": [%" PRIu64 ", %" PRIu64 "], "
                      "\"t0\": %" PRIu64 ", \"t1\": %" PRIu64 ", \"px\": %" PRIu64
-                     ", \"summarised\": %s, \"processes\": [",
-                  span0, span1, t0, t1, px, summarised ? "true" : "false");
+                     ", \"summarised\": %s, \"dropped\": %" PRIu64 ", \"processes\": [",
+                  span0, span1, t0, t1, px, summarised ? "true" : "false", c.dropped);
         /* threads grouped by process, in the order of their first appearance */
         uint8_t *done = calloc(nt ? nt : 1, 1);
         int firstp = 1;
@@ -267,14 +303,20 @@ static int window_json(const struct ptc_tl *x, const char *src, const struct web
     return rc;
 }
 
-static int call_json(const struct ptc_tl *x, const char *src, const struct web_args *a,
+static int call_json(const struct ptc_tl *x, const char *src, uint64_t budget,
+                     const struct web_args *a,
                      struct sbuf *b, char *err, size_t n)
 {
     uint64_t th, t, depth;
     if (u64_arg(a, "thread", &th, 1, err, n) || u64_arg(a, "t", &t, 1, err, n) ||
         u64_arg(a, "depth", &depth, 1, err, n))
         return 2;
-    if (th >= ptc_tl_num_threads(x) || depth > UINT32_MAX) {
+    if (depth > UINT32_MAX) {
+        snprintf(err, n, "depth=%" PRIu64 " is too deep: give a call's depth on its track",
+                 depth);
+        return 2;
+    }
+    if (th >= ptc_tl_num_threads(x)) {
         snprintf(err, n, "thread=%" PRIu64 ": this trace has threads 0 to %u", th,
                  ptc_tl_num_threads(x) - 1);
         return 2;
@@ -282,7 +324,7 @@ static int call_json(const struct ptc_tl *x, const char *src, const struct web_a
     struct ptc_tl_call *c = malloc(sizeof(*c));
     if (!c)
         return -1;
-    int rc = ptc_tl_call_at(x, src, (uint32_t)th, t, (uint32_t)depth, c, err, n);
+    int rc = ptc_tl_call_at(x, src, (uint32_t)th, t, (uint32_t)depth, budget, c, err, n);
     if (rc == 1) {
         snprintf(err, n, "no call at depth %" PRIu64 " of thread %" PRIu64 " at time %" PRIu64,
                  depth, th, t);
@@ -297,8 +339,10 @@ static int call_json(const struct ptc_tl *x, const char *src, const struct web_a
               th, c->depth);
     func_json(b, x, c->func);
     sb_printf(b, ", \"start\": %" PRIu64 ", \"end\": %" PRIu64 ", \"duration\": %" PRIu64
-                 ", \"self\": %" PRIu64 ", \"open\": %s, \"calls\": %" PRIu64 ", \"children\": [",
-              c->start, c->end, c->dur, c->self, c->open ? "true" : "false", c->calls);
+                 ", \"self\": %" PRIu64 ", \"open\": %s, \"blocking\": %s, \"calls\": %" PRIu64
+                 ", \"children_calls\": %" PRIu64 ", \"children\": [",
+              c->start, c->end, c->dur, c->self, c->open ? "true" : "false",
+              c->blocking ? "true" : "false", c->calls, c->children_calls);
     for (uint32_t k = 0; k < c->nchildren; k++) {
         sb_puts(b, k ? ", {\"function\": " : "{\"function\": ");
         func_json(b, x, c->children[k].func);
@@ -310,13 +354,16 @@ static int call_json(const struct ptc_tl *x, const char *src, const struct web_a
     return 0;
 }
 
-int web_timeline_json(const char *trace, const char *content_hash, uint64_t bytes, int kind,
+int web_timeline_json(void *tl_ctx, const char *trace, const char *content_hash, uint64_t bytes, int kind,
                       const struct web_args *a, char **json, size_t *len, char *err, size_t n)
 {
+    const struct web_tl_serve *sv = tl_ctx;
+    struct web_tl_cache *cache = sv->cache;
     struct ptc_tl *x;
-    int fd = -1;
+    int fd = -1, held = 0;
     char src[4200];
-    int rc = open_index(trace, content_hash, bytes, &x, &fd, src, sizeof(src), err, n);
+    int rc = open_index(cache, trace, content_hash, bytes, &x, &held, &fd, src, sizeof(src),
+                        err, n);
     if (rc) {
         if (fd >= 0)
             close(fd);
@@ -324,8 +371,12 @@ int web_timeline_json(const char *trace, const char *content_hash, uint64_t byte
     }
     struct sbuf b;
     sb_init(&b);
-    rc = kind == WEB_TL_CALL ? call_json(x, src, a, &b, err, n) : window_json(x, src, a, &b, err, n);
-    ptc_tl_free(x);
+    rc = kind == WEB_TL_CALL ? call_json(x, src, sv->budget, a, &b, err, n)
+                             : window_json(x, src, sv->budget, a, &b, err, n);
+    if (held)
+        web_tl_cache_release(cache, x);
+    else
+        ptc_tl_free(x);
     close(fd);
     if (rc) {
         sb_free(&b);

@@ -6,7 +6,14 @@
 
 #include "web.h"
 
-int web_timeline_json(const char *trace, const char *content_hash, uint64_t bytes, int kind,
+struct web_tl_cache;
+/* What web_timeline_json's tl_ctx points to: the server's open indexes and the decode budget
+ * ($PTCALL_TIMELINE_BUDGET: event bytes an answer decodes at most). */
+struct web_tl_serve {
+    struct web_tl_cache *cache;
+    uint64_t budget;
+};
+int web_timeline_json(void *tl_ctx, const char *trace, const char *content_hash, uint64_t bytes, int kind,
                       const struct web_args *a, char **json, size_t *len, char *err, size_t n);
 
 #endif

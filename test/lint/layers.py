@@ -51,6 +51,7 @@ FLOORS = {
         ["par.c",                                               # the parallel driver
          "tl_index.c"],                                         # the timeline's index
         ["tl_window.c"],                                        # timeline windows
+        ["tl_call.c"],                                          # a timeline's single calls
     ],
     # libptcall.so (docs/runtime.md, Files): start-up and exit sit in soft_lifecycle.c, under
     # registration only; the state at the bottom calls nothing

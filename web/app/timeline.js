@@ -14,6 +14,35 @@
     return Math.round(ns) + " ns";
   }
 
+  var BLOCKED = "#8193a8";  /* blocking calls: blue-grey, hatched (the flame graph's hue) */
+
+  /* A diagonal hatch over blocked calls, so that they read as a state, not a function. */
+  function hatch(g) {
+    var c = document.createElement("canvas");
+    c.width = c.height = 6;
+    var h = c.getContext("2d");
+    h.fillStyle = BLOCKED;
+    h.fillRect(0, 0, 6, 6);
+    h.strokeStyle = "#e8edf3";
+    h.lineWidth = 1.5;
+    h.beginPath();
+    h.moveTo(0, 6); h.lineTo(6, 0);
+    h.stroke();
+    return g.createPattern(c, "repeat");
+  }
+
+  function legend(el) {
+    function item(id, text, style) {
+      return el("span", {cls: "timeline-key", id: id}, [
+        el("span", {cls: "timeline-swatch timeline-swatch-" + style}), el("span", {text: text})]);
+    }
+    return el("p", {id: "timeline-legend"}, [
+      item("timeline-key-call", "call (colour per function)", "call"),
+      item("timeline-key-block", "summary block of calls narrower than a pixel", "block"),
+      item("timeline-key-blocked", "blocked (in a blocking call of the C library)", "blocked"),
+      item("timeline-key-mark", "mark", "mark")]);
+  }
+
   function color(id) {
     var h = (id * 2654435761) % 360;
     return "hsl(" + h + ",55%,62%)";
@@ -40,7 +69,7 @@
       input]);
     S.show([el("h1", {text: "Run " + runId + ": timeline"}),
             el("p", null, [el("a", {href: "/runs/" + runId, text: "back to the run"})]),
-            bar, status, canvas, detail]);
+            bar, legend(el), status, canvas, detail]);
     document.body.dataset.ready = "";
     var width = Math.max(300, (document.getElementById("main").clientWidth || 1000) - 10);
 
@@ -98,7 +127,7 @@
       });
       canvas.width = width;
       canvas.height = Math.max(h, 40);
-      var g = canvas.getContext("2d");
+      var g = canvas.getContext("2d"), pattern = hatch(g), blocked = 0;
       g.font = "11px sans-serif";
       g.textBaseline = "middle";
       var needle = search.toLowerCase();
@@ -110,9 +139,10 @@
         t.items.forEach(function (it) {
           var x0 = x(it[0]), x1 = Math.max(x(it[1]), x0 + 1), y = L.y + it[2] * ROW;
           var f = data.functions[it[3]], name = f ? f.name : "?";
-          var block = (it[6] & 4) !== 0;
+          var block = (it[6] & 4) !== 0, isBlocked = (it[6] & 8) !== 0;
           var hit = needle && name.toLowerCase().indexOf(needle) >= 0;
-          g.fillStyle = hit ? "#ff3b30" : block ? "#b9b9c8" : color(it[3]);
+          if (isBlocked) blocked++;
+          g.fillStyle = hit ? "#ff3b30" : isBlocked ? pattern : block ? "#b9b9c8" : color(it[3]);
           g.fillRect(x0, y, x1 - x0 - (block ? 0 : 0.5), ROW - 1);
           if (block) {
             g.strokeStyle = "#777";
@@ -136,6 +166,7 @@
         g.stroke();
       });
       document.body.dataset.hits = String(needle ? countHits(needle) : 0);
+      document.body.dataset.blocked = String(blocked);
     }
 
     function countHits(needle) {
@@ -170,7 +201,8 @@
       if (hit.it[6] & 4) {
         detail.appendChild(el("p", {id: "timeline-block", text: "summary block: " + hit.it[4] +
           " calls in " + fmt(hit.it[1] - hit.it[0]) + " (" + fmt(hit.it[5]) +
-          " in calls), most time in " + (f ? f.name : "?") + ": zoom in to see them"}));
+          " in calls), most time " + (hit.it[6] & 8 ? "blocked in " : "in ") +
+          (f ? f.name : "?") + ": zoom in to see them"}));
         return;
       }
       S.api(base + "/call?thread=" + hit.thread.index + "&t=" + Math.floor(hit.t) + "&depth=" +
@@ -181,6 +213,9 @@
           return;
         }
         var c = res.body, fn = c["function"];
+        if (c.blocking)
+          detail.appendChild(el("p", {id: "timeline-blocked", text: "blocked in " + fn.name +
+            " for " + fmt(c.duration)}));
         var dl = el("dl", {id: "timeline-call"});
         [["function", fn.name], ["duration", fmt(c.duration) + (c.open ? " (still open)" : "")],
          ["duration_ns", String(c.duration)], ["self", fmt(c.self)],
@@ -195,6 +230,10 @@
                                  el("td", {text: String(k.calls)}), el("td", {text: fmt(k.total)})]);
         });
         detail.appendChild(S.table("timeline-children", ["callee", "calls", "total"], rows));
+        if (c.children_calls < c.calls)
+          detail.appendChild(el("p", {id: "timeline-children-more", text: (c.calls -
+            c.children_calls) + " more calls, made in the middle of this call, are counted " +
+            "from the index but not broken down by callee: zoom in to see them"}));
         document.body.dataset.callReady = "1";
       });
     }
@@ -229,7 +268,7 @@
       if (!hit) { canvas.title = ""; return; }
       var f = data.functions[hit.it[3]], name = f ? f.name : "?";
       canvas.title = hit.it[6] & 4 ? hit.it[4] + " calls (" + fmt(hit.it[5]) + "), mostly " + name
-                                   : name + ": " + fmt(hit.it[1] - hit.it[0]);
+                   : (hit.it[6] & 8 ? "blocked in " : "") + name + ": " + fmt(hit.it[1] - hit.it[0]);
     });
     input.addEventListener("input", function () {
       search = input.value;

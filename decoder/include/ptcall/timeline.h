@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PTC_TL_VERSION 1     /* of the index file (docs/timeline-index.md) */
+#define PTC_TL_VERSION 2     /* of the index file (docs/timeline-index.md) */
 #define PTC_TL_SUM_DEPTH 32  /* depths summarised per chunk; deeper calls only decoded */
 
 struct ptc_tl;
@@ -21,6 +21,8 @@ int ptc_tl_build(const char *trace, const char *out, char *err, size_t n);
  * again). */
 int ptc_tl_load(const char *path, struct ptc_tl **out, char *err, size_t n);
 void ptc_tl_free(struct ptc_tl *x);
+/* The bytes a loaded index holds in memory (its arrays): what a cache of indexes counts. */
+uint64_t ptc_tl_bytes(const struct ptc_tl *x);
 
 struct ptc_tl_thread_info {
     uint32_t pid, tid;
@@ -37,6 +39,9 @@ uint32_t ptc_tl_num_funcs(const struct ptc_tl *x);
 /* Function id's name, source file ("" unknown) and line (0 unknown). */
 void ptc_tl_func(const struct ptc_tl *x, uint32_t id, const char **name, const char **file,
                  uint32_t *line);
+/* Whether function id stands for calls into a blocking function of the C library (the
+ * runtime's module "[blocking]", trace format 2.6): its calls are the thread blocked. */
+int ptc_tl_func_blocking(const struct ptc_tl *x, uint32_t id);
 struct ptc_tl_mark {
     uint64_t time;
     uint32_t thread;        /* index into the threads */
@@ -51,6 +56,7 @@ const char *ptc_tl_mark_label(const struct ptc_tl *x, uint32_t label);
 #define PTC_TL_CLIP_LEFT 0x1u  /* began before the window (start is the window's) */
 #define PTC_TL_CLIP_RIGHT 0x2u /* still open at the window's end (end is the window's) */
 #define PTC_TL_BLOCK 0x4u      /* a summary block */
+#define PTC_TL_BLOCKED 0x8u    /* a call of a blocking function (a block: its dominant one) */
 struct ptc_tl_item {
     uint64_t start, end;    /* ns, clipped to the window */
     uint64_t count, busy;   /* calls held; ns inside calls */
@@ -63,8 +69,9 @@ struct ptc_tl_query {
     uint64_t t0, t1;        /* ns, t0 < t1 */
     uint32_t px;            /* pixels across the window (1 .. 100000) */
     const uint8_t *threads; /* per thread index, nonzero: wanted (NULL: all) */
-    uint64_t decode_budget; /* event bytes above which a wide window is answered from the
-                               index's summaries (0: the default, 8 MiB) */
+    uint64_t decode_budget; /* event bytes above which a window is answered from the index's
+                               summaries, whatever its width (0: the default, 4 MiB): the
+                               time and memory of an answer do not grow with the trace */
 };
 /* Decodes the window q of the trace at trace (the file the index was built from) and hands
  * its items, per thread in time order per depth, to fn. *summarised is set when it was
@@ -72,22 +79,30 @@ struct ptc_tl_query {
 int ptc_tl_window(const struct ptc_tl *x, const char *trace, const struct ptc_tl_query *q,
                   ptc_tl_emit_fn fn, void *ctx, int *summarised, char *err, size_t n);
 
-/* One call of thread at depth that is running at time t, as the decoder sees it. */
+/* One call of thread at depth that is running at time t, as the decoder sees it. Its
+ * duration, self time and calls made are exact however long it is: the chunks in its middle
+ * are counted from the index's summaries (its callees' calls and time), only its first
+ * chunks (up to the decode budget) and its last one are decoded. Its callees by function
+ * are those of the decoded part: children_calls of calls are broken down. */
 #define PTC_TL_MAX_CHILDREN 64
 struct ptc_tl_call {
     uint32_t func, depth;
     uint64_t start, end;    /* ns */
     uint64_t dur, self;     /* ns */
     int open;               /* still open at its thread's trace end (end, dur lower bounds) */
+    int blocking;           /* a call of a blocking function (ptc_tl_func_blocking) */
     uint64_t calls;         /* calls it made */
+    uint64_t children_calls; /* of those, the calls in children (the decoded part) */
     uint32_t nchildren;     /* distinct callees, most time first (at most MAX_CHILDREN) */
     struct {
         uint32_t func;
         uint64_t calls, total;
     } children[PTC_TL_MAX_CHILDREN];
 };
-/* 0 with *out filled, 1 when no call of that thread runs at t at depth, or -PTC_E_*. */
+/* 0 with *out filled, 1 when no call of that thread runs at t at depth, or -PTC_E_*.
+ * budget: event bytes decoded at most besides the call's last chunk (0: 4 MiB). */
 int ptc_tl_call_at(const struct ptc_tl *x, const char *trace, uint32_t thread, uint64_t t,
-                   uint32_t depth, struct ptc_tl_call *out, char *err, size_t n);
+                   uint32_t depth, uint64_t budget, struct ptc_tl_call *out, char *err,
+                   size_t n);
 
 #endif
