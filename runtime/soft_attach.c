@@ -75,6 +75,7 @@ int attach_start(int fd, const char *only, const char *skip, char *why, size_t n
         return -1;
     }
     rt.attach_tsc = rdtsc_();
+    __atomic_store_n(&rt.keep_from, KEEP_ARMING, __ATOMIC_SEQ_CST);
     threads_reset_for_attach(1);
     __atomic_store_n(&rt.fd, hi, __ATOMIC_RELEASE);
     write_process_start();
@@ -92,6 +93,11 @@ int attach_start(int fd, const char *only, const char *skip, char *why, size_t n
     atomic_store(&rt.active, 1);
     uint64_t t0 = rt.debug ? mono_ns() : 0;
     objects_attach();
+    /* the window starts now: every entry and exit is armed (soft_drain.c's encode drops the
+     * records before it; KEEP_SETTING makes it wait for the value rather than guess) */
+    __atomic_store_n(&rt.keep_from, KEEP_SETTING, __ATOMIC_SEQ_CST);
+    rt.attach_tsc = rdtsc_();
+    __atomic_store_n(&rt.keep_from, rt.attach_tsc, __ATOMIC_SEQ_CST);
     if (rt.debug) /* what attaching costs the program: its code pages copied on write */
         warn("ptcall[%u]: attach: sites armed in %.1f ms", rt.pid, (double)(mono_ns() - t0) / 1e6);
     pthread_mutex_unlock(&rt.reg_mu);
@@ -121,6 +127,7 @@ int attach_stop(struct attach_totals *tot)
     tot->threads = rt.attach_threads;
     tot->write_errors = atomic_load(&rt.write_errors);
     threads_reset_for_attach(0);
+    __atomic_store_n(&rt.keep_from, 0, __ATOMIC_SEQ_CST);
     /* every chunk is written (the flush holds drain_mu and proc_mu while writing) */
     close_trace_fd();
     rt.start_how = 0;

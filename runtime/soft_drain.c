@@ -154,6 +154,15 @@ static int encode8_small_ids(const uint64_t *r, uint8_t *o)
     return 1;
 }
 
+/* Whether a timed record of this TSC falls before an attach's window (rt.keep_from). */
+static int before_window(uint64_t tsc)
+{
+    uint64_t k = __atomic_load_n(&rt.keep_from, __ATOMIC_SEQ_CST);
+    while (k == KEEP_SETTING) /* a few instructions away */
+        k = __atomic_load_n(&rt.keep_from, __ATOMIC_SEQ_CST);
+    return k && tsc < k;
+}
+
 size_t encode(struct thread *ts, uint8_t *data, size_t len, uint64_t start_tsc,
               uint64_t end_tsc, int mode)
 {
@@ -168,7 +177,7 @@ size_t encode(struct thread *ts, uint8_t *data, size_t len, uint64_t start_tsc,
     uint64_t c0 = cache ? cache->stubs_start : 1, csz = cache ? cache->stubs_end - c0 : 0;
     const uint32_t *cids = cache ? cache->ids : NULL;
     uint64_t prev = start_tsc, hits = 0, lost = 0;
-    uint32_t nrec = 0;
+    uint32_t nrec = 0, skipped = 0;
     uint64_t waited_ns = 0;
     size_t fast_from = 0; /* where the 8-record path may be tried again */
     for (size_t i = 0; i < n && o <= lim; i++) {
@@ -208,6 +217,10 @@ size_t encode(struct thread *ts, uint8_t *data, size_t len, uint64_t start_tsc,
             waited_ns += mono_ns() - t0;
         }
         uint64_t tsc = timed ? r[1] : 0;
+        if (__builtin_expect(timed && v != 0 && before_window(tsc), 0)) {
+            skipped++; /* recorded while an attach armed the sites (rt.keep_from) */
+            continue;
+        }
         if (__builtin_expect(!v, 0)) {
             v = control_record(PTC_SOFT_LOSS, 1);
             tsc = prev;
@@ -270,7 +283,7 @@ size_t encode(struct thread *ts, uint8_t *data, size_t len, uint64_t start_tsc,
         nrec++;
     }
     if (mode != ENC_PREFIX) /* n - nrec: cannot happen (enc_size = 2 * bufsize) */
-        ts->dropped += lost + (n - nrec);
+        ts->dropped += lost + (n - nrec - skipped);
     else
         ts->dropped += lost;
     struct ptc_soft_events h = {
@@ -287,7 +300,7 @@ size_t encode(struct thread *ts, uint8_t *data, size_t len, uint64_t start_tsc,
         rt.drain_bytes += v.iov_len;
     }
     ts->events += hits;
-    return (size_t)nrec * rec;
+    return (size_t)(nrec + skipped) * rec;
 }
 
 /* The records a thread wrote into the buffer it is filling since the last flush. Only the

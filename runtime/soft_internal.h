@@ -342,6 +342,11 @@ struct runtime_state {
      * attached. Inactive, registration keeps each object (stub ids, no MODULE, stubs `ret`) */
     int attachable;
     uint64_t attach_tsc;     /* when the current attach started tracing (WINDOW tsc_from) */
+    /* attach: timed records before this TSC are not written (KEEP_ARMING: every record;
+     * KEEP_SETTING: the value is being set). While the sites are armed one by one, a call's
+     * entry may be recorded and its exit not, or the reverse: the window starts when every
+     * site is armed. 0: every record is written. */
+    uint64_t keep_from;
     uint32_t attach_threads; /* threads whose WINDOW this attach wrote */
     /* counted and traced in one run (soft_mixed.c; docs/runtime.md, *Tracing within a
      * budget*): in a trace of events, the functions not traced are counted */
@@ -454,6 +459,9 @@ void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * others call their stubs (plan may be NULL, and so may its members; o is needed with
  * slot_use). Counts what it did and what it left alone in *r; -1 if a page could not be
  * made writable (r->prot_errno). */
+#define KEEP_ARMING UINT64_MAX
+#define KEEP_SETTING (UINT64_MAX - 1)
+
 struct arm_plan {
     const struct tramps *tramps;
     const struct tramps *count_tramps; /* sites of SLOT_OFF stubs with one jump to it */

@@ -336,6 +336,40 @@ def case_errors(ptcall, exe, d):
     stop(p)
 
 
+def whole(ptcall, out, what, unmatched_ok=False):
+    rep = ptcall_run(ptcall, ["report", out, "--format", "json", "--top", "0"])
+    t = json.loads(rep.stdout)["totals"]
+    if not t["complete"] or t["lost_events"] or t.get("gaps") or \
+            (t["unmatched"] and not unmatched_ok):
+        fail("%s: the trace is not whole: %s" % (what, t))
+    return t
+
+
+def case_busy_detaches(ptcall, exe, d):
+    """Threads that never stop calling while the detach flushes their buffers: a thread is
+    often between reserving its record and storing it then. The flush waits for such a
+    record (the process goes on) instead of counting it lost: real-redis-attach lost one
+    event in about 1 detach of 80 (lost_events 1, gaps 1)."""
+    p = start(exe, ["busy"])
+    events = unmatched = 0
+    for i in range(30):
+        out = os.path.join(d, "busy%d.ptc" % i)
+        r = attach(ptcall, p.pid, out, duration="60ms")
+        if r.returncode:
+            fail("busy attach %d: status %d\n%s" % (i, r.returncode, r.stderr))
+        # an exit without its entry, about 1 attach in 100 here: open (docs/runtime.md,
+        # *Attaching*), said by report; not a loss
+        t = whole(ptcall, out, "busy attach %d" % i, unmatched_ok=True)
+        events += t["events"]
+        unmatched += t["unmatched"]
+        os.unlink(out)
+        if not alive(p):
+            fail("the program died during busy attach %d" % i)
+    stop(p)
+    print("30 detaches of running threads: %d events, none lost (%d exits without their "
+          "entry)" % (events, unmatched))
+
+
 def case_slowdrain(ptcall, exe, d):
     """A drain slower than its writers (a loaded machine, as in CI): the threads wait for
     buffers when the detach comes, and the detach's flush must let them have one. The
@@ -350,10 +384,7 @@ def case_slowdrain(ptcall, exe, d):
         if r.returncode:
             fail("attach %d: status %d\n%s" % (i, r.returncode, r.stderr))
         check_trace(ptcall, out, 4)
-        rep = ptcall_run(ptcall, ["report", out, "--format", "json", "--top", "0"])
-        t = json.loads(rep.stdout)["totals"]
-        if not t["complete"] or t["lost_events"] or t.get("gaps") or t["unmatched"]:
-            fail("attach %d with a slow drain: the trace is not whole: %s" % (i, t))
+        t = whole(ptcall, out, "attach %d with a slow drain" % i)
         print("slow drain, attach %d: %d events, none lost" % (i, t["events"]))
         if not alive(p):
             fail("the program died during attach %d" % i)
@@ -364,7 +395,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", required=True)
     ap.add_argument("--work", required=True)
-    ap.add_argument("--case", required=True, choices=["cycles", "errors", "slowdrain"])
+    ap.add_argument("--case", required=True, choices=["cycles", "errors", "slowdrain", "busy"])
     a = ap.parse_args()
     b = os.path.abspath(a.build)
     d = os.path.join(os.path.abspath(a.work), "attach-" + a.case)
@@ -377,7 +408,8 @@ def main():
         fail("build: %s" % r.stderr)
     os.chmod(exe, 0o755)
     ptcall = os.path.join(b, "tools", "ptcall")
-    {"cycles": case_cycles, "errors": case_errors, "slowdrain": case_slowdrain}[a.case](ptcall, exe, d)
+    {"cycles": case_cycles, "errors": case_errors, "slowdrain": case_slowdrain,
+     "busy": case_busy_detaches}[a.case](ptcall, exe, d)
     print("PASS")
 
 
