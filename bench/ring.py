@@ -209,7 +209,9 @@ def bench_ring(a, wl, work, tools, fdr_ctl, ft, rounds):
     for r in range(rounds):
         got = {}
         for name, cmd, env, cwd in cont[r % len(cont):] + cont[:r % len(cont)]:
-            if os.path.exists(trace):
+            # only before the run that writes it: the events are counted from the last one
+            # (removed before every contestant, it survived only when that run came last)
+            if trace in cmd and os.path.exists(trace):
                 os.unlink(trace)
             for f in R.xray_files(d, "ring-xray-fdr."):
                 os.unlink(f)
@@ -314,9 +316,10 @@ def stall_section(stall, lines):
     lines.append("### The stall a snapshot costs, per MiB of rings\n")
     lines.append("`bench/workloads/ring_stall.c`: THREADS threads fill rings of SIZE each, then wait, alive; the "
                  "main thread times one snapshot call (CLOCK_MONOTONIC around it); median of %d runs. ptcall: "
-                 "`ptcall_snapshot(why)` with `PTCALL_RING=SIZE`: the call returns once a forked child holds "
-                 "the rings (the child writes the file to `PTCALL_SNAPSHOT_DIR`), so the stall is the fork "
-                 "(copy-on-write costs follow while the child writes). funtrace: `funtrace_pause_and_get_snapshot()` (a copy "
+                 "`ptcall_snapshot(why)` with `PTCALL_RING=SIZE`: the call holds every ring, reads the clock "
+                 "and hands the request to the runtime's snapshot writer thread, which writes the file to "
+                 "`PTCALL_SNAPSHOT_DIR` while the program runs on (docs/runtime.md, *The stall*; a thread "
+                 "that would overwrite a buffer not read yet waits for it). funtrace: `funtrace_pause_and_get_snapshot()` (a copy "
                  "in memory; writing it is another call) and `funtrace_pause_and_write_current_snapshot()` "
                  "(to `funtrace.raw`), with `FUNTRACE_LOG_BUF_SIZE`=log2(SIZE). Target (issue 31): at most "
                  "1 ms per 16 MiB.\n" % stall["runs"])
