@@ -1,12 +1,12 @@
 /* Loading libpq at the first PostgreSQL database (db_pg_lib.h says why). The loaded functions
  * are kept for the process's life, as the dynamic linker keeps what it loads at start. */
-#define _GNU_SOURCE
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 
 #define DB_PG_LIB_LOADER
 #include "db_pg_lib.h"
+#include "ptc_dlib.h"
 
 #ifndef PTCALL_LIBPQ_SONAME
 #define PTCALL_LIBPQ_SONAME "libpq.so.5"
@@ -15,31 +15,25 @@
 #define PTCALL_LIBPQ_PACKAGE "libpq5"
 #endif
 
+#define DB_PG_NAME(f) #f,
+static const char *const names[] = {DB_PG_FUNCS(DB_PG_NAME)};
+#undef DB_PG_NAME
+#define NFUNCS (sizeof(names) / sizeof(names[0]))
+
 static struct db_pg_lib lib;
 static char load_error[512];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static void load(void)
 {
-    void *h = dlopen(PTCALL_LIBPQ_SONAME, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        const char *e = dlerror();
-        snprintf(load_error, sizeof(load_error),
-                 "PostgreSQL's client library cannot be loaded (%s): install Debian's %s package",
-                 e ? e : PTCALL_LIBPQ_SONAME, PTCALL_LIBPQ_PACKAGE);
+    void *fns[NFUNCS];
+    if (ptc_dlib_open(PTCALL_LIBPQ_SONAME, PTCALL_LIBPQ_PACKAGE, "PostgreSQL's client library",
+                      names, fns, NFUNCS, load_error, sizeof(load_error)) < 0)
         return;
-    }
-#define DB_PG_LOAD(f)                                                                              \
-    if (!load_error[0]) {                                                                          \
-        *(void **)&lib.f = dlsym(h, #f);                                                           \
-        if (!lib.f)                                                                                \
-            snprintf(load_error, sizeof(load_error),                                               \
-                     "%s has no %s: it is not the libpq ptcall was built with; install Debian's " \
-                     "%s package",                                                                 \
-                     PTCALL_LIBPQ_SONAME, #f, PTCALL_LIBPQ_PACKAGE);                               \
-    }
-    DB_PG_FUNCS(DB_PG_LOAD)
-#undef DB_PG_LOAD
+    size_t i = 0; /* POSIX: a dlsym result converts to the function's pointer type */
+#define DB_PG_SET(f) memcpy(&lib.f, &fns[i++], sizeof(lib.f));
+    DB_PG_FUNCS(DB_PG_SET)
+#undef DB_PG_SET
 }
 
 int db_pg_lib_load(char *err, size_t n)

@@ -1,11 +1,11 @@
 /* Loading libmicrohttpd when `ptcall serve` starts (web_mhd.h says why). The loaded functions
  * are kept for the process's life, as the dynamic linker keeps what it loads at start. */
-#define _GNU_SOURCE
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 
 #define WEB_MHD_LOADER
+#include "ptc_dlib.h"
 #include "web_mhd.h"
 
 #ifndef PTCALL_LIBMHD_SONAME
@@ -15,31 +15,25 @@
 #define PTCALL_LIBMHD_PACKAGE "libmicrohttpd12"
 #endif
 
+#define WEB_MHD_NAME(f) #f,
+static const char *const names[] = {WEB_MHD_FUNCS(WEB_MHD_NAME)};
+#undef WEB_MHD_NAME
+#define NFUNCS (sizeof(names) / sizeof(names[0]))
+
 static struct web_mhd lib;
 static char load_error[512];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static void load(void)
 {
-    void *h = dlopen(PTCALL_LIBMHD_SONAME, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        const char *e = dlerror();
-        snprintf(load_error, sizeof(load_error),
-                 "the HTTP server library cannot be loaded (%s): install Debian's %s package",
-                 e ? e : PTCALL_LIBMHD_SONAME, PTCALL_LIBMHD_PACKAGE);
+    void *fns[NFUNCS];
+    if (ptc_dlib_open(PTCALL_LIBMHD_SONAME, PTCALL_LIBMHD_PACKAGE, "the HTTP server library",
+                      names, fns, NFUNCS, load_error, sizeof(load_error)) < 0)
         return;
-    }
-#define WEB_MHD_LOAD(f)                                                                            \
-    if (!load_error[0]) {                                                                          \
-        *(void **)&lib.f = dlsym(h, #f);                                                           \
-        if (!lib.f)                                                                                \
-            snprintf(load_error, sizeof(load_error),                                               \
-                     "%s has no %s: it is not the libmicrohttpd ptcall was built with; install "  \
-                     "Debian's %s package",                                                        \
-                     PTCALL_LIBMHD_SONAME, #f, PTCALL_LIBMHD_PACKAGE);                             \
-    }
-    WEB_MHD_FUNCS(WEB_MHD_LOAD)
-#undef WEB_MHD_LOAD
+    size_t i = 0; /* POSIX: a dlsym result converts to the function's pointer type */
+#define WEB_MHD_SET(f) memcpy(&lib.f, &fns[i++], sizeof(lib.f));
+    WEB_MHD_FUNCS(WEB_MHD_SET)
+#undef WEB_MHD_SET
 }
 
 int web_mhd_load(char *err, size_t n)

@@ -26,7 +26,8 @@ LIBS = {
     "outputs": ["decode_pt", "decode", "common"],
     "bandwidth": ["decode", "common"],
     "runtime": [],  # libptcall.so: its own files (the common ones it compiles in are not checked)
-    "db": [],       # the runs database's storage layer: SQLite, libpq, libxxhash only
+    "db": ["common"],  # the runs database's storage layer: SQLite, libpq (loaded when
+                       # first needed, common's ptc_dlib.c), libxxhash
     "web": ["db", "common"],  # the web views (server/, docs/web.md): the database,
                               # libmicrohttpd, and common/'s escaping of names (ptc_escape.c)
     "cov": ["common"],  # fuzzing-campaign coverage (docs/cov.md): the map reader, libelf
