@@ -399,10 +399,6 @@ static const int forwarded_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR
 
 static volatile sig_atomic_t forward_pid; /* the command until it is reaped, else 0 */
 
-struct forward_saved {
-    struct sigaction old[NUM_FORWARDED];
-};
-
 static void forward_signal(int sig, siginfo_t *si, void *uc)
 {
     (void)uc;
@@ -424,7 +420,7 @@ static void forward_block(sigset_t *old)
 
 /* From now until forward_stop, the signals above go to pid; then the mask before
  * forward_block is back (a signal sent meanwhile is delivered and passed on now). */
-static void forward_start(pid_t pid, struct forward_saved *f, const sigset_t *old_mask)
+static void forward_start(pid_t pid, const sigset_t *old_mask)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
@@ -433,7 +429,7 @@ static void forward_start(pid_t pid, struct forward_saved *f, const sigset_t *ol
     sigemptyset(&sa.sa_mask);
     forward_pid = pid;
     for (size_t i = 0; i < NUM_FORWARDED; i++)
-        sigaction(forwarded_signals[i], &sa, &f->old[i]);
+        sigaction(forwarded_signals[i], &sa, NULL);
     sigprocmask(SIG_SETMASK, old_mask, NULL);
 }
 
@@ -449,12 +445,28 @@ static void forward_wait(pid_t pid, int *ws)
         ;
 }
 
-/* Record's own actions again. Until here a signal sent to record after the command ended
- * is ignored: record is finishing the trace, which is what the sender asked for. */
-static void forward_stop(const struct forward_saved *f)
+static volatile sig_atomic_t late_status; /* the command's, for late_signal */
+
+static void late_signal(int sig)
 {
+    (void)sig;
+    _exit(late_status);
+}
+
+/* The trace is finished. Until here a signal sent to record after the command ended is
+ * ignored: record is finishing the trace, which is what the sender asked for. From here one
+ * ends record at once with the command's status, the summary left out: a script's or service
+ * manager's second signal, or a ^C during a long summary. (Record's default actions here made
+ * a second SIGINT, when it came this late, end record by that signal instead.) */
+static void forward_stop(int ws)
+{
+    late_status = exit_status_of(ws);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = late_signal;
+    sigemptyset(&sa.sa_mask);
     for (size_t i = 0; i < NUM_FORWARDED; i++)
-        sigaction(forwarded_signals[i], &f->old[i], NULL);
+        sigaction(forwarded_signals[i], &sa, NULL);
 }
 
 static int record_soft(const struct record_options *o, int *wait_status)
@@ -575,8 +587,7 @@ static int record_soft(const struct record_options *o, int *wait_status)
         fprintf(stderr, "ptcall: cannot run %s: %s\n", o->argv[0], strerror(errno));
         _exit(127);
     }
-    struct forward_saved fwd;
-    forward_start(pid, &fwd, &fwd_old);
+    forward_start(pid, &fwd_old);
     int ws = 0;
     forward_wait(pid, &ws);
     uint64_t left_running = wait_left_behind(1000);
@@ -605,7 +616,7 @@ static int record_soft(const struct record_options *o, int *wait_status)
         snprintf(end_error, sizeof(end_error), "cannot open %s to finish it: %s", out,
                  strerror(errno));
     }
-    forward_stop(&fwd); /* the trace is finished: record's own signals act again */
+    forward_stop(ws); /* the trace is finished: a signal ends record now */
     struct trace_summary s;
     summarize(out, padded ? cut_at : UINT64_MAX, &s);
     if (!s.modules && !s.refused) {
