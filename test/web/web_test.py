@@ -229,8 +229,10 @@ class Server:
         self.url = line.split()[2].rstrip("/")
 
     def get(self, path):
+        # 180 s: in the sanitizer build, 16 clients at once each ask for a run's flame graph
+        # (a whole decode of a Lua trace, 16 at a time on 2 cores); one answer took over 60 s
         try:
-            with urllib.request.urlopen(self.url + path, timeout=60) as r:
+            with urllib.request.urlopen(self.url + path, timeout=180) as r:
                 return r.status, r.headers, r.read()
         except urllib.error.HTTPError as e:
             return e.code, e.headers, e.read()
