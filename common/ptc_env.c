@@ -66,6 +66,12 @@ const struct ptc_env_var ptc_env_table[PTC_ENV_COUNT] = {
                                      "holding its lock before each round, so that threads "
                                      "wait for buffers and a detach or exit waits for the "
                                      "drain (test/e2e, attach slowdrain)"},
+    [PTC_ENV_TEST_CTL_START_DELAY_US] = {"PTCALL_TEST_CTL_START_DELAY_US", PTC_ENV_INT, NULL, 0,
+                                         5000000, "0", "runtime",
+                                         "for tests: libptcall.so's constructor sleeps this "
+                                         "long (microseconds) before it opens the attach "
+                                         "channel, as a program still loading would be "
+                                         "(test/e2e, attach errors)"},
     [PTC_ENV_TIMEBASE] = {"PTCALL_TIMEBASE", PTC_ENV_CHOICE, "perf|calibrated", 0, 0, "perf",
                           "runtime",
                           "where the TSC's frequency comes from: perf (the kernel's perf_event "

@@ -281,6 +281,9 @@ static int soft_settings(void)
     if (env(PTC_ENV_TEST_DRAIN_DELAY_US, &v, NULL, NULL))
         return -1;
     rt.test_drain_delay_ns = v * 1000u;
+    if (env(PTC_ENV_TEST_CTL_START_DELAY_US, &v, NULL, NULL))
+        return -1;
+    rt.test_ctl_start_delay_ns = v * 1000u;
     if (env(PTC_ENV_TRAMPOLINES, &v, NULL, NULL))
         return -1;
     rt.tramps = (int)v; /* wanted; start-up keeps it only where trampolines can work */

@@ -19,6 +19,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 
 #include "ptcall/attach_ctl.h"
 #include "soft_attach.h"
@@ -30,7 +31,8 @@ int ring_snapshot_to_fd(int fd, uint32_t kind, const char *why) __attribute__((w
 
 #pragma GCC visibility push(default)
 /* Written by recorders with process_vm_writev (the token); read with process_vm_readv. */
-struct ptc_ctl_mailbox __ptcall_ctl_mailbox = {.magic = PTC_CTL_MAGIC};
+struct ptc_ctl_mailbox __ptcall_ctl_mailbox = {.magic = PTC_CTL_MAGIC,
+                                                .state = PTC_CTL_STATE_STARTING};
 #pragma GCC visibility pop
 
 static int listen_fd = -1, holder_fd = -1;
@@ -311,6 +313,11 @@ static int ctl_listen(void)
 __attribute__((constructor(102))) static void ctl_start(void)
 {
     runtime_init();
+    if (__builtin_expect(rt.test_ctl_start_delay_ns != 0, 0)) {
+        struct timespec d = {(time_t)(rt.test_ctl_start_delay_ns / 1000000000u),
+                             (long)(rt.test_ctl_start_delay_ns % 1000000000u)};
+        nanosleep(&d, NULL);
+    }
     if (!rt.enabled || !(rt.attachable || (rt.ring && rt.ring_ctl))) {
         set_state(rt.counting ? PTC_CTL_STATE_COUNTING
                   : rt.enabled || rt.arm_only ? PTC_CTL_STATE_TRACED : PTC_CTL_STATE_OFF, 0);

@@ -308,6 +308,8 @@ struct runtime_state {
     uint64_t drain_live_flushes; /* chunks written from buffers still being filled */
     uint64_t test_drain_delay_ns; /* PTCALL_TEST_DRAIN_DELAY_US: the drain holds drain_mu this
                                      long before each round (tests only) */
+    uint64_t test_ctl_start_delay_ns; /* PTCALL_TEST_CTL_START_DELAY_US: the constructor that
+                                         opens the attach channel waits this long (tests) */
     uint64_t test_queue_delay_ns; /* PTCALL_TEST_QUEUE_DELAY_US: a full buffer waits this long
                                      before it is queued (soft_thread.c, retire; tests only) */
     int fork_point_known;    /* a fork child: its parent said its FORK record is written

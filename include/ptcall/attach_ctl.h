@@ -51,6 +51,7 @@ enum ptc_ctl_state {
     PTC_CTL_STATE_TRACED = 3,   /* traced from its start (ptcall record, PTCALL_BACKEND) */
     PTC_CTL_STATE_COUNTING = 4, /* counting mode or a fork server: no channel */
     PTC_CTL_STATE_FAILED = 5,   /* the control thread could not start (said on its stderr) */
+    PTC_CTL_STATE_STARTING = 6, /* the initial value: libptcall.so's constructor has not run */
 };
 struct ptc_ctl_mailbox {
     uint32_t magic;             /* PTC_CTL_MAGIC */

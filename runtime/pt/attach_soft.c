@@ -82,7 +82,8 @@ static int elf_symbol(int fd, const char *name, uint64_t *value, uint64_t *first
 }
 
 /* The mailbox's address in process pid: libptcall.so in its maps, the symbol in that very
- * file (its device and inode as mapped). 0, or -1 with why. */
+ * file (its device and inode as mapped). 0, -2 with why when no libptcall.so is mapped (yet),
+ * or -1 with why. */
 static int find_mailbox(int pid, uint64_t *addr, char *why, size_t n)
 {
     FILE *f = proc_open_maps(pid, why, n);
@@ -122,7 +123,7 @@ static int find_mailbox(int pid, uint64_t *addr, char *why, size_t n)
         else
             snprintf(why, n, "process %d is not instrumented: no libptcall.so is mapped in it "
                              "(build it with ptcall-cc; see docs/pass.md)", pid);
-        return -1;
+        return -2;
     }
     /* the file the process mapped: its map_files entry (needs CAP_SYS_ADMIN), else the path
      * once it is shown to be the same file */
@@ -186,20 +187,74 @@ static const char *state_text(uint32_t s)
     }
 }
 
+/* How long a process may have been running and still be loading its libraries or running
+ * their constructors: `svc & ptcall record --pid $!` attaches while the dynamic loader or
+ * libptcall.so's constructor has not finished. Longer than that, "not instrumented" and
+ * "starting" are answers, not a moment to wait through. */
+#define CTL_START_WAIT_NS (3000u * 1000000u)
+
+/* Seconds process pid has run, from its start time in /proc/PID/stat; -1 if unknown. */
+static double proc_age_s(int pid)
+{
+    char p[64], buf[1024];
+    snprintf(p, sizeof(p), "/proc/%d/stat", pid);
+    FILE *f = fopen(p, "re");
+    if (!f)
+        return -1;
+    size_t k = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[k] = 0;
+    char *r = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
+    unsigned long long start = 0;
+    if (!r || sscanf(r + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
+                            "%*d %*d %*d %llu", &start) != 1)
+        return -1;
+    struct timespec now;
+    clock_gettime(CLOCK_BOOTTIME, &now);
+    long hz = sysconf(_SC_CLK_TCK);
+    return hz > 0 ? (double)now.tv_sec + now.tv_nsec / 1e9 - (double)start / (double)hz : -1;
+}
+
+/* The mailbox, read: 0 with *box, or -1 with why. A process that has just started is waited
+ * for while libptcall.so is not mapped yet or its constructor has not run (state STARTING). */
+static int ctl_read_box(struct ctl_conn *c, struct ptc_ctl_mailbox *box, char *why, size_t n)
+{
+    uint64_t until = mono_ns() + CTL_START_WAIT_NS;
+    for (;;) {
+        int e = find_mailbox(c->pid, &c->mailbox, why, n);
+        memset(box, 0, sizeof(*box));
+        if (e == 0 && mem_io(c->pid, c->mailbox, box, sizeof(*box), 0) < 0) {
+            char what[96];
+            snprintf(what, sizeof(what), "reading process %d's memory (process_vm_readv)",
+                     c->pid);
+            proc_say_failure(c->pid, errno, what, why, n);
+            return -1;
+        }
+        int starting = e == -2 || (e == 0 && box->magic == PTC_CTL_MAGIC &&
+                                   box->state == PTC_CTL_STATE_STARTING);
+        if (e == -1 || !starting)
+            return e == 0 ? 0 : -1;
+        double age = proc_age_s(c->pid);
+        if (age < 0 || age * 1e9 > CTL_START_WAIT_NS || mono_ns() > until) {
+            if (e == 0)
+                snprintf(why, n, "process %d cannot be attached to: its libptcall.so has not "
+                                 "started (its constructors have not run after %.1f s: is it "
+                                 "stopped, or blocked in another library's constructor?)",
+                         c->pid, age);
+            return -1;
+        }
+        struct timespec d = {0, 2 * 1000 * 1000};
+        nanosleep(&d, NULL);
+    }
+}
+
 /* Token, connection, request: 0 with c->sock connected and the request sent, or -1. */
 static int ctl_open(struct ctl_conn *c, struct ptc_ctl_request *q, char *why, size_t n)
 {
     c->sock = -1;
-    if (find_mailbox(c->pid, &c->mailbox, why, n) < 0)
-        return -1;
     struct ptc_ctl_mailbox box;
-    memset(&box, 0, sizeof(box));
-    if (mem_io(c->pid, c->mailbox, &box, sizeof(box), 0) < 0) {
-        char what[96];
-        snprintf(what, sizeof(what), "reading process %d's memory (process_vm_readv)", c->pid);
-        proc_say_failure(c->pid, errno, what, why, n);
+    if (ctl_read_box(c, &box, why, n) < 0)
         return -1;
-    }
     if (box.magic != PTC_CTL_MAGIC) {
         snprintf(why, n, "process %d's libptcall.so speaks another version of the control "
                          "channel (%#x, this ptcall %#x): use the ptcall it was built with",
