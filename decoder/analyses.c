@@ -194,6 +194,7 @@ void ptc_session_recording(const struct ptc_session *s, struct ptc_recording *ou
                                   .argv = (const char *const *)s->argv,
                                   .has_end = s->record_end,
                                   .wall_ns = s->wall_ns,
+                                  .cpu_ns = s->cpu_ns,
                                   .first_exe = p ? p->exe : NULL};
 }
 

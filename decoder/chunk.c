@@ -527,6 +527,10 @@ static int on_record_end(struct ptc_session *s, const struct ptc_chunk *c)
     s->record_end = 1;
     s->wait_status = re.wait_status;
     s->wall_ns = re.wall_ns;
+    struct ptc_record_end_cpu cpu = {0};
+    if (c->h.payload_size >= sizeof(re) + sizeof(cpu))
+        memcpy(&cpu, c->payload + sizeof(re), sizeof(cpu));
+    s->cpu_ns = cpu.cpu_ns;
     return 0;
 }
 

@@ -223,7 +223,7 @@ struct ptc_session {
     int record_end;
     int32_t wait_status;
     /* the recording as the trace describes it (ptc_session_recording, _modules) */
-    uint64_t created_ns, wall_ns;
+    uint64_t created_ns, wall_ns, cpu_ns;
     char **argv;            /* RECORD_INFO's command line (argc strings), NULL: none */
     uint32_t argc;
     int has_info;

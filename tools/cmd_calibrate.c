@@ -1,6 +1,7 @@
 /* ptcall calibrate: measures the cost model of a budget on this machine and caches it
  * (runtime/pt/pt_costs.c does the work; docs/usage.md, Tracing within a budget). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "budget.h"
@@ -37,6 +38,8 @@ static void print_json(const struct ptc_costs *c, int measured)
     }
     printf("}, \"ns_per_count\": ");
     print_fig_json(&c->count);
+    printf(", \"ns_per_count_atomic\": ");
+    print_fig_json(&c->count_atomic);
     printf("}\n");
 }
 
@@ -58,12 +61,17 @@ static int calibrate_main(const struct cli_values *v)
     if (budget_costs_get(1, v->quiet, &c, &measured) != 0)
         return 1;
     if (v->calibrate.env) {
-        const struct ptc_cost_fig *t = ptc_costs_mode(&c, "timed");
-        if (!t || !c.count.ok) {
-            fprintf(stderr, "ptcall: the timed mode or counting could not be measured\n");
+        /* the figures for a program started with this environment: its PTCALL_CLOCK and
+         * PTCALL_COUNT_ATOMIC say which */
+        const char *clock = getenv("PTCALL_CLOCK"), *atomic = getenv("PTCALL_COUNT_ATOMIC");
+        const char *mode = clock && !strncmp(clock, "ticker", 6) ? "ticker" : "timed";
+        const struct ptc_cost_fig *t = ptc_costs_mode(&c, mode);
+        const struct ptc_cost_fig *k = ptc_costs_count(&c, atomic && !strcmp(atomic, "1"));
+        if (!t || !k) {
+            fprintf(stderr, "ptcall: the %s mode or counting could not be measured\n", mode);
             return 1;
         }
-        printf("PTCALL_COSTS=event=%.2f,count=%.2f\n", t->ns, c.count.ns);
+        printf("PTCALL_COSTS=event=%.2f,count=%.2f\n", t->ns, k->ns);
         return 0;
     }
     if (v->calibrate.format == 1) {
@@ -77,6 +85,7 @@ static int calibrate_main(const struct cli_values *v)
     for (unsigned i = 0; i < c.nmodes; i++)
         print_row(c.mode[i].name, "event", &c.mode[i].f);
     print_row("count", "call", &c.count);
+    print_row("locked", "call", &c.count_atomic);
     return 0;
 }
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -134,6 +135,17 @@ int preload_runtime(const struct record_options *o) /* record_ring.h */
     setenv("LD_PRELOAD", val, 1);
     free(val);
     return 0;
+}
+
+/* CPU time (user + system) of the children record has waited for: the command's, once
+ * reaped, less what a calibration before it took. */
+static uint64_t children_cpu_ns(void)
+{
+    struct rusage u;
+    if (getrusage(RUSAGE_CHILDREN, &u) != 0)
+        return 0;
+    return (uint64_t)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1000000000u +
+           (uint64_t)(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1000u;
 }
 
 static uint64_t now_ns(clockid_t c)
@@ -575,6 +587,7 @@ static int record_soft(const struct record_options *o, int *wait_status)
      * otherwise end record and leave the command running untraced-to-the-end) */
     sigset_t fwd_old;
     forward_block(&fwd_old);
+    uint64_t cpu_before = children_cpu_ns();
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "ptcall: cannot fork: %s\n", strerror(errno));
@@ -601,10 +614,11 @@ static int record_soft(const struct record_options *o, int *wait_status)
             padded = pad_cut_chunk(fd, &cut_at);
         struct ptc_record_end re = {.wait_status = ws, .wall_ns = now_ns(CLOCK_MONOTONIC) - start_ns,
                                     .child_pid = (uint32_t)pid};
-        struct iovec v = {&re, sizeof(re)};
+        struct ptc_record_end_cpu cpu = {.cpu_ns = children_cpu_ns() - cpu_before};
+        struct iovec v[2] = {{&re, sizeof(re)}, {&cpu, sizeof(cpu)}};
         struct stat before;
         int have_before = padded && fstat(fd, &before) == 0;
-        int e = ptc_write_chunk(fd, PTC_CHUNK_RECORD_END, 0, 0, 0, 1, &v, 1);
+        int e = ptc_write_chunk(fd, PTC_CHUNK_RECORD_END, 0, 0, 0, 1, v, 2);
         if (e < 0 && have_before) { /* no RECORD_END after it (a full disk): the cut as it was */
             if (ftruncate(fd, before.st_size - (off_t)padded) == 0)
                 padded = 0;

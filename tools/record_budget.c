@@ -32,9 +32,26 @@ static const char *const budget_vars[] = {"PTCALL_OVERHEAD", "PTCALL_PILOT_MS", 
                                           "PTCALL_TRACE_SET"};
 
 /* The timing mode whose event cost applies (ptc_costs_mode_names). */
+/* The timing mode whose figure prices an event: the ticker's plain load is cheaper than the
+ * timed mode's rdtsc, so a budget with --clock ticker may trace more. */
 static const char *mode_in_use(const struct record_options *o)
 {
-    return o->timed ? "timed" : "untimed";
+    return o->clock_ns ? "ticker" : o->timed ? "timed" : "untimed";
+}
+
+/* The figures of the event and the counted call in use (--atomic-counts: locked), or 1
+ * after saying which was not measured. */
+static int costs_in_use(const struct record_options *o, const struct ptc_costs *c,
+                        const struct ptc_cost_fig **ev, const struct ptc_cost_fig **cnt)
+{
+    *ev = ptc_costs_mode(c, mode_in_use(o));
+    *cnt = ptc_costs_count(c, o->count_atomic);
+    if (*ev && *cnt)
+        return 0;
+    fprintf(stderr, "ptcall: the cost of %s was not measured (ptcall calibrate says why): no "
+                    "budget can be chosen\n",
+            !*ev ? mode_in_use(o) : o->count_atomic ? "a locked count" : "a count");
+    return 1;
 }
 
 static void date_of(const struct ptc_costs *c, char *out, size_t n)
@@ -43,43 +60,6 @@ static void date_of(const struct ptc_costs *c, char *out, size_t n)
 }
 
 /* ---- from a previous run's counts ------------------------------------------------------ */
-
-struct prev_counts {
-    struct ptc_session *s;
-    uint64_t wall_ns;      /* RECORD_END */
-    uint64_t threads;
-    uint64_t identities[64];
-    int nident;
-};
-
-/* RECORD_END's wall time and the MODULE chunks' map identities (the decoder keeps neither). */
-static int scan_chunks(const char *path, struct prev_counts *p)
-{
-    struct ptc_reader *r = NULL;
-    if (ptc_reader_open(&r, path) != 0) {
-        if (r)
-            ptc_reader_close(r);
-        return -1;
-    }
-    struct ptc_chunk c;
-    int rc;
-    while ((rc = ptc_reader_next(r, &c)) != 0) {
-        if (rc < 0)
-            break;
-        if (c.h.type == PTC_CHUNK_RECORD_END && c.h.payload_size >= sizeof(struct ptc_record_end)) {
-            struct ptc_record_end re;
-            memcpy(&re, c.payload, sizeof(re));
-            p->wall_ns = re.wall_ns;
-        } else if (c.h.type == PTC_CHUNK_MODULE && c.h.payload_size >= sizeof(struct ptc_module) &&
-                   p->nident < 64) {
-            struct ptc_module m;
-            memcpy(&m, c.payload, sizeof(m));
-            p->identities[p->nident++] = m.identity;
-        }
-    }
-    ptc_reader_close(r);
-    return 0;
-}
 
 /* The trace set file next to the output: created new, or one ptcall wrote replaced. 0 with
  * the path in out, or -1 after an error line. */
@@ -133,7 +113,8 @@ struct prev_funcs {
     size_t n;
     const char **name, **linkage;
     uint64_t *calls;
-    uint64_t wall_ns, threads; /* the span: wall time x threads (neither source has CPU time) */
+    uint64_t cpu_ns;           /* the span: the run's CPU time (a trace of 2.7 or later) */
+    uint64_t wall_ns, threads; /* else wall time x threads (the database keeps no CPU time) */
     char what[PATH_MAX + 64];  /* "the counts of TRACE", "run 12 of DB" */
 };
 
@@ -159,12 +140,9 @@ static int choose_and_pass(const struct cli_values *v, const struct record_optio
                            const struct prev_funcs *p)
 {
     double pct = v->record.overhead;
-    const struct ptc_cost_fig *ev = ptc_costs_mode(c, mode_in_use(o));
-    if (!ev || !c->count.ok) {
-        fprintf(stderr, "ptcall: the %s mode's cost was not measured (ptcall calibrate says "
-                        "why): no budget can be chosen\n", mode_in_use(o));
+    const struct ptc_cost_fig *ev, *cnt;
+    if (costs_in_use(o, c, &ev, &cnt))
         return 1;
-    }
     if (!p->wall_ns) {
         fprintf(stderr, "ptcall: %s: no wall time to budget against (the run did not end): "
                         "record --counts again to its end\n", p->what);
@@ -188,8 +166,17 @@ static int choose_and_pass(const struct cli_values *v, const struct record_optio
         f[i].events_per_call = 2;
         f[i].flags = ptc_select_func(&sel, p->name[i], p->linkage[i]) ? PTC_BUDGET_F_CANDIDATE : 0;
     }
-    double span_ns = (double)p->wall_ns * (double)p->threads;
-    struct ptc_budget_model m = {.per_event = ev->ns, .per_count = c->count.ns,
+    /* the budget is a share of the program's CPU time, as the pilot measures it; wall time
+     * x threads counts a thread's waits as work, and lets the choice trace too much */
+    double span_ns = p->cpu_ns ? (double)p->cpu_ns : (double)p->wall_ns * (double)p->threads;
+    char span[96];
+    if (p->cpu_ns)
+        snprintf(span, sizeof(span), "its CPU time %.2f s", (double)p->cpu_ns / 1e9);
+    else
+        snprintf(span, sizeof(span), "its wall time %.2f s x %llu thread%s; no CPU time is "
+                 "recorded", (double)p->wall_ns / 1e9, (unsigned long long)p->threads,
+                 p->threads == 1 ? "" : "s");
+    struct ptc_budget_model m = {.per_event = ev->ns, .per_count = cnt->ns,
                                  .budget = pct / 100 * span_ns};
     struct ptc_budget_result res;
     if (ptc_budget_choose(&m, f, p->n, &res) != 0) {
@@ -222,15 +209,14 @@ static int choose_and_pass(const struct cli_values *v, const struct record_optio
                         "every function counted, none traced\n",
                 pct, res.cost_counting / span_ns * 100, p->what);
     if (!o->quiet)
-        fprintf(stderr, "ptcall: --overhead %g%%: from %s (its wall time %.2f s x %llu "
-                        "thread%s; no CPU time is recorded): %zu of %zu functions traced (%.1f %% "
-                        "of %llu calls), predicted %.2f %%, costs %s %.1f ns/event, count %.1f "
-                        "ns/call (calibrated %s); trace set %s\n",
-                pct, p->what, (double)p->wall_ns / 1e9, (unsigned long long)p->threads,
-                p->threads == 1 ? "" : "s", res.traced, res.candidates,
+        fprintf(stderr, "ptcall: --overhead %g%%: from %s (%s): %zu of %zu functions traced "
+                        "(%.1f %% of %llu calls), predicted %.2f %%, costs %s %.1f ns/event, "
+                        "count%s %.1f ns/call (calibrated %s); trace set %s\n",
+                pct, p->what, span, res.traced, res.candidates,
                 res.calls_total ? 100.0 * (double)res.calls_traced / (double)res.calls_total : 0,
                 (unsigned long long)res.calls_total, res.cost_chosen / span_ns * 100,
-                mode_in_use(o), ev->ns, c->count.ns, date, set_path);
+                mode_in_use(o), ev->ns, o->count_atomic ? " (locked)" : "", cnt->ns, date,
+                set_path);
     return 0;
 }
 
@@ -251,69 +237,72 @@ static int choose_from_counts(const struct cli_values *v, const struct record_op
                               const char *exe, const struct ptc_costs *c, const char *trace_path)
 {
     const char *from = v->record.from_counts;
-    struct prev_counts p;
-    memset(&p, 0, sizeof(p));
-    p.s = ptc_session_new();
-    if (!p.s) {
+    struct ptc_session *s = ptc_session_new();
+    if (!s) {
         fprintf(stderr, "ptcall: out of memory\n");
         return 1;
     }
-    int r = ptc_decode_file(p.s, from, 0);
-    if (r < 0 || scan_chunks(from, &p) != 0) {
-        const char *msg = ptc_session_errmsg(p.s);
+    int r = ptc_decode_file(s, from, 0);
+    if (r < 0) {
+        const char *msg = ptc_session_errmsg(s);
         fprintf(stderr, "ptcall: --from-counts %s: %s; give a trace of record --counts\n", from,
                 msg && *msg ? msg : ptc_strerror(r < 0 ? -r : PTC_E_IO));
-        ptc_session_free(p.s);
+        ptc_session_free(s);
         return 1;
     }
     struct ptc_totals t;
-    ptc_session_totals(p.s, &t);
+    ptc_session_totals(s, &t);
     if (!t.counts_segments) {
         fprintf(stderr, "ptcall: --from-counts %s: the trace holds no counts (no COUNTS chunk): "
                         "record one with ptcall record --counts, or leave out --from-counts "
                         "for a pilot\n", from);
-        ptc_session_free(p.s);
+        ptc_session_free(s);
         return 1;
     }
     /* the same build: the program's map identity must be one of the trace's modules' */
     uint64_t ident = 0;
     if (program_identity("--from-counts", from, exe, &ident) != 0) {
-        ptc_session_free(p.s);
+        ptc_session_free(s);
         return 1;
     }
+    const struct ptc_module_desc *mods;
+    size_t nmods = ptc_session_modules(s, &mods);
     int same = 0;
-    for (int i = 0; i < p.nident; i++)
-        same |= p.identities[i] == ident;
+    for (size_t i = 0; i < nmods; i++)
+        same |= mods[i].identity == ident;
     if (!same) {
         fprintf(stderr, "ptcall: --from-counts %s: its counts are of another build than %s "
                         "(map identity %016llx is in none of its modules): record --counts of "
                         "this build first\n", from, exe, (unsigned long long)ident);
-        ptc_session_free(p.s);
+        ptc_session_free(s);
         return 1;
     }
     struct prev_funcs pf;
     memset(&pf, 0, sizeof(pf));
-    uint32_t nf = ptc_session_num_funcs(p.s);
+    uint32_t nf = ptc_session_num_funcs(s);
     if (prev_alloc(&pf, nf) != 0) {
         fprintf(stderr, "ptcall: out of memory\n");
         prev_free(&pf);
-        ptc_session_free(p.s);
+        ptc_session_free(s);
         return 1;
     }
     for (uint32_t i = 0; i < nf; i++) {
-        const struct ptc_func_info *fi = ptc_session_func(p.s, i);
+        const struct ptc_func_info *fi = ptc_session_func(s, i);
         struct ptc_func_stats st;
-        ptc_session_func_stats(p.s, i, &st);
+        ptc_session_func_stats(s, i, &st);
         pf.name[i] = fi->name;
         pf.linkage[i] = fi->linkage_name;
         pf.calls[i] = st.calls;
     }
-    pf.wall_ns = p.wall_ns;
+    struct ptc_recording rec;
+    ptc_session_recording(s, &rec);
+    pf.wall_ns = rec.wall_ns;
+    pf.cpu_ns = rec.cpu_ns;
     pf.threads = t.threads ? t.threads : 1;
     snprintf(pf.what, sizeof(pf.what), "the counts of %s", from);
     r = choose_and_pass(v, o, c, trace_path, &pf);
     prev_free(&pf);
-    ptc_session_free(p.s);
+    ptc_session_free(s);
     return r;
 }
 
@@ -453,6 +442,10 @@ int record_budget_prepare(const struct cli_values *v, const struct record_option
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if (budget_costs_get(0, o->quiet, &c, &measured) != 0)
         return 1;
+    /* a cache entry from before locked counts were measured: measured now */
+    if (!measured && o->count_atomic && !ptc_costs_count(&c, 1) &&
+        budget_costs_get(1, o->quiet, &c, &measured) != 0)
+        return 1;
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (measured && !o->quiet)
         fprintf(stderr, "ptcall: no costs measured for this machine and libptcall yet: "
@@ -462,25 +455,23 @@ int record_budget_prepare(const struct cli_values *v, const struct record_option
         return choose_from_counts(v, o, exe, &c, trace_path);
     if (v->record.from_db)
         return choose_from_db(v, o, exe, &c, trace_path);
-    const struct ptc_cost_fig *ev = ptc_costs_mode(&c, mode_in_use(o));
-    if (!ev || !c.count.ok) {
-        fprintf(stderr, "ptcall: the %s mode's cost was not measured (ptcall calibrate says "
-                        "why): no budget can be chosen\n", mode_in_use(o));
+    const struct ptc_cost_fig *ev, *cnt;
+    if (costs_in_use(o, &c, &ev, &cnt))
         return 1;
-    }
     char buf[96];
     snprintf(buf, sizeof(buf), "%g", pct);
     setenv("PTCALL_OVERHEAD", buf, 1);
     snprintf(buf, sizeof(buf), "%llu", (unsigned long long)pilot_ms);
     setenv("PTCALL_PILOT_MS", buf, 1);
-    snprintf(buf, sizeof(buf), "event=%.2f,count=%.2f", ev->ns, c.count.ns);
+    snprintf(buf, sizeof(buf), "event=%.2f,count=%.2f", ev->ns, cnt->ns);
     setenv("PTCALL_COSTS", buf, 1);
     char date[16];
     date_of(&c, date, sizeof(date));
     if (!o->quiet)
-        fprintf(stderr, "ptcall: --overhead %g%%: pilot %llu ms, costs %s %.1f ns/event, count "
-                        "%.1f ns/call (calibrated %s)\n",
-                pct, (unsigned long long)pilot_ms, mode_in_use(o), ev->ns, c.count.ns, date);
+        fprintf(stderr, "ptcall: --overhead %g%%: pilot %llu ms, costs %s %.1f ns/event, "
+                        "count%s %.1f ns/call (calibrated %s)\n",
+                pct, (unsigned long long)pilot_ms, mode_in_use(o), ev->ns,
+                o->count_atomic ? " (locked)" : "", cnt->ns, date);
     return 0;
 }
 

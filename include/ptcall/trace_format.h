@@ -17,7 +17,7 @@
 #define PTC_FILE_MAGIC "PTCALLTR" /* 8 bytes, no NUL */
 #define PTC_VERSION_MAJOR 2u      /* what writers write (2: the chunk CRC covers the header) */
 #define PTC_VERSION_MAJOR_MIN 1u  /* readers read majors MIN..MAJOR and reject the others */
-#define PTC_VERSION_MINOR 6u      /* readers accept any minor: new chunks are optional (1.1:
+#define PTC_VERSION_MINOR 7u      /* readers accept any minor: new chunks are optional (1.1:
                                      MODULE stub kind PTC_STUB_CALL; 1.2: the optional
                                      MODULE_ARMED chunk; both are in 2.0; 2.1: the optional
                                      COUNTS and MARK chunks; 2.2: the optional SPAWN and
@@ -26,7 +26,7 @@
                                      SNAPSHOT, the optional SNAPSHOT, THREAD_NAME and WINDOW
                                      chunks; 2.5: the optional BUDGET and MODULE_COUNTED
                                      chunks, COUNTS flag PILOT, TIMEBASE source TICKER; 2.6: the
-                                     optional MODULE_BLOCKING chunk) */
+                                     optional MODULE_BLOCKING chunk; 2.7: RECORD_END's cpu_ns) */
 
 struct ptc_file_header {
     char magic[8];          /* PTC_FILE_MAGIC */
@@ -457,6 +457,12 @@ struct ptc_record_end {
     uint64_t wall_ns;
     uint32_t child_pid;
     uint32_t reserved;
+};
+/* Appended to RECORD_END from minor 2.7 (readers of a shorter payload: not known). */
+struct ptc_record_end_cpu {
+    uint64_t cpu_ns;        /* user + system CPU time of the launched command and the
+                               descendants it waited for (getrusage RUSAGE_CHILDREN); 0: not
+                               known (an attach, Intel PT) */
 };
 
 #endif

@@ -153,8 +153,8 @@ static int read_trace(const char *path, struct run_result *r)
 /* Runs prog CALLS times its loop; with trace set, preloads runtime and sets the variables of
  * mode (NULL: counting mode) with the trace into trace. 0, or -1 with why. */
 static int run_once(const char *prog, const char *runtime, uint64_t calls, int traced,
-                    const struct mode_def *mode, const char *trace, struct run_result *r,
-                    char *why, size_t n)
+                    const struct mode_def *mode, int atomic, const char *trace,
+                    struct run_result *r, char *why, size_t n)
 {
     memset(r, 0, sizeof(*r));
     if (traced)
@@ -195,6 +195,8 @@ static int run_once(const char *prog, const char *runtime, uint64_t calls, int t
             setenv("PTCALL_BACKEND", "soft", 1);
             setenv("PTCALL_OUTPUT", trace, 1);
             setenv("PTCALL_COUNTS", mode ? "0" : "1", 1);
+            if (atomic)
+                setenv("PTCALL_COUNT_ATOMIC", "1", 1);
             if (mode) {
                 setenv("PTCALL_TIMESTAMPS", mode->timestamps, 1);
                 if (mode->clock)
@@ -266,11 +268,11 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* Paired runs of one figure (mode NULL: counting). 0, 1 when the runtime refused the mode
- * (f->why says so), -1 with why. */
+/* Paired runs of one figure (mode NULL: counting, with locked increments when atomic). 0, 1
+ * when the runtime refused the mode (f->why says so), -1 with why. */
 static int measure_one(const char *prog, const char *runtime, const char *trace, uint64_t calls,
-                       unsigned repeats, const struct mode_def *mode, struct ptc_cost_fig *f,
-                       char *why, size_t n)
+                       unsigned repeats, const struct mode_def *mode, int atomic,
+                       struct ptc_cost_fig *f, char *why, size_t n)
 {
     double v[64] = {0};
     if (repeats > 64)
@@ -279,8 +281,8 @@ static int measure_one(const char *prog, const char *runtime, const char *trace,
         repeats = 1;
     for (unsigned i = 0; i < repeats; i++) {
         struct run_result plain, tr;
-        if (run_once(prog, runtime, calls, 0, NULL, trace, &plain, why, n) ||
-            run_once(prog, runtime, calls, 1, mode, trace, &tr, why, n))
+        if (run_once(prog, runtime, calls, 0, NULL, 0, trace, &plain, why, n) ||
+            run_once(prog, runtime, calls, 1, mode, atomic, trace, &tr, why, n))
             return -1;
         if (mode && mode->expect_source && tr.source != mode->expect_source) {
             snprintf(f->why, sizeof(f->why), "this libptcall does not have it (PTCALL_CLOCK=%s "
@@ -320,15 +322,20 @@ int ptc_costs_measure(const char *prog, const char *runtime, const char *tmpdir,
         memset(f, 0, sizeof(*f));
         snprintf(c->mode[c->nmodes].name, sizeof(c->mode[0].name), "%s", mode_defs[i].name);
         c->nmodes++;
-        r = measure_one(prog, runtime, trace, c->calls, repeats, &mode_defs[i], f, why, n);
+        r = measure_one(prog, runtime, trace, c->calls, repeats, &mode_defs[i], 0, f, why, n);
         if (r > 0)
             r = 0; /* refused: said in f->why, the others go on */
     }
     memset(&c->count, 0, sizeof(c->count));
+    memset(&c->count_atomic, 0, sizeof(c->count_atomic));
     /* a counted call costs about a nanosecond: five times the calls, for as many ms of it
-     * as an event's figure has */
+     * as an event's figure has; a locked one several, on its own cache line */
     if (r >= 0)
-        r = measure_one(prog, runtime, trace, 5 * c->calls, repeats, NULL, &c->count, why, n);
+        r = measure_one(prog, runtime, trace, 5 * c->calls, repeats, NULL, 0, &c->count, why,
+                        n);
+    if (r >= 0)
+        r = measure_one(prog, runtime, trace, 5 * c->calls, repeats, NULL, 1, &c->count_atomic,
+                        why, n);
     unlink(trace);
     if (r < 0)
         return -1;
@@ -338,6 +345,12 @@ int ptc_costs_measure(const char *prog, const char *runtime, const char *tmpdir,
     gmtime_r(&now, &tm);
     strftime(c->calibrated, sizeof(c->calibrated), "%Y-%m-%dT%H:%M:%SZ", &tm);
     return 0;
+}
+
+const struct ptc_cost_fig *ptc_costs_count(const struct ptc_costs *c, int atomic)
+{
+    const struct ptc_cost_fig *f = atomic ? &c->count_atomic : &c->count;
+    return f->ok ? f : NULL;
 }
 
 const struct ptc_cost_fig *ptc_costs_mode(const struct ptc_costs *c, const char *name)
@@ -473,6 +486,11 @@ int ptc_costs_load(const char *path, struct ptc_costs *c, char *why, size_t n)
         unsigned long long calls = 0;
         if (found && (p = strstr(line, "\"calls\": ")) && sscanf(p, "\"calls\": %llu", &calls) == 1)
             c->calls = calls;
+        /* entries cached before locked counts were measured lack it: not measured */
+        if (found && get_fig(line, "ns_per_count_atomic", &c->count_atomic) != 0)
+            snprintf(c->count_atomic.why, sizeof(c->count_atomic.why),
+                     "not in the cache (calibrated before locked counts were measured): run "
+                     "ptcall calibrate");
         c->nmodes = 0;
         for (size_t i = 0; found && i < NUM_MODE_DEFS; i++) {
             struct ptc_cost_fig f;
@@ -548,6 +566,8 @@ int ptc_costs_save(const char *path, const struct ptc_costs *c, char *why, size_
     }
     fputs("}, \"ns_per_count\": ", m);
     put_fig(m, &c->count);
+    fputs(", \"ns_per_count_atomic\": ", m);
+    put_fig(m, &c->count_atomic);
     fputs("}", m);
     int kept = 0;
     for (char *line = old ? strchr(old, '\n') : NULL; line && kept < COSTS_MAX_ENTRIES - 1;) {

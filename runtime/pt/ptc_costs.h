@@ -35,6 +35,9 @@ struct ptc_costs {
         struct ptc_cost_fig f; /* ns per traced event */
     } mode[PTC_COSTS_MAX_MODES];
     struct ptc_cost_fig count; /* ns per counted call */
+    struct ptc_cost_fig count_atomic; /* ns per counted call with locked increments
+                                         (PTCALL_COUNT_ATOMIC=1, record --atomic-counts),
+                                         one thread: the lock's own price, no contention */
 };
 
 /* The timing modes measured, NULL-terminated: "timed" (the default), "untimed", "ticker"
@@ -65,6 +68,10 @@ int ptc_costs_load(const char *path, struct ptc_costs *c, char *why, size_t n)
  * creating its directory. A file there that ptcall did not write is never replaced. 0, or
  * -1 with why. */
 int ptc_costs_save(const char *path, const struct ptc_costs *c, char *why, size_t n)
+    __attribute__((weak));
+
+/* The figure of a counted call: locked (atomic set) or not; NULL when it was not measured. */
+const struct ptc_cost_fig *ptc_costs_count(const struct ptc_costs *c, int atomic)
     __attribute__((weak));
 
 /* The figure of mode name in c, or NULL when it was not measured. */

@@ -11,7 +11,7 @@
                    that prints them; with no cache it calibrates first and says so
   --from-counts    the PTCALL_TRACE_SET file written next to -o equals ptc_budget_choose's
                    choice recomputed here from the counts trace, the cached costs and the run's
-                   wall time; no pilot variables
+                   CPU time (RECORD_END cpu_ns); no pilot variables
   bad input        one line each: PCT malformed or out of range, --pilot 0 without previous
                    counts, --only, a program too short for its pilot, --from-counts of another
                    build or of a trace without COUNTS, a budget below counting, --backend pt,
@@ -58,16 +58,18 @@ def envs(r):
     return dict(re.findall(r"^ENV (\w+)=(.*)$", r.stdout, re.M))
 
 
-def record_end_wall(path):
+def record_end_times(path):
+    """RECORD_END's wall_ns and cpu_ns (minor 7; None before)."""
     d = open(path, "rb").read()
     hsize = struct.unpack_from("<I", d, 12)[0]
-    off, wall = hsize, None
+    off, wall, cpu = hsize, None, None
     while off + 24 <= len(d):
         t, fl, sz = struct.unpack_from("<HHI", d, off)
         if t == 10:
             wall = struct.unpack_from("<iIQ", d, off + 24)[2]
+            cpu = struct.unpack_from("<Q", d, off + 48)[0] if sz >= 32 else None
         off += 24 + sz + (-sz % 8)
-    return wall
+    return wall, cpu
 
 
 def choose(funcs, per_event, per_count, budget):
@@ -136,7 +138,12 @@ def main():
     cnt = out["ns_per_count"]
     check(cnt["ns"] is not None and -2 < cnt["ns"] < ev["timed"]["ns"] * 2,
           "calibrate: counting's figure not sane next to a timed event's: %r %r" % (cnt, ev["timed"]))
-    check(took < 30, "calibrate took %.1f s (about 2.5 s on an idle machine)" % took)
+    # a locked increment (lock incq) costs several ns where a plain one costs about 1
+    locked = out.get("ns_per_count_atomic") or {}
+    check(locked.get("ns") is not None and locked["ns"] > cnt["ns"] and
+          locked["ns"] < ev["timed"]["ns"] * 4,
+          "calibrate: the locked count's figure not sane next to the plain one: %r %r" % (locked, cnt))
+    check(took < 40, "calibrate took %.1f s (about 3.5 s on an idle machine)" % took)
     print("calibrate: %.1f s: timed %.2f, untimed %.2f ns/event, count %.2f ns/call" %
           (took, ev["timed"]["ns"], ev["untimed"]["ns"], cnt["ns"]))
     check(os.path.isfile(cache), "calibrate: no cache file at %s" % cache)
@@ -168,6 +175,16 @@ def main():
 
     timed, untimed, count = (entry["ns_per_event"]["timed"]["ns"], entry["ns_per_event"]["untimed"]["ns"],
                              entry["ns_per_count"]["ns"])
+    # calibrate measures again each time: the figures are the cache's after it
+    r = run([ptcall, "calibrate", "--env"], env=dict(env, PTCALL_COUNT_ATOMIC="1"))
+    entry = json.loads(open(cache).read())["entries"][0]
+    timed, untimed, count, locked = (entry["ns_per_event"]["timed"]["ns"],
+                                     entry["ns_per_event"]["untimed"]["ns"],
+                                     entry["ns_per_count"]["ns"],
+                                     entry["ns_per_count_atomic"]["ns"])
+    check(r.stdout == "PTCALL_COSTS=event=%.2f,count=%.2f\n" % (timed, locked),
+          "PTCALL_COUNT_ATOMIC=1 calibrate --env is not the locked figure: %r, locked %.3f" %
+          (r.stdout, locked))
 
     def rec(opts, args=("100000",), ok=(0,), e=env, name="t.ptc"):
         return run([ptcall, "record", "--backend", "soft", "-o", os.path.join(d, name)] + opts +
@@ -188,6 +205,27 @@ def main():
     check(v.get("PTCALL_OVERHEAD") == "2.5" and v.get("PTCALL_PILOT_MS") == "50" and
           v.get("PTCALL_COSTS") == "event=%.2f,count=%.2f" % (untimed, count),
           "record --overhead 2.5%% --pilot 50ms --no-timestamps: %r" % v)
+    # --atomic-counts: the locked count's figure
+    r = rec(["--overhead", "5", "--atomic-counts"])
+    check(envs(r).get("PTCALL_COSTS") == "event=%.2f,count=%.2f" % (timed, locked),
+          "record --overhead 5 --atomic-counts: %r, locked %.3f" % (envs(r), locked))
+    one_line(r, r"count \(locked\) %.1f ns/call" % locked, "record --overhead --atomic-counts line")
+    # a cache entry from before the locked figure: measured again, not refused
+    old = json.loads(open(cache).read())
+    for e_ in old["entries"]:
+        e_.pop("ns_per_count_atomic", None)
+    with open(cache, "w") as f:
+        f.write('{"format": "ptcall-costs", "version": 1, "entries": [\n' +
+                ",\n".join(json.dumps(e_) for e_ in old["entries"]) + "\n]}\n")
+    r = rec(["--overhead", "5", "--atomic-counts"])
+    check(envs(r).get("PTCALL_COSTS", "").startswith("event=") and
+          "ns_per_count_atomic" in open(cache).read(),
+          "an old cache entry without the locked figure was not measured again: %r" % envs(r))
+    cached = json.loads(open(cache).read())["entries"][0]
+    timed, untimed, count, locked = (cached["ns_per_event"]["timed"]["ns"],
+                                     cached["ns_per_event"]["untimed"]["ns"],
+                                     cached["ns_per_count"]["ns"],
+                                     cached["ns_per_count_atomic"]["ns"])
     # no cache yet: calibrates first, says so, caches
     fresh = dict(env, XDG_CACHE_HOME=os.path.join(d, "fresh"))
     r = rec(["--overhead", "5"], e=fresh)
@@ -211,7 +249,10 @@ def main():
     rep = json.loads(run([ptcall, "report", counts, "--format", "json", "--top", "0"], env=env).stdout)
     funcs = [(f["name"], int(f["calls"])) for f in rep["functions"]]
     threads = max(1, int(rep.get("totals", {}).get("threads", 1) or 1))
-    wall = record_end_wall(counts)
+    wall, cpu = record_end_times(counts)
+    # the span is the run's CPU time (RECORD_END's cpu_ns), not wall time x threads
+    check(cpu is not None and 0 < cpu <= wall * threads * 1.2 + 20e6,
+          "RECORD_END's cpu_ns not sane: cpu %r, wall %r, threads %d" % (cpu, wall, threads))
     for pct in ("3", "30"):
         name = "fc%s.ptc" % pct
         setf = os.path.join(d, name + ".trace-set")
@@ -222,12 +263,12 @@ def main():
         lines = open(setf).read().splitlines()
         check(lines[0] == "ptcall-trace-set 1", "trace set first line: %r" % lines[:1])
         got = {l for l in lines[1:] if l and not l.startswith("#")}
-        want, _ = choose(funcs, timed, count, float(pct) / 100 * wall * threads)
+        want, _ = choose(funcs, timed, count, float(pct) / 100 * cpu)
         called = {n for n, c in funcs if c}
-        check(got & called == want, "--from-counts %s: trace set %r, recomputed %r (calls %r, wall %d ns)"
-              % (pct, sorted(got), sorted(want), funcs, wall))
-        one_line(r, r"--overhead %s%%: from the counts of .*: \d+ of \d+ functions traced.*predicted"
-                 % pct, "--from-counts line")
+        check(got & called == want, "--from-counts %s: trace set %r, recomputed %r (calls %r, cpu %d ns)"
+              % (pct, sorted(got), sorted(want), funcs, cpu))
+        one_line(r, r"--overhead %s%%: from the counts of .* \(its CPU time [0-9.]+ s\): \d+ of \d+ "
+                 r"functions traced.*predicted" % pct, "--from-counts line")
         print("--from-counts %s%%: traced %s" % (pct, sorted(got & called)))
 
     # ---- --from-db: the same choice from the runs database's figures of the run

@@ -152,7 +152,8 @@ class Trace:
             self.record_info = dict(backend=backend, flags=flags, argv=[a.decode() for a in args])
         elif typ == 10:
             ws, flags, wall, child, _ = struct.unpack_from("<iIQII", b, 0)
-            self.record_end = dict(wait_status=ws, wall_ns=wall, child_pid=child)
+            cpu = struct.unpack_from("<Q", b, 24)[0] if len(b) >= 32 else None  # minor 7
+            self.record_end = dict(wait_status=ws, wall_ns=wall, child_pid=child, cpu_ns=cpu)
         elif typ == 2:
             ppid, how, ptid, flags, tsc, tns = struct.unpack_from("<IIIIQQ", b, 0)
             pr = self.proc(pid)

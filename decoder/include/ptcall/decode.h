@@ -459,6 +459,7 @@ struct ptc_recording {
     const char *const *argv;  /* its command line (argc strings) */
     int has_end;              /* a RECORD_END chunk was read */
     uint64_t wall_ns;         /* RECORD_END: how long the recording lasted */
+    uint64_t cpu_ns;          /* RECORD_END (2.7): the command's CPU time; 0 if not known */
     const char *first_exe;    /* the first PROCESS chunk's executable; NULL if none */
 };
 void ptc_session_recording(const struct ptc_session *s, struct ptc_recording *out);
