@@ -169,8 +169,14 @@ def case_off(ptcall, exe, d):
         check(not [f for f in rep["functions"] if f.get("blocking") or
                    f["module"] == "[blocking]"], "%s: blocking pseudo-functions" % name)
         pool = [f for f in rep["functions"] if f["name"] == "pool_thread"]
-        check(pool and pool[0]["blocked"] == 0 and pool[0]["self"] >= 70 * MS,
-              "%s: pool_thread %s (its waits are its self time again)" % (name, pool))
+        busy = [f for f in rep["functions"] if f["name"] == "busy_work"]
+        # its waits are its self time again: all but its one callee's time, and at least one
+        # of main's 40 ms gaps (under load busy_work runs longer and the waits shrink: 65 ms
+        # of 146 in a CI run, where a fixed 70 ms failed)
+        check(pool and busy and pool[0]["blocked"] == 0 and pool[0]["self"] >= 40 * MS and
+              abs(pool[0]["self"] - (pool[0]["total"] - busy[0]["total"])) <= 1000,
+              "%s: pool_thread %s, busy_work %s (its waits are its self time again)" %
+              (name, pool, busy))
 
 
 def case_bad(exe, d):

@@ -141,9 +141,14 @@ def case_run(ptcall, exe, d, mode, nthreads):
     check(len(per_thread(a)) == nthreads, "%s: %d threads, want %d" % (mode, len(per_thread(a)),
                                                                        nthreads))
     check_ticks(mode, a, PERIOD)
-    # the tsc run is not on a ticker: its leaves do not share times
-    zero = sum(1 for r in b if r["function"] == "leaf" and r["duration"] == 0)
-    check(zero < 100, "%s: %d tsc leaf calls last 0" % (mode, zero))
+    # the tsc run is not on a ticker: most of its leaves do not share a time. Not none: AMD
+    # CPUs advance the TSC in steps of the 100 MHz reference (26 ticks, 10 ns, on a 2.6 GHz
+    # EPYC host), so a leaf of about 10 ns often starts and ends in one step (17 % in a CI
+    # run); the ticker's share is at least half
+    leaves_b = [r for r in b if r["function"] == "leaf"]
+    zero = sum(1 for r in leaves_b if r["duration"] == 0)
+    check(leaves_b and zero < 0.4 * len(leaves_b),
+          "%s: %d of %d tsc leaf calls last 0" % (mode, zero, len(leaves_b)))
     rep = run([ptcall, "report", tk]).stdout
     check("# times to 50 us: ticker clock" in rep, "%s: report does not state the resolution:\n%s"
           % (mode, rep))
@@ -164,7 +169,13 @@ def case_run(ptcall, exe, d, mode, nthreads):
     sv = os.path.join(d, mode + "-flame.svg")
     run([ptcall, "export", tk, "--format", "svg", "--weight", "self", "-o", sv])
     titles = re.findall(r"<title>([^<]*)</title>", open(sv).read())
-    check(titles and not any(re.search(r"\((\d+ ns|\d\d?\.\d+ us)", t) for t in titles),
+    def exact_below_period(t):
+        """A time under the period written as a number (not '< 50 us'): 86.316 us is not
+        one (a sum of ticks may be any value above the period; a CI run's leaf self sum)."""
+        m = re.search(r"\((\d+(?:\.\d+)?) (ns|us|ms|s)\b", t)
+        scale = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
+        return bool(m) and float(m.group(1)) * scale[m.group(2)] < PERIOD
+    check(titles and not any(exact_below_period(t) for t in titles),
           "%s: svg titles show sub-period times as exact: %s" % (mode, titles[:20]))
     ch = os.path.join(d, mode + "-chrome.json")
     run([ptcall, "export", tk, "--format", "chrome", "-o", ch])
