@@ -259,10 +259,19 @@ def main():
                     # calls exact; self within 1 ns per call: the tree sums each call's
                     # converted time, report converts a function's summed ticks once
                     # (docs/usage.md, the exports' per-call durations)
+                    # by self, a node of no width is omitted (and counted in omitted_nodes):
+                    # a call of 0 ns self (a TSC that steps by 10 ns, as AMD hosts' do) takes
+                    # its calls along, so there calls may fall short, and a function whose
+                    # calls all read 0 may be missing
+                    short_ok = w == "self" and tr is not None and tr.get("omitted_nodes", 0) > 0
+
                     def same(a, b):
-                        return a is not None and b is not None and a[0] == b[0] and \
+                        if a is None and b is not None and short_ok:
+                            return b[1] <= b[0]
+                        return a is not None and b is not None and \
+                            (a[0] == b[0] or (short_ok and a[0] < b[0])) and \
                             abs(a[1] - b[1]) <= max(1, b[0])
-                    if set(got) != set(exp) or not all(same(got[k], exp[k]) for k in exp):
+                    if not set(got) <= set(exp) or not all(same(got.get(k), exp[k]) for k in exp):
                         diff = {k: (got.get(k), exp.get(k)) for k in set(got) | set(exp)
                                 if not same(got.get(k), exp.get(k))}
                         bad.append("thread %d weight %s: %s" % (th["tid"], w, list(diff.items())[:3]))
