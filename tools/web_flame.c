@@ -81,6 +81,14 @@ static int export_view(const char *path, const char *trace, const char *hex, uin
     return rc;
 }
 
+int web_say_decodes;
+
+void web_decode_said(const char *trace, const char *what)
+{
+    if (web_say_decodes) /* one call, one line: lines of threads at once do not mix */
+        fprintf(stderr, "ptcall serve: decoding %s for %s\n", trace, what);
+}
+
 int web_trace_same_file(int fd, const char *hex, uint64_t bytes)
 {
     struct stat sb;
@@ -135,6 +143,7 @@ static int flame_make(const char *trace, const char *content_hash, uint64_t byte
     if (in < 0)
         return 1;
     /* the view writes to a descriptor: an anonymous file in memory */
+    web_decode_said(trace, fname);
     int fd = memfd_create("ptcall-flame", MFD_CLOEXEC);
     if (fd < 0) {
         snprintf(err, n, "memfd_create: %s", strerror(errno));

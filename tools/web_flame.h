@@ -14,6 +14,12 @@
 int web_flame_svg(const char *trace, const char *content_hash, uint64_t bytes, char **svg,
                   size_t *len, char *err, size_t n);
 
+/* Set (from PTCALL_TEST_SERVE_DECODES): every decoding of a run's trace for serve is said
+ * on stderr (web_decode_said). */
+extern int web_say_decodes;
+/* 'ptcall serve: decoding TRACE for WHAT' on stderr when web_say_decodes is set. */
+void web_decode_said(const char *trace, const char *what);
+
 /* Whether the open file fd is a stored run's trace: a regular file of that size and content
  * hash (XXH3-128, db add's); a device or a pipe is never read. web_threads.c checks so too. */
 int web_trace_same_file(int fd, const char *content_hash, uint64_t bytes);
