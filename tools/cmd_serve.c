@@ -68,6 +68,7 @@ int cmd_serve(int argc, char **argv)
                                      .addr = addr, .port = (uint16_t)port, .data_dir = dir,
                                      .flame = web_flame_svg, .flame_json = web_flame_json,
                                      .threads = web_threads_json,
+                                     .trace_same = web_trace_same,
                                      .timeline = web_timeline_json, .timeline_ctx = &tl,
                                      .ready = ready};
         int db_code = 0;
