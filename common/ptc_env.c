@@ -209,6 +209,13 @@ const struct ptc_env_var ptc_env_table[PTC_ENV_COUNT] = {
                                  "event bytes one answer of the timeline decodes at most: a "
                                  "wider window is drawn from the index's summaries, a longer "
                                  "call's callees counted from them (docs/timeline-index.md)"},
+    [PTC_ENV_TEST_SERVE_DECODES] = {"PTCALL_TEST_SERVE_DECODES", PTC_ENV_BOOL, NULL, 0, 0, "0",
+                                    "serve",
+                                    "for tests: `ptcall serve` writes a line to standard error "
+                                    "each time it decodes a run's trace for a flame graph, "
+                                    "flame tree or threads table ('ptcall serve: decoding "
+                                    "TRACE for WHAT'), so that a test can count them (test/web: "
+                                    "clients asking at once are answered from one decoding)"},
 };
 
 static int bad(const struct ptc_env_var *v, const char *text, char *err, size_t errsz,

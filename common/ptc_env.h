@@ -59,6 +59,7 @@ enum ptc_env_id {
     PTC_ENV_CLOCK,  /* issue 28: the ticker clock (runtime/soft_ticker.c) */
     PTC_ENV_BLOCKING, /* issue 27: blocking calls recorded (runtime/soft_blocking.c) */
     PTC_ENV_TIMELINE_BUDGET, /* issue 27: what a timeline answer decodes (tools/web_timeline.c) */
+    PTC_ENV_TEST_SERVE_DECODES, /* serve's decodes said on stderr (tools/web_flame.c) */
     PTC_ENV_COUNT
 };
 

@@ -130,15 +130,6 @@ int web_api_run(const struct web_ctx *c, struct db *d, int64_t id, const struct 
     return web_json_done(r, &b);
 }
 
-int web_run_gone(struct web_resp *r, int64_t id, const char *trace)
-{
-    return web_error(r, 410, "run %lld's trace file %s is gone: the trace file this run was "
-                             "stored from is no longer the same file (moved, replaced or "
-                             "unreadable): record it again and db add it; the run's figures "
-                             "are still in the database",
-                     (long long)id, trace);
-}
-
 int web_run_get(struct db *d, int64_t id, struct db_run **run, struct web_resp *r)
 {
     return get_run(d, id, 0, run, r);
@@ -155,33 +146,74 @@ static int flame_failed(int f, int64_t id, const struct db_run *run, const char 
     return web_error(r, 500, "run %lld's flame graph: %s", (long long)id, err);
 }
 
+/* The flame graph as SVG from the run's trace file (web_trace_fn). */
+static int make_flame(const struct web_ctx *c, const struct db_run *run, int64_t id,
+                      const void *arg, struct web_resp *r)
+{
+    (void)arg;
+    char err[800] = "";
+    char *svg = NULL;
+    size_t len = 0;
+    int f = c->flame(run->trace, run->content_hash, (uint64_t)run->trace_bytes, &svg, &len, err,
+                     sizeof(err));
+    if (f)
+        return flame_failed(f, id, run, err, r);
+    web_resp_free(r);
+    r->status = 200;
+    r->type = "image/svg+xml";
+    r->body = svg;
+    r->len = len;
+    return 0;
+}
+
 int web_api_flame(const struct web_ctx *c, struct db *d, int64_t id, struct web_resp *r)
 {
     struct db_run *run;
     int s = get_run(d, id, 0, &run, r);
     if (s)
         return s < 0 ? -1 : 0;
-    if (!c->flame) {
-        db_runs_free(run, 1);
-        return web_error(r, 404, "this server makes no flame graphs");
-    }
+    int rc = !c->flame ? web_error(r, 404, "this server makes no flame graphs")
+                       : web_trace_cached(c, run, id, "flame.svg", make_flame, NULL, r);
+    db_runs_free(run, 1);
+    return rc;
+}
+
+/* flame.json's arguments, as the view takes them: thread "all", a TID or NULL (every), and
+ * the weight */
+struct tree_args {
+    const char *thread, *weight, *asked; /* asked: thread as given (its 404 names it) */
+};
+
+/* The flame trees as JSON from the run's trace file (web_trace_fn). */
+static int make_tree(const struct web_ctx *c, const struct db_run *run, int64_t id,
+                     const void *arg, struct web_resp *r)
+{
+    const struct tree_args *t = arg;
     char err[800] = "";
-    char *svg = NULL;
+    char *tree = NULL;
     size_t len = 0;
-    int f = c->flame(run->trace, run->content_hash, (uint64_t)run->trace_bytes, &svg, &len, err,
-                     sizeof(err));
+    int f = c->flame_json(run->trace, run->content_hash, (uint64_t)run->trace_bytes, t->thread,
+                          t->weight, &tree, &len, err, sizeof(err));
     int rc;
-    if (f)
+    if (f == 2)
+        rc = web_error(r, 409, "run %lld's trace has no times: its flame graph is weighed by "
+                               "calls only (weight=calls)", (long long)id);
+    else if (f == 3)
+        rc = web_error(r, 404, "run %lld has no thread %s (the answer for thread=all lists its "
+                               "threads)", (long long)id, t->asked);
+    else if (f)
         rc = flame_failed(f, id, run, err, r);
     else {
-        web_resp_free(r);
-        r->status = 200;
-        r->type = "image/svg+xml";
-        r->body = svg;
-        r->len = len;
-        rc = 0;
+        struct sbuf b;
+        sb_init(&b);
+        web_json_head(&b, c, "flame");
+        sb_printf(&b, ", \"run_id\": %lld, \"flame\": ", (long long)id);
+        /* the view writes names as every answer does (< > & as \u escapes: ptcall html's
+         * script block holding the answers cannot be ended by a name) */
+        sb_add(&b, tree, len);
+        rc = web_json_done(r, &b);
     }
-    db_runs_free(run, 1);
+    free(tree);
     return rc;
 }
 
@@ -203,36 +235,12 @@ int web_api_flame_json(const struct web_ctx *c, struct db *d, int64_t id,
         db_runs_free(run, 1);
         return web_error(r, 404, "this server makes no flame graphs");
     }
-    if (!weight)
-        weight = run->timed ? "self" : "calls";
-    char err[800] = "";
-    char *tree = NULL;
-    size_t len = 0;
-    int f = c->flame_json(run->trace, run->content_hash, (uint64_t)run->trace_bytes,
-                          !thread ? "all" : strcmp(thread, "every") ? thread : NULL, weight,
-                          &tree, &len, err, sizeof(err));
-    int rc;
-    if (f == 2)
-        rc = web_error(r, 409, "run %lld's trace has no times: its flame graph is weighed by "
-                               "calls only (weight=calls)", (long long)id);
-    else if (f == 3)
-        rc = web_error(r, 404, "run %lld has no thread %s (the answer for thread=all lists its "
-                               "threads)", (long long)id, thread);
-    else if (f)
-        rc = flame_failed(f, id, run, err, r);
-    else {
-        struct sbuf b;
-        sb_init(&b);
-        web_json_head(&b, c, "flame");
-        sb_printf(&b, ", \"run_id\": %lld, \"flame\": ", (long long)id);
-        /* the view writes names as every answer does (< > & as \u escapes: ptcall html's
-         * script block holding the answers cannot be ended by a name) */
-        sb_add(&b, tree, len);
-        free(tree);
-        db_runs_free(run, 1);
-        return web_json_done(r, &b);
-    }
-    free(tree);
+    struct tree_args t = {!thread ? "all" : strcmp(thread, "every") ? thread : NULL,
+                          weight ? weight : run->timed ? "self" : "calls", thread};
+    char what[96]; /* the key: the arguments as the view takes them (thread=all is no thread) */
+    snprintf(what, sizeof(what), "flame.json thread=%s weight=%s", t.thread ? t.thread : "every",
+             t.weight);
+    int rc = web_trace_cached(c, run, id, what, make_tree, &t, r);
     db_runs_free(run, 1);
     return rc;
 }

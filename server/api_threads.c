@@ -7,20 +7,11 @@
 
 #include "web_internal.h"
 
-int web_api_threads(const struct web_ctx *c, struct db *d, int64_t id, struct web_resp *r)
+/* The threads table from the run's trace file (web_trace_fn). */
+static int make_threads(const struct web_ctx *c, const struct db_run *run, int64_t id,
+                        const void *arg, struct web_resp *r)
 {
-    int64_t v[1] = {id};
-    struct db_ids ids = {v, 1};
-    struct db_run *run;
-    int e = db_runs_get(d, &ids, 0, &run);
-    if (e == -DB_E_STOP)
-        return web_error(r, 404, "no run %lld in the database", (long long)id);
-    if (e)
-        return web_db_fail(r, d, e);
-    if (!c->threads) {
-        db_runs_free(run, 1);
-        return web_error(r, 404, "this server reads no trace files for threads");
-    }
+    (void)arg;
     char err[800] = "";
     char *arr = NULL;
     size_t len = 0;
@@ -28,11 +19,7 @@ int web_api_threads(const struct web_ctx *c, struct db *d, int64_t id, struct we
                        err, sizeof(err));
     int rc;
     if (f == 1) /* the flame graph's answer, word for word: it tells nothing about the path */
-        rc = web_error(r, 410, "run %lld's trace file %s is gone: the trace file this run was "
-                               "stored from is no longer the same file (moved, replaced or "
-                               "unreadable): record it again and db add it; the run's figures "
-                               "are still in the database",
-                       (long long)id, run->trace);
+        rc = web_run_gone(r, id, run->trace);
     else if (f)
         rc = web_error(r, 500, "run %lld's threads: %s", (long long)id, err);
     else {
@@ -46,6 +33,17 @@ int web_api_threads(const struct web_ctx *c, struct db *d, int64_t id, struct we
         rc = web_json_done(r, &b);
     }
     free(arr);
+    return rc;
+}
+
+int web_api_threads(const struct web_ctx *c, struct db *d, int64_t id, struct web_resp *r)
+{
+    struct db_run *run;
+    int s = web_run_get(d, id, &run, r);
+    if (s)
+        return s < 0 ? -1 : 0;
+    int rc = !c->threads ? web_error(r, 404, "this server reads no trace files for threads")
+                         : web_trace_cached(c, run, id, "threads", make_threads, NULL, r);
     db_runs_free(run, 1);
     return rc;
 }

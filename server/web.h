@@ -52,16 +52,22 @@ typedef int (*web_timeline_fn)(void *tl_ctx, const char *trace, const char *cont
                                int kind, const struct web_args *a, char **json, size_t *len,
                                char *err, size_t n);
 
+/* Whether the file at trace is the one a run was stored from (a regular file of that size
+ * and content hash, as web_flame_fn checks it): 1 or 0. The server asks before it answers
+ * from its cache, which keeps what was made from that file only (web_cache.h). */
+typedef int (*web_trace_same_fn)(const char *trace, const char *content_hash, uint64_t bytes);
+
 struct web_cache;
 
 struct web_ctx {
     const char *where;        /* the database, for the answers (no password) */
     web_flame_fn flame;       /* NULL: no flame graphs */
-    struct web_cache *cache;  /* hot-function answers (NULL: none) */
+    struct web_cache *cache;  /* answers kept and computed once (web_cache.h; NULL: none) */
     web_threads_fn threads;   /* NULL: no thread tables */
     web_flame_json_fn flame_json; /* NULL: no flame trees */
     web_timeline_fn timeline; /* NULL: no timelines */
     void *timeline_ctx;       /* its first argument (the tools' cache of open indexes) */
+    web_trace_same_fn trace_same; /* NULL: nothing made from a trace file is cached */
 };
 
 struct web_resp {

@@ -151,6 +151,46 @@ int web_select(struct db *d, const struct web_args *a, struct db_ids *ids, struc
     return 0;
 }
 
+/* here, below the views and web_trace_cached that answer it */
+int web_run_gone(struct web_resp *r, int64_t id, const char *trace)
+{
+    return web_error(r, 410, "run %lld's trace file %s is gone: the trace file this run was "
+                             "stored from is no longer the same file (moved, replaced or "
+                             "unreadable): record it again and db add it; the run's figures "
+                             "are still in the database",
+                     (long long)id, trace);
+}
+
+/* r through the cache under key: answered from it, or from another thread's computation of
+ * the same key, or computed here by make(c, arg, r) and handed to those waiting. */
+static int through_cache(const struct web_ctx *c, const char *key, struct web_resp *r,
+                         int (*make)(const struct web_ctx *c, const void *arg,
+                                     struct web_resp *r),
+                         const void *arg)
+{
+    struct web_flight *f = NULL;
+    int got = web_cache_begin(c->cache, key, r, &f);
+    if (got)
+        return got < 0 ? -1 : 0;
+    int rc = make(c, arg, r);
+    web_cache_done(c->cache, f, rc ? NULL : r);
+    return rc;
+}
+
+/* web_cached's computation as through_cache calls it */
+struct view_call {
+    struct db *d;
+    int64_t id;
+    const struct web_args *a;
+    web_view_fn compute;
+};
+
+static int make_view(const struct web_ctx *c, const void *arg, struct web_resp *r)
+{
+    const struct view_call *v = arg;
+    return v->compute(c, v->d, v->id, v->a, r);
+}
+
 int web_cached(const struct web_ctx *c, struct db *d, const char *view, int64_t id,
                const struct web_args *a, struct web_resp *r, web_view_fn compute)
 {
@@ -169,26 +209,46 @@ int web_cached(const struct web_ctx *c, struct db *d, const char *view, int64_t 
     char *k = sb_take(&key, NULL);
     if (!k)
         return -1;
-    int rc = 0;
-    size_t len;
-    char *body = web_cache_get(c->cache, k, &len);
-    if (!body) {
-        web_cache_lock(c->cache);
-        body = web_cache_get(c->cache, k, &len);
-        if (!body) {
-            rc = compute(c, d, id, a, r);
-            if (!rc && r->status == 200)
-                web_cache_put(c->cache, k, r->body, r->len);
-        }
-        web_cache_unlock(c->cache);
-    }
-    if (body) {
-        web_resp_free(r);
-        r->status = 200;
-        r->type = "application/json; charset=utf-8";
-        r->body = body;
-        r->len = len;
-    }
+    struct view_call v = {d, id, a, compute};
+    int rc = through_cache(c, k, r, make_view, &v);
+    free(k);
+    return rc;
+}
+
+/* web_trace_cached's computation as through_cache calls it */
+struct trace_call {
+    const struct db_run *run;
+    int64_t id;
+    const void *arg;
+    web_trace_fn make;
+};
+
+static int make_trace(const struct web_ctx *c, const void *arg, struct web_resp *r)
+{
+    const struct trace_call *t = arg;
+    return t->make(c, t->run, t->id, t->arg, r);
+}
+
+int web_trace_cached(const struct web_ctx *c, const struct db_run *run, int64_t id,
+                     const char *what, web_trace_fn make, const void *arg, struct web_resp *r)
+{
+    if (!c->cache || !c->trace_same)
+        return make(c, run, id, arg, r);
+    /* the cache holds answers from the file the run was stored from: whatever is at the path
+     * now is checked first, so a moved or replaced file gets its 410, never a cached graph */
+    const char *hash = run->content_hash ? run->content_hash : "";
+    if (!c->trace_same(run->trace, hash, (uint64_t)run->trace_bytes))
+        return web_run_gone(r, id, run->trace);
+    struct sbuf key;
+    sb_init(&key);
+    sb_printf(&key, "trace %s %lld %lld %s ", what, (long long)id, (long long)run->trace_bytes,
+              hash);
+    sb_puts(&key, run->trace ? run->trace : ""); /* the flame graph's title */
+    char *k = sb_take(&key, NULL);
+    if (!k)
+        return -1;
+    struct trace_call t = {run, id, arg, make};
+    int rc = through_cache(c, k, r, make_trace, &t);
     free(k);
     return rc;
 }

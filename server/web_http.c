@@ -321,7 +321,8 @@ int web_serve(const struct web_server_cfg *cfg, int *db_code, char *err, size_t 
     s.ctx.flame_json = cfg->flame_json;
     s.ctx.timeline = cfg->timeline;
     s.ctx.timeline_ctx = cfg->timeline_ctx;
-    s.ctx.cache = web_cache_new(64);
+    s.ctx.trace_same = cfg->trace_same;
+    s.ctx.cache = web_cache_new(WEB_CACHE_ENTRIES, WEB_CACHE_BYTES);
     /* SIGINT/SIGTERM are waited for below, in this thread only */
     sigset_t set;
     sigemptyset(&set);

@@ -18,6 +18,7 @@ struct web_server_cfg {
     web_flame_json_fn flame_json;
     web_timeline_fn timeline; /* NULL: no timelines */
     void *timeline_ctx;       /* its first argument */
+    web_trace_same_fn trace_same; /* NULL: flame graphs and threads are never cached */
     /* called once listening, with the URL (tests and scripts read it from stdout) */
     void (*ready)(const char *url, const char *where);
 };

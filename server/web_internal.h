@@ -20,12 +20,23 @@ int web_db_fail(struct web_resp *r, struct db *d, int e);
 
 /* An answer through the server's cache (c->cache; none: computed every time): keyed by
  * view, id, the arguments and the database's generation, so an added or removed run is
- * never answered from it; one computation at a time, so clients asking the same new
- * question at once wait for the first's answer. */
+ * never answered from it; one computation per key at a time (web_cache.h), so clients
+ * asking the same new question at once wait for the first's answer. */
 typedef int (*web_view_fn)(const struct web_ctx *c, struct db *d, int64_t id,
                            const struct web_args *a, struct web_resp *r);
 int web_cached(const struct web_ctx *c, struct db *d, const char *view, int64_t id,
                const struct web_args *a, struct web_resp *r, web_view_fn compute);
+
+/* An answer made from a run's trace file (its flame graph, flame trees, threads) through the
+ * server's cache: the file at run->trace is checked first (c->trace_same; not the run's file:
+ * the 410 of web_run_gone, as the decoding would answer), then the answer is looked up under
+ * what (the view and the arguments that change it, as the view takes them), the run's id,
+ * trace path, size and content hash; one computation per key at a time. Without a cache or
+ * c->trace_same (ptcall html): make(c, run, id, arg, r) every time. */
+typedef int (*web_trace_fn)(const struct web_ctx *c, const struct db_run *run, int64_t id,
+                            const void *arg, struct web_resp *r);
+int web_trace_cached(const struct web_ctx *c, const struct db_run *run, int64_t id,
+                     const char *what, web_trace_fn make, const void *arg, struct web_resp *r);
 
 /* The document's opening fields: {"format_version": 1, "api": "NAME", "database": ... */
 void web_json_head(struct sbuf *b, const struct web_ctx *c, const char *api);

@@ -46,6 +46,7 @@ int cmd_serve(int argc, char **argv)
     char addr[64];
     unsigned port;
     struct web_tl_serve tl = {0}; /* the timeline's open indexes, its budget */
+    uint64_t say = 0;
     char eerr[300];
     if (v.npos) {
         r = cli_usage_error(CMD_SERVE, "'%s': serve takes no file (--db names the database)",
@@ -55,15 +56,19 @@ int cmd_serve(int argc, char **argv)
                             v.serve.listen);
     } else if (ptc_env_get(PTC_ENV_TIMELINE_BUDGET, &tl.budget, NULL, eerr, sizeof(eerr)) < 0) {
         r = cli_fail("serve", eerr, "unset it or give a size such as 4M");
+    } else if (ptc_env_get(PTC_ENV_TEST_SERVE_DECODES, &say, NULL, eerr, sizeof(eerr)) < 0) {
+        r = cli_fail("serve", eerr, "unset it or give 0 or 1");
     } else if (!(tl.cache = web_tl_cache_new(WEB_TL_CACHE_COUNT, WEB_TL_CACHE_BYTES))) {
         r = cli_fail("serve", "out of memory", "free some memory and run it again");
     } else {
+        web_say_decodes = say != 0;
         char dir[4200], err[1600];
         web_static_dir(argv[0], dir, sizeof(dir));
         struct web_server_cfg cfg = {.db_url = v.db.url ? v.db.url : db_default_url(),
                                      .addr = addr, .port = (uint16_t)port, .data_dir = dir,
                                      .flame = web_flame_svg, .flame_json = web_flame_json,
                                      .threads = web_threads_json,
+                                     .trace_same = web_trace_same,
                                      .timeline = web_timeline_json, .timeline_ctx = &tl,
                                      .ready = ready};
         int db_code = 0;

@@ -81,6 +81,14 @@ static int export_view(const char *path, const char *trace, const char *hex, uin
     return rc;
 }
 
+int web_say_decodes;
+
+void web_decode_said(const char *trace, const char *what)
+{
+    if (web_say_decodes) /* one call, one line: lines of threads at once do not mix */
+        fprintf(stderr, "ptcall serve: decoding %s for %s\n", trace, what);
+}
+
 int web_trace_same_file(int fd, const char *hex, uint64_t bytes)
 {
     struct stat sb;
@@ -99,6 +107,17 @@ int web_trace_same_file(int fd, const char *hex, uint64_t bytes)
     uint64_t n = 0;
     db_hash_stream_finish(h, got, &n);
     return k == 0 && n == bytes && !strcmp(got, hex);
+}
+
+int web_trace_same(const char *trace, const char *content_hash, uint64_t bytes)
+{
+    /* O_NONBLOCK: a FIFO at the path is refused by its type, not waited on */
+    int fd = open(trace, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    int same = web_trace_same_file(fd, content_hash, bytes);
+    close(fd);
+    return same;
 }
 
 int web_trace_open(const char *trace, const char *content_hash, uint64_t bytes, char *src,
@@ -135,6 +154,7 @@ static int flame_make(const char *trace, const char *content_hash, uint64_t byte
     if (in < 0)
         return 1;
     /* the view writes to a descriptor: an anonymous file in memory */
+    web_decode_said(trace, fname);
     int fd = memfd_create("ptcall-flame", MFD_CLOEXEC);
     if (fd < 0) {
         snprintf(err, n, "memfd_create: %s", strerror(errno));

@@ -14,9 +14,18 @@
 int web_flame_svg(const char *trace, const char *content_hash, uint64_t bytes, char **svg,
                   size_t *len, char *err, size_t n);
 
+/* Set (from PTCALL_TEST_SERVE_DECODES): every decoding of a run's trace for serve is said
+ * on stderr (web_decode_said). */
+extern int web_say_decodes;
+/* 'ptcall serve: decoding TRACE for WHAT' on stderr when web_say_decodes is set. */
+void web_decode_said(const char *trace, const char *what);
+
 /* Whether the open file fd is a stored run's trace: a regular file of that size and content
  * hash (XXH3-128, db add's); a device or a pipe is never read. web_threads.c checks so too. */
 int web_trace_same_file(int fd, const char *content_hash, uint64_t bytes);
+/* web_trace_same_fn (server/web.h): whether the file at trace is the stored run's (opened
+ * as web_trace_open opens it, checked by web_trace_same_file): 1 or 0. */
+int web_trace_same(const char *trace, const char *content_hash, uint64_t bytes);
 /* Opens the stored trace and checks it is the run's file (web_trace_same_file): the open
  * descriptor, with src set to the path the decoder should read (the descriptor's own
  * /proc/self/fd path, so what the trace path names by now is never read), or -1 with the

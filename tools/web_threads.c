@@ -95,6 +95,7 @@ int web_threads_json(const char *trace, const char *content_hash, uint64_t bytes
     int in = web_trace_open(trace, content_hash, bytes, path, sizeof(path), err, n);
     if (in < 0)
         return 1;
+    web_decode_said(trace, "threads");
     struct acc a = {.v = NULL, .n = 0, .cap = 0, .oom = 0, .hash = db_hash_stream_new()};
     if (!a.hash) {
         close(in);

@@ -20,6 +20,9 @@ tags in a runs database (`ptcall db add`) and starts `ptcall serve` on it. Then:
     no alert opens, no <script> or <img> element comes from the data, and a global the
     attack would set stays unset;
   - 16 clients at once fetch every page, API document and static file: every answer 200;
+  - 16 clients asking at once for one run's flame graph, flame tree or threads get the same
+    bytes from one decoding of its trace (PTCALL_TEST_SERVE_DECODES counts them), later
+    askers the cached copy, and a moved or replaced trace its 410, never the cached graph;
   - `ptcall html` of the runs opens from file:// and shows the same figures and names.
 
 Screenshots of every page go to --artefacts. A missing Chromium, chromedriver or selenium is
@@ -37,6 +40,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -220,19 +224,20 @@ def report(ptcall, paths):
 # ---- the server -------------------------------------------------------------------------------
 
 class Server:
-    def __init__(self, ptcall, db):
+    def __init__(self, ptcall, db, env=None):
         self.p = subprocess.Popen([ptcall, "serve", "--db", db, "--listen", "127.0.0.1:0"],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  env=dict(os.environ, **(env or {})))
         line = self.p.stdout.readline()
         if "http://" not in line:
             raise SystemExit("FAIL ptcall serve did not start: %s %s" % (line, self.p.stderr.read()))
         self.url = line.split()[2].rstrip("/")
 
     def get(self, path):
-        # 180 s: in the sanitizer build, 16 clients at once each ask for a run's flame graph
-        # (a whole decode of a Lua trace, 16 at a time on 2 cores); one answer took over 60 s
+        # 60 s: 16 clients asking at once for a run's flame graph are answered from one
+        # decoding (single_flight_checks), not 16 side by side (over 60 s under ASan on 2 cores)
         try:
-            with urllib.request.urlopen(self.url + path, timeout=180) as r:
+            with urllib.request.urlopen(self.url + path, timeout=60) as r:
                 return r.status, r.headers, r.read()
         except urllib.error.HTTPError as e:
             return e.code, e.headers, e.read()
@@ -250,6 +255,7 @@ class Server:
             rc = "killed"
         err = self.p.stderr.read()
         C.check(rc == 0, "ptcall serve stops cleanly on SIGTERM", "exit %s %s" % (rc, err[-500:]))
+        return err
 
 
 def schema_validator():
@@ -347,6 +353,7 @@ def main():
         api_checks(srv, validate, runs_by_prog, traces, reports)
         browser_checks(d, srv, art, runs_by_prog, traces, reports)
         concurrent_checks(srv, runs_by_prog)
+        single_flight_checks(ptcall, db, runs_by_prog)
         live_add_checks(srv, ptcall, db, progs, work)
     finally:
         srv.stop()
@@ -666,6 +673,68 @@ def concurrent_checks(srv, runs_by_prog):
     bad = [b for r in res for b in r]
     C.check(not bad, "16 clients at once get every page, API document and static file (%d "
             "answers)" % (16 * len(paths)), str(bad[:4]))
+
+
+def at_once(srv, path, n=16):
+    """n clients asking for path at the same instant: their [(status, body)]."""
+    start = threading.Barrier(n)
+
+    def client(_):
+        start.wait()
+        st, _, body = srv.get(path)
+        return st, body
+
+    with concurrent.futures.ThreadPoolExecutor(n) as ex:
+        return list(ex.map(client, range(n)))
+
+
+def single_flight_checks(ptcall, db, runs_by_prog):
+    """A run's flame graph, flame tree and threads are decoded from its trace once, however
+    many clients ask at once (web_cache.h): a fresh server, so that nothing is cached yet,
+    saying each decoding on stderr (PTCALL_TEST_SERVE_DECODES)."""
+    run = (runs_by_prog.get("lua") or next(iter(runs_by_prog.values())))[0]
+    other = next(r for rs in runs_by_prog.values() for r in rs if r["trace"] != run["trace"])
+    rid, trace = run["id"], run["trace"]
+    # what the page shows: (the name the decoding line gives it, the API path)
+    views = {"flame graph": ("svg", "/api/v1/runs/%d/flame.svg" % rid),
+             "flame tree": ("flame-json", "/api/v1/runs/%d/flame.json" % rid),
+             "threads": ("threads", "/api/v1/runs/%d/threads" % rid)}
+    srv = Server(ptcall, db, {"PTCALL_TEST_SERVE_DECODES": "1"})
+    first = {}
+    try:
+        for what, (_, path) in views.items():
+            t0 = time.monotonic()
+            res = at_once(srv, path)
+            took = time.monotonic() - t0
+            first[what] = res[0][1]
+            C.check(all(st == 200 and body and body == res[0][1] for st, body in res),
+                    "16 clients asking at once for run %d's %s: 200 and the same bytes each "
+                    "(%.1f s)" % (rid, what, took), str([(st, len(b)) for st, b in res][:4]))
+            st, _, body = srv.get(path)
+            C.check(st == 200 and body == first[what],
+                    "run %d's %s asked again: the same bytes" % (rid, what))
+        # the cache never answers for a file that is not the run's any more: 410, then the
+        # cached graph again once the very file is back
+        away = trace + ".away"
+        os.rename(trace, away)
+        try:
+            st, _, _ = srv.get(views["flame graph"][1])
+            C.check(st == 410, "flame graph cached, then its trace moved away: 410", str(st))
+            shutil.copyfile(other["trace"], trace)
+            st, _, _ = srv.get(views["threads"][1])
+            C.check(st == 410, "threads cached, then the trace replaced by another: 410", str(st))
+        finally:
+            os.replace(away, trace)
+        st, _, body = srv.get(views["flame graph"][1])
+        C.check(st == 200 and body == first["flame graph"],
+                "the trace file back: the same flame graph", str(st))
+    finally:
+        err = srv.stop()
+    decodes = [ln for ln in err.splitlines() if ln.startswith("ptcall serve: decoding ")]
+    for what, (said, _) in views.items():
+        n = sum(1 for ln in decodes if ln.endswith(" for " + said))
+        C.check(n == 1, "run %d's %s: decoded once for 16 clients at once and the askers "
+                "after them" % (rid, what), "%d decodings" % n)
 
 
 def html_checks(d, ptcall, work, art, traces, reports):
