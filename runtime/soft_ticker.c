@@ -77,6 +77,9 @@ static void *ticker_main(void *arg)
     syscall(SYS_prctl, PR_SET_TIMERSLACK, 1ul, 0, 0, 0);
     struct timespec next, now;
     clock_gettime(CLOCK_MONOTONIC, &next);
+    /* the first tick at once: ticker_start waits for it */
+    __atomic_store_n(&ptc_clock.word, __rdtsc(), __ATOMIC_RELEASE);
+    atomic_fetch_add_explicit(&ticks, 1, memory_order_release);
     while (atomic_load_explicit(&gen, memory_order_relaxed) == my &&
            !atomic_load_explicit(&rt.finishing, memory_order_relaxed)) {
         ts_add(&next, period_ns);
@@ -122,6 +125,14 @@ int ticker_start(void)
     if (r) {
         warn("ptcall: cannot start the ticker thread: %s", strerror(r));
         return -1;
+    }
+    /* tracing starts once the thread runs: a new thread may wait milliseconds for a core
+     * (4 ms under ASan here; a whole 6.5 ms run in a loaded CI run, every event at time 0).
+     * Bounded: a thread that gets no core for 200 ms stalls the clock as a descheduled one
+     * does, and that is said (PTCALL_DEBUG) rather than waited for. */
+    for (int i = 0; i < 4000 && !atomic_load_explicit(&ticks, memory_order_acquire); i++) {
+        struct timespec d = {0, 50 * 1000};
+        nanosleep(&d, NULL);
     }
     return 0;
 }

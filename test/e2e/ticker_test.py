@@ -102,7 +102,7 @@ def check_ticks(label, rows, period, min_slow_ns=1500000):
         ts = sorted(times)
         gaps = [b - a for a, b in zip(ts, ts[1:])]
         near = sum(1 for g in gaps if g >= period // 2)
-        ok &= check(gaps and near >= 0.9 * len(gaps),
+        ok &= check(bool(gaps) and near >= 0.9 * len(gaps),
                     "%s: process %d: %d of %d gaps between distinct times are under half a "
                     "period (%d ns): not the ticker's clock" % (label, pid, len(gaps) - near,
                                                                 len(gaps), period))
