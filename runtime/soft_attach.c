@@ -113,7 +113,9 @@ int attach_stop(struct attach_totals *tot)
         pthread_mutex_unlock(&rt.reg_mu);
         return -1;
     }
-    /* no new event once the code is back: what is buffered then is the whole window */
+    /* the window ends where disarming starts (rt.keep_until: later records are dropped),
+     * and no new event comes once the code is back: what is buffered then is the window */
+    __atomic_store_n(&rt.keep_until, rdtsc_(), __ATOMIC_SEQ_CST);
     objects_detach();
     if (finish_detach() < 0) {
         /* the process is ending: its own final flush writes the trace's end */
@@ -128,6 +130,7 @@ int attach_stop(struct attach_totals *tot)
     tot->write_errors = atomic_load(&rt.write_errors);
     threads_reset_for_attach(0);
     __atomic_store_n(&rt.keep_from, 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&rt.keep_until, 0, __ATOMIC_SEQ_CST);
     /* every chunk is written (the flush holds drain_mu and proc_mu while writing) */
     close_trace_fd();
     rt.start_how = 0;

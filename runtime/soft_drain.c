@@ -105,7 +105,8 @@ void write_window(struct thread *ts, int open_end, uint64_t tsc_to)
     struct ptc_window w;
     memset(&w, 0, sizeof(w));
     w.tsc_from = ts->start_tsc > rt.attach_tsc ? ts->start_tsc : rt.attach_tsc;
-    w.tsc_to = tsc_to;
+    uint64_t u = __atomic_load_n(&rt.keep_until, __ATOMIC_SEQ_CST);
+    w.tsc_to = u && u < tsc_to ? u : tsc_to;
     w.flags = PTC_WINDOW_F_MIDSTACK | (open_end ? PTC_WINDOW_F_OPEN_END : 0);
     write_thread_start(ts);
     struct iovec v = {&w, sizeof(w)};
@@ -154,13 +155,17 @@ static int encode8_small_ids(const uint64_t *r, uint8_t *o)
     return 1;
 }
 
-/* Whether a timed record of this TSC falls before an attach's window (rt.keep_from). */
-static int before_window(uint64_t tsc)
+/* Whether a timed record of this TSC falls outside an attach's window: before every site
+ * was armed (rt.keep_from) or after disarming began (rt.keep_until). */
+static int outside_window(uint64_t tsc)
 {
     uint64_t k = __atomic_load_n(&rt.keep_from, __ATOMIC_SEQ_CST);
     while (k == KEEP_SETTING) /* a few instructions away */
         k = __atomic_load_n(&rt.keep_from, __ATOMIC_SEQ_CST);
-    return k && tsc < k;
+    uint64_t u = __atomic_load_n(&rt.keep_until, __ATOMIC_SEQ_CST);
+    /* an edge's own value is outside too: the clock may step by 10 ns (an AMD TSC) or a
+     * period (the ticker), and records of that step may come from either side of it */
+    return (k && tsc <= k) || (u && tsc >= u);
 }
 
 size_t encode(struct thread *ts, uint8_t *data, size_t len, uint64_t start_tsc,
@@ -217,8 +222,8 @@ size_t encode(struct thread *ts, uint8_t *data, size_t len, uint64_t start_tsc,
             waited_ns += mono_ns() - t0;
         }
         uint64_t tsc = timed ? r[1] : 0;
-        if (__builtin_expect(timed && v != 0 && before_window(tsc), 0)) {
-            skipped++; /* recorded while an attach armed the sites (rt.keep_from) */
+        if (__builtin_expect(timed && v != 0 && outside_window(tsc), 0)) {
+            skipped++; /* recorded while an attach armed or disarmed the sites */
             continue;
         }
         if (__builtin_expect(!v, 0)) {

@@ -349,6 +349,11 @@ struct runtime_state {
      * entry may be recorded and its exit not, or the reverse: the window starts when every
      * site is armed. 0: every record is written. */
     uint64_t keep_from;
+    /* detach: timed records after this TSC are not written (0: none). The sites are disarmed
+     * one by one while threads run, so an entry's sled may be a nop again while its exit's
+     * still records: the window ends when disarming starts (a busy thread's last records
+     * held exits without their entries in about one detach in three). */
+    uint64_t keep_until;
     uint32_t attach_threads; /* threads whose WINDOW this attach wrote */
     /* counted and traced in one run (soft_mixed.c; docs/runtime.md, *Tracing within a
      * budget*): in a trace of events, the functions not traced are counted */

@@ -254,7 +254,7 @@ def case_errors(ptcall, exe, d):
     r = attach(ptcall, p.pid, out, duration="100ms")
     if r.returncode:
         fail("attach during start-up: status %d\n%s" % (r.returncode, r.stderr))
-    whole(ptcall, out, "attach during start-up", unmatched_ok=True)
+    whole(ptcall, out, "attach during start-up")
     stop(p)
     print("ok attach during start-up waits for the runtime (%.2f s)" % (time.monotonic() - t0))
     env = dict(os.environ, PTCALL_TEST_CTL_START_DELAY_US="5000000")
@@ -380,17 +380,17 @@ def case_busy_detaches(ptcall, exe, d):
         r = attach(ptcall, p.pid, out, duration="60ms")
         if r.returncode:
             fail("busy attach %d: status %d\n%s" % (i, r.returncode, r.stderr))
-        # an exit without its entry, about 1 attach in 100 here: open (docs/runtime.md,
-        # *Attaching*), said by report; not a loss
-        t = whole(ptcall, out, "busy attach %d" % i, unmatched_ok=True)
+        # no exit without its entry: the window ends where disarming starts (rt.keep_until);
+        # before, the last records of a busy thread held such exits in about 1 detach in 3
+        t = whole(ptcall, out, "busy attach %d" % i)
         events += t["events"]
         unmatched += t["unmatched"]
         os.unlink(out)
         if not alive(p):
             fail("the program died during busy attach %d" % i)
     stop(p)
-    print("30 detaches of running threads: %d events, none lost (%d exits without their "
-          "entry)" % (events, unmatched))
+    print("30 detaches of running threads: %d events, none lost, %d exits without their "
+          "entry" % (events, unmatched))
 
 
 def case_slowdrain(ptcall, exe, d):
