@@ -20,7 +20,39 @@ static struct {
     const char **names;
     uint8_t *hit;
     size_t n;
+    int have_budget; /* a "# budget overhead ..." line: record's choice, written as BUDGET */
+    struct ptc_budget budget;
+    char note[256];  /* its "# written by ..." line */
 } set;
+
+/* record --overhead --from-counts/--from-db's lines (tools/record_budget.c): the second says
+ * who chose, the budget line what */
+static void budget_line(const char *line)
+{
+    static const char mine[] = "# written by ", budget[] = "# budget overhead ";
+    if (!strncmp(line, mine, sizeof(mine) - 1)) {
+        snprintf(set.note, sizeof(set.note), "chosen by %s", line + sizeof(mine) - 1);
+        return;
+    }
+    if (strncmp(line, budget, sizeof(budget) - 1))
+        return;
+    struct ptc_budget *b = &set.budget;
+    unsigned long long cand, traced, total, ctraced;
+    int outcome;
+    if (sscanf(line + sizeof(budget) - 1, "limit=%lf per_event=%lf per_count=%lf predicted=%lf "
+               "candidates=%llu traced=%llu calls_total=%llu calls_traced=%llu outcome=%d",
+               &b->limit, &b->per_event, &b->per_count, &b->predicted, &cand, &traced, &total,
+               &ctraced, &outcome) != 9)
+        return; /* a line of another version: no BUDGET chunk, the set still applies */
+    b->kind = PTC_BUDGET_KIND_OVERHEAD;
+    b->source = PTC_BUDGET_SRC_PREVIOUS;
+    b->candidates = cand;
+    b->traced = traced;
+    b->calls_total = total;
+    b->calls_traced = ctraced;
+    b->outcome = (uint32_t)outcome;
+    set.have_budget = 1;
+}
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -92,6 +124,8 @@ static int load_set(const char *path)
         char *name = trim(p);
         if (*name && *name != '#')
             set.names[set.n++] = name;
+        else if (*name == '#')
+            budget_line(name);
         p = next;
     }
     qsort(set.names, set.n, sizeof(char *), cmp_str);
@@ -152,6 +186,17 @@ int trace_set_has(const char *name, const char *linkage)
 }
 
 const char *trace_set_path(void) { return set.given ? set.path : NULL; }
+
+void trace_set_write_budget(void)
+{
+    if (!set.given || set.bad || !set.have_budget)
+        return;
+    struct ptc_budget b = set.budget;
+    b.tsc = rdtsc_();
+    if (!set.note[0])
+        snprintf(set.note, sizeof(set.note), "chosen from a previous run's counts");
+    pilot_write_budget(&b, set.note);
+}
 
 void trace_set_report_unmatched(void)
 {

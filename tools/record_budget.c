@@ -27,6 +27,7 @@
 
 #define TRACE_SET_MAGIC "ptcall-trace-set 1\n"
 #define TRACE_SET_MINE "# written by ptcall record --overhead"
+#define TRACE_SET_BUDGET "# budget overhead "
 
 static const char *const budget_vars[] = {"PTCALL_OVERHEAD", "PTCALL_PILOT_MS", "PTCALL_COSTS",
                                           "PTCALL_TRACE_SET"};
@@ -192,6 +193,13 @@ static int choose_and_pass(const struct cli_values *v, const struct record_optio
     }
     fprintf(out, TRACE_SET_MAGIC TRACE_SET_MINE " %g from %s: %zu of %zu candidates traced\n",
             pct, p->what, res.traced, res.candidates);
+    /* the choice, for the runtime's BUDGET chunk (source PREVIOUS; docs/runtime.md, the
+     * trace set's format): a comment to any other reader */
+    fprintf(out, TRACE_SET_BUDGET "limit=%.17g per_event=%.17g per_count=%.17g predicted=%.17g "
+                 "candidates=%zu traced=%zu calls_total=%llu calls_traced=%llu outcome=%d\n",
+            pct / 100, ev->ns, cnt->ns, span_ns > 0 ? res.cost_chosen / span_ns : 0,
+            res.candidates, res.traced, (unsigned long long)res.calls_total,
+            (unsigned long long)res.calls_traced, (int)res.outcome);
     for (size_t i = 0; i < p->n; i++)
         if (f[i].flags & PTC_BUDGET_F_TRACED)
             fprintf(out, "%s\n", p->linkage[i] && *p->linkage[i] ? p->linkage[i] : p->name[i]);

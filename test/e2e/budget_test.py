@@ -72,6 +72,23 @@ def record_end_times(path):
     return wall, cpu
 
 
+def budget_chunks(path):
+    """(kind, source, limit, traced, candidates, outcome, note) of each BUDGET chunk (type 19)."""
+    d = open(path, "rb").read()
+    off, out = struct.unpack_from("<I", d, 12)[0], []
+    while off + 24 <= len(d):
+        t, fl, sz = struct.unpack_from("<HHI", d, off)
+        if t == 19:
+            p = off + 24
+            kind, source, limit = struct.unpack_from("<IId", d, p)
+            cand, traced = struct.unpack_from("<QQ", d, p + 64)
+            outcome, nsz = struct.unpack_from("<II", d, p + 96)
+            note = d[p + 104:p + 104 + nsz].split(b"\0")[0].decode()
+            out.append((kind, source, limit, traced, cand, outcome, note))
+        off += 24 + sz + (-sz % 8)
+    return out
+
+
 def choose(funcs, per_event, per_count, budget):
     """common/ptc_budget.c's ptc_budget_choose over (name, calls), 2 events per call."""
     counting = sum(c * per_count for _, c in funcs)
@@ -272,6 +289,12 @@ def main():
               % (pct, sorted(got), sorted(want), funcs, cpu))
         one_line(r, r"--overhead %s%%: from the counts of .* \(its CPU time [0-9.]+ s\): \d+ of \d+ "
                  r"functions traced.*predicted" % pct, "--from-counts line")
+        # the trace says the budget and its choice (BUDGET, source 2 PREVIOUS), as a pilot's
+        bc = budget_chunks(os.path.join(d, name))
+        check(len(bc) == 1 and bc[0][:2] == (1, 2) and abs(bc[0][2] - float(pct) / 100) < 1e-9
+              and bc[0][3] == len(got) and "from the counts of" in bc[0][6],
+              "--from-counts %s: BUDGET chunks %r, want one of source PREVIOUS tracing %d" %
+              (pct, bc, len(got)))
         print("--from-counts %s%%: traced %s" % (pct, sorted(got & called)))
 
     # ---- --from-db: the same choice from the runs database's figures of the run
