@@ -729,9 +729,12 @@ void mixed_after_fork(void);          /* a fork child's counters start at 0 */
  * linkage name) is traced by it (1 without a file, 0 for a file that cannot be used); at the
  * end, one line per name that matched nothing */
 const char *trace_set_path(void);
-/* The BUDGET chunk (source PREVIOUS) of a trace set that record chose (its budget line);
- * nothing for other sets. After the PROCESS chunk. */
-void trace_set_write_budget(void);
+/* The budget of a trace set that record chose (its budget line; source PREVIOUS, no tsc
+ * yet) and its note: 1, or 0 for other sets. */
+int trace_set_budget(struct ptc_budget *b, const char **note);
+/* soft_pilot_config.c: that budget's BUDGET chunk, after the PROCESS chunk; nothing for
+ * other sets. */
+void budget_write_previous(void);
 int trace_set_has(const char *name, const char *linkage);
 void trace_set_report_unmatched(void);
 

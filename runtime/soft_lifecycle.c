@@ -195,7 +195,7 @@ static void atfork_child(void)
     struct thread *self = traced_thread();
     threads_after_fork(self);
     write_process_start();
-    trace_set_write_budget();
+    budget_write_previous();
     blocking_write_module();
     uint32_t n = atomic_load(&rt.nobjs);
     for (uint32_t i = 0; i < n; i++) {

@@ -187,15 +187,13 @@ int trace_set_has(const char *name, const char *linkage)
 
 const char *trace_set_path(void) { return set.given ? set.path : NULL; }
 
-void trace_set_write_budget(void)
+int trace_set_budget(struct ptc_budget *b, const char **note)
 {
     if (!set.given || set.bad || !set.have_budget)
-        return;
-    struct ptc_budget b = set.budget;
-    b.tsc = rdtsc_();
-    if (!set.note[0])
-        snprintf(set.note, sizeof(set.note), "chosen from a previous run's counts");
-    pilot_write_budget(&b, set.note);
+        return 0;
+    *b = set.budget;
+    *note = set.note[0] ? set.note : "chosen from a previous run's counts";
+    return 1;
 }
 
 void trace_set_report_unmatched(void)

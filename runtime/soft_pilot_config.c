@@ -92,6 +92,16 @@ void pilot_write_budget(const struct ptc_budget *b, const char *note)
     write_proc_chunk_flags(PTC_CHUNK_BUDGET, PTC_CHUNK_F_OPTIONAL, v, 2);
 }
 
+void budget_write_previous(void)
+{
+    struct ptc_budget b;
+    const char *note;
+    if (!trace_set_budget(&b, &note))
+        return;
+    b.tsc = rdtsc_();
+    pilot_write_budget(&b, note);
+}
+
 struct ptc_budget pilot_budget_head(uint64_t wall)
 {
     struct ptc_budget b = {.kind = PTC_BUDGET_KIND_OVERHEAD,

@@ -73,7 +73,7 @@ static int activate(void)
     if (ticker_start() < 0) /* PTCALL_CLOCK=ticker (soft_ticker.c) */
         return -1;
     write_process_start();
-    trace_set_write_budget(); /* record --overhead --from-counts: its choice, said */
+    budget_write_previous(); /* record --overhead --from-counts: its choice, said */
     blocking_write_module(); /* the [blocking] module first: its stub ids came first */
     if (drain_start() < 0)
         return -1;
