@@ -387,8 +387,11 @@ def main():
             check(doc["command"] == want, "%s: report says how the command ended: %s"
                   % (mode, doc["command"]))
             got = calls_of(doc, "work")
-            # thread_exit: the main thread goes on calling until exit() ends it
-            check(got == n if mode != "thread_exit" else got >= 2 * n,
+            # thread_exit: the main thread goes on calling until exit() ends it; how many it
+            # made is not known (descheduled under load, it had made 49,152 when the exiter's
+            # 50,000 were done, in a CI run), so only the exiter's are counted here:
+            # exit_race below checks that none of main's is lost
+            check(got == n if mode != "thread_exit" else got >= n,
                   "%s: every call of work() is there (%d)" % (mode, got))
 
     exit_race(ptcall, prog, work)
