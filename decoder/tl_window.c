@@ -372,7 +372,12 @@ int ptc_tl_window(const struct ptc_tl *x, const char *trace, const struct ptc_tl
                     continue;
                 for (uint32_t d = 0; d < t->depth; d++) {
                     uint64_t st = ptc_event_time(s, t->proc, t->frames[d].start);
+                    /* the window's chunks may end before the thread's last event (its next
+                     * chunk starts past t1): the index knows where the thread ends, and a
+                     * call still open then lasts until there, as in a whole decode */
                     uint64_t last = ptc_event_time(s, t->proc, t->last);
+                    if (x->thr[i].last > last)
+                        last = x->thr[i].last;
                     int open_past = last >= q->t1;
                     lod_call(&l, i, t->frames[d].func, d, st, open_past ? q->t1 + 1 : last,
                              open_past ? PTC_TL_CLIP_RIGHT : 0);
