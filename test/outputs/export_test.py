@@ -210,9 +210,16 @@ check('[label="10000"]' in g and "spawn" not in g and "filtered" in g,
       "graph --function worker: worker -> leaf 10000 times, nothing else")
 g = run("graph", threads, "--heat", "--min-share", "20").stdout
 rj = json.loads(run("report", threads, "--format", "json").stdout)
-want = {f_["name"] for f_ in rj["functions"] if f_["total"] * 100.0 / rj["totals"]["total_time"] >= 20}
+share = {f_["name"]: f_["total"] * 100.0 / rj["totals"]["total_time"] for f_ in rj["functions"]}
+# a function within a point of the line may fall on the other side of it by the graph's own
+# share than by this one, made from the report's total (a sanitizer build's slower threads put
+# one there: the check failed once in a fresh-clone run)
+want = {n for n, v in share.items() if v >= 21}
+near = {n for n, v in share.items() if 19 <= v < 21}
 shown = {l.split('label="')[1].split("\\n")[0] for l in g.splitlines() if "fillcolor" in l}
-check(want and shown == want, "graph --heat --min-share 20: the functions with 20 % of the time, coloured")
+check(want and want <= shown <= want | near,
+      "graph --heat --min-share 20: the functions with 20 %% of the time, coloured (%s; shown %s)"
+      % (sorted((n, round(v, 2)) for n, v in share.items()), sorted(shown)))
 p = run("calls", untimed, "--min-duration", "1us", ok=(1,))
 check(p.returncode == 1 and "untimed" in p.stderr, "calls --min-duration on an untimed trace: refused")
 
