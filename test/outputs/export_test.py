@@ -217,7 +217,11 @@ share = {f_["name"]: f_["total"] * 100.0 / rj["totals"]["total_time"] for f_ in 
 want = {n for n, v in share.items() if v >= 21}
 near = {n for n, v in share.items() if 19 <= v < 21}
 shown = {l.split('label="')[1].split("\\n")[0] for l in g.splitlines() if "fillcolor" in l}
-check(want and want <= shown <= want | near,
+# a thread's outermost function is kept whatever its share, so that every thread's tree has
+# its root (the call graph's picker): worker, 8.5 % of the time in a sanitizer build
+roots = {json.loads(l)["function"] for l in export(threads, "jsonl").stdout.splitlines()
+         if l.startswith("{") and json.loads(l)["depth"] == 0}
+check(want and want <= shown <= want | near | roots,
       "graph --heat --min-share 20: the functions with 20 %% of the time, coloured (%s; shown %s)"
       % (sorted((n, round(v, 2)) for n, v in share.items()), sorted(shown)))
 p = run("calls", untimed, "--min-duration", "1us", ok=(1,))
