@@ -255,16 +255,21 @@ def stall_case(ptcall, exe, d):
     16 MiB rings; the file must be whole."""
     clean(d)
     env = dict(os.environ, PTCALL_RING="16M", PTCALL_SNAPSHOT_DIR=d)
-    times = []
+    times, cpus = [], []
     for _ in range(5):
         r = run([exe, "big", "1500000"], env=env)
-        m = re.search(r"snapshot: ([0-9.]+) ms", r.stdout)
+        m = re.search(r"snapshot: ([0-9.]+) ms, cpu ([0-9.]+) ms", r.stdout)
         if not check(m, "stall: no snapshot time: " + r.stdout + r.stderr):
             return
         times.append(float(m.group(1)))
+        cpus.append(float(m.group(2)))
     med = sorted(times)[2]
-    check(med < 1.0, "stall: ptcall_snapshot took %.3f ms (median of %s), want under 1 ms "
-          "with 16 MiB of rings" % (med, times))
+    # the asking thread's CPU time: a fork's page-table copy is the caller's CPU, a hand-over
+    # is not. Wall time also counts the thread's waits for a core: 7.5, 2.3 and 4.7 ms of 5
+    # runs, the others 0.015 ms, in a CI run beside another test on 2 cores
+    cmed = sorted(cpus)[2]
+    check(cmed < 1.0, "stall: ptcall_snapshot took %.3f ms of the thread's CPU (median of %s; "
+          "wall %s), want under 1 ms with 16 MiB of rings" % (cmed, cpus, times))
     s = snaps(d)
     check(len(s) == 5, "stall: %d snapshot files, want 5" % len(s))
     for f in s:
@@ -272,8 +277,9 @@ def stall_case(ptcall, exe, d):
         calls = {x["name"]: x["calls"] for x in json.loads(rep.stdout)["functions"]}
         # 16 MiB of 16-byte records: 1,048,576 events, about half of them calls of tiny
         check(calls.get("tiny", 0) > 400000, "stall: %s holds %s calls of tiny" % (f, calls.get("tiny")))
-    print("stall: ptcall_snapshot with 16 MiB of rings: median %.3f ms (%s)" %
-          (med, " ".join("%.3f" % t for t in times)))
+    print("stall: ptcall_snapshot with 16 MiB of rings: median %.3f ms of CPU (%s), %.3f ms "
+          "wall (%s)" % (cmed, " ".join("%.3f" % t for t in cpus), med,
+                         " ".join("%.3f" % t for t in times)))
 
 
 def busy_case(ptcall, exe, d):
