@@ -1,12 +1,13 @@
 /* ptcall calibrate: measures the cost model of a budget on this machine and caches it
  * (runtime/pt/pt_costs.c does the work; docs/usage.md, Tracing within a budget). */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "budget.h"
 #include "commands.h"
 #include "options.h"
+#include "ptc_clock.h"
+#include "ptc_env.h"
 #include "ptc_escape.h"
 
 static void print_fig_json(const struct ptc_cost_fig *f)
@@ -54,19 +55,42 @@ static void print_row(const char *what, const char *unit, const struct ptc_cost_
            f->min, f->max, spread);
 }
 
+/* --env: the figures for a program started with this environment, read as the runtime reads
+ * it (common/ptc_env.c): PTCALL_CLOCK chooses the event's mode, PTCALL_COUNT_ATOMIC the
+ * count's. 0, or 1 after the runtime's own line on a value it would refuse. */
+static int env_choice(const char **mode, uint64_t *atomic)
+{
+    const char *clock = NULL;
+    uint32_t period = 0;
+    char err[256], what[300];
+    if (ptc_env_get(PTC_ENV_CLOCK, NULL, &clock, err, sizeof(err)) < 0 ||
+        ptc_env_get(PTC_ENV_COUNT_ATOMIC, atomic, NULL, err, sizeof(err)) < 0)
+        snprintf(what, sizeof(what), "%s", err);
+    else if (ptc_clock_parse(clock, &period, err, sizeof(err)) < 0)
+        snprintf(what, sizeof(what), "PTCALL_CLOCK: %s", err);
+    else
+        what[0] = 0;
+    if (what[0]) {
+        fprintf(stderr, "ptcall: %s: no costs for it (docs/runtime.md lists the values)\n", what);
+        return 1;
+    }
+    *mode = period ? "ticker" : "timed";
+    return 0;
+}
+
 static int calibrate_main(const struct cli_values *v)
 {
+    const char *mode = "timed";
+    uint64_t atomic = 0;
+    if (v->calibrate.env && env_choice(&mode, &atomic) != 0)
+        return 1;
     struct ptc_costs c;
     int measured;
     if (budget_costs_get(1, v->quiet, &c, &measured) != 0)
         return 1;
     if (v->calibrate.env) {
-        /* the figures for a program started with this environment: its PTCALL_CLOCK and
-         * PTCALL_COUNT_ATOMIC say which */
-        const char *clock = getenv("PTCALL_CLOCK"), *atomic = getenv("PTCALL_COUNT_ATOMIC");
-        const char *mode = clock && !strncmp(clock, "ticker", 6) ? "ticker" : "timed";
         const struct ptc_cost_fig *t = ptc_costs_mode(&c, mode);
-        const struct ptc_cost_fig *k = ptc_costs_count(&c, atomic && !strcmp(atomic, "1"));
+        const struct ptc_cost_fig *k = ptc_costs_count(&c, (int)atomic);
         if (!t || !k) {
             fprintf(stderr, "ptcall: the %s mode or counting could not be measured\n", mode);
             return 1;

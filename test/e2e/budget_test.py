@@ -192,6 +192,14 @@ def main():
 
     timed, untimed, count = (entry["ns_per_event"]["timed"]["ns"], entry["ns_per_event"]["untimed"]["ns"],
                              entry["ns_per_count"]["ns"])
+    # the environment is read as the runtime reads it: "yes" is on, a bad clock one line
+    r = run([ptcall, "calibrate", "--env"], env=dict(env, PTCALL_COUNT_ATOMIC="yes"))
+    e2 = json.loads(open(cache).read())["entries"][0]
+    m = re.fullmatch(r"PTCALL_COSTS=event=([0-9.]+),count=(-?[0-9.]+)\n", r.stdout)
+    check(m and abs(float(m.group(2)) - e2["ns_per_count_atomic"]["ns"]) < 0.006,
+          "PTCALL_COUNT_ATOMIC=yes calibrate --env is not the locked figure: %r" % r.stdout)
+    r = run([ptcall, "calibrate", "--env"], ok=(1,), env=dict(env, PTCALL_CLOCK="bogus"))
+    one_line(r, r"PTCALL_CLOCK: clock 'bogus' is not tsc or ticker", "calibrate --env, bad clock")
     # calibrate measures again each time: the figures are the cache's after it
     r = run([ptcall, "calibrate", "--env"], env=dict(env, PTCALL_COUNT_ATOMIC="1"))
     entry = json.loads(open(cache).read())["entries"][0]
