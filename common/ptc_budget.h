@@ -22,6 +22,11 @@
 /* per function, out */
 #define PTC_BUDGET_F_TRACED 0x2u    /* chosen: trace it; a candidate not chosen is counted */
 
+/* A trace set that record --overhead chose (docs/runtime.md, the trace set file) carries
+ * two comment lines the runtime reads for its BUDGET chunk: who chose, and what */
+#define PTC_TRACE_SET_WRITTEN_BY "# written by "
+#define PTC_TRACE_SET_BUDGET "# budget overhead "
+
 struct ptc_budget_func {
     uint64_t calls;           /* calls over the span the model's budget is for */
     uint32_t events_per_call; /* 2 (entry and exit), 1 (a leaf whose exit stays unarmed) */

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "ptc_budget.h"
 #include "ptc_env.h"
 #include "soft_internal.h"
 
@@ -29,7 +30,7 @@ static struct {
  * who chose, the budget line what */
 static void budget_line(const char *line)
 {
-    static const char mine[] = "# written by ", budget[] = "# budget overhead ";
+    static const char mine[] = PTC_TRACE_SET_WRITTEN_BY, budget[] = PTC_TRACE_SET_BUDGET;
     if (!strncmp(line, mine, sizeof(mine) - 1)) {
         snprintf(set.note, sizeof(set.note), "chosen by %s", line + sizeof(mine) - 1);
         return;

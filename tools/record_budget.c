@@ -26,8 +26,7 @@
 #include "ptcall/trace_format.h"
 
 #define TRACE_SET_MAGIC "ptcall-trace-set 1\n"
-#define TRACE_SET_MINE "# written by ptcall record --overhead"
-#define TRACE_SET_BUDGET "# budget overhead "
+#define TRACE_SET_MINE PTC_TRACE_SET_WRITTEN_BY "ptcall record --overhead"
 
 static const char *const budget_vars[] = {"PTCALL_OVERHEAD", "PTCALL_PILOT_MS", "PTCALL_COSTS",
                                           "PTCALL_TRACE_SET"};
@@ -195,7 +194,7 @@ static int choose_and_pass(const struct cli_values *v, const struct record_optio
             pct, p->what, res.traced, res.candidates);
     /* the choice, for the runtime's BUDGET chunk (source PREVIOUS; docs/runtime.md, the
      * trace set's format): a comment to any other reader */
-    fprintf(out, TRACE_SET_BUDGET "limit=%.17g per_event=%.17g per_count=%.17g predicted=%.17g "
+    fprintf(out, PTC_TRACE_SET_BUDGET "limit=%.17g per_event=%.17g per_count=%.17g predicted=%.17g "
                  "candidates=%zu traced=%zu calls_total=%llu calls_traced=%llu outcome=%d\n",
             pct / 100, ev->ns, cnt->ns, span_ns > 0 ? res.cost_chosen / span_ns : 0,
             res.candidates, res.traced, (unsigned long long)res.calls_total,
