@@ -9,7 +9,8 @@
  * PID` by the control thread, while the program's threads run on. Each ring is read oldest
  * buffer first, and its owner waits only before overwriting a buffer not read yet
  * (snap_unread, set for every ring at the snapshot's instant). A timed ring is cut at that
- * instant; an untimed one holds its thread's events up to the moment its ring was read. A fork cost 0.7-1.4 ms of the caller's time on the development VM (page tables), and
+ * instant; an untimed one holds its thread's events up to the moment its ring was read. A
+ * fork cost 0.7-1.4 ms of the caller's time on the development VM (page tables), and
  * encoding in the caller 15 ms per 16 MiB of rings. Without a writer thread, a child made with
  * a raw clone (no atfork handlers, no SIGCHLD) writes it; such children are reaped at the next
  * snapshot (waitpid __WALL: a program's own wait(-1) never sees them). A crash snapshot is
