@@ -44,6 +44,7 @@ if [ "$core" = 0 ]; then
     graphviz debootstrap groff man-db protobuf-compiler
     lcov
     redis-tools # redis-benchmark, for test/real/redis_e2e.py
+    afl++ # afl-fuzz and afl-clang-fast, for test/cov/watch_test.py (cov-watch)
   )
 fi
 # npm: Debian's package, unless npm is already there (NodeSource's nodejs ships its own npm and
