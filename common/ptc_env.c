@@ -191,6 +191,13 @@ const struct ptc_env_var ptc_env_table[PTC_ENV_COUNT] = {
     [PTC_ENV_COSTS] = {"PTCALL_COSTS", PTC_ENV_TEXT, NULL, 0, 0, "", "runtime",
                        "`event=NS,count=NS`: the measured cost of one traced event and of one "
                        "counted call (`ptcall calibrate --env`); the pilot's model"},
+    [PTC_ENV_GOVERNOR_MS] = {"PTCALL_GOVERNOR_MS", PTC_ENV_INT, NULL, 0, 3600000, "200",
+                             "runtime",
+                             "with PTCALL_OVERHEAD: after the pilot's choice, every this many "
+                             "ms the runtime prices the events the traced functions made and, "
+                             "over the budget, counts instead of tracing those that made the "
+                             "most (docs/runtime.md, *The governor*); 0: no governor, the "
+                             "pilot's choice stays; `record --governor`"},
     /* issue 28: the ticker clock (runtime/soft_ticker.c) */
     [PTC_ENV_CLOCK] = {"PTCALL_CLOCK", PTC_ENV_TEXT, NULL, 0, 0, "tsc", "runtime",
                        "timed events' clock: tsc (rdtsc per event) or ticker[:US] (a runtime "

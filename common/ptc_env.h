@@ -56,6 +56,7 @@ enum ptc_env_id {
     PTC_ENV_OVERHEAD, /* issue 28: a budget's pilot (runtime/soft_pilot.c) */
     PTC_ENV_PILOT_MS,
     PTC_ENV_COSTS,
+    PTC_ENV_GOVERNOR_MS,
     PTC_ENV_CLOCK,  /* issue 28: the ticker clock (runtime/soft_ticker.c) */
     PTC_ENV_BLOCKING, /* issue 27: blocking calls recorded (runtime/soft_blocking.c) */
     PTC_ENV_TIMELINE_BUDGET, /* issue 27: what a timeline answer decodes (tools/web_timeline.c) */

@@ -38,7 +38,7 @@ int ptc_module_counted(struct ptc_session *s, uint32_t pid, const void *payload,
     /* a counted function is not traced by this listing, whether or not a MODULE_ARMED chunk
      * said so too: each listing counts once */
     for (uint32_t i = 0; i < a.num_funcs; i++) {
-        if (!((bits[i / 8] >> (i % 8)) & 1u) || (m->sel[i] & MOD_SEL_COUNTED))
+        if (!((bits[i / 8] >> (i % 8)) & 1u) || (m->sel[i] & (MOD_SEL_COUNTED | MOD_SEL_DEMOTED)))
             continue;
         struct func *f = &s->funcs[m->fids[i]];
         m->sel[i] |= MOD_SEL_COUNTED;
@@ -80,6 +80,8 @@ int ptc_budget_chunk(struct ptc_session *s, uint32_t pid, const void *payload, s
         p->pilot = 1;
         p->pilot_tsc = b.tsc;
     }
+    if (b.source == PTC_BUDGET_SRC_GOVERNOR && (!p->governor_tsc || b.tsc < p->governor_tsc))
+        p->governor_tsc = b.tsc ? b.tsc : 1;
     /* time is made at query time: the process's time base may come after this chunk */
     s->budgets[s->nbudgets++] = (struct ptc_budget_info){
         .pid = pid, .kind = b.kind, .source = b.source, .outcome = b.outcome, .limit = b.limit,
@@ -126,11 +128,17 @@ void ptc_session_func_states(const struct ptc_session *s, struct ptc_func_states
         out->traced += st == PTC_FUNC_TRACED;
         out->counted += st == PTC_FUNC_COUNTED;
         out->neither += st == PTC_FUNC_NEITHER;
+        out->demoted += s->funcs[id].demoted != 0;
         calls += s->fstats[id].calls;
     }
     out->calls_counted = s->tot.counted_calls;
     out->calls_known = !s->no_aggregates;
     out->calls_traced = calls > out->calls_counted ? calls - out->calls_counted : 0;
+}
+
+int ptc_session_func_demoted(const struct ptc_session *s, uint32_t id)
+{
+    return s && id < s->nfuncs && s->funcs[id].demoted != 0;
 }
 
 uint32_t ptc_session_num_budgets(const struct ptc_session *s) { return s ? s->nbudgets : 0; }
@@ -157,6 +165,7 @@ const char *ptc_budget_source_name(uint32_t source)
 {
     return source == PTC_BUDGET_SRC_PILOT      ? "pilot"
            : source == PTC_BUDGET_SRC_PREVIOUS ? "previous"
+           : source == PTC_BUDGET_SRC_GOVERNOR ? "governor"
                                                : "unknown";
 }
 

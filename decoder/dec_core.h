@@ -68,6 +68,8 @@ struct module {
 };
 #define MOD_SEL_OFF 0x1u     /* this listing said it is not traced (disarmed or counted) */
 #define MOD_SEL_COUNTED 0x2u /* this listing said it is counted (MODULE_COUNTED) */
+#define MOD_SEL_WAS_ON 0x4u  /* a MODULE_ARMED chunk of this listing traced it */
+#define MOD_SEL_DEMOTED 0x8u /* a later one no longer did: a budget's governor demoted it */
 
 /* A link in a chained hash table: processes are keyed by pid, threads by pid << 32 | tid.
  * It is the first member of struct proc and struct thread, so that one lookup and one
@@ -108,6 +110,8 @@ struct proc {
     /* a budget's pilot (budget.c): events begin at pilot_tsc, mid-stack (stack.c) */
     int pilot;
     uint64_t pilot_tsc;
+    /* a budget's governor (budget.c): its first demotion; 0: none */
+    uint64_t governor_tsc;
 };
 
 struct thread {
@@ -164,6 +168,7 @@ struct func {
      * left it out */
     uint32_t in_modules, unarmed;
     uint32_t counted;       /* listings that said it is counted (MODULE_COUNTED, budget.c) */
+    uint32_t demoted;       /* listings that traced it, then counted it (a governor) */
     uint8_t blocking;       /* a pseudo-function of a MODULE_BLOCKING module (blocking.c) */
 };
 

@@ -248,6 +248,17 @@ int ptc_module_armed(struct ptc_session *s, uint32_t pid, const void *payload, s
     for (uint32_t i = 0; i < a.num_funcs; i++) {
         struct func *f = &s->funcs[m->fids[i]];
         int on = (bits[i / 8] >> (i % 8)) & 1u;
+        if (on) {
+            m->sel[i] |= MOD_SEL_WAS_ON;
+        } else if ((m->sel[i] & (MOD_SEL_WAS_ON | MOD_SEL_OFF)) == MOD_SEL_WAS_ON) {
+            /* traced, and no longer: a budget's governor demoted it (4.20). It stays traced
+             * for its part of the run, its later calls counted */
+            if (!(m->sel[i] & MOD_SEL_DEMOTED)) {
+                m->sel[i] |= MOD_SEL_DEMOTED;
+                f->demoted++;
+            }
+            continue;
+        }
         if (!on && !(m->sel[i] & MOD_SEL_OFF)) {
             m->sel[i] |= MOD_SEL_OFF;
             f->unarmed++;

@@ -93,6 +93,7 @@ static int merge(struct ptc_session *d, const struct ptc_session *w)
     a->repairs += b->repairs;
     a->unwound += b->unwound;
     a->unmatched += b->unmatched;
+    a->governed += b->governed;
     a->broken_frames += b->broken_frames;
     a->open_at_end += b->open_at_end;
     a->bad_stubs += b->bad_stubs;

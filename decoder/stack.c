@@ -315,17 +315,39 @@ static void before_return(struct ptc_session *s, struct thread *t, uint32_t f, u
         ptc_emit(s, t, PTC_CALL_RETURN, how, 0, f, dur, t->before, FR_BEFORE);
 }
 
+/* Whether an event of f on t comes after a budget's governor demoted f (docs/trace-format.md
+ * 4.20): f's entries then jump to its counter while its exits stay armed a moment, so an
+ * exit may have no entry, and a call in flight may end without its exit. Untimed traces
+ * cannot say when: every such event of a demoted function counts. */
+static int governed(const struct ptc_session *s, const struct thread *t, uint32_t f)
+{
+    return s->funcs[f].demoted && t->proc->governor_tsc &&
+           (!s->timed_events || t->last >= t->proc->governor_tsc);
+}
+
 /* Exit (or unwind) of f when f is not on top. */
 static PTC_NOINLINE void leave_slow(struct ptc_session *s, struct thread *t, uint32_t f,
                                     uint8_t how)
 {
+    if (governed(s, t, f) && !(f < t->nactive && t->active[f])) {
+        s->tot.governed++; /* the exit of a call its counter took */
+        return;
+    }
     if (!t->depth && !t->gapped && midstack(t)) {
         before_return(s, t, f, how);
         return;
     }
     if (not_on_stack(s, t, f))
         return;
-    pop_above(s, t, f, PTC_RET_REPAIR, &s->tot.repairs);
+    while (t->frames[t->depth - 1].func != f) {
+        /* a demoted function's call in flight whose exit was disarmed ends here */
+        int g = governed(s, t, t->frames[t->depth - 1].func);
+        pop(s, t, t->last, PTC_RET_REPAIR);
+        if (g)
+            s->tot.governed++;
+        else
+            s->tot.repairs++;
+    }
     pop(s, t, t->last, how);
 }
 
@@ -339,6 +361,10 @@ static PTC_INLINE void leave(struct ptc_session *s, struct thread *t, uint32_t f
 
 static PTC_NOINLINE void landing(struct ptc_session *s, struct thread *t, uint32_t f)
 {
+    if (governed(s, t, f) && !(f < t->nactive && t->active[f])) {
+        s->tot.governed++;
+        return;
+    }
     if (not_on_stack(s, t, f))
         return;
     pop_above(s, t, f, PTC_RET_LANDING, &s->tot.unwound);

@@ -168,6 +168,14 @@ static int outside_window(uint64_t tsc)
     return (k && tsc <= k) || (u && tsc >= u);
 }
 
+/* One event of stub id for the governor, which reads the tallies while the drain writes
+ * them (relaxed: a plain add, no lock; only the drain writes) */
+static inline void tally_one(uint64_t *tally, uint64_t id)
+{
+    __atomic_store_n(&tally[id], __atomic_load_n(&tally[id], __ATOMIC_RELAXED) + 1,
+                     __ATOMIC_RELAXED);
+}
+
 size_t encode(struct thread *ts, uint8_t *data, size_t len, uint64_t start_tsc,
               uint64_t end_tsc, int mode)
 {
@@ -181,12 +189,14 @@ size_t encode(struct thread *ts, uint8_t *data, size_t len, uint64_t start_tsc,
     struct object *cache = rt.cache;
     uint64_t c0 = cache ? cache->stubs_start : 1, csz = cache ? cache->stubs_end - c0 : 0;
     const uint32_t *cids = cache ? cache->ids : NULL;
+    /* a budget's governor counts events per stub id (soft_governor.c) */
+    uint64_t *const tally = __atomic_load_n(&rt.gov_tally, __ATOMIC_ACQUIRE);
     uint64_t prev = start_tsc, hits = 0, lost = 0;
     uint32_t nrec = 0, skipped = 0;
     uint64_t waited_ns = 0;
     size_t fast_from = 0; /* where the 8-record path may be tried again */
     for (size_t i = 0; i < n && o <= lim; i++) {
-        if (!timed && i >= fast_from && i + 8 <= n) {
+        if (!timed && !tally && i >= fast_from && i + 8 <= n) {
             if (encode8_small_ids((const uint64_t *)(data + i * 8), o)) {
                 o += 8;
                 hits += 8;
@@ -243,6 +253,8 @@ size_t encode(struct thread *ts, uint8_t *data, size_t len, uint64_t start_tsc,
             else
                 o += ptc_varint_put(o, x);
             hits++;
+            if (tally && (v >> 4) < GOV_TALLY_MAX)
+                tally_one(tally, v >> 4);
         } else if (__builtin_expect(a - c0 < csz, 1) && (v & 15) != 1) {
             uint32_t id = cids[(a - c0) >> 4];
             if (__builtin_expect(id != STUB_NONE, 1)) {
@@ -252,6 +264,8 @@ size_t encode(struct thread *ts, uint8_t *data, size_t len, uint64_t start_tsc,
                 else
                     o += ptc_varint_put(o, x);
                 hits++;
+                if (tally && id < GOV_TALLY_MAX)
+                    tally_one(tally, id);
             } else {
                 o += ptc_varint_put(o, PTC_SOFT_LOSS);
                 o += ptc_varint_put(o, 1);
@@ -275,6 +289,8 @@ size_t encode(struct thread *ts, uint8_t *data, size_t len, uint64_t start_tsc,
             } else {
                 o += ptc_varint_put(o, (uint64_t)id + PTC_SOFT_ID_BASE);
                 hits++;
+                if (tally && id < GOV_TALLY_MAX)
+                    tally_one(tally, id);
             }
         }
         if (timed) {

@@ -233,6 +233,9 @@ struct object {
 #define MIXED_F_TRACED 0x1u
 #define MIXED_F_COUNTED 0x2u
 #define MIXED_F_CHOSEN 0x4u /* a budget's pilot chose it (soft_pilot.c): traced from then on */
+#define MIXED_F_DEMOTING 0x8u /* the governor demoted it (soft_governor.c): counted, its exits
+                                 still armed for the calls in flight */
+#define MIXED_F_CHANGED 0x10u /* the governor's latest demotion (its object is armed again) */
 
 /* The 16-byte slot of stub address a in o's stub section: the index of o->ids and of the
  * per-slot tables built while arming */
@@ -367,7 +370,11 @@ struct runtime_state {
     int blocking;            /* PTCALL_BLOCKING (soft_blocking.c): blocking calls recorded */
     uint64_t *count_base;
     uint64_t count_base_n;
+    /* a budget's governor (soft_governor.c): events per stub id the drain encoded, written by
+     * the drain only (GOV_TALLY_MAX entries, touched as used); NULL without a governor */
+    uint64_t *gov_tally;
 };
+#define GOV_TALLY_MAX (1u << 22)
 /* Counting mode's counters: one uint64_t per instrumented function, a fixed reservation of
  * COUNTERS_MAX (their addresses are built into trampolines, so the array never moves; the
  * shared file is mapped over its start). Read by ptc_count_handler (soft_handler.S). */
@@ -751,6 +758,7 @@ struct pilot_state {
     uint64_t ms;
     uint64_t wall0, cpu0;    /* at the start */
     int fork_child;          /* a fork child of a process in its pilot */
+    uint64_t govern_ms;      /* PTCALL_GOVERNOR_MS: the governor's period; 0: none */
 };
 extern struct pilot_state pilot; /* soft_pilot_config.c */
 uint64_t pilot_cpu_ns(void);     /* the process's CPU time, ns */
@@ -767,6 +775,13 @@ int pilot_start(void);
 void pilot_at_end(void);
 /* A fork child: a pilot still counting stays so in the child (its thread is not there). */
 void pilot_after_fork(void);
+/* soft_governor.c: the drain's tallies, before the pilot's choice is armed (nothing without
+ * PTCALL_GOVERNOR_MS or a cost model). 0, or -1 after a warning (no governor). */
+int governor_prepare(void);
+/* soft_governor.c: the pilot's thread after the choice: looks every PTCALL_GOVERNOR_MS until
+ * the process finishes; demotes traced functions whose calls exceed the budget. */
+struct ptc_budget_result;
+void governor_run(const struct ptc_budget_result *chosen);
 /* soft_register.c: arms o again after the pilot chose (o->fstate MIXED_F_CHOSEN): the chosen
  * functions' stubs patched and their sites switched from counting to tracing. Caller holds
  * reg_mu. 0, or -1 after a warning. */

@@ -53,13 +53,14 @@ static int plan_unit(void *ctx, const struct ptc_map_unit *u)
         const char *name = u->strings + f.name, *linkage = u->strings + f.linkage_name;
         int cand = !ptc_select_active(&rt.sel) || ptc_select_func(&rt.sel, name, linkage);
         uint8_t chosen = o->fstate[fb + i] & MIXED_F_CHOSEN;
+        uint8_t governed = o->fstate[fb + i] & (MIXED_F_DEMOTING | MIXED_F_CHANGED);
         /* a pilot traces what it chose (nothing while it counts) */
         int traced = cand && (rt.pilot ? chosen != 0 : trace_set_has(name, linkage));
         /* a trace set or a pilot counts the other candidates; --count-rest alone what --only
          * left out */
         int counted = !traced && countable && (trace_set_path() || rt.pilot ? cand : 1);
         o->fstate[fb + i] = (uint8_t)((traced ? MIXED_F_TRACED : 0) |
-                                      (counted ? MIXED_F_COUNTED : 0) | chosen);
+                                      (counted ? MIXED_F_COUNTED : 0) | chosen | governed);
     }
     for (uint32_t i = 0; i < u->hdr.num_stubs; i++) {
         struct ptcall_map_stub st;
@@ -69,7 +70,10 @@ static int plan_unit(void *ctx, const struct ptc_map_unit *u)
         uint32_t fi = fb + st.func_index;
         if (st.func_index >= u->hdr.num_funcs)
             continue;
-        if (!(o->fstate[fi] & MIXED_F_TRACED))
+        /* a function the governor just demoted keeps its exits for the calls in flight */
+        int exit_kept = (o->fstate[fi] & MIXED_F_DEMOTING) &&
+                        (st.kind & PTCALL_STUB_KIND_MASK) != PTCALL_STUB_ENTRY;
+        if (!(o->fstate[fi] & MIXED_F_TRACED) && !exit_kept)
             c->slot_use[k] |= SLOT_OFF;
         uint64_t idx = o->first_counter + fi;
         if ((st.kind & PTCALL_STUB_KIND_MASK) == PTCALL_STUB_ENTRY && countable &&

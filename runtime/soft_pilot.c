@@ -37,7 +37,7 @@ static uint64_t counters_in_use(void)
  * time are read right after the counters are copied: read at the last poll instead, a pilot
  * thread descheduled before it took reg_mu (a loaded machine) let the program count on
  * against a CPU time that stood still, and counting seemed to cost twice what it does. */
-static void choose_and_arm(void)
+static void choose_and_arm(struct ptc_budget_result *out)
 {
     uint64_t n = counters_in_use();
     size_t bytes = (size_t)(n ? n : 1) * 8;
@@ -102,6 +102,9 @@ static void choose_and_arm(void)
     b.outcome = (uint32_t)r.outcome;
     /* the chunk's tsc starts the traced part: events after it may begin mid-stack */
     pilot_write_budget(&b, note);
+    *out = r;
+    if (r.traced && governor_prepare() < 0)
+        out->traced = 0; /* no governor: it said so */
     if (r.traced) {
         for (uint32_t i = 0; i < nobj; i++) {
             struct object *o = rt.objs[i];
@@ -144,12 +147,14 @@ static void *pilot_main(void *arg)
         if (wait_ns < 500000000)
             wait_ns = wait_ns * 2 > 500000000 ? 500000000 : wait_ns * 2;
     }
+    struct ptc_budget_result r = {0};
     pthread_mutex_lock(&rt.reg_mu);
     if (!atomic_load(&rt.finishing) && atomic_load(&pilot.state) == PILOT_COUNTING) {
-        choose_and_arm();
+        choose_and_arm(&r);
         atomic_store(&pilot.state, PILOT_DONE);
     }
     pthread_mutex_unlock(&rt.reg_mu);
+    governor_run(&r); /* returns at once without a governor */
     return NULL;
 }
 

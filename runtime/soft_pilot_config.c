@@ -49,11 +49,12 @@ static int parse_costs(const char *s)
 int pilot_config(void)
 {
     const char *pct = NULL, *costs = NULL;
-    uint64_t ms = 200;
+    uint64_t ms = 200, govern_ms = 200;
     char err[256];
     if (ptc_env_get(PTC_ENV_OVERHEAD, NULL, &pct, err, sizeof(err)) < 0 ||
         ptc_env_get(PTC_ENV_PILOT_MS, &ms, NULL, err, sizeof(err)) < 0 ||
-        ptc_env_get(PTC_ENV_COSTS, NULL, &costs, err, sizeof(err)) < 0) {
+        ptc_env_get(PTC_ENV_COSTS, NULL, &costs, err, sizeof(err)) < 0 ||
+        ptc_env_get(PTC_ENV_GOVERNOR_MS, &govern_ms, NULL, err, sizeof(err)) < 0) {
         warn("ptcall: %s: not tracing (docs/runtime.md lists the values)", err);
         return -1;
     }
@@ -73,6 +74,7 @@ int pilot_config(void)
     pilot.fraction = p / 100;
     snprintf(pilot.pct_text, sizeof(pilot.pct_text), "%g", p);
     pilot.ms = ms;
+    pilot.govern_ms = govern_ms;
     pilot.have_costs = costs && costs[0] && parse_costs(costs) == 0;
     if (!pilot.have_costs)
         snprintf(pilot.costs_why, sizeof(pilot.costs_why), "%s",

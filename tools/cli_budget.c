@@ -41,6 +41,9 @@ static int source_text(char *buf, size_t n, const struct ptc_budget_info *b)
         return snprintf(buf, n, "chosen by a %.4g ms pilot", (double)b->pilot_ns / 1e6);
     if (b->source == PTC_BUDGET_SRC_PREVIOUS)
         return snprintf(buf, n, "chosen from a previous run's counts");
+    if (b->source == PTC_BUDGET_SRC_GOVERNOR)
+        return snprintf(buf, n, "the governor demoted functions after a %.4g ms period",
+                        (double)b->pilot_ns / 1e6);
     return snprintf(buf, n, "chosen from an unknown source %u", b->source);
 }
 
@@ -66,9 +69,13 @@ static void states_line(char *buf, size_t n, const struct ptc_func_states *st)
                  (unsigned long long)st->calls_counted, st->neither);
         return;
     }
-    snprintf(buf, n, "functions: %u traced, %u counted (exact calls, no times), %u neither "
+    char dem[96] = "";
+    if (st->demoted)
+        snprintf(dem, sizeof(dem), " (%u of them demoted by the governor: traced, then counted)",
+                 st->demoted);
+    snprintf(buf, n, "functions: %u traced%s, %u counted (exact calls, no times), %u neither "
              "(not recorded); calls: %llu of %llu in events (%.1f %%), %llu counted",
-             st->traced, st->counted, st->neither, (unsigned long long)st->calls_traced,
+             st->traced, dem, st->counted, st->neither, (unsigned long long)st->calls_traced,
              (unsigned long long)all, share(st->calls_traced, all),
              (unsigned long long)st->calls_counted);
 }
@@ -167,8 +174,8 @@ void cli_json_budget(FILE *f, const struct ptc_session *s, const char *indent)
         fprintf(f, "null");
         return;
     }
-    fprintf(f, "{\"traced\": %u, \"counted\": %u, \"neither\": %u, \"calls_traced\": ",
-            st.traced, st.counted, st.neither);
+    fprintf(f, "{\"traced\": %u, \"counted\": %u, \"neither\": %u, \"demoted\": %u, "
+               "\"calls_traced\": ", st.traced, st.counted, st.neither, st.demoted);
     if (st.calls_known)
         fprintf(f, "%llu", (unsigned long long)st.calls_traced);
     else

@@ -275,6 +275,11 @@ void cli_print_quality(FILE *f, const struct ptc_session *s, const struct ptc_to
         fprintf(f, "note: %llu frame%s popped by landing pads (exceptions caught, longjmp "
                    "targets)\n",
                 (unsigned long long)t->unwound, t->unwound == 1 ? "" : "s");
+    if (t->governed)
+        fprintf(f, "note: %llu call%s of functions a budget's governor demoted ended without "
+                   "%s exit or exited after it counted them (calls stay exact)\n",
+                (unsigned long long)t->governed, t->governed == 1 ? "" : "s",
+                t->governed == 1 ? "its" : "their");
     if (t->unmatched)
         fprintf(f, "note: %llu exit%s of functions not on the shadow stack ignored\n",
                 (unsigned long long)t->unmatched, t->unmatched == 1 ? "" : "s");

@@ -26,6 +26,7 @@ struct row {
     struct ptc_func_stats st;
     int state;      /* enum ptc_func_state: a counted function has calls, no times */
     int blocking;   /* a pseudo-function of the module [blocking] (trace format 2.6) */
+    int demoted;    /* traced until a budget's governor demoted it, counted after (2.8) */
 };
 
 static int cmp_row(const void *a, const void *b, void *ctx)
@@ -147,7 +148,7 @@ static void print_rows(const struct ptc_totals *t, struct row *rows, size_t n, s
             printf("%12llu  ", (unsigned long long)r->st.calls);
         }
         if (mixed)
-            printf("%-8s ", ptc_func_state_name(r->state));
+            printf("%-8s ", r->demoted ? "demoted" : ptc_func_state_name(r->state));
         print_name(r->fi->name, r->fi->module);
         if (r->blocking)
             printf(" (blocking call: waited, not ran)");
@@ -412,7 +413,7 @@ static void json_head(FILE *f, const char *path, const struct ptc_session *s,
             "%llu, \"broken_frames\": %llu, \"open_at_end\": %llu, \"bad_stubs\": %llu, "
             "\"fork_unknown\": %llu, \"lossy_threads\": %llu, \"unfinished_processes\": %llu, "
             "\"unclosed_threads\": %llu, \"spawns\": %llu, \"entered_before\": %llu, "
-            "\"still_open\": %llu, \"window_threads\": %llu, ",
+            "\"still_open\": %llu, \"window_threads\": %llu, \"governed\": %llu, ",
             (unsigned long long)t->events, (unsigned long long)t->whole_calls,
             (unsigned long long)t->calls, (unsigned long long)t->threads,
             (unsigned long long)t->processes, (unsigned long long)t->gaps,
@@ -425,7 +426,7 @@ static void json_head(FILE *f, const char *path, const struct ptc_session *s,
             (unsigned long long)t->unfinished_processes,
             (unsigned long long)t->unclosed_threads, (unsigned long long)t->spawns,
             (unsigned long long)t->entered_before, (unsigned long long)t->still_open,
-            (unsigned long long)t->window_threads);
+            (unsigned long long)t->window_threads, (unsigned long long)t->governed);
     /* counting mode, and traces of events with counted functions (within a budget) */
     if (t->counts_segments || cli_budget_mixed(s))
         fprintf(f, "\"counted_calls\": %llu, \"counts_segments\": %llu, ",
@@ -501,6 +502,8 @@ static void json_functions(const struct ptc_totals *t, struct row *rows, size_t 
         printf(", \"calls\": %llu, \"state\": \"%s\", ", (unsigned long long)r->st.calls,
                cli_state_word(r->state));
         printf("\"blocking\": %s, ", r->blocking ? "true" : "false");
+        if (r->demoted)
+            printf("\"demoted\": true, ");
         if (t->timed && r->state == PTC_FUNC_TRACED) /* counted: calls only, never 0 ns */
             printf("\"total\": %llu, \"self\": %llu, \"total_pct\": %.2f, \"self_pct\": %.2f, "
                    "\"running\": %llu, \"blocked\": %llu}",
@@ -1046,6 +1049,7 @@ static struct row *make_rows(struct ptc_session *s, const struct ptc_func_stats 
         r->fi = ptc_session_func(s, id);
         r->state = ptc_session_func_state(s, id);
         r->blocking = ptc_session_func_blocking(s, id);
+        r->demoted = ptc_session_func_demoted(s, id);
         if (!st)
             ptc_session_func_stats(s, id, &r->st);
         else if (id < nst)

@@ -407,6 +407,11 @@ static const struct cli_opt opts[] = {
      CUSTOM(record.pilot_ms, parse_watch_time), GIVEN(record.have_pilot), .def = "200ms",
      .help = "with --overhead: how long the pilot counts before choosing (--from-counts and "
              "--from-db need none; 0 without them is said and the default used)"},
+    {.name = "--governor", .metavar = "DURATION", .cmds = R,
+     CUSTOM(record.governor_ms, parse_watch_time), GIVEN(record.have_governor), .def = "200ms",
+     .help = "with a pilot: after the choice, every DURATION the traced functions' calls are "
+             "priced again, and over the budget those with the most are counted from then on "
+             "(their calls stay exact); 0: the pilot's choice stays for the whole run"},
     {.name = "--from-counts", .metavar = "TRACE", .cmds = R, STRING(record.from_counts),
      .flags = CLI_O_NONEMPTY,
      .help = "with --overhead: choose from this record --counts trace of the same build "

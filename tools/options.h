@@ -167,8 +167,9 @@ struct cli_values {
         const char *trigger; /* --trigger FUNC[>TIME] */
         /* a budget (issue 28, record_budget.c) */
         double overhead;    /* --overhead PCT, in percent */
-        int have_overhead, have_pilot;
+        int have_overhead, have_pilot, have_governor;
         uint64_t pilot_ms;  /* --pilot DURATION */
+        uint64_t governor_ms; /* --governor DURATION (0: none) */
         const char *from_counts, *from_db; /* --from-counts TRACE, --from-db DB */
         const char *clock;  /* --clock tsc|ticker[:PERIOD] (issue 28) */
     } record;

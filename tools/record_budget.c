@@ -29,7 +29,7 @@
 #define TRACE_SET_MINE PTC_TRACE_SET_WRITTEN_BY "ptcall record --overhead"
 
 static const char *const budget_vars[] = {"PTCALL_OVERHEAD", "PTCALL_PILOT_MS", "PTCALL_COSTS",
-                                          "PTCALL_TRACE_SET"};
+                                          "PTCALL_TRACE_SET", "PTCALL_GOVERNOR_MS"};
 
 /* The timing mode whose event cost applies (ptc_costs_mode_names). */
 /* The timing mode whose figure prices an event: the ticker's plain load is cheaper than the
@@ -402,9 +402,9 @@ int record_budget_prepare(const struct cli_values *v, const struct record_option
     /* what record was told decides, not variables left in the environment */
     const char *from = v->record.from_counts ? "--from-counts" : v->record.from_db ? "--from-db" : NULL;
     if (!v->record.have_overhead) {
-        if (from || v->record.have_pilot)
+        if (from || v->record.have_pilot || v->record.have_governor)
             return cli_usage_error(CMD_RECORD, "%s goes with --overhead PCT (a budget): give one",
-                                   from ? from : "--pilot");
+                                   from ? from : v->record.have_pilot ? "--pilot" : "--governor");
         return 0; /* the caller's own PTCALL_TRACE_SET (docs/runtime.md) goes through */
     }
     /* --overhead decides them: none of the caller's may mix in */
@@ -436,9 +436,10 @@ int record_budget_prepare(const struct cli_values *v, const struct record_option
                         "choose from; using a pilot of %llu ms instead\n",
                 pct, (unsigned long long)pilot_ms);
     }
-    if (from && v->record.have_pilot && !o->quiet)
+    if (from && (v->record.have_pilot || v->record.have_governor) && !o->quiet)
         fprintf(stderr, "ptcall: --overhead %g%% %s: the choice comes from previous counts, "
-                        "there is no pilot (--pilot ignored)\n", pct, from);
+                        "there is no pilot and no governor (%s ignored)\n", pct, from,
+                v->record.have_pilot ? "--pilot" : "--governor");
     if (o->num_only && !o->quiet)
         fprintf(stderr, "ptcall: --overhead %g%% with --only: the budget chooses among --only's "
                         "functions which are traced, the rest of them counted; the functions "
@@ -470,14 +471,20 @@ int record_budget_prepare(const struct cli_values *v, const struct record_option
     setenv("PTCALL_OVERHEAD", buf, 1);
     snprintf(buf, sizeof(buf), "%llu", (unsigned long long)pilot_ms);
     setenv("PTCALL_PILOT_MS", buf, 1);
+    uint64_t governor_ms = v->record.have_governor ? v->record.governor_ms : 200;
+    snprintf(buf, sizeof(buf), "%llu", (unsigned long long)governor_ms);
+    setenv("PTCALL_GOVERNOR_MS", buf, 1);
     snprintf(buf, sizeof(buf), "event=%.2f,count=%.2f", ev->ns, cnt->ns);
     setenv("PTCALL_COSTS", buf, 1);
     char date[16];
     date_of(&c, date, sizeof(date));
+    char gov[48] = "governor off";
+    if (governor_ms)
+        snprintf(gov, sizeof(gov), "governor every %llu ms", (unsigned long long)governor_ms);
     if (!o->quiet)
-        fprintf(stderr, "ptcall: --overhead %g%%: pilot %llu ms, costs %s %.1f ns/event, "
-                        "count%s %.1f ns/call (calibrated %s)\n",
-                pct, (unsigned long long)pilot_ms, mode_in_use(o), ev->ns,
+        fprintf(stderr, "ptcall: --overhead %g%%: pilot %llu ms, %s, costs %s %.1f "
+                        "ns/event, count%s %.1f ns/call (calibrated %s)\n",
+                pct, (unsigned long long)pilot_ms, gov, mode_in_use(o), ev->ns,
                 o->count_atomic ? " (locked)" : "", cnt->ns, date);
     return 0;
 }

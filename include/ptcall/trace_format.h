@@ -17,7 +17,7 @@
 #define PTC_FILE_MAGIC "PTCALLTR" /* 8 bytes, no NUL */
 #define PTC_VERSION_MAJOR 2u      /* what writers write (2: the chunk CRC covers the header) */
 #define PTC_VERSION_MAJOR_MIN 1u  /* readers read majors MIN..MAJOR and reject the others */
-#define PTC_VERSION_MINOR 7u      /* readers accept any minor: new chunks are optional (1.1:
+#define PTC_VERSION_MINOR 8u      /* readers accept any minor: new chunks are optional (1.1:
                                      MODULE stub kind PTC_STUB_CALL; 1.2: the optional
                                      MODULE_ARMED chunk; both are in 2.0; 2.1: the optional
                                      COUNTS and MARK chunks; 2.2: the optional SPAWN and
@@ -26,7 +26,8 @@
                                      SNAPSHOT, the optional SNAPSHOT, THREAD_NAME and WINDOW
                                      chunks; 2.5: the optional BUDGET and MODULE_COUNTED
                                      chunks, COUNTS flag PILOT, TIMEBASE source TICKER; 2.6: the
-                                     optional MODULE_BLOCKING chunk; 2.7: RECORD_END's cpu_ns) */
+                                     optional MODULE_BLOCKING chunk; 2.7: RECORD_END's cpu_ns;
+                                     2.8: BUDGET source GOVERNOR) */
 
 struct ptc_file_header {
     char magic[8];          /* PTC_FILE_MAGIC */
@@ -408,9 +409,14 @@ enum ptc_budget_source {
     PTC_BUDGET_SRC_PILOT = 1,     /* counted in this process for pilot_ns, then chosen */
     PTC_BUDGET_SRC_PREVIOUS = 2,  /* counts of a previous run (a --counts trace, the runs
                                      database) */
+    PTC_BUDGET_SRC_GOVERNOR = 3,  /* 2.8: after a pilot, the events measured over a period
+                                     exceeded the budget: the functions the MODULE_ARMED and
+                                     MODULE_COUNTED chunks that follow no longer trace are
+                                     counted from tsc on (demoted) */
 };
 /* BUDGET (2.5; process-level, PTC_CHUNK_F_OPTIONAL): written when the chosen set takes
- * effect (the end of the pilot, or the start). outcome is enum ptc_budget_outcome
+ * effect (the end of the pilot, or the start), and (2.8, source GOVERNOR) each time a
+ * governor demotes traced functions after the pilot. outcome is enum ptc_budget_outcome
  * (common/ptc_budget.h); the note says in words what was done, e.g. "counting alone costs
  * 7.1 % > 5 %: nothing traced, every function counted". */
 struct ptc_budget {

@@ -221,10 +221,11 @@ def main():
     r = rec(["--overhead", "5"])
     v = envs(r)
     check(v.get("PTCALL_OVERHEAD") == "5" and v.get("PTCALL_PILOT_MS") == "200" and
+          v.get("PTCALL_GOVERNOR_MS") == "200" and
           v.get("PTCALL_COSTS") == "event=%.2f,count=%.2f" % (timed, count) and
           v.get("PTCALL_TRACE_SET") == "(unset)",
           "record --overhead 5: variables %r, cache timed %.3f count %.3f" % (v, timed, count))
-    one_line(r, r"--overhead 5%%: pilot 200 ms, costs timed %.1f ns/event, count %.1f ns/call "
+    one_line(r, r"--overhead 5%%: pilot 200 ms, governor every 200 ms, costs timed %.1f ns/event, count %.1f ns/call "
              r"\(calibrated \d{4}-\d\d-\d\d\)" % (timed, count), "record --overhead line")
     check("calibrated first" not in r.stderr, "record --overhead calibrated with a cache present")
     r = rec(["--overhead", "2.5%", "--pilot", "50ms", "--no-timestamps"])

@@ -83,8 +83,9 @@ FLOORS = {
         ["soft_register.c", "soft_forkserver.c"],               # object registration,
                                                                 # pre-main point, fork server
         ["soft_afl.c", "soft_fuzz_input.c",                     # ptcall-cc's AFL++ macros,
-         "soft_attach.c"],                                      # the harness's entry hook;
-                                                                # attach and detach
+         "soft_attach.c", "soft_governor.c"],                   # the harness's entry hook;
+                                                                # attach and detach; a
+                                                                # budget's governor
         ["soft_ctl.c", "soft_pilot.c"],                         # the attach control channel,
                                                                 # a budget's pilot
     ],

@@ -258,6 +258,10 @@ struct ptc_totals {
                                  period of the trace's processes); 0: the TSC per event */
     uint32_t blocking;        /* (2.6) 1: the trace recorded blocking calls (MODULE_BLOCKING
                                  chunks), and ptc_func_stats.blocked says where */
+    uint64_t governed;        /* (2.8) a budget's governor demoted functions: frames of theirs
+                                 open at the demotion that ended without their exit (closed
+                                 when a caller returned), and exits of calls counted after
+                                 it; not in repairs or unmatched */
 };
 void ptc_session_totals(const struct ptc_session *s, struct ptc_totals *t);
 /* Whether totals t describe a complete trace: it ended with RECORD_END, every process closed
@@ -553,12 +557,17 @@ struct ptc_func_states {
     int mixed;                /* the trace has MODULE_COUNTED or BUDGET chunks: views show
                                  each function's state */
     uint32_t traced, counted, neither; /* functions of the module tables in each state */
+    uint32_t demoted;         /* of the traced, those a budget's governor demoted: traced
+                                 until then, counted after (BUDGET source GOVERNOR) */
     int calls_known;          /* calls_traced is known (0 after ptc_session_skip_aggregates) */
     uint64_t calls_traced;    /* entries seen in events (the trace's share of all calls) */
     uint64_t calls_counted;   /* calls read from COUNTS chunks (= ptc_totals.counted_calls;
                                  after a pilot, the traced functions' pilot calls too) */
 };
 void ptc_session_func_states(const struct ptc_session *s, struct ptc_func_states *out);
+/* Whether a budget's governor demoted function id in some process: its calls until then are
+ * in the events (with times), its calls after in COUNTS chunks (calls only). */
+int ptc_session_func_demoted(const struct ptc_session *s, uint32_t id);
 /* BUDGET chunks, in file order: what a recording was asked to keep and what it chose. */
 struct ptc_budget_info {
     uint32_t pid;

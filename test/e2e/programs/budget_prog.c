@@ -17,7 +17,8 @@ __attribute__((noinline)) void bp_other(unsigned long x) { sink += 7 * x; }
 int main(int argc, char **argv)
 {
     unsigned long n = argc > 1 ? strtoul(argv[1], NULL, 10) : 1000000ul;
-    const char *vars[] = {"PTCALL_OVERHEAD", "PTCALL_PILOT_MS", "PTCALL_COSTS", "PTCALL_TRACE_SET"};
+    const char *vars[] = {"PTCALL_OVERHEAD", "PTCALL_PILOT_MS", "PTCALL_COSTS", "PTCALL_TRACE_SET",
+                          "PTCALL_GOVERNOR_MS"};
     for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
         const char *v = getenv(vars[i]);
         printf("ENV %s=%s\n", vars[i], v ? v : "(unset)");

@@ -1,0 +1,324 @@
+/* A budget's governor (docs/runtime.md, *The governor*). The pilot chooses from the calls
+ * it counted; a program whose start is unlike the rest of its run (a server's idle minutes,
+ * a database's schema parse before its queries) then traces functions that turn hot later,
+ * and the run exceeds its budget. So after the choice the pilot's thread keeps measuring:
+ * every PTCALL_GOVERNOR_MS it prices the events the drain tallied per stub over the last
+ * two periods (each traced call at two events, as the pilot's model) and the calls the
+ * counters took, and when they exceed the budget by more than a tenth, it demotes the traced
+ * functions that made the most calls until the window's cost would have been at most nine
+ * tenths of it. Two periods, not one: the drain tallies a buffer when it writes it, up to a
+ * flush period (50 ms) after its events, so one period's figure is off by up to a flush. A demoted function is counted from then on, so its calls stay exact: its entries in
+ * the events before, its counter after.
+ *
+ * A demotion is announced before any site changes (a BUDGET chunk of source GOVERNOR, then
+ * each changed module's MODULE_ARMED and MODULE_COUNTED), so every event after it comes later
+ * in the file. Its entry sites jump to their counting trampolines first; its exits stay
+ * armed for GRACE_NS, so calls in flight return in the trace, and are disarmed after. An
+ * exit of a call entered after the switch (during the grace) is one readers ignore:
+ * docs/trace-format.md 4.20. Demotion only: a function is never traced again. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ptc_budget.h"
+#include "soft_internal.h"
+
+#define GRACE_NS 20000000u /* 20 ms: calls in flight at a demotion return meanwhile */
+
+struct gov_func {
+    uint64_t k;       /* counter index: first_counter + the function's index in its module */
+    uint64_t entries; /* over the period */
+};
+
+/* A window of the last two looks: [0] the older, [1] the newer */
+struct governor {
+    uint64_t *tally[2], tally_n[2]; /* the drain's tallies, per stub id */
+    uint64_t *count[2], count_n[2]; /* the counters */
+    uint64_t wall[2], cpu[2];
+    struct gov_func *f;
+    size_t fcap;
+};
+
+static void sleep_ns(uint64_t ns)
+{
+    struct timespec t = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    nanosleep(&t, NULL);
+}
+
+int governor_prepare(void)
+{
+    if (!pilot.govern_ms || !pilot.have_costs)
+        return 0;
+    uint64_t *t = map_anon((size_t)GOV_TALLY_MAX * sizeof(uint64_t)); /* touched as used */
+    if (!t) {
+        warn("ptcall: --overhead %s%%: out of memory for the governor's tallies: the pilot's "
+             "choice stays for the whole run", pilot.pct_text);
+        return -1;
+    }
+    __atomic_store_n(&rt.gov_tally, t, __ATOMIC_RELEASE);
+    return 0;
+}
+
+/* Grows *a (n entries) to at least want zeroed entries. 0, or -1 when out of memory. */
+static int grow(uint64_t **a, uint64_t *n, uint64_t want)
+{
+    if (want <= *n)
+        return 0;
+    uint64_t *b = map_anon((size_t)want * sizeof(uint64_t));
+    if (!b)
+        return -1;
+    if (*a) {
+        memcpy(b, *a, (size_t)*n * sizeof(uint64_t));
+        munmap(*a, (size_t)*n * sizeof(uint64_t));
+    }
+    *a = b;
+    *n = want;
+    return 0;
+}
+
+/* The traced functions' entries over the window, from the tallies of their entry stubs (a
+ * traced function's entry slot keeps its counter index in cidx); the window moves on.
+ * Caller holds reg_mu. */
+static size_t traced_entries(struct governor *g)
+{
+    size_t n = 0;
+    uint64_t ids = rt.next_stub_id < GOV_TALLY_MAX ? rt.next_stub_id : GOV_TALLY_MAX;
+    if (grow(&g->tally[0], &g->tally_n[0], ids) < 0 || grow(&g->tally[1], &g->tally_n[1], ids) < 0)
+        return 0;
+    uint32_t nobj = atomic_load(&rt.nobjs);
+    for (uint32_t i = 0; i < nobj; i++) {
+        const struct object *o = rt.objs[i];
+        if (!o->num_funcs || !o->fstate || !o->cidx || !atomic_load(&o->live))
+            continue;
+        size_t nslots = (size_t)((o->stubs_end - o->stubs_start) / PTCALL_STUB_STRIDE);
+        for (size_t s = 0; s < nslots; s++) {
+            uint32_t k = o->cidx[s], id = o->ids[s];
+            if (k == UINT32_MAX || id >= ids || k < o->first_counter)
+                continue;
+            uint64_t j = k - o->first_counter;
+            uint64_t now = __atomic_load_n(&rt.gov_tally[id], __ATOMIC_RELAXED);
+            uint64_t d = now - g->tally[0][id];
+            g->tally[0][id] = g->tally[1][id];
+            g->tally[1][id] = now;
+            if (j >= o->total_funcs || !(o->fstate[j] & MIXED_F_TRACED))
+                continue;
+            if (n == g->fcap) {
+                size_t cap = g->fcap ? 2 * g->fcap : 256;
+                struct gov_func *nf = realloc(g->f, cap * sizeof(*nf));
+                if (!nf)
+                    return n;
+                g->f = nf;
+                g->fcap = cap;
+            }
+            g->f[n++] = (struct gov_func){.k = k, .entries = d};
+        }
+    }
+    return n;
+}
+
+/* The counted calls over the window (every counter; a traced function's stands still); the
+ * window moves on */
+static uint64_t counted_calls(struct governor *g)
+{
+    uint64_t n = 0;
+    uint32_t nobj = atomic_load(&rt.nobjs);
+    for (uint32_t i = 0; i < nobj; i++) {
+        const struct object *o = rt.objs[i];
+        if (o->num_funcs && o->first_counter + o->num_funcs > n)
+            n = o->first_counter + o->num_funcs;
+    }
+    if (n > COUNTERS_MAX || grow(&g->count[0], &g->count_n[0], n) < 0 ||
+        grow(&g->count[1], &g->count_n[1], n) < 0)
+        return 0;
+    uint64_t sum = 0;
+    for (uint64_t k = 0; k < n; k++) {
+        uint64_t now = __atomic_load_n(&ptc_counters[k], __ATOMIC_RELAXED);
+        sum += now - g->count[0][k];
+        g->count[0][k] = g->count[1][k];
+        g->count[1][k] = now;
+    }
+    return sum;
+}
+
+static int by_entries_desc(const void *a, const void *b)
+{
+    const struct gov_func *x = a, *y = b;
+    if (x->entries != y->entries)
+        return x->entries < y->entries ? 1 : -1;
+    return x->k < y->k ? -1 : x->k > y->k;
+}
+
+/* The object and index of counter k */
+static struct object *object_of(uint64_t k, uint32_t *j)
+{
+    uint32_t nobj = atomic_load(&rt.nobjs);
+    for (uint32_t i = 0; i < nobj; i++) {
+        struct object *o = rt.objs[i];
+        if (o->num_funcs && k >= o->first_counter && k < o->first_counter + o->num_funcs &&
+            k - o->first_counter < o->total_funcs) {
+            *j = (uint32_t)(k - o->first_counter);
+            return o;
+        }
+    }
+    return NULL;
+}
+
+/* Demotes g->f[0..n): announces it, then switches their entries to counting; exits stay
+ * armed (MIXED_F_DEMOTING) until governor_settle. Caller holds reg_mu. */
+static void demote(struct governor *g, size_t n, const struct ptc_budget *b, const char *note)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t j;
+        struct object *o = object_of(g->f[i].k, &j);
+        if (o)
+            o->fstate[j] = (uint8_t)((o->fstate[j] & ~(MIXED_F_CHOSEN | MIXED_F_TRACED)) |
+                                     MIXED_F_COUNTED | MIXED_F_DEMOTING | MIXED_F_CHANGED);
+    }
+    pilot_write_budget(b, note);
+    uint32_t nobj = atomic_load(&rt.nobjs);
+    for (uint32_t i = 0; i < nobj; i++) {
+        struct object *o = rt.objs[i];
+        int changed = 0;
+        for (uint32_t j = 0; o->fstate && j < o->total_funcs; j++)
+            changed |= o->fstate[j] & MIXED_F_CHANGED;
+        if (changed && atomic_load(&o->live))
+            mixed_write_module_chunks(o);
+    }
+    for (uint32_t i = 0; i < nobj; i++) {
+        struct object *o = rt.objs[i];
+        int changed = 0;
+        for (uint32_t j = 0; o->fstate && j < o->total_funcs; j++)
+            changed |= o->fstate[j] & MIXED_F_CHANGED;
+        if (changed)
+            (void)object_rearm(o); /* says what it could not do */
+    }
+}
+
+/* After the grace: the demoted functions' exits disarmed. Caller holds reg_mu. */
+static void settle(void)
+{
+    uint32_t nobj = atomic_load(&rt.nobjs);
+    for (uint32_t i = 0; i < nobj; i++) {
+        struct object *o = rt.objs[i];
+        int changed = 0;
+        for (uint32_t j = 0; o->fstate && j < o->total_funcs; j++) {
+            changed |= o->fstate[j] & MIXED_F_CHANGED;
+            o->fstate[j] &= (uint8_t)~(MIXED_F_DEMOTING | MIXED_F_CHANGED);
+        }
+        if (changed)
+            (void)object_rearm(o);
+    }
+}
+
+/* One look: 1 when it demoted (the caller settles after the grace), else 0. Caller holds
+ * reg_mu. */
+/* The window starts again at the newest look: after a demotion, what came before it is no
+ * longer what the traced set costs */
+static void window_restart(struct governor *g)
+{
+    if (g->tally_n[1])
+        memcpy(g->tally[0], g->tally[1], (size_t)g->tally_n[1] * sizeof(uint64_t));
+    if (g->count_n[1])
+        memcpy(g->count[0], g->count[1], (size_t)g->count_n[1] * sizeof(uint64_t));
+    g->wall[0] = g->wall[1];
+    g->cpu[0] = g->cpu[1];
+}
+
+static int look(struct governor *g, const struct ptc_budget_result *chosen)
+{
+    uint64_t wall = mono_ns(), cpu = pilot_cpu_ns();
+    uint64_t dwall = wall - g->wall[0], dcpu = cpu - g->cpu[0];
+    g->wall[0] = g->wall[1];
+    g->cpu[0] = g->cpu[1];
+    g->wall[1] = wall;
+    g->cpu[1] = cpu;
+    size_t n = traced_entries(g);
+    uint64_t counted = counted_calls(g);
+    if (!n || dcpu < 1000000u) /* nothing traced, or an idle period: nothing to judge */
+        return 0;
+    double budget = pilot.fraction * (double)dcpu;
+    double per_traced = 2 * pilot.event_ns, per_count = pilot.count_ns;
+    uint64_t entries = 0;
+    for (size_t i = 0; i < n; i++)
+        entries += g->f[i].entries;
+    double cost = (double)entries * per_traced + (double)counted * per_count;
+    if (rt.debug)
+        warn("ptcall[%d]: governor: %zu traced functions, %llu calls, %llu counted, %.2f %% of "
+             "%.0f ms CPU", (int)getpid(), n, (unsigned long long)entries,
+             (unsigned long long)counted, 100.0 * cost / (double)dcpu, (double)dcpu / 1e6);
+    if (cost <= 1.1 * budget)
+        return 0;
+    qsort(g->f, n, sizeof(*g->f), by_entries_desc);
+    size_t demoted = 0;
+    double after = cost;
+    while (demoted < n && after > 0.9 * budget && g->f[demoted].entries) {
+        after -= (double)g->f[demoted].entries * (per_traced - per_count);
+        demoted++;
+    }
+    if (!demoted)
+        return 0;
+    struct ptc_budget b = pilot_budget_head(dwall);
+    b.source = PTC_BUDGET_SRC_GOVERNOR;
+    b.predicted = after / (double)dcpu;
+    b.candidates = chosen->candidates;
+    b.traced = n - demoted;
+    b.calls_total = entries + counted;
+    uint64_t kept = 0;
+    for (size_t i = demoted; i < n; i++)
+        kept += g->f[i].entries;
+    b.calls_traced = kept;
+    b.outcome = after > budget ? PTC_BUDGET_BELOW_COUNTING : PTC_BUDGET_OK;
+    char note[320];
+    snprintf(note, sizeof(note), "governor: over %.0f ms (%.0f ms CPU) the traced functions' "
+             "%llu calls and %llu counted calls cost %.2f %% of CPU time, more than %s %%: "
+             "%zu of %zu traced functions counted from now on (%.1f %% of those calls), "
+             "predicted %.2f %%",
+             (double)dwall / 1e6, (double)dcpu / 1e6, (unsigned long long)entries,
+             (unsigned long long)counted, 100.0 * cost / (double)dcpu, pilot.pct_text, demoted,
+             n, entries ? 100.0 * (double)(entries - kept) / (double)entries : 0.0,
+             100.0 * after / (double)dcpu);
+    demote(g, demoted, &b, note);
+    window_restart(g);
+    if (rt.debug)
+        warn("ptcall[%d]: %s", (int)getpid(), note);
+    return 1;
+}
+
+void governor_run(const struct ptc_budget_result *chosen)
+{
+    if (!rt.gov_tally || !chosen->traced)
+        return;
+    struct governor g = {0};
+    pthread_mutex_lock(&rt.reg_mu);
+    g.wall[0] = g.wall[1] = mono_ns();
+    g.cpu[0] = g.cpu[1] = pilot_cpu_ns();
+    (void)traced_entries(&g); /* the starting points, in both */
+    (void)counted_calls(&g);
+    window_restart(&g);
+    pthread_mutex_unlock(&rt.reg_mu);
+    uint64_t period = pilot.govern_ms * 1000000u;
+    while (!atomic_load(&rt.finishing)) {
+        for (uint64_t slept = 0; slept < period && !atomic_load(&rt.finishing);
+             slept += 20000000u)
+            sleep_ns(period - slept < 20000000u ? period - slept : 20000000u);
+        pthread_mutex_lock(&rt.reg_mu);
+        int settle_after = !atomic_load(&rt.finishing) && look(&g, chosen);
+        pthread_mutex_unlock(&rt.reg_mu);
+        if (!settle_after)
+            continue;
+        sleep_ns(GRACE_NS);
+        pthread_mutex_lock(&rt.reg_mu);
+        if (!atomic_load(&rt.finishing))
+            settle();
+        pthread_mutex_unlock(&rt.reg_mu);
+    }
+    free(g.f);
+    for (int i = 0; i < 2; i++) {
+        if (g.tally[i])
+            munmap(g.tally[i], (size_t)g.tally_n[i] * sizeof(uint64_t));
+        if (g.count[i])
+            munmap(g.count[i], (size_t)g.count_n[i] * sizeof(uint64_t));
+    }
+}

@@ -1,0 +1,82 @@
+/* A budget's governor (governor_test.py): a program whose start is unlike the rest of its
+ * run. For its first phase (argv[1] ms, longer than the pilot) it calls a heavy function,
+ * calm(), and now and then a tiny one, burst(): the pilot sees burst() cheap and traces it.
+ * Then, for argv[2] ms, it calls burst() millions of times, whose events then cost far more
+ * than the budget. A second thread (argv[3] = 1) calls side_leaf() steadily throughout. The
+ * program counts its own calls and prints them at the end: the trace's calls must equal
+ * these, whatever the governor did, and the burst phase's rate, which tracing burst() slows
+ * down. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static volatile long sink;
+static long n_calm, n_burst, n_side;
+static volatile int stop_side;
+
+static long now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static inline __attribute__((always_inline)) long work(long x, int n)
+{
+    for (int i = 0; i < n; i++) {
+        x = x * 31 + i;
+        __asm__ volatile("" : "+r"(x)); /* or the compiler folds the loop */
+    }
+    return x;
+}
+
+__attribute__((noinline)) long burst(long x) { return work(x, 40) ^ 3; }
+__attribute__((noinline)) long calm(long x) { return work(x, 20000) + 1; }
+__attribute__((noinline)) long side_leaf(long x) { return work(x, 4000) * 5; }
+
+static void *side(void *arg)
+{
+    (void)arg;
+    long s = 0;
+    while (!stop_side) {
+        s += side_leaf(n_side);
+        n_side++;
+    }
+    sink = s;
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    long calm_ms = argc > 1 ? atol(argv[1]) : 400, burst_ms = argc > 2 ? atol(argv[2]) : 1500;
+    int threaded = argc > 3 && atoi(argv[3]);
+    pthread_t t;
+    if (threaded && pthread_create(&t, NULL, side, NULL) != 0)
+        return 1;
+    long s = 0, t0 = now_ms();
+    for (long i = 0; now_ms() - t0 < calm_ms; i++) {
+        s += calm(i);
+        n_calm++;
+        if (i % 16 == 0) {
+            s += burst(i);
+            n_burst++;
+        }
+    }
+    t0 = now_ms();
+    long burst0 = n_burst, took;
+    for (long i = 0;; i++) {
+        s += burst(i);
+        n_burst++;
+        if ((i & 4095) == 0 && (took = now_ms() - t0) >= burst_ms)
+            break;
+    }
+    if (threaded) {
+        stop_side = 1;
+        pthread_join(t, NULL);
+    }
+    sink += s;
+    printf("calls calm %ld burst %ld side_leaf %ld\n", n_calm, n_burst, n_side);
+    printf("burst phase %ld calls/ms\n", took ? (n_burst - burst0) / took : 0);
+    return 0;
+}
