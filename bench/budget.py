@@ -34,9 +34,11 @@ usage: bench/budget.py [--build DIR] [--rounds N] [--quick] [--budgets 2,5,10,25
          [--workloads lua,sqlite,bzip2,redis] [--modes timed,untimed] [--pilot DURATION]
          [--sources pilot,counts] [--pt-rates 100M,1G] [--aux 4M] [--redis-server EXE]
          [--parts LIST] [--no-write] [--check]
-  --sources: what a budget chooses from: the run's own pilot (record --pilot), counting mode's
-  trace of the same load (record --from-counts); default pilot, both for Redis (its pilot runs
-  while the server waits for redis-benchmark).
+  --sources: what a budget chooses from: the run's own pilot (record --pilot) with its governor
+  (docs/runtime.md, The governor), the pilot alone (nogov: record --governor 0), counting mode's
+  trace of the same load (record --from-counts); default pilot, and counts too for Redis (its
+  pilot runs while the server waits for redis-benchmark). `--sources pilot,nogov` measures the
+  governor against the pilot's choice alone, side by side in the same rounds.
   --quick: small inputs, 2 rounds, budget 5 %, timed only, --pilot 20ms, one PT rate; Redis only when its
   server is already built (or --redis-server): about a minute.
 """
@@ -73,6 +75,9 @@ OUTCOMES = {0: "OK", 1: "ALL", 2: "BELOW_COUNTING"}
 # mode alone (bench.lua 12): rarer than three counting runs can show, so named here.
 LAYOUT_DEPENDENT = {"lua": ("luaS_newlstr",)}
 CHUNK_MODULE, CHUNK_ARMED, CHUNK_BUDGET, CHUNK_COUNTED = 4, 11, 19, 20
+SRC_GOVERNOR = 3
+SOURCES = ("pilot", "nogov", "counts")
+SOURCE_NAMES = {"pilot": "the pilot + governor", "nogov": "the pilot alone", "counts": "counting mode's trace"}
 
 
 def die(msg):
@@ -109,8 +114,10 @@ def check_options(ptcall, a):
 
 def trace_sets(path):
     """From the chunks themselves, not an output format: {(module basename, linkage name):
-    "traced"|"counted"|"neither"} and the BUDGET chunks (dicts), per process merged."""
-    mods, armed, counted, budgets = {}, {}, {}, []
+    "traced"|"demoted"|"counted"|"neither"} and the BUDGET chunks (dicts), per process merged.
+    The last MODULE_ARMED and MODULE_COUNTED of a module say its state at the end; a function
+    an earlier MODULE_ARMED armed and the last one does not was demoted by a governor."""
+    mods, armed, counted, budgets, ever = {}, {}, {}, [], {}
     for typ, _flags, pid, _tid, _seq, p in C.chunks(path):
         if typ == CHUNK_MODULE and len(p) >= 56:
             module_id, _first, nstubs, nfuncs, _bias, _s0, _s1, _ident, path_off, ssize = \
@@ -128,7 +135,11 @@ def trace_sets(path):
             mods[(pid, module_id)] = (os.path.basename(s(path_off)), names)
         elif typ in (CHUNK_ARMED, CHUNK_COUNTED) and len(p) >= 16:
             module_id, nfuncs = struct.unpack_from("<II", p, 0)
-            (armed if typ == CHUNK_ARMED else counted)[(pid, module_id)] = p[16:16 + (nfuncs + 7) // 8]
+            bits = p[16:16 + (nfuncs + 7) // 8]
+            (armed if typ == CHUNK_ARMED else counted)[(pid, module_id)] = bits
+            if typ == CHUNK_ARMED:
+                old = ever.get((pid, module_id), bytes(len(bits)))
+                ever[(pid, module_id)] = bytes(x | y for x, y in zip(old, bits))
         elif typ == CHUNK_BUDGET and len(p) >= 104:
             f = struct.unpack_from("<IIdddddQQQQQQII", p, 0)
             budgets.append({"pid": pid, "kind": f[0], "source": f[1], "limit": f[2], "aux_bytes": f[3],
@@ -142,9 +153,12 @@ def trace_sets(path):
             bit = lambda bits: bits is not None and i // 8 < len(bits) and bits[i // 8] >> (i % 8) & 1
             a_bits = armed.get(key)
             st = "counted" if bit(counted.get(key)) else ("traced" if a_bits is None or bit(a_bits) else "neither")
-            # a function in two processes: traced anywhere wins, then counted
+            if st == "counted" and bit(ever.get(key)):
+                st = "demoted"
+            # a function in two processes: traced anywhere wins, then demoted, then counted
             prev = state.get((mod, fn))
-            if prev is None or (prev, st) in (("neither", "counted"), ("neither", "traced"), ("counted", "traced")):
+            rank = {"neither": 0, "counted": 1, "demoted": 2, "traced": 3}
+            if prev is None or rank[st] > rank[prev]:
                 state[(mod, fn)] = st
     return state, budgets
 
@@ -283,16 +297,23 @@ def compare_counts(prog, budget_calls, counts):
     return {"compared": what, "functions": len(keys), "differ": len(diff), "examples": diff[:5]}
 
 
-def kept(state, counts, full):
+def kept(state, counts, full, rep=None):
+    """The traced functions' (to the end: a demoted one counts as not kept) share of counting
+    mode's calls and of a full trace's inclusive time; with the budget trace's report, the share
+    of its calls that are in its events (a demoted function's traced part included)."""
     traced = {k for k, v in state.items() if v == "traced"}
     c_all = sum(v["calls"] for v in counts["calls"].values())
     c_tr = sum(v["calls"] for k, v in counts["calls"].items() if k in traced)
     t_all = sum(v["total"] for v in full["funcs"].values()) if full else 0
     t_tr = sum(v["total"] for k, v in full["funcs"].items() if k in traced) if full else 0
     ran = {k for k, v in counts["calls"].items() if v["calls"]}  # the functions that ran, not the whole map
-    n = {s: sum(1 for k, v in state.items() if v == s and k in ran) for s in ("traced", "counted", "neither")}
+    n = {s: sum(1 for k, v in state.items() if v == s and k in ran)
+         for s in ("traced", "demoted", "counted", "neither")}
+    fs = (rep or {}).get("function_states") or {}
+    ev, cn = fs.get("calls_traced"), fs.get("calls_counted")
     return {"functions": n, "calls_share": c_tr / c_all if c_all else None,
-            "time_share": t_tr / t_all if t_all else None}
+            "time_share": t_tr / t_all if t_all else None,
+            "events_share": ev / (ev + cn) if ev is not None and cn is not None and ev + cn else None}
 
 
 def explain(res, pct, plain_value, prog):
@@ -322,10 +343,16 @@ def explain(res, pct, plain_value, prog):
         # run's); a program whose later phases call the chosen functions more costs more
         seen = b["calls_traced"] / b["calls_total"] if b["calls_total"] else None
         run = (res.get("kept") or {}).get("calls_share")
-        if b["outcome"] == "OK" and seen is not None and run and run > 1.5 * seen:
+        if b["outcome"] == "OK" and seen is not None and run and run > 1.5 * seen and not res.get("governed"):
             why.append("the traced functions made %.1f %% of the calls over the whole run against "
                        "%.1f %% of those the choice was made from: the run's mix changed after it"
                        % (100 * run, 100 * seen))
+    gov = res.get("governed") or []
+    if gov:
+        why.append("the governor demoted %d time%s, last: %s" % (len(gov), "" if len(gov) == 1 else "s",
+                                                               gov[-1]["note"]))
+    elif res["source"] == "pilot" and b is not None and b["outcome"] == "OK" and b["traced"]:
+        why.append("the governor never demoted: by the model's per-event figure the traced calls fit")
     if sd["q1"] <= pct / 100.0:
         why.append("the spread straddles it (quartiles %.1f..%.1f %%)" % (100 * sd["q1"], 100 * sd["q3"]))
     return why
@@ -340,7 +367,9 @@ def sources_of(prog, a):
 def budget_part(prog, ptcall, d, a, counts, full, log):
     configs = [(m, p, src) for m in a.modes for src in sources_of(prog, a) for p in a.budgets]
     rounds = {c: [] for c in configs}
-    source_flags = {"pilot": ["--pilot", a.pilot] if a.pilot else [], "counts": ["--from-counts", counts["trace"]]}
+    pilot = ["--pilot", a.pilot] if a.pilot else []
+    source_flags = {"pilot": pilot, "nogov": pilot + ["--governor", "0"],
+                    "counts": ["--from-counts", counts["trace"]]}
     trace = lambda mode, pct, src: os.path.join(d, "budget-%s-%s-%g.ptc" % (mode, src, pct))
     for r in range(a.rounds):
         for mode, pct, src in configs:
@@ -358,9 +387,11 @@ def budget_part(prog, ptcall, d, a, counts, full, log):
         res = {"mode": mode, "budget_pct": pct, "source": src, "rounds": rs,
                "slowdown": spread([slowdown(prog, x["plain"], x["budget"]) for x in rs]),
                "plain_median": statistics.median(prog.value(x["plain"]) for x in rs),
-               "budget_chunk": chunks[0] if chunks else None, "budget_chunks": len(chunks)}
-        res["kept"] = kept(state, counts, full)
-        res["counts"] = compare_counts(prog, calls_by_func(report(ptcall, trace(mode, pct, src))), counts)
+               "budget_chunk": chunks[0] if chunks else None, "budget_chunks": len(chunks),
+               "governed": [c for c in chunks if c["source"] == SRC_GOVERNOR]}
+        rep = report(ptcall, trace(mode, pct, src))
+        res["kept"] = kept(state, counts, full, rep)
+        res["counts"] = compare_counts(prog, calls_by_func(rep), counts)
         res["within"] = res["slowdown"]["median"] <= pct / 100.0
         res["why"] = [] if res["within"] else explain(res, pct, res["plain_median"], prog)
         out.append(res)
@@ -503,17 +534,19 @@ def tables(results, a):
             lines.append("Plain run: %s (the median of its pairs' medians)." % (
                 "%.0f requests/s" % pm if res["throughput"] else "%.3f s" % pm))
         if "budgets" in res:
-            lines += ["", "| mode | chosen from | budget | slowdown (median; quartiles) | within | outcome | functions traced / counted (of those that ran) | "
-                          "calls kept | incl. time kept | calls = counting mode | why missed |",
-                      "|---|---|---:|---|---|---|---|---:|---:|---|---|"]
+            lines += ["", "| mode | chosen from | budget | slowdown (median; quartiles) | within | outcome | functions traced / demoted / counted (of those that ran) | "
+                          "calls in events | calls kept (traced to the end) | incl. time kept (traced to the end) | calls = counting mode | why missed |",
+                      "|---|---|---:|---|---|---|---|---:|---:|---:|---|---|"]
             for b in res["budgets"]:
                 sd, ch, k, c = b["slowdown"], b["budget_chunk"], b["kept"], b["counts"]
                 eq = ("yes (%d functions)" % c["functions"] if not c["differ"] else "**no: %d of %d** (%s)" % (
                     c["differ"], c["functions"], "; ".join("%s %d≠%d" % e for e in c["examples"][:3]))) if c else "–"
-                lines.append("| %s | %s | %g %% | %s (%s..%s) | %s | %s | %s | %s | %s | %s | %s |" % (
-                    b["mode"], "the pilot" if b["source"] == "pilot" else "counting mode's trace", b["budget_pct"], pct(sd["median"]), pct(sd["q1"]), pct(sd["q3"]),
+                lines.append("| %s | %s | %g %% | %s (%s..%s) | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                    b["mode"], SOURCE_NAMES.get(b["source"], b["source"]), b["budget_pct"], pct(sd["median"]), pct(sd["q1"]), pct(sd["q3"]),
                     "yes" if b["within"] else "**no**", ch["outcome"] if ch else "no BUDGET chunk",
-                    "%d / %d" % (k["functions"]["traced"], k["functions"]["counted"]) if k else "–",
+                    "%d / %d / %d" % (k["functions"]["traced"], k["functions"].get("demoted", 0),
+                                      k["functions"]["counted"]) if k else "–",
+                    pct(k.get("events_share")) if k else "–",
                     pct(k["calls_share"]) if k else "–", pct(k["time_share"]) if k else "–", eq,
                     "; ".join(b["why"]) or ""))
             if res["budgets"] and res["budgets"][0]["counts"]:
@@ -543,8 +576,9 @@ def main():
     ap.add_argument("--pt-rates", default=None, help="bytes/s (default 100M,500M,2G; --quick 500M)")
     ap.add_argument("--aux", default="4M")
     ap.add_argument("--sources", default=None,
-                    help="what the budget chooses from: pilot (record --pilot), counts (record --from-counts of "
-                         "counting mode's trace); default pilot, and both for Redis")
+                    help="what the budget chooses from: pilot (record --pilot, with its governor), nogov (the pilot "
+                         "alone: --governor 0), counts (record --from-counts of counting mode's trace); default pilot, "
+                         "and counts too for Redis")
     ap.add_argument("--redis-server", default=None, help="an existing ptcall-cc build of redis-server")
     ap.add_argument("--parts", default=",".join(PARTS), help=",".join(PARTS))
     ap.add_argument("--no-write", action="store_true", help="leave docs/ alone")
@@ -563,7 +597,7 @@ def main():
     a.redis_requests = 20000 if a.quick else 400000  # per test (SET, GET)
     a.parts = set(a.parts.split(","))
     for what, got, known in (("workload", a.workloads, WORKLOADS), ("mode", a.modes, MODE_FLAGS), ("part", a.parts, PARTS),
-                             ("source", a.sources or [], ("pilot", "counts"))):
+                             ("source", a.sources or [], SOURCES)):
         bad = [x for x in got if x not in known]
         if bad:
             die("unknown %s %s: choose from %s" % (what, ",".join(bad), ",".join(known)))

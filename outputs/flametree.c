@@ -285,8 +285,15 @@ static void put_counted(struct ft_view *v)
     ptc_wb_u64(v->w, st.traced);
     ptc_wb_str(v->w, ", \"counted_functions\": ");
     ptc_wb_u64(v->w, st.counted);
+    ptc_wb_str(v->w, ", \"demoted_functions\": ");
+    ptc_wb_u64(v->w, st.demoted);
     ptc_wb_str(v->w, ", \"note\": \"counted functions (calls only, no events) are not in these "
-                     "trees; their calls, exact, are in ptcall report\"}");
+                     "trees; their calls, exact, are in ptcall report");
+    /* a governor's demotion: the function is in the trees with its calls up to it only */
+    if (st.demoted)
+        ptc_wb_str(v->w, ". Functions the budget's governor demoted are here with their calls "
+                         "until then; their later calls were counted");
+    ptc_wb_str(v->w, "\"}");
 }
 
 static int ft_end(void *view, const struct ptc_out_info *info)

@@ -64,9 +64,12 @@ static void svg_budget_note(struct svg_view *v, double height)
     ptc_session_func_states(v->s, &st);
     if (!st.mixed)
         return;
-    char b[320];
-    snprintf(b, sizeof(b), "%u functions traced; %u counted, not traced: not in this graph "
-             "(their calls, exact, are in ptcall report)", st.traced, st.counted);
+    char b[480], dem[160] = "";
+    if (st.demoted) /* a governor's demotion (trace format 2.8) */
+        snprintf(dem, sizeof(dem), " (%u only until the budget's governor demoted them: their "
+                 "later calls were counted)", st.demoted);
+    snprintf(b, sizeof(b), "%u functions traced%s; %u counted, not traced: not in this graph "
+             "(their calls, exact, are in ptcall report)", st.traced, dem, st.counted);
     struct ptc_budget_info bi;
     ptc_wb_str(v->w, "<text class=\"budget-note\" x=\"");
     ptc_wb_double(v->w, MARGIN, 0);
@@ -81,6 +84,14 @@ static void svg_budget_note(struct svg_view *v, double height)
         ptc_wb_xml_str(v->w, ptc_budget_outcome_name(bi.outcome));
         ptc_wb_str(v->w, ": ");
         ptc_wb_xml_str(v->w, bi.note);
+    }
+    /* the governor's last word, if it spoke (BUDGET source GOVERNOR, trace format 2.8) */
+    for (uint32_t i = ptc_session_num_budgets(v->s); i-- > 1;) {
+        if (ptc_session_budget(v->s, i, &bi) != 0 || bi.source != PTC_BUDGET_SRC_GOVERNOR)
+            continue;
+        ptc_wb_str(v->w, "; then ");
+        ptc_wb_xml_str(v->w, bi.note);
+        break;
     }
     ptc_wb_str(v->w, "</text>\n");
 }

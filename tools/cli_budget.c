@@ -63,16 +63,16 @@ static void budget_line(char *buf, size_t n, const struct ptc_budget_info *b, in
 static void states_line(char *buf, size_t n, const struct ptc_func_states *st)
 {
     uint64_t all = st->calls_traced + st->calls_counted;
-    if (!st->calls_known) { /* a view that computes its own figures (ptcall calls) */
-        snprintf(buf, n, "functions: %u traced, %u counted (exact calls, no times: %llu calls, "
-                 "not in this output), %u neither (not recorded)", st->traced, st->counted,
-                 (unsigned long long)st->calls_counted, st->neither);
-        return;
-    }
     char dem[96] = "";
     if (st->demoted)
         snprintf(dem, sizeof(dem), " (%u of them demoted by the governor: traced, then counted)",
                  st->demoted);
+    if (!st->calls_known) { /* a view that computes its own figures (ptcall calls) */
+        snprintf(buf, n, "functions: %u traced%s, %u counted (exact calls, no times: %llu "
+                 "calls, not in this output), %u neither (not recorded)", st->traced, dem,
+                 st->counted, (unsigned long long)st->calls_counted, st->neither);
+        return;
+    }
     snprintf(buf, n, "functions: %u traced%s, %u counted (exact calls, no times), %u neither "
              "(not recorded); calls: %llu of %llu in events (%.1f %%), %llu counted",
              st->traced, dem, st->counted, st->neither, (unsigned long long)st->calls_traced,

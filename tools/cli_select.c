@@ -19,6 +19,9 @@ int cli_print_selection(FILE *f, const char *prefix, const struct ptc_session *s
     if (st.mixed) {
         if (st.counted)
             fprintf(f, "; %u counted (exact calls, no times)", st.counted);
+        if (st.demoted)
+            fprintf(f, "; %u of the traced demoted by the budget's governor (traced, then counted)",
+                    st.demoted);
         off = st.neither;
     }
     if (off)
