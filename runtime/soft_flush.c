@@ -118,7 +118,7 @@ static int finish_ex(int how, int status, int crash, int detach)
     /* a governor's demotion under way (soft_governor.c, under reg_mu) writes its chunks and
      * switches its sites before the process's last chunks; it checks `finishing` before it
      * starts. Bounded: a thread that crashed holding reg_mu must not hold the exit up. */
-    if (rt.pilot && lock_with_timeout(&rt.reg_mu, crash ? 50000000ull : 500000000ull) == 0)
+    if ((rt.pilot || rt.gov_set) && lock_with_timeout(&rt.reg_mu, crash ? 50000000ull : 500000000ull) == 0)
         pthread_mutex_unlock(&rt.reg_mu);
     struct ptc_tls *t = &ptc_tls;
     struct thread *self = traced_thread();

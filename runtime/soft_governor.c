@@ -17,9 +17,11 @@
  * exit of a call entered after the switch (during the grace) is one readers ignore:
  * docs/trace-format.md 4.20. Demotion only: a function is never traced again. */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include "ptc_budget.h"
@@ -90,7 +92,10 @@ static size_t traced_entries(struct governor *g)
     uint32_t nobj = atomic_load(&rt.nobjs);
     for (uint32_t i = 0; i < nobj; i++) {
         const struct object *o = rt.objs[i];
-        if (!o->num_funcs || !o->fstate || !o->cidx || !atomic_load(&o->live))
+        /* without counting trampolines (no room near its code) its functions cannot be
+         * demoted, and cost what they cost */
+        if (!o->num_funcs || !o->fstate || !o->cidx || !o->count_tr.base ||
+            !atomic_load(&o->live))
             continue;
         size_t nslots = (size_t)((o->stubs_end - o->stubs_start) / PTCALL_STUB_STRIDE);
         for (size_t s = 0; s < nslots; s++) {
@@ -174,7 +179,8 @@ static void demote(struct governor *g, size_t n, const struct ptc_budget *b, con
         struct object *o = object_of(g->f[i].k, &j);
         if (o)
             o->fstate[j] = (uint8_t)((o->fstate[j] & ~(MIXED_F_CHOSEN | MIXED_F_TRACED)) |
-                                     MIXED_F_COUNTED | MIXED_F_DEMOTING | MIXED_F_CHANGED);
+                                     MIXED_F_COUNTED | MIXED_F_DEMOTING | MIXED_F_CHANGED |
+                                     MIXED_F_DEMOTED);
     }
     pilot_write_budget(b, note);
     uint32_t nobj = atomic_load(&rt.nobjs);
@@ -321,4 +327,53 @@ void governor_run(const struct ptc_budget_result *chosen)
         if (g.count[i])
             munmap(g.count[i], (size_t)g.count_n[i] * sizeof(uint64_t));
     }
+}
+
+void wait_until_active(void)
+{
+    /* nothing registered yet (a program whose objects register late, or never: a library
+     * of the program loaded with ptcall but nothing instrumented): wait for it, from 10 ms
+     * up to one look every 500 ms, so a process that never registers is not woken 100
+     * times a second for its whole life */
+    uint64_t wait_ns = 10000000u;
+    while (!atomic_load(&rt.active) && !atomic_load(&rt.finishing)) {
+        sleep_ns(wait_ns);
+        if (wait_ns < 500000000u)
+            wait_ns = wait_ns * 2 > 500000000u ? 500000000u : wait_ns * 2;
+    }
+}
+
+/* A governed trace set's thread: from the first registration on, as after a pilot */
+static void *set_governor_main(void *arg)
+{
+    (void)arg;
+    block_all_signals(NULL);
+    ptc_tls.state = TS_IGNORE; /* instrumented code reached from here is not traced */
+    prctl(PR_SET_NAME, "ptcall-governor");
+    wait_until_active();
+    struct ptc_budget_result r = {.candidates = pilot.set_candidates, .traced = pilot.set_traced};
+    governor_run(&r);
+    return NULL;
+}
+
+int governor_start(void)
+{
+    if (governor_prepare() < 0 || !rt.gov_tally)
+        return -1;
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&a, 256 << 10);
+    sigset_t old;
+    block_all_signals(&old);
+    pthread_t t;
+    int e = pthread_create(&t, &a, set_governor_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&a);
+    if (e) {
+        warn("ptcall: cannot start the budget's governor thread (%s): the trace set's choice "
+             "stays for the whole run", strerror(e));
+        return -1;
+    }
+    return 0;
 }

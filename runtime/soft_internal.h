@@ -236,6 +236,7 @@ struct object {
 #define MIXED_F_DEMOTING 0x8u /* the governor demoted it (soft_governor.c): counted, its exits
                                  still armed for the calls in flight */
 #define MIXED_F_CHANGED 0x10u /* the governor's latest demotion (its object is armed again) */
+#define MIXED_F_DEMOTED 0x20u /* the governor demoted it: counted for good */
 
 /* The 16-byte slot of stub address a in o's stub section: the index of o->ids and of the
  * per-slot tables built while arming */
@@ -367,6 +368,8 @@ struct runtime_state {
      * the chosen ones traced; count_base: the counters at that moment, which later COUNTS
      * segments subtract (index first_counter + i; count_base_n entries) */
     int pilot;
+    int gov_set;             /* a budget's trace set that a governor watches (soft_governor.c):
+                                its traced functions get counting trampolines too */
     int blocking;            /* PTCALL_BLOCKING (soft_blocking.c): blocking calls recorded */
     uint64_t *count_base;
     uint64_t count_base_n;
@@ -759,6 +762,7 @@ struct pilot_state {
     uint64_t wall0, cpu0;    /* at the start */
     int fork_child;          /* a fork child of a process in its pilot */
     uint64_t govern_ms;      /* PTCALL_GOVERNOR_MS: the governor's period; 0: none */
+    uint64_t set_candidates, set_traced; /* a governed trace set's choice (rt.gov_set) */
 };
 extern struct pilot_state pilot; /* soft_pilot_config.c */
 uint64_t pilot_cpu_ns(void);     /* the process's CPU time, ns */
@@ -782,6 +786,12 @@ int governor_prepare(void);
  * the process finishes; demotes traced functions whose calls exceed the budget. */
 struct ptc_budget_result;
 void governor_run(const struct ptc_budget_result *chosen);
+/* soft_governor.c: a trace set's governor (rt.gov_set), its thread started with the library.
+ * 0, or -1 after a warning (the set's choice stays). */
+int governor_start(void);
+/* soft_governor.c: returns once an object registered (tracing active) or the process
+ * finishes, looking from every 10 ms up to every 500 ms */
+void wait_until_active(void);
 /* soft_register.c: arms o again after the pilot chose (o->fstate MIXED_F_CHOSEN): the chosen
  * functions' stubs patched and their sites switched from counting to tracing. Caller holds
  * reg_mu. 0, or -1 after a warning. */

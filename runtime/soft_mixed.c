@@ -53,9 +53,11 @@ static int plan_unit(void *ctx, const struct ptc_map_unit *u)
         const char *name = u->strings + f.name, *linkage = u->strings + f.linkage_name;
         int cand = !ptc_select_active(&rt.sel) || ptc_select_func(&rt.sel, name, linkage);
         uint8_t chosen = o->fstate[fb + i] & MIXED_F_CHOSEN;
-        uint8_t governed = o->fstate[fb + i] & (MIXED_F_DEMOTING | MIXED_F_CHANGED);
+        uint8_t governed = o->fstate[fb + i] & (MIXED_F_DEMOTING | MIXED_F_CHANGED |
+                                                MIXED_F_DEMOTED);
         /* a pilot traces what it chose (nothing while it counts) */
-        int traced = cand && (rt.pilot ? chosen != 0 : trace_set_has(name, linkage));
+        int traced = cand && !(governed & MIXED_F_DEMOTED) &&
+                     (rt.pilot ? chosen != 0 : trace_set_has(name, linkage));
         /* a trace set or a pilot counts the other candidates; --count-rest alone what --only
          * left out */
         int counted = !traced && countable && (trace_set_path() || rt.pilot ? cand : 1);
@@ -79,8 +81,9 @@ static int plan_unit(void *ctx, const struct ptc_map_unit *u)
         if ((st.kind & PTCALL_STUB_KIND_MASK) == PTCALL_STUB_ENTRY && countable &&
             idx < COUNTERS_MAX)
             o->cidx[k] = (uint32_t)idx;
-        if ((st.kind & PTCALL_STUB_KIND_MASK) == PTCALL_STUB_ENTRY &&
-            (o->fstate[fi] & MIXED_F_COUNTED) && o->cidx[k] != UINT32_MAX)
+        /* a governed set's traced functions get trampolines too: it may demote them */
+        if ((st.kind & PTCALL_STUB_KIND_MASK) == PTCALL_STUB_ENTRY && o->cidx[k] != UINT32_MAX &&
+            ((o->fstate[fi] & MIXED_F_COUNTED) || (rt.gov_set && (o->fstate[fi] & MIXED_F_TRACED))))
             c->slot_use[k] |= SLOT_COUNT;
     }
     return 0;
@@ -103,7 +106,7 @@ int mixed_plan(struct object *o, const struct object_layout *lay, uint8_t *slot_
                     o->stubs_start, o->stubs_end, &lay->obj, plan_unit, &c, NULL);
     int any = 0;
     for (uint32_t i = 0; i < o->total_funcs && !any; i++)
-        any = (o->fstate[i] & MIXED_F_COUNTED) != 0;
+        any = (o->fstate[i] & (MIXED_F_COUNTED | (rt.gov_set ? MIXED_F_TRACED : 0))) != 0;
     if (!any || o->count_tr.base)
         return 0;
     if (c.sites_end <= c.sites_start ||

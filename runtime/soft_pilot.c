@@ -136,17 +136,7 @@ static void *pilot_main(void *arg)
         if (mono_ns() - pilot.wall0 >= need && pilot_cpu_ns() - pilot.cpu0 >= need)
             break;
     }
-    /* nothing registered yet (a program whose objects register late, or never: a library
-     * of the program loaded with ptcall but nothing instrumented): wait for it, from 10 ms
-     * up to one look every 500 ms, so a process that never registers is not woken 100
-     * times a second for its whole life */
-    long wait_ns = 10000000;
-    while (!atomic_load(&rt.active) && !atomic_load(&rt.finishing)) {
-        struct timespec t = {0, wait_ns};
-        nanosleep(&t, NULL);
-        if (wait_ns < 500000000)
-            wait_ns = wait_ns * 2 > 500000000 ? 500000000 : wait_ns * 2;
-    }
+    wait_until_active();
     struct ptc_budget_result r = {0};
     pthread_mutex_lock(&rt.reg_mu);
     if (!atomic_load(&rt.finishing) && atomic_load(&pilot.state) == PILOT_COUNTING) {
@@ -166,6 +156,8 @@ __attribute__((constructor(103))) static void pilot_at_start(void)
     runtime_init();
     if (rt.enabled && rt.pilot)
         (void)pilot_start(); /* on failure it says so, and every candidate stays counted */
+    else if (rt.enabled && rt.gov_set)
+        (void)governor_start(); /* on failure it says so, and the set's choice stays */
 }
 
 int pilot_start(void)

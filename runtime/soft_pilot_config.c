@@ -46,6 +46,26 @@ static int parse_costs(const char *s)
     return 0;
 }
 
+/* A trace set that record --overhead chose carries its budget (trace_set_budget): a governor
+ * watches it as it watches a pilot's choice (soft_governor.c) */
+static void governed_set_config(uint64_t govern_ms)
+{
+    struct ptc_budget b;
+    const char *note;
+    if (!govern_ms || !trace_set_budget(&b, &note) || b.kind != PTC_BUDGET_KIND_OVERHEAD ||
+        !(b.limit > 0) || b.limit > 1 || !(b.per_event > 0) || !(b.per_count >= 0) || !b.traced)
+        return;
+    pilot.fraction = b.limit;
+    snprintf(pilot.pct_text, sizeof(pilot.pct_text), "%g", 100 * b.limit);
+    pilot.event_ns = b.per_event;
+    pilot.count_ns = b.per_count;
+    pilot.have_costs = 1;
+    pilot.govern_ms = govern_ms;
+    pilot.set_candidates = b.candidates;
+    pilot.set_traced = b.traced;
+    rt.gov_set = 1;
+}
+
 int pilot_config(void)
 {
     const char *pct = NULL, *costs = NULL;
@@ -58,12 +78,14 @@ int pilot_config(void)
         warn("ptcall: %s: not tracing (docs/runtime.md lists the values)", err);
         return -1;
     }
-    if (!pct || !pct[0])
-        return 0;
     if (trace_set_path()) {
-        warn("ptcall: PTCALL_OVERHEAD is ignored beside PTCALL_TRACE_SET: the set chooses");
+        if (pct && pct[0])
+            warn("ptcall: PTCALL_OVERHEAD is ignored beside PTCALL_TRACE_SET: the set chooses");
+        governed_set_config(govern_ms);
         return 0;
     }
+    if (!pct || !pct[0])
+        return 0;
     char *end;
     double p = strtod(pct, &end);
     if (end == pct || (*end && strcmp(end, "%") != 0) || !(p > 0) || p > 100) {

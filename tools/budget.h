@@ -24,8 +24,9 @@ int budget_costs_get(int measure, int quiet, struct ptc_costs *c, int *measured)
 int record_budget_prepare(const struct cli_values *v, const struct record_options *o,
                           const char *exe, const char *trace_path);
 
-/* After the run: what the runtime said about the budget, repeated at the end (a program
- * that ended before its pilot did). */
-void record_budget_finish(const struct record_options *o, const char *trace_path);
+/* After the run: what the runtime said about the budget (a pilot's choice, a program that
+ * ended before its pilot did, each governor's demotion), at the end. */
+void record_budget_finish(const struct cli_values *v, const struct record_options *o,
+                          const char *trace_path);
 
 #endif

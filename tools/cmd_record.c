@@ -983,8 +983,7 @@ static int record_main(struct cli_values *v)
     int r = record_soft(&o, &ws);
     if (r < 0)
         return 1;
-    if (!o.quiet || getenv("PTCALL_OVERHEAD"))
-        record_budget_finish(&o, o.output);
+    record_budget_finish(v, &o, o.output);
     int st = exit_status_of(ws);
     if (r == PTCALL_EXIT_INCOMPLETE) /* the command's failure says more, if it failed */
         return st ? st : PTCALL_EXIT_INCOMPLETE;

@@ -409,7 +409,7 @@ static const struct cli_opt opts[] = {
              "--from-db need none; 0 without them is said and the default used)"},
     {.name = "--governor", .metavar = "DURATION", .cmds = R,
      CUSTOM(record.governor_ms, parse_watch_time), GIVEN(record.have_governor), .def = "200ms",
-     .help = "with a pilot: after the choice, every DURATION the traced functions' calls are "
+     .help = "with --overhead: after the choice (a pilot's or previous counts'), every DURATION the traced functions' calls are "
              "priced again, and over the budget those with the most are counted from then on "
              "(their calls stay exact); 0: the pilot's choice stays for the whole run"},
     {.name = "--from-counts", .metavar = "TRACE", .cmds = R, STRING(record.from_counts),

@@ -436,10 +436,9 @@ int record_budget_prepare(const struct cli_values *v, const struct record_option
                         "choose from; using a pilot of %llu ms instead\n",
                 pct, (unsigned long long)pilot_ms);
     }
-    if (from && (v->record.have_pilot || v->record.have_governor) && !o->quiet)
+    if (from && v->record.have_pilot && !o->quiet)
         fprintf(stderr, "ptcall: --overhead %g%% %s: the choice comes from previous counts, "
-                        "there is no pilot and no governor (%s ignored)\n", pct, from,
-                v->record.have_pilot ? "--pilot" : "--governor");
+                        "there is no pilot (--pilot ignored)\n", pct, from);
     if (o->num_only && !o->quiet)
         fprintf(stderr, "ptcall: --overhead %g%% with --only: the budget chooses among --only's "
                         "functions which are traced, the rest of them counted; the functions "
@@ -459,6 +458,11 @@ int record_budget_prepare(const struct cli_values *v, const struct record_option
         fprintf(stderr, "ptcall: no costs measured for this machine and libptcall yet: "
                         "calibrated first, in %.1f s (ptcall calibrate)\n",
                 (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+    /* every source's choice is governed (docs/runtime.md, The governor) */
+    char buf[96];
+    uint64_t governor_ms = v->record.have_governor ? v->record.governor_ms : 200;
+    snprintf(buf, sizeof(buf), "%llu", (unsigned long long)governor_ms);
+    setenv("PTCALL_GOVERNOR_MS", buf, 1);
     if (v->record.from_counts)
         return choose_from_counts(v, o, exe, &c, trace_path);
     if (v->record.from_db)
@@ -466,14 +470,10 @@ int record_budget_prepare(const struct cli_values *v, const struct record_option
     const struct ptc_cost_fig *ev, *cnt;
     if (costs_in_use(o, &c, &ev, &cnt))
         return 1;
-    char buf[96];
     snprintf(buf, sizeof(buf), "%g", pct);
     setenv("PTCALL_OVERHEAD", buf, 1);
     snprintf(buf, sizeof(buf), "%llu", (unsigned long long)pilot_ms);
     setenv("PTCALL_PILOT_MS", buf, 1);
-    uint64_t governor_ms = v->record.have_governor ? v->record.governor_ms : 200;
-    snprintf(buf, sizeof(buf), "%llu", (unsigned long long)governor_ms);
-    setenv("PTCALL_GOVERNOR_MS", buf, 1);
     snprintf(buf, sizeof(buf), "event=%.2f,count=%.2f", ev->ns, cnt->ns);
     setenv("PTCALL_COSTS", buf, 1);
     char date[16];
@@ -489,14 +489,16 @@ int record_budget_prepare(const struct cli_values *v, const struct record_option
     return 0;
 }
 
-void record_budget_finish(const struct record_options *o, const char *trace_path)
+void record_budget_finish(const struct cli_values *v, const struct record_options *o,
+                          const char *trace_path)
 {
-    (void)o;
-    const char *pct = getenv("PTCALL_OVERHEAD");
-    if (!pct)
+    if (!v->record.have_overhead || o->counts)
         return;
-    /* what each process's pilot chose (its BUDGET chunk's note), after the program's output
-     * and even with -q: the budget changed what was recorded */
+    char pct[32];
+    snprintf(pct, sizeof(pct), "%g", v->record.overhead);
+    /* what each process's pilot chose and its governor did (their BUDGET chunks' notes),
+     * after the program's output and even with -q: the budget changed what was recorded. A
+     * choice from previous counts was said before the run. */
     struct ptc_reader *r = NULL;
     if (ptc_reader_open(&r, trace_path) != 0) {
         if (r)
@@ -512,6 +514,10 @@ void record_budget_finish(const struct record_options *o, const char *trace_path
         if (c.h.type != PTC_CHUNK_BUDGET || c.h.payload_size <= sizeof(struct ptc_budget))
             continue;
         budgets++;
+        struct ptc_budget b;
+        memcpy(&b, c.payload, sizeof(b));
+        if (b.source == PTC_BUDGET_SRC_PREVIOUS)
+            continue;
         const char *note = (const char *)c.payload + sizeof(struct ptc_budget);
         size_t n = c.h.payload_size - sizeof(struct ptc_budget);
         fprintf(stderr, "ptcall: --overhead %s%%: pid %u: %.*s\n", pct, c.h.pid, (int)n, note);

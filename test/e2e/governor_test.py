@@ -7,7 +7,8 @@ than the budget. Checked, timed and untimed: the governor demotes burst() (a BUD
 source GOVERNOR, `report` marks it), leaves the functions that cost little traced, every
 function's calls equal the program's own count, nothing is unmatched or repaired, and the
 burst phase runs faster than with `--governor 0`, which keeps the pilot's choice (checked to
-write no such chunk). Then the usage errors.
+write no such chunk). A choice from previous counts (`--from-counts` of a run without the
+burst phase) is governed the same way. Then the usage errors.
 """
 import argparse
 import json
@@ -63,11 +64,12 @@ def record(ptcall, exe, trace, args):
     return program_counts(r.stdout) + (r.stderr,)
 
 
-def check_governed(ptcall, trace, counts, label, stderr):
+def check_governed(ptcall, trace, counts, label, stderr, first=SRC_PILOT):
     srcs = budget_sources(trace)
     gov = [n for s, n in srcs if s == SRC_GOVERNOR]
-    if not srcs or srcs[0][0] != SRC_PILOT or not gov:
-        fail("%s: a pilot's BUDGET chunk, then the governor's, expected: %s" % (label, srcs))
+    if not srcs or srcs[0][0] != first or not gov:
+        fail("%s: a BUDGET chunk of source %d, then the governor's, expected: %s"
+             % (label, first, srcs))
     if gov and "governor:" not in stderr:
         fail("%s: no line on stderr said what the governor did:\n%s" % (label, stderr))
     rep = json.loads(run([ptcall, "report", trace, "--format", "json", "--top", "0"]).stdout)
@@ -136,6 +138,22 @@ def main():
     tr = os.path.join(d, "untimed.ptc")
     counts, _r, err = record(ptcall, exe, tr, ["--overhead", "2", "--no-timestamps"])
     check_governed(ptcall, tr, counts, "untimed", err)
+
+    # a choice from previous counts: a counting run without the burst phase makes burst()
+    # look cheap, and the governor watches the trace set's choice as it watches a pilot's
+    cnt = os.path.join(d, "calm.counts.ptc")
+    run([ptcall, "record", "-q", "--counts", "-o", cnt, "--", exe, "300", "0", "1"])
+    tr = os.path.join(d, "from-counts.ptc")
+    for f in (tr, tr + ".trace-set"):
+        if os.path.exists(f):
+            os.unlink(f)
+    r = run([ptcall, "record", "-o", tr, "--overhead", "10", "--from-counts", cnt, "--", exe,
+             "400", "1500", "1"])
+    counts, _r = program_counts(r.stdout)
+    srcs = budget_sources(tr)
+    if not srcs or srcs[0][0] != 2:
+        fail("from counts: a BUDGET chunk of source PREVIOUS first expected: %s" % srcs)
+    check_governed(ptcall, tr, counts, "from counts", r.stderr, first=2)
 
     # usage
     r = run([ptcall, "record", "-o", os.path.join(d, "u.ptc"), "--governor", "100ms", "--",
