@@ -170,11 +170,12 @@ static int outside_window(uint64_t tsc)
 
 /* One event of stub id for the governor, which reads the tallies while the drain writes
  * them (relaxed: a plain add, no lock; only the drain writes) */
-static inline void tally_one(uint64_t *tally, uint64_t id)
+static inline void tally_add(uint64_t *c, uint64_t n)
 {
-    __atomic_store_n(&tally[id], __atomic_load_n(&tally[id], __ATOMIC_RELAXED) + 1,
-                     __ATOMIC_RELAXED);
+    __atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
 }
+
+static inline void tally_one(uint64_t *tally, uint64_t id) { tally_add(&tally[id], 1); }
 
 size_t encode(struct thread *ts, uint8_t *data, size_t len, uint64_t start_tsc,
               uint64_t end_tsc, int mode)
@@ -189,15 +190,20 @@ size_t encode(struct thread *ts, uint8_t *data, size_t len, uint64_t start_tsc,
     struct object *cache = rt.cache;
     uint64_t c0 = cache ? cache->stubs_start : 1, csz = cache ? cache->stubs_end - c0 : 0;
     const uint32_t *cids = cache ? cache->ids : NULL;
-    /* a budget's governor counts events per stub id (soft_governor.c) */
-    uint64_t *const tally = __atomic_load_n(&rt.gov_tally, __ATOMIC_ACQUIRE);
+    /* a budget's governor counts events per stub id in one chunk of GOV_SAMPLE
+     * (soft_governor.c) */
+    uint64_t *const gov = __atomic_load_n(&rt.gov_tally, __ATOMIC_ACQUIRE);
+    uint64_t *const tally = gov && rt.gov_chunks++ % GOV_SAMPLE == 0 ? gov : NULL;
     uint64_t prev = start_tsc, hits = 0, lost = 0;
     uint32_t nrec = 0, skipped = 0;
     uint64_t waited_ns = 0;
     size_t fast_from = 0; /* where the 8-record path may be tried again */
     for (size_t i = 0; i < n && o <= lim; i++) {
-        if (!timed && !tally && i >= fast_from && i + 8 <= n) {
+        if (!timed && i >= fast_from && i + 8 <= n) {
             if (encode8_small_ids((const uint64_t *)(data + i * 8), o)) {
+                if (tally) /* ids below 128: tally_one's bound holds */
+                    for (int j = 0; j < 8; j++)
+                        tally_one(tally, ((const uint64_t *)data)[i + j] >> 4);
                 o += 8;
                 hits += 8;
                 nrec += 8;
@@ -321,6 +327,11 @@ size_t encode(struct thread *ts, uint8_t *data, size_t len, uint64_t start_tsc,
         rt.drain_bytes += v.iov_len;
     }
     ts->events += hits;
+    if (gov) {
+        tally_add(&rt.gov_all, hits);
+        if (tally)
+            tally_add(&rt.gov_sampled, hits);
+    }
     return (size_t)(nrec + skipped) * rec;
 }
 

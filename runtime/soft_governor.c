@@ -2,8 +2,8 @@
  * it counted; a program whose start is unlike the rest of its run (a server's idle minutes,
  * a database's schema parse before its queries) then traces functions that turn hot later,
  * and the run exceeds its budget. So after the choice the pilot's thread keeps measuring:
- * every PTCALL_GOVERNOR_MS it prices the events the drain tallied per stub over the last
- * two periods (each traced call at two events, as the pilot's model) and the calls the
+ * every PTCALL_GOVERNOR_MS it prices the events the drain tallied per stub (in one chunk of
+ * GOV_SAMPLE, scaled by all chunks' records) over the last two periods (each traced call at two events, as the pilot's model) and the calls the
  * counters took, and when they exceed the budget by more than a tenth, it demotes the traced
  * functions that made the most calls until the window's cost would have been at most nine
  * tenths of it. Two periods, not one: the drain tallies a buffer when it writes it, up to a
@@ -37,6 +37,7 @@ struct gov_func {
 /* A window of the last two looks: [0] the older, [1] the newer */
 struct governor {
     uint64_t *tally[2], tally_n[2]; /* the drain's tallies, per stub id */
+    uint64_t all[2], sampled[2];    /* the drain's records, of all chunks and of the tallied */
     uint64_t *count[2], count_n[2]; /* the counters */
     uint64_t wall[2], cpu[2];
     struct gov_func *f;
@@ -228,6 +229,8 @@ static void window_restart(struct governor *g)
         memcpy(g->tally[0], g->tally[1], (size_t)g->tally_n[1] * sizeof(uint64_t));
     if (g->count_n[1])
         memcpy(g->count[0], g->count[1], (size_t)g->count_n[1] * sizeof(uint64_t));
+    g->all[0] = g->all[1];
+    g->sampled[0] = g->sampled[1];
     g->wall[0] = g->wall[1];
     g->cpu[0] = g->cpu[1];
 }
@@ -242,8 +245,19 @@ static int look(struct governor *g, const struct ptc_budget_result *chosen)
     g->cpu[1] = cpu;
     size_t n = traced_entries(g);
     uint64_t counted = counted_calls(g);
-    if (!n || dcpu < 1000000u) /* nothing traced, or an idle period: nothing to judge */
+    uint64_t all = __atomic_load_n(&rt.gov_all, __ATOMIC_RELAXED);
+    uint64_t sampled = __atomic_load_n(&rt.gov_sampled, __ATOMIC_RELAXED);
+    uint64_t dall = all - g->all[0], dsampled = sampled - g->sampled[0];
+    g->all[0] = g->all[1];
+    g->sampled[0] = g->sampled[1];
+    g->all[1] = all;
+    g->sampled[1] = sampled;
+    if (!n || dcpu < 1000000u || !dsampled) /* nothing traced or tallied, or an idle period */
         return 0;
+    /* the tallied chunks' calls, scaled to all the window's records */
+    double scale = (double)dall / (double)dsampled;
+    for (size_t i = 0; i < n; i++)
+        g->f[i].entries = (uint64_t)((double)g->f[i].entries * scale + 0.5);
     double budget = pilot.fraction * (double)dcpu;
     double per_traced = 2 * pilot.event_ns, per_count = pilot.count_ns;
     uint64_t entries = 0;
@@ -302,6 +316,8 @@ void governor_run(const struct ptc_budget_result *chosen)
     g.cpu[0] = g.cpu[1] = pilot_cpu_ns();
     (void)traced_entries(&g); /* the starting points, in both */
     (void)counted_calls(&g);
+    g.all[1] = __atomic_load_n(&rt.gov_all, __ATOMIC_RELAXED);
+    g.sampled[1] = __atomic_load_n(&rt.gov_sampled, __ATOMIC_RELAXED);
     window_restart(&g);
     pthread_mutex_unlock(&rt.reg_mu);
     uint64_t period = pilot.govern_ms * 1000000u;

@@ -373,11 +373,16 @@ struct runtime_state {
     int blocking;            /* PTCALL_BLOCKING (soft_blocking.c): blocking calls recorded */
     uint64_t *count_base;
     uint64_t count_base_n;
-    /* a budget's governor (soft_governor.c): events per stub id the drain encoded, written by
-     * the drain only (GOV_TALLY_MAX entries, touched as used); NULL without a governor */
+    /* a budget's governor (soft_governor.c): events per stub id in the chunks the drain
+     * tallied (one in GOV_SAMPLE: an add per record costs as much as encoding it, the same
+     * counter taken again and again), and the records of all chunks and of those, so the
+     * governor scales the sample; written by the drain only (GOV_TALLY_MAX entries, touched
+     * as used); NULL without a governor */
     uint64_t *gov_tally;
+    uint64_t gov_chunks, gov_all, gov_sampled;
 };
 #define GOV_TALLY_MAX (1u << 22)
+#define GOV_SAMPLE 8
 /* Counting mode's counters: one uint64_t per instrumented function, a fixed reservation of
  * COUNTERS_MAX (their addresses are built into trampolines, so the array never moves; the
  * shared file is mapped over its start). Read by ptc_count_handler (soft_handler.S). */
