@@ -1,14 +1,16 @@
 /* A budget's governor (docs/runtime.md, *The governor*). The pilot chooses from the calls
- * it counted; a program whose start is unlike the rest of its run (a server's idle minutes,
- * a database's schema parse before its queries) then traces functions that turn hot later,
- * and the run exceeds its budget. So after the choice the pilot's thread keeps measuring:
- * every PTCALL_GOVERNOR_MS it prices the events the drain tallied per stub (in one chunk of
- * GOV_SAMPLE, scaled by all chunks' records) over the last two periods (each traced call at two events, as the pilot's model) and the calls the
- * counters took, and when they exceed the budget by more than a tenth, it demotes the traced
- * functions that made the most calls until the window's cost would have been at most nine
- * tenths of it. Two periods, not one: the drain tallies a buffer when it writes it, up to a
- * flush period (50 ms) after its events, so one period's figure is off by up to a flush. A demoted function is counted from then on, so its calls stay exact: its entries in
- * the events before, its counter after.
+ * it counted, a trace set from a previous run's; a program whose start is unlike the rest of
+ * its run (a server's idle minutes, a database's schema parse before its queries), or whose
+ * load differs from the previous run's, then traces functions that turn hot, and the run
+ * exceeds its budget. So after the choice a thread keeps measuring (the pilot's, or a trace
+ * set's own): every PTCALL_GOVERNOR_MS it prices the traced functions' calls over the last
+ * two periods, from the drain's tallies per stub (one chunk in GOV_SAMPLE, scaled by all
+ * chunks' records), at two events each as the pilot's model, and the calls the counters
+ * took. When they exceed the budget by more than a tenth, it demotes the traced functions
+ * that made the most calls until the window's cost would have been at most nine tenths of
+ * it. Two periods, not one: the drain tallies a buffer when it writes it, up to a flush
+ * period (50 ms) after its events. A demoted function is counted from then on, so its calls
+ * stay exact: its entries in the events before, its counter after.
  *
  * A demotion is announced before any site changes (a BUDGET chunk of source GOVERNOR, then
  * each changed module's MODULE_ARMED and MODULE_COUNTED), so every event after it comes later
@@ -31,7 +33,7 @@
 
 struct gov_func {
     uint64_t k;       /* counter index: first_counter + the function's index in its module */
-    uint64_t entries; /* over the period */
+    uint64_t entries; /* over the window */
 };
 
 /* A window of the last two looks: [0] the older, [1] the newer */
@@ -171,6 +173,15 @@ static struct object *object_of(uint64_t k, uint32_t *j)
     return NULL;
 }
 
+/* Whether the latest demotion changed one of o's functions */
+static int object_changed(const struct object *o)
+{
+    for (uint32_t j = 0; o->fstate && j < o->total_funcs; j++)
+        if (o->fstate[j] & MIXED_F_CHANGED)
+            return 1;
+    return 0;
+}
+
 /* Demotes g->f[0..n): announces it, then switches their entries to counting; exits stay
  * armed (MIXED_F_DEMOTING) until governor_settle. Caller holds reg_mu. */
 static void demote(struct governor *g, size_t n, const struct ptc_budget *b, const char *note)
@@ -185,22 +196,12 @@ static void demote(struct governor *g, size_t n, const struct ptc_budget *b, con
     }
     pilot_write_budget(b, note);
     uint32_t nobj = atomic_load(&rt.nobjs);
-    for (uint32_t i = 0; i < nobj; i++) {
-        struct object *o = rt.objs[i];
-        int changed = 0;
-        for (uint32_t j = 0; o->fstate && j < o->total_funcs; j++)
-            changed |= o->fstate[j] & MIXED_F_CHANGED;
-        if (changed && atomic_load(&o->live))
-            mixed_write_module_chunks(o);
-    }
-    for (uint32_t i = 0; i < nobj; i++) {
-        struct object *o = rt.objs[i];
-        int changed = 0;
-        for (uint32_t j = 0; o->fstate && j < o->total_funcs; j++)
-            changed |= o->fstate[j] & MIXED_F_CHANGED;
-        if (changed)
-            (void)object_rearm(o); /* says what it could not do */
-    }
+    for (uint32_t i = 0; i < nobj; i++)
+        if (object_changed(rt.objs[i]) && atomic_load(&rt.objs[i]->live))
+            mixed_write_module_chunks(rt.objs[i]);
+    for (uint32_t i = 0; i < nobj; i++)
+        if (object_changed(rt.objs[i]))
+            (void)object_rearm(rt.objs[i]); /* says what it could not do */
 }
 
 /* After the grace: the demoted functions' exits disarmed. Caller holds reg_mu. */
@@ -209,18 +210,14 @@ static void settle(void)
     uint32_t nobj = atomic_load(&rt.nobjs);
     for (uint32_t i = 0; i < nobj; i++) {
         struct object *o = rt.objs[i];
-        int changed = 0;
-        for (uint32_t j = 0; o->fstate && j < o->total_funcs; j++) {
-            changed |= o->fstate[j] & MIXED_F_CHANGED;
+        int changed = object_changed(o);
+        for (uint32_t j = 0; o->fstate && j < o->total_funcs; j++)
             o->fstate[j] &= (uint8_t)~(MIXED_F_DEMOTING | MIXED_F_CHANGED);
-        }
         if (changed)
             (void)object_rearm(o);
     }
 }
 
-/* One look: 1 when it demoted (the caller settles after the grace), else 0. Caller holds
- * reg_mu. */
 /* The window starts again at the newest look: after a demotion, what came before it is no
  * longer what the traced set costs */
 static void window_restart(struct governor *g)
@@ -235,6 +232,8 @@ static void window_restart(struct governor *g)
     g->cpu[0] = g->cpu[1];
 }
 
+/* One look: 1 when it demoted (the caller settles after the grace), else 0. Caller holds
+ * reg_mu. */
 static int look(struct governor *g, const struct ptc_budget_result *chosen)
 {
     uint64_t wall = mono_ns(), cpu = pilot_cpu_ns();
