@@ -28,6 +28,7 @@
 #include "ptc_crc.h"
 #include "ptc_varint.h"
 #include "ptc_record_options.h"
+#include "ptc_rusage.h"
 #include "ptcall/decode.h"
 #include "ptcall/trace_format.h"
 #include "record_clock.h"
@@ -135,17 +136,6 @@ int preload_runtime(const struct record_options *o) /* record_ring.h */
     setenv("LD_PRELOAD", val, 1);
     free(val);
     return 0;
-}
-
-/* CPU time (user + system) of the children record has waited for: the command's, once
- * reaped, less what a calibration before it took. */
-static uint64_t children_cpu_ns(void)
-{
-    struct rusage u;
-    if (getrusage(RUSAGE_CHILDREN, &u) != 0)
-        return 0;
-    return (uint64_t)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1000000000u +
-           (uint64_t)(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1000u;
 }
 
 static uint64_t now_ns(clockid_t c)
@@ -587,7 +577,7 @@ static int record_soft(const struct record_options *o, int *wait_status)
      * otherwise end record and leave the command running untraced-to-the-end) */
     sigset_t fwd_old;
     forward_block(&fwd_old);
-    uint64_t cpu_before = children_cpu_ns();
+    uint64_t cpu_before = ptc_children_cpu_ns();
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "ptcall: cannot fork: %s\n", strerror(errno));
@@ -614,7 +604,7 @@ static int record_soft(const struct record_options *o, int *wait_status)
             padded = pad_cut_chunk(fd, &cut_at);
         struct ptc_record_end re = {.wait_status = ws, .wall_ns = now_ns(CLOCK_MONOTONIC) - start_ns,
                                     .child_pid = (uint32_t)pid};
-        struct ptc_record_end_cpu cpu = {.cpu_ns = children_cpu_ns() - cpu_before};
+        struct ptc_record_end_cpu cpu = {.cpu_ns = ptc_children_cpu_ns() - cpu_before};
         struct iovec v[2] = {{&re, sizeof(re)}, {&cpu, sizeof(cpu)}};
         struct stat before;
         int have_before = padded && fstat(fd, &before) == 0;

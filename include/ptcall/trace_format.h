@@ -468,7 +468,7 @@ struct ptc_record_end {
 struct ptc_record_end_cpu {
     uint64_t cpu_ns;        /* user + system CPU time of the launched command and the
                                descendants it waited for (getrusage RUSAGE_CHILDREN); 0: not
-                               known (an attach, Intel PT) */
+                               known (an attach; Intel PT traces before 2.8) */
 };
 
 #endif

@@ -28,6 +28,7 @@
 #include "ptc_chunk_write.h"
 #include "ptc_map_read.h"
 #include "ptc_pt_rec.h"
+#include "ptc_rusage.h"
 #include "ptc_select.h"
 #include "ptc_seqtab.h"
 #include "ptcall/trace_format_pt.h"
@@ -656,7 +657,11 @@ int record_pt(const struct record_options *o, int *wait_status)
         return rec_abort(r);
     }
 
-    /* the child, held on a pipe until the events exist */
+    /* the child, held on a pipe until the events exist; its wall and CPU time from here
+     * (RECORD_END, as the soft backend's record writes them) */
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    uint64_t cpu_before = ptc_children_cpu_ns();
     int go[2] = {-1, -1};
     pid_t pid = o->attach_pid;
     if (pid <= 0) {
@@ -915,9 +920,18 @@ int record_pt(const struct record_options *o, int *wait_status)
         struct iovec iov[2] = {{&l, sizeof(l)}, {(void *)note, sizeof(note)}};
         chunk(r, PTC_CHUNK_LOSS, 0, 0, iov, 2);
     }
-    struct ptc_record_end re = {.wait_status = status, .child_pid = (uint32_t)pid};
-    struct iovec iov = {&re, sizeof(re)};
-    chunk(r, PTC_CHUNK_RECORD_END, 0, 0, &iov, 1);
+    struct timespec end;
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    struct ptc_record_end re = {
+        .wait_status = status,
+        .wall_ns = (uint64_t)((end.tv_sec - start.tv_sec) * 1000000000ll +
+                              (end.tv_nsec - start.tv_nsec)),
+        .child_pid = (uint32_t)pid};
+    /* an attached process is not our child: its CPU time is not known (0) */
+    struct ptc_record_end_cpu cpu = {.cpu_ns = o->attach_pid > 0 ? 0
+                                                                 : ptc_children_cpu_ns() - cpu_before};
+    struct iovec iov[2] = {{&re, sizeof(re)}, {&cpu, sizeof(cpu)}};
+    chunk(r, PTC_CHUNK_RECORD_END, 0, 0, iov, 2);
     for (int i = 0; i < r->ncpus; i++) {
         struct rcpu *c = &r->cpus[i];
         munmap(c->aux, c->ar.size);
