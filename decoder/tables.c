@@ -195,7 +195,7 @@ uint32_t ptc_func_intern(struct ptc_session *s, const char *module, const char *
         func_info_free(&f->info);
         return UINT32_MAX;
     }
-    f->in_modules = f->unarmed = f->counted = 0;
+    f->in_modules = f->unarmed = f->counted = f->demoted = 0;
     f->blocking = 0; /* realloc'ed memory: a freed session's flags may be there */
     memset(&s->fstats[s->nfuncs], 0, sizeof(struct fstat));
     memset(&s->ecache[s->nfuncs], 0, sizeof(struct ecache));
