@@ -371,10 +371,8 @@ static void *set_governor_main(void *arg)
     return NULL;
 }
 
-int governor_start(void)
+int budget_thread_start(void *(*fn)(void *))
 {
-    if (governor_prepare() < 0 || !rt.gov_tally)
-        return -1;
     pthread_attr_t a;
     pthread_attr_init(&a);
     pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
@@ -382,9 +380,17 @@ int governor_start(void)
     sigset_t old;
     block_all_signals(&old);
     pthread_t t;
-    int e = pthread_create(&t, &a, set_governor_main, NULL);
+    int e = pthread_create(&t, &a, fn, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&a);
+    return e;
+}
+
+int governor_start(void)
+{
+    if (governor_prepare() < 0 || !rt.gov_tally)
+        return -1;
+    int e = budget_thread_start(set_governor_main);
     if (e) {
         warn("ptcall: cannot start the budget's governor thread (%s): the trace set's choice "
              "stays for the whole run", strerror(e));

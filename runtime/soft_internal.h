@@ -794,6 +794,9 @@ void governor_run(const struct ptc_budget_result *chosen);
 /* soft_governor.c: a trace set's governor (rt.gov_set), its thread started with the library.
  * 0, or -1 after a warning (the set's choice stays). */
 int governor_start(void);
+/* soft_governor.c: starts fn on a detached thread of the runtime with every signal blocked
+ * (the pilot's, a governor's). 0, or pthread_create's error. */
+int budget_thread_start(void *(*fn)(void *));
 /* soft_governor.c: returns once an object registered (tracing active) or the process
  * finishes, looking from every 10 ms up to every 500 ms */
 void wait_until_active(void);

@@ -164,16 +164,7 @@ int pilot_start(void)
 {
     pilot.wall0 = mono_ns();
     pilot.cpu0 = pilot_cpu_ns();
-    pthread_attr_t a;
-    pthread_attr_init(&a);
-    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&a, 256 << 10);
-    sigset_t old;
-    block_all_signals(&old);
-    pthread_t t;
-    int r = pthread_create(&t, &a, pilot_main, NULL);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    pthread_attr_destroy(&a);
+    int r = budget_thread_start(pilot_main);
     if (r) {
         warn("ptcall: cannot start the budget's pilot thread (%s): every function stays "
              "counted, none traced", strerror(r));
