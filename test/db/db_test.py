@@ -554,12 +554,29 @@ def drop_v7(B, url):
     B.sql(url, "ALTER TABLE run_functions DROP COLUMN demoted")
 
 
+def serve_api(env, url, paths):
+    """{path: JSON} of `ptcall serve --db url` (127.0.0.1, a port of its choosing)."""
+    import urllib.request
+    sv = subprocess.Popen([env.ptcall, "serve", "--db", url, "--listen", "127.0.0.1:0"],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out = {}
+    try:
+        m = re.search(r"http://[0-9.:]+", sv.stdout.readline() or "")
+        for path in paths if m else ():
+            with urllib.request.urlopen(m.group(0) + path, timeout=30) as r:
+                out[path] = json.load(r)
+    finally:
+        sv.terminate()
+        sv.wait(30)
+    return out
+
+
 def governed(env, B, current):
     """A trace recorded within a budget whose governor demoted a function (issue 28; schema
     version 7): test/e2e/programs/governor_prog.c, whose burst() the pilot traces and the
     governor then demotes. db add stores the functions it demoted and its demotions as report
-    says them, each function's demoted flag (state traced, times equal report's); the same
-    database taken back to version 6 is migrated (0: no ptcall before knew)."""
+    says them, each function's demoted flag (state traced, times equal report's), the API gives
+    them; the same database taken back to version 6 is migrated (0: no ptcall before knew)."""
     exe = os.path.join(env.work, "governor_prog")
     p = run([env.cc, "-O2", "-pthread", os.path.join(env.src, "test", "e2e", "programs",
                                                       "governor_prog.c"), "-o", exe])
@@ -604,6 +621,23 @@ def governed(env, B, current):
           {key(f): (f["calls"], f["total"], f["self"]) for f in rep["functions"]} and
           {(e["caller"], e["callee"]): e["calls"] for e in doc["edges"]} == graph_edges(env, tr),
           "governed run: db show's calls, total and self equal report's, its edges graph's")
+    # what the web views read (db_runs_get, db_run_functions, db_wfunction_runs): the API
+    bid = B.sql(url, "SELECT id FROM functions WHERE linkage_name = 'burst'")[0][0]
+    api = serve_api(env, url, ["/api/v1/runs/%d" % rid, "/api/v1/functions/%d" % bid,
+                               "/api/v1/runs/%d/callgraph" % rid])
+    run_doc = api.get("/api/v1/runs/%d" % rid, {})
+    r = run_doc.get("run", {})
+    fns = {f["linkage_name"]: f for f in run_doc.get("functions", [])}
+    check(r.get("demoted_functions") == st["demoted"] and r.get("budget_demotions") == ngov and
+          all(f.get("demoted") is (n in demoted) and f.get("state") == "traced" for n, f in fns.items())
+          and fns, "governed run: /api/v1/runs/%d gives demoted_functions, budget_demotions and "
+          "functions[].demoted (burst true, the others false; state traced)" % rid)
+    pts = api.get("/api/v1/functions/%d" % bid, {}).get("runs", [])
+    check([(x["run"], x["demoted"]) for x in pts] == [(rid, True)],
+          "governed run: /api/v1/functions/%d (burst) says it was demoted in that run: %s" % (bid, pts))
+    nodes = {n["linkage_name"]: n for n in api.get("/api/v1/runs/%d/callgraph" % rid, {}).get("nodes", [])}
+    check(nodes.get("burst", {}).get("demoted") is True and nodes.get("calm", {}).get("demoted") is False,
+          "governed run: the call graph's node of burst says demoted, calm's does not")
     # the same database taken back to version 6: migrated, the run kept, no demotion known
     back = B.fresh("governed6")
     env.db(back, "add", tr)
