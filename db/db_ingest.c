@@ -18,6 +18,8 @@ struct mfunc {
     const struct db_func_in *f; /* the first of them: name, line, module path */
     uint64_t calls, total, self;
     int counted;               /* every one of them counted (none traced): no times */
+    int demoted;               /* one of them demoted by a budget's governor: its times are
+                                  of its calls until then */
     int module_idx;
     int64_t id;                /* in the functions table */
 };
@@ -128,6 +130,7 @@ static int prepare(struct job *j, const struct db_run_in *r, struct db_module_in
         }
         struct mfunc *m = &fn[k - 1];
         m->counted &= counted; /* one copy traced: it has times */
+        m->demoted |= f->demoted != 0; /* one copy's times stop at a demotion: the sum's too */
         m->calls += f->calls;
         m->total += f->total;
         m->self += f->self;
@@ -176,7 +179,7 @@ static int insert_run(struct db *d, struct job *j)
     n += snprintf(sql + n, sizeof(sql) - (size_t)n,
                   ", counted_functions, counted_calls, budget_kind, budget_source, budget_limit, "
                   "budget_predicted, budget_pilot_ns, budget_candidates, budget_traced, "
-                  "budget_outcome, budget_note");
+                  "budget_outcome, budget_note, demoted_functions, budget_demotions");
     n += snprintf(sql + n, sizeof(sql) - (size_t)n, ") VALUES (");
     struct db_val p[64];
     int np = 0;
@@ -218,6 +221,8 @@ static int insert_run(struct db *d, struct job *j)
     p[np++] = opt_i(b, (int64_t)r->budget_traced);
     p[np++] = b ? DB_S(r->budget_outcome) : DB_NUL;
     p[np++] = b ? DB_S(r->budget_note) : DB_NUL;
+    p[np++] = DB_I(r->demoted_functions);
+    p[np++] = DB_I(r->budget_demotions);
     for (int i = 0; i < np; i++)
         n += snprintf(sql + n, sizeof(sql) - (size_t)n, "%s$%d", i ? ", " : "", i + 1);
     snprintf(sql + n, sizeof(sql) - (size_t)n, ") RETURNING id");
@@ -349,6 +354,7 @@ static void fill_figures(const void *ctx, size_t i, struct db_val *p)
     p[4] = opt_i(j->r->timed && !m->counted, (int64_t)m->total);
     p[5] = opt_i(j->r->timed && !m->counted, (int64_t)m->self);
     p[6] = DB_S(m->counted ? "counted" : m->f->state ? m->f->state : "traced");
+    p[7] = DB_I(m->demoted);
 }
 
 /* function_stats holds times as 0 for untimed runs (their time_unit is "none") */
@@ -430,8 +436,8 @@ static int write_run(struct db *d, void *ctx)
     if (!e)
         e = db_exec_rows(d, j->nfn, j,
                       "INSERT INTO run_functions (run_id, function_id, module_idx, calls, total, "
-                      "self, state) VALUES ",
-                      "(#1, #2, #3, #4, #5, #6, #7)", 7, "", fill_figures);
+                      "self, state, demoted) VALUES ",
+                      "(#1, #2, #3, #4, #5, #6, #7, #8)", 8, "", fill_figures);
     if (!e)
         e = db_exec_rows(d, j->nedge, j,
                       "INSERT INTO run_edges (run_id, caller_id, callee_id, calls) VALUES ",

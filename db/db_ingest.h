@@ -29,6 +29,8 @@ struct db_func_in {
     uint32_t line;
     uint64_t calls, total, self;
     const char *state;       /* "traced", "counted" (calls only: no times stored), "neither" */
+    int demoted;             /* (schema 7) traced until a budget's governor demoted it, counted
+                                after: its times cover its calls until then */
 };
 
 struct db_edge_in {
@@ -63,6 +65,9 @@ struct db_run_in {
     const char *budget_kind, *budget_source, *budget_outcome, *budget_note;
     double budget_limit, budget_predicted;
     uint64_t budget_pilot_ns, budget_candidates, budget_traced;
+    /* a budget's governor (schema version 7): functions it demoted (report's
+     * function_states.demoted) and its BUDGET chunks (source governor), one per demotion */
+    uint64_t demoted_functions, budget_demotions;
     const struct db_tag *tags;
     size_t ntags;
     const struct db_module_in *mods;

@@ -230,7 +230,7 @@ static struct db_run *run_of(struct runs_ctx *c, int64_t id)
 static int on_run(void *ctx, int ncol, const struct db_val *col)
 {
     struct runs_ctx *c = ctx;
-    if (ncol < RUN_FIXED + DB_NCOUNTERS + 7 + DB_NWINDOW + 8)
+    if (ncol < RUN_FIXED + DB_NCOUNTERS + 7 + DB_NWINDOW + 10)
         return 0;
     struct db_run *r = run_of(c, col[0].i);
     if (!r)
@@ -281,6 +281,8 @@ static int on_run(void *ctx, int ncol, const struct db_val *col)
     r->budget_predicted = x[5].type == DB_REAL ? x[5].d : (double)db_int_of(&x[5]);
     r->budget_outcome = db_dup_text(&x[6], nm);
     r->budget_note = db_dup_text(&x[7], nm);
+    r->demoted_functions = (uint64_t)db_int_of(&x[8]); /* schema 7: a budget's governor */
+    r->budget_demotions = (uint64_t)db_int_of(&x[9]);
     return *nm ? -DB_E_NOMEM : 0;
 }
 
@@ -343,7 +345,8 @@ int db_runs_get(struct db *d, const struct db_ids *ids, int with_modules, struct
         k += snprintf(sql + k, cap - (size_t)k, ", %s", db_window_names[i]);
     k += snprintf(sql + k, cap - (size_t)k,
                   ", counted_functions, counted_calls, budget_kind, budget_source, budget_limit, "
-                  "budget_predicted, budget_outcome, budget_note");
+                  "budget_predicted, budget_outcome, budget_note, demoted_functions, "
+                  "budget_demotions");
     snprintf(sql + k, cap - (size_t)k, " FROM runs WHERE id IN (%s)", list);
     int e = d->ops->query(d, sql, 0, NULL, on_run, &c);
     if (!e) {
@@ -433,7 +436,8 @@ static void *vec_add(struct vec *x)
     return p;
 }
 
-/* id, name, linkage_name, module, file, line [, module_path, calls, total, self] */
+/* id, name, linkage_name, module, file, line [, module_path, calls, total, self[, state[,
+ * demoted]]] */
 static int fill_func(struct db_func_out *f, int ncol, const struct db_val *col, int *nm)
 {
     f->id = col[0].i;
@@ -451,6 +455,8 @@ static int fill_func(struct db_func_out *f, int ncol, const struct db_val *col, 
     }
     if (ncol >= 11)
         f->state = db_dup_text(&col[10], nm);
+    if (ncol >= 12)
+        f->demoted = db_int_of(&col[11]) != 0;
     return *nm ? -DB_E_NOMEM : 0;
 }
 
@@ -468,9 +474,9 @@ int db_run_functions(struct db *d, int64_t id, struct db_func_out **out, size_t 
     struct vec x = {NULL, 0, 0, sizeof(struct db_func_out), 0};
     int e = d->ops->query(d,
                           "SELECT f.id, f.name, f.linkage_name, f.module, f.file, f.line, m.path, "
-                          "rf.calls, rf.total, rf.self, rf.state FROM run_functions rf JOIN "
-                          "functions f ON f.id = rf.function_id LEFT JOIN run_modules m ON m.run_id = "
-                          "rf.run_id AND m.idx = rf.module_idx WHERE rf.run_id = $1",
+                          "rf.calls, rf.total, rf.self, rf.state, rf.demoted FROM run_functions rf "
+                          "JOIN functions f ON f.id = rf.function_id LEFT JOIN run_modules m ON "
+                          "m.run_id = rf.run_id AND m.idx = rf.module_idx WHERE rf.run_id = $1",
                           1, (struct db_val[]){DB_I(id)}, on_func, &x);
     if (e) {
         db_funcs_free(x.v, x.n);

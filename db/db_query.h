@@ -70,6 +70,9 @@ struct db_run {
     int has_budget;
     char *budget_kind, *budget_source, *budget_outcome, *budget_note;
     double budget_limit, budget_predicted;
+    /* a budget's governor (schema 7): functions it demoted (traced, then counted) and its
+     * demotions (BUDGET chunks of source governor); 0 in runs added before */
+    uint64_t demoted_functions, budget_demotions;
     struct db_tag_out *tags;
     size_t ntags;
     struct db_module_out *mods;                     /* with_modules only */
@@ -88,6 +91,8 @@ struct db_func_out {
     uint64_t calls, total, self;
     int timed;
     char *state;             /* db_run_functions: "traced", "counted" (schema 6) */
+    int demoted;             /* db_run_functions: traced until a budget's governor demoted it,
+                                counted after; its state stays "traced" (schema 7) */
 };
 /* Every function called in run id, in no particular order. */
 int db_run_functions(struct db *d, int64_t id, struct db_func_out **out, size_t *n);

@@ -80,6 +80,7 @@ static int on_wpoint(void *ctx, int ncol, const struct db_val *col)
     p->timed = col[2].type != DB_NULL;
     p->total = (uint64_t)db_int_of(&col[2]);
     p->self = (uint64_t)db_int_of(&col[3]);
+    p->demoted = ncol > 4 && db_int_of(&col[4]) != 0;
     return 0;
 }
 
@@ -96,8 +97,8 @@ int db_wfunction_runs(struct db *d, int64_t fid, const struct db_ids *ids,
         free(list);
         return db_fail(d, DB_E_NOMEM, "out of memory");
     }
-    sprintf(sql, "SELECT run_id, calls, total, self FROM run_functions WHERE function_id = $1 "
-                 "AND run_id IN (%s) ORDER BY run_id", list);
+    sprintf(sql, "SELECT run_id, calls, total, self, demoted FROM run_functions WHERE "
+                 "function_id = $1 AND run_id IN (%s) ORDER BY run_id", list);
     struct wpoints c = {NULL, 0, 0};
     struct db_val p[1] = {DB_I(fid)};
     int e = d->ops->query(d, sql, 1, p, on_wpoint, &c);

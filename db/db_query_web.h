@@ -19,7 +19,9 @@ void db_wfunction_free(struct db_func_out *f);
 struct db_wpoint {
     int64_t run;
     uint64_t calls, total, self;
-    int timed;
+    int timed;               /* total and self known: not an untimed run, not counted there */
+    int demoted;             /* (schema 7) a budget's governor demoted it in that run: its
+                                times are of its calls until then */
 };
 int db_wfunction_runs(struct db *d, int64_t fid, const struct db_ids *ids,
                       struct db_wpoint **out, size_t *n);

@@ -370,9 +370,24 @@ static int to_v6(struct db *d)
     return run_all(d, sql);
 }
 
+/* Version 7: a budget's governor (issue 28; docs/usage.md, Traces recorded within a budget).
+ * Per run, the functions it demoted and its BUDGET chunks (source governor); per function of
+ * a run, whether it was demoted: its state stays 'traced' (its calls until the demotion are in
+ * the events, with times), but its times cover only that part of its calls. Runs added before
+ * had no governor (0). */
+static int to_v7(struct db *d)
+{
+    const char *const sql[] = {
+        "ALTER TABLE runs ADD COLUMN demoted_functions BIGINT NOT NULL DEFAULT 0",
+        "ALTER TABLE runs ADD COLUMN budget_demotions BIGINT NOT NULL DEFAULT 0",
+        "ALTER TABLE run_functions ADD COLUMN demoted INTEGER NOT NULL DEFAULT 0",
+        NULL};
+    return run_all(d, sql);
+}
+
 /* migrations[v - 1] brings a database from version v - 1 to v (0: empty). */
 static int (*const migrations[DB_SCHEMA_VERSION])(struct db *d) = {to_v1, to_v2, to_v3, to_v4,
-                                                                   to_v5, to_v6};
+                                                                   to_v5, to_v6, to_v7};
 
 struct tables {
     int has_version; /* a schema_version table */

@@ -9,7 +9,7 @@
 
 /* The schema version this ptcall writes. A database of an older version is migrated when
  * opened; a newer one is refused (DB_E_VERSION). */
-#define DB_SCHEMA_VERSION 6
+#define DB_SCHEMA_VERSION 7
 
 /* The per-run counters of trace quality, in the order of their columns in `runs` (the
  * names of ptcall report's JSON totals). */

@@ -94,7 +94,7 @@ static int write_graph(struct sbuf *b, const struct db_run *run, const struct db
         web_json_func_id(b, f);
         sb_printf(b, ", \"calls\": %llu, \"state\": ", (unsigned long long)f->calls);
         sb_json_str(b, f->state ? f->state : "traced");
-        sb_puts(b, ", \"self\": ");
+        sb_printf(b, ", \"demoted\": %s, \"self\": ", f->demoted ? "true" : "false");
         web_json_u(b, timed, f->self);
         sb_puts(b, ", \"total\": ");
         web_json_u(b, timed, f->total);

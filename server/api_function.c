@@ -67,11 +67,14 @@ static int compute(const struct web_ctx *c, struct db *d, int64_t id, const stru
             sb_puts(&b, "null");
         sb_puts(&b, ", \"program\": ");
         sb_json_str(&b, run->program);
-        sb_printf(&b, ", \"called\": %s, \"calls\": %llu, \"total\": ", p ? "true" : "false",
+        sb_printf(&b, ", \"called\": %s, \"demoted\": %s, \"calls\": %llu, \"total\": ",
+                  p ? "true" : "false", p && p->demoted ? "true" : "false",
                   (unsigned long long)(p ? p->calls : 0));
-        web_json_u(&b, run->timed, p ? p->total : 0);
+        /* counted there (a budget): calls only, null times, never 0 */
+        int timed = run->timed && (!p || p->timed);
+        web_json_u(&b, timed, p ? p->total : 0);
         sb_puts(&b, ", \"self\": ");
-        web_json_u(&b, run->timed, p ? p->self : 0);
+        web_json_u(&b, timed, p ? p->self : 0);
         sb_puts(&b, ", \"time_unit\": ");
         sb_json_str(&b, run->time_unit);
         sb_puts(&b, "}");

@@ -104,7 +104,7 @@ int web_api_run(const struct web_ctx *c, struct db *d, int64_t id, const struct 
         sb_json_str(&b, fn[i].module_path);
         sb_printf(&b, ", \"calls\": %llu, \"state\": ", (unsigned long long)fn[i].calls);
         sb_json_str(&b, fn[i].state ? fn[i].state : "traced");
-        sb_puts(&b, ", \"total\": ");
+        sb_printf(&b, ", \"demoted\": %s, \"total\": ", fn[i].demoted ? "true" : "false");
         web_json_u(&b, fn[i].timed, fn[i].total);
         sb_puts(&b, ", \"self\": ");
         web_json_u(&b, fn[i].timed, fn[i].self);

@@ -92,6 +92,9 @@ void web_json_run(struct sbuf *b, const struct db_run *r)
     } else {
         sb_puts(b, "null");
     }
+    /* a budget's governor: functions traced, then counted (schema 7) */
+    sb_printf(b, ", \"demoted_functions\": %llu, \"budget_demotions\": %llu",
+              (unsigned long long)r->demoted_functions, (unsigned long long)r->budget_demotions);
     sb_printf(b, ", \"functions\": %llu, \"edges\": %llu, \"tags\": {",
               (unsigned long long)r->functions, (unsigned long long)r->edges);
     for (size_t i = 0; i < r->ntags; i++) {

@@ -70,6 +70,17 @@ static const char *module_build_id(const struct ptc_module_desc *m, char *out)
     return out;
 }
 
+/* BUDGET chunks of source governor: each is one demotion by a budget's governor (after the
+ * pilot's choice, the traced functions cost more than the budget over a period). */
+static uint64_t governor_budgets(const struct ptc_session *s)
+{
+    uint64_t n = 0;
+    struct ptc_budget_info bi;
+    for (uint32_t i = 0; i < ptc_session_num_budgets(s); i++)
+        n += ptc_session_budget(s, i, &bi) == 0 && bi.source == PTC_BUDGET_SRC_GOVERNOR;
+    return n;
+}
+
 int db_collect(struct db_collected *c, struct ptc_session *s, const char *path,
                const char *content_hash, uint64_t bytes)
 {
@@ -190,6 +201,10 @@ int db_collect(struct db_collected *c, struct ptc_session *s, const char *path,
         in->budget_candidates = bi.candidates;
         in->budget_traced = bi.traced;
     }
+    /* a budget's governor (schema version 7): the functions it demoted, and its demotions
+     * (one BUDGET chunk of source governor each) */
+    in->demoted_functions = fs.demoted;
+    in->budget_demotions = governor_budgets(s);
 
     for (size_t i = 0; i < nmods; i++)
         c->mods[i] = (struct db_module_in){md[i].path, md[i].identity, md[i].num_funcs,
@@ -207,7 +222,8 @@ int db_collect(struct db_collected *c, struct ptc_session *s, const char *path,
         idx[id] = (uint32_t)n;
         c->funcs[n++] = (struct db_func_in){fi->name, fi->linkage_name, fi->file, fi->module,
                                             fi->line, st.calls, st.total, st.self,
-                                            cli_state_word(ptc_session_func_state(s, id))};
+                                            cli_state_word(ptc_session_func_state(s, id)),
+                                            ptc_session_func_demoted(s, id)};
     }
     in->funcs = c->funcs;
     in->nfuncs = n;

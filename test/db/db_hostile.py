@@ -127,15 +127,19 @@ def serve_once(env, url, path, user=None):
 # ---- checks ----------------------------------------------------------------------------------
 
 def versions(env, base, traces):
+    con = sqlite3.connect(base)
+    newer = con.execute("SELECT max(version) FROM schema_version").fetchone()[0] + 1  # this ptcall's + 1
+    con.close()
     for v, kind in ((-1, "damaged"), (0, "damaged"), (2 ** 31, "damaged"), (2 ** 40, "damaged"),
-                    ("abc", "damaged"), (7, "newer")):
+                    ("abc", "damaged"), (newer, "newer")):
         path = os.path.join(env.work, "v.db")
         shutil.copy(base, path)
         set_version(path, v)
         outs = [env.db(path, "list"), env.db(path, "add", traces[2]), env.db(path, "query")]
         st, doc, err, rc = serve_once(env, path, "/api/v1/runs")
         want = ("no ptcall writes", "damaged or is not a ptcall runs database") if kind == "damaged" \
-            else ("has schema version 7 and this ptcall knows versions up to", "a newer ptcall wrote it",
+            else ("has schema version %d and this ptcall knows versions up to %d" % (newer, newer - 1),
+                  "a newer ptcall wrote it",
                   "'ptcall --version' is newer than")
         ok = all(p.returncode == 1 and one_line(p) and all(w in p.stderr for w in want) for p in outs)
         ok = ok and st is None and rc == 1 and all(w in err for w in want)

@@ -13,6 +13,9 @@ as the postgres user, since initdb refuses root). The same checks run on both ba
   ids, a database of a newer schema version, a foreign database, an unreachable server;
 - migrations: every frozen earlier schema (test/db/schema/vN.BACKEND.sql, with a run in it)
   opened by this ptcall: the run is kept and the tables equal a new database's;
+- a trace recorded within a budget whose governor demoted a function (governor_prog.c, schema
+  version 7): the run's demoted functions and demotions and each function's flag as report
+  gives them, and the same run in a database taken back to version 6, migrated;
 - 8 processes adding runs at once lose and corrupt nothing; a `db add` killed (SIGKILL) inside
   its transaction leaves the database as it was.
 
@@ -544,6 +547,116 @@ def main():
         B.stop()
 
 
+def drop_v7(B, url):
+    """Takes version 7's columns out of a database (a budget's governor, issue 28)."""
+    for c in ("demoted_functions", "budget_demotions"):
+        B.sql(url, "ALTER TABLE runs DROP COLUMN %s" % c)
+    B.sql(url, "ALTER TABLE run_functions DROP COLUMN demoted")
+
+
+def serve_api(env, url, paths):
+    """{path: JSON} of `ptcall serve --db url` (127.0.0.1, a port of its choosing)."""
+    import urllib.request
+    sv = subprocess.Popen([env.ptcall, "serve", "--db", url, "--listen", "127.0.0.1:0"],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out = {}
+    try:
+        m = re.search(r"http://[0-9.:]+", sv.stdout.readline() or "")
+        for path in paths if m else ():
+            with urllib.request.urlopen(m.group(0) + path, timeout=30) as r:
+                out[path] = json.load(r)
+    finally:
+        sv.terminate()
+        sv.wait(30)
+    return out
+
+
+def governed(env, B, current):
+    """A trace recorded within a budget whose governor demoted a function (issue 28; schema
+    version 7): test/e2e/programs/governor_prog.c, whose burst() the pilot traces and the
+    governor then demotes. db add stores the functions it demoted and its demotions as report
+    says them, each function's demoted flag (state traced, times equal report's), the API gives
+    them; the same database taken back to version 6 is migrated (0: no ptcall before knew)."""
+    exe = os.path.join(env.work, "governor_prog")
+    p = run([env.cc, "-O2", "-pthread", os.path.join(env.src, "test", "e2e", "programs",
+                                                      "governor_prog.c"), "-o", exe])
+    if not check(p.returncode == 0, "built governor_prog.c with ptcall-cc -O2"):
+        print(p.stderr)
+        return
+    tr = env.record("governed", exe, 400, 1500, 1, opts=("--overhead", "10", "--pilot", "100ms"))
+    rep = env.report(tr) if tr else None
+    st = (rep or {}).get("function_states") or {}
+    ngov = sum(1 for b in (rep or {}).get("budgets", []) if b["source"] == "governor")
+    demoted = {f["linkage_name"] for f in (rep or {}).get("functions", []) if f.get("demoted")}
+    if not check(st.get("demoted", 0) >= 1 and ngov >= 1 and "burst" in demoted,
+                 "governed trace: report says the governor demoted burst (function_states %s, %d "
+                 "governor budget(s))" % (st, ngov)):
+        return
+    url = B.fresh("governed")
+    p = env.db(url, "add", tr)
+    m = re.match(r"run (\d+): ", p.stdout)
+    if not check(p.returncode == 0 and m, "db add of the governed trace: %s" % (p.stdout + p.stderr).strip()):
+        return
+    rid = int(m.group(1))
+    row = B.sql(url, "SELECT demoted_functions, budget_demotions, counted_functions, budget_source FROM "
+                     "runs WHERE id = %d" % rid)
+    check(row == [(st["demoted"], ngov, st["counted"], rep["budget"]["source"])],
+          "governed run: runs.demoted_functions %d and budget_demotions %d as report's (function_states."
+          "demoted, budgets of source governor); the first budget stays the pilot's: %s"
+          % (st["demoted"], ngov, row))
+    rows = B.sql(url, "SELECT f.linkage_name, rf.state, rf.demoted, rf.calls, rf.total, rf.self FROM "
+                      "run_functions rf JOIN functions f ON f.id = rf.function_id WHERE rf.run_id = %d "
+                      "ORDER BY 1" % rid)
+    want = sorted((f["linkage_name"], f["state"], 1 if f.get("demoted") else 0, f["calls"], f["total"],
+                   f["self"]) for f in rep["functions"])
+    check(rows == want, "governed run: run_functions' state (traced), demoted (1 for %s only), calls and "
+          "times equal report's" % ", ".join(sorted(demoted)))
+    if rows != want:
+        print("    db", rows, "\n    report", want)
+    # db show as report (same_figures but for edges: after a pilot every thread's events
+    # begin mid-stack, so its calls have no caller in the trace, and graph has no edges)
+    doc = env.db_json(url, "show", str(rid), "--top", "0")
+    validate(doc, "show", "db show of the governed run")
+    check(doc and {key(f): (f["calls"], f["total"], f["self"]) for f in doc["functions"]} ==
+          {key(f): (f["calls"], f["total"], f["self"]) for f in rep["functions"]} and
+          {(e["caller"], e["callee"]): e["calls"] for e in doc["edges"]} == graph_edges(env, tr),
+          "governed run: db show's calls, total and self equal report's, its edges graph's")
+    # what the web views read (db_runs_get, db_run_functions, db_wfunction_runs): the API
+    bid = B.sql(url, "SELECT id FROM functions WHERE linkage_name = 'burst'")[0][0]
+    api = serve_api(env, url, ["/api/v1/runs/%d" % rid, "/api/v1/functions/%d" % bid,
+                               "/api/v1/runs/%d/callgraph" % rid])
+    run_doc = api.get("/api/v1/runs/%d" % rid, {})
+    r = run_doc.get("run", {})
+    fns = {f["linkage_name"]: f for f in run_doc.get("functions", [])}
+    check(r.get("demoted_functions") == st["demoted"] and r.get("budget_demotions") == ngov and
+          all(f.get("demoted") is (n in demoted) and f.get("state") == "traced" for n, f in fns.items())
+          and fns, "governed run: /api/v1/runs/%d gives demoted_functions, budget_demotions and "
+          "functions[].demoted (burst true, the others false; state traced)" % rid)
+    pts = api.get("/api/v1/functions/%d" % bid, {}).get("runs", [])
+    check([(x["run"], x["demoted"]) for x in pts] == [(rid, True)],
+          "governed run: /api/v1/functions/%d (burst) says it was demoted in that run: %s" % (bid, pts))
+    nodes = {n["linkage_name"]: n for n in api.get("/api/v1/runs/%d/callgraph" % rid, {}).get("nodes", [])}
+    check(nodes.get("burst", {}).get("demoted") is True and nodes.get("calm", {}).get("demoted") is False,
+          "governed run: the call graph's node of burst says demoted, calm's does not")
+    # the same database taken back to version 6: migrated, the run kept, no demotion known
+    back = B.fresh("governed6")
+    env.db(back, "add", tr)
+    drop_v7(B, back)
+    B.sql(back, "UPDATE schema_version SET version = 6")
+    lst = env.db_json(back, "list")
+    check(lst and lst["schema_version"] == current_version_of(B, url) and len(lst["runs"]) == 1,
+          "a version 6 database holding the governed run is migrated")
+    check(B.sql(back, "SELECT demoted_functions, budget_demotions FROM runs") == [(0, 0)] and
+          B.sql(back, "SELECT count(*) FROM run_functions WHERE demoted <> 0") == [(0,)],
+          "... its run says no function demoted (0: version 6 did not know)")
+    check(B.columns(back) == current and B.indexes(back) == B.indexes(url),
+          "... its tables and indexes equal a new database's")
+
+
+def current_version_of(B, url):
+    return B.sql(url, "SELECT max(version) FROM schema_version")[0][0]
+
+
 def checks(env, B):
     demo = env.build("examples/demo.c", "demo")
     faulty = env.build("test/faults/faulty.c", "faulty")
@@ -915,6 +1028,7 @@ def checks(env, B):
                   "budget_traced", "budget_outcome", "budget_note"):  # version 6's
             B.sql(back, "ALTER TABLE runs DROP COLUMN %s" % c)
         B.sql(back, "ALTER TABLE run_functions DROP COLUMN state")
+        drop_v7(B, back)
         B.sql(back, "UPDATE schema_version SET version = %d" % to)
         lst = env.db_json(back, "list")
         check(lst and lst["schema_version"] == current_version and len(lst["runs"]) == 4,
@@ -925,6 +1039,8 @@ def checks(env, B):
               "... its function_stats, made by the migration, equals what db add kept (%d rows)" % len(kept))
         check(B.columns(back) == current and B.indexes(back) == B.indexes(url),
               "... its tables and indexes equal a new database's")
+
+    governed(env, B, current)
 
     # ---- foreign databases, unreachable ones
     foreign = B.fresh("foreign")

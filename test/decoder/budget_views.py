@@ -14,7 +14,10 @@ calls). The chunks are encoded as docs/trace-format.md 2.5 states them; the end-
 on real mixed traces comes with the runtime that writes them (MIXED). Damaged forms (a
 MODULE_COUNTED naming a module the process did not announce, a BUDGET shorter than its header,
 a BUDGET whose note does not end with a NUL) must give a one-line error, not a crash and not a
-silent skip."""
+silent skip. Last, a real recording whose budget's governor demoted a function (governor_prog,
+`record --overhead 10 --pilot 100ms`) through db add (schema version 7), the web API (run,
+function, call graph, against docs/schema/web*.schema.json), the pages' scripts and ptcall
+html: each says which functions were demoted and how many demotions there were."""
 import argparse
 import csv
 import io
@@ -82,6 +85,105 @@ def counts_calls(path):
             mid, nf, ident = struct.unpack_from("<IIQ", p, 32)
             return mid, ident, list(struct.unpack_from("<%dQ" % nf, p, 48))
     sys.exit("%s: no COUNTS chunk" % path)
+
+
+def web_get(base, path):
+    import urllib.request
+    with urllib.request.urlopen(base + path, timeout=30) as resp:
+        return json.load(resp) if path.startswith("api/") else resp.read().decode()
+
+
+def governed(a, P, w):
+    """A budget's governor (schema version 7), on a real recording: governor_prog (the e2e
+    test's program) with --overhead 10 --pilot 100ms, whose burst() the pilot traces and the
+    governor demotes. db add, the run page's API, the function page's and the call graph's,
+    the page's scripts and ptcall html say which functions it demoted and how often."""
+    import jsonschema
+    import re
+    exe = w("governor_prog")
+    run([a.cc, "-O2", "-pthread", os.path.join(a.src, "test", "e2e", "programs", "governor_prog.c"),
+         "-o", exe])
+    run([P, "record", "-q", "-o", w("gov.ptc"), "--overhead", "10", "--pilot", "100ms", "--", exe, "400",
+         "1500", "1"])
+    rep = json.loads(run([P, "report", "--format", "json", "--top", "0", w("gov.ptc")]).stdout)
+    st = rep.get("function_states") or {}
+    ngov = sum(1 for b in rep.get("budgets", []) if b["source"] == "governor")
+    demoted = sorted(f["name"] for f in rep["functions"] if f.get("demoted"))
+    if not (st.get("demoted", 0) >= 1 and ngov >= 1 and "burst" in demoted):
+        check(False, "governed: report says the governor demoted burst: %s, %d governor budget(s)" % (st, ngov))
+        return
+    dbp = w("gov.db")
+    for f in (dbp, dbp + "-wal", dbp + "-shm"):
+        if os.path.exists(f):
+            os.unlink(f)
+    run([P, "db", "add", "--db", dbp, w("gov.ptc")])
+    con = sqlite3.connect(dbp)
+    row = con.execute("SELECT demoted_functions, budget_demotions, budget_source FROM runs").fetchall()
+    check(row == [(len(demoted), ngov, "pilot")],
+          "db (governed): demoted_functions %d, budget_demotions %d, the first budget the pilot's: %s"
+          % (len(demoted), ngov, row))
+    rf = {n: (st_, d_) for n, st_, d_ in con.execute(
+        "SELECT f.name, r.state, r.demoted FROM run_functions r JOIN functions f ON f.id = r.function_id")}
+    check(rf and all(v == ("traced", 1 if n in demoted else 0) for n, v in rf.items()),
+          "db (governed): each function traced, demoted 1 for %s only: %s" % (demoted, rf))
+    con.close()
+    with open(os.path.join(a.src, "docs", "schema", "web.schema.json")) as f:
+        web = json.load(f)
+    with open(os.path.join(a.src, "docs", "schema", "web-callgraph.schema.json")) as f:
+        cg_schema = json.load(f)
+
+    def valid(doc, ref, what):
+        sub = {"$schema": web["$schema"], "$defs": web["$defs"], "$ref": "#/$defs/" + ref}
+        errs = [e.message for e in jsonschema.Draft202012Validator(sub).iter_errors(doc)]
+        check(not errs, "%s is valid against web.schema.json#/$defs/%s: %s" % (what, ref, errs[:3]))
+
+    d_ = web["$defs"]
+    check("demoted_functions" in d_["run_object"]["properties"] and
+          "budget_demotions" in d_["run_object"]["properties"] and
+          "demoted" in d_["run"]["allOf"][1]["properties"]["functions"]["items"]["properties"] and
+          "demoted" in d_["function"]["allOf"][1]["properties"]["runs"]["items"]["properties"] and
+          "demoted" in json.dumps(cg_schema), "the web schemas name demoted_functions, budget_demotions, demoted")
+    sv = subprocess.Popen([P, "serve", "--db", dbp, "--listen", "127.0.0.1:0"], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True)
+    try:
+        m = re.search(r"http://[0-9.:]+/", sv.stdout.readline() or "")
+        check(m is not None, "ptcall serve (governed) says its URL")
+        if not m:
+            return
+        base = m.group(0)
+        doc = web_get(base, "api/v1/runs/1")
+        valid(doc, "run", "/api/v1/runs/1 (governed)")
+        r = doc["run"]
+        check(r.get("demoted_functions") == len(demoted) and r.get("budget_demotions") == ngov,
+              "web (governed): the run's demoted_functions and budget_demotions: %s, %s"
+              % (r.get("demoted_functions"), r.get("budget_demotions")))
+        fns = {f["name"]: f for f in doc["functions"]}
+        check(fns and all(f.get("demoted") is (n in demoted) and f["state"] == "traced" for n, f in fns.items()),
+              "web (governed): functions[].demoted true for %s only, state traced" % demoted)
+        b = fns.get("burst", {})
+        pts = web_get(base, "api/v1/functions/%d" % b.get("id", 0))
+        valid(pts, "function", "/api/v1/functions/%d (governed burst)" % b.get("id", 0))
+        check([(p["run"], p["demoted"]) for p in pts["runs"]] == [(1, True)],
+              "web (governed): the function page's run of burst says demoted: %s" % pts["runs"])
+        cg = web_get(base, "api/v1/runs/1/callgraph")
+        errs = [e.message for e in jsonschema.Draft202012Validator(cg_schema).iter_errors(cg)]
+        nodes = {n["name"]: n for n in cg["nodes"]}
+        check(not errs and nodes.get("burst", {}).get("demoted") is True and
+              all(n.get("demoted") is False for k, n in nodes.items() if k not in demoted),
+              "web (governed): the call graph's nodes say demoted (burst only), valid: %s" % errs[:3])
+        js = web_get(base, "static/app.js")
+        check("r.demoted_functions" in js and "r.budget_demotions" in js and "f.demoted" in js and
+              "p.demoted" in js and '"demoted"' in js,
+              "web (governed): the run page shows the governor's line and 'demoted' in its state column, "
+              "the function page the demoted runs")
+        check("n.demoted" in web_get(base, "static/callgraph.js"), "web (governed): the call graph labels demoted")
+    finally:
+        sv.terminate()
+        sv.wait()
+    run([P, "html", "-o", w("gov.html"), w("gov.ptc")])
+    page = open(w("gov.html"), encoding="utf-8").read()
+    check('"demoted_functions": %d' % len(demoted) in page and '"budget_demotions": %d' % ngov in page and
+          '"demoted": true' in page, "html (governed): the page's data says the demoted functions")
 
 
 def main():
@@ -265,6 +367,12 @@ def main():
             wf = {f["name"]: f for f in d["functions"]}
             check(wf.get("tiny", {}).get("state") == "counted" and wf["tiny"].get("total", 0) is None and
                   wf.get("work", {}).get("state") == "traced", "web: the run's functions say their state")
+            with urllib.request.urlopen(url.group(0) + "api/v1/functions/%d" % wf.get("tiny", {}).get("id", 0),
+                                        timeout=20) as resp:
+                pts = json.load(resp)["runs"]
+            check([(p["run"], p["calls"], p["total"], p["self"]) for p in pts if p["called"]] ==
+                  [(1, want["tiny"], None, None)],
+                  "web: the function page's run of counted tiny: its calls, null times (never 0): %s" % pts)
             with urllib.request.urlopen(url.group(0) + "static/app.js", timeout=20) as resp:
                 js = resp.read().decode()
             check("r.counted_functions" in js and '"state"]' in js, "web: the run page shows the budget and state")
@@ -277,6 +385,8 @@ def main():
     page = open(w("page.html"), encoding="utf-8").read()
     check('"counted_functions": 1' in page and '"state": "counted"' in page and '"outcome": "ok"' in page,
           "html: the run's budget and its functions' state are in the page")
+
+    governed(a, P, w)
 
     # ---- corrupt forms: one clear line, no crash, nothing skipped silently
     def bad(name, extra, words):

@@ -47,10 +47,10 @@ def main():
         "unfinished_processes, 0, 1, total_time, 'main*', 1, functions, edges, entered_before, "
         "still_open, window_threads, counted_functions, counted_calls, budget_kind, budget_source, "
         "budget_limit, budget_predicted, budget_pilot_ns, budget_candidates, budget_traced, "
-        "budget_outcome, budget_note FROM runs WHERE id = 1",
+        "budget_outcome, budget_note, demoted_functions, budget_demotions FROM runs WHERE id = 1",
         "INSERT INTO run_tags VALUES (2, 'in\"put', 'a&b')",
-        "INSERT INTO run_functions SELECT 2, function_id, module_idx, calls * 3, total, self, state "
-        "FROM run_functions",
+        "INSERT INTO run_functions SELECT 2, function_id, module_idx, calls * 3, total, self, state, "
+        "demoted FROM run_functions",
         "INSERT INTO run_edges SELECT 2, caller_id, callee_id, calls FROM run_edges",
         "INSERT INTO run_modules SELECT 2, idx, path, identity, functions, NULL FROM run_modules",
     ]

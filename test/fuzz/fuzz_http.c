@@ -25,9 +25,10 @@ static void add_run(int k)
     static const struct db_module_in mods[2][1] = {{{"/bin/demo", 1, 3, NULL}},
                                                    {{"/bin/other", 2, 2, NULL}}};
     const struct db_func_in funcs[3] = {
-        {"main", "main", "demo.c", k ? "/bin/other" : "/bin/demo", 3, 1, 900, 100, "traced"},
-        {"work", "work", "demo.c", k ? "/bin/other" : "/bin/demo", 9, 10 + (uint64_t)k, 800, 800, "traced"},
-        {"<b>&\"x'", "_Z1xv", "x.c", "/bin/demo", 1, 2, 5, 5, "traced"}};
+        {"main", "main", "demo.c", k ? "/bin/other" : "/bin/demo", 3, 1, 900, 100, "traced", 0},
+        {"work", "work", "demo.c", k ? "/bin/other" : "/bin/demo", 9, 10 + (uint64_t)k, 800, 800, "traced",
+         k}, /* the second run's work was demoted by a budget's governor (schema 7) */
+        {"<b>&\"x'", "_Z1xv", "x.c", "/bin/demo", 1, 2, 5, 5, "traced", 0}};
     const struct db_edge_in edges[2] = {{0, 1, 10}, {0, 2, 2}};
     const struct db_tag tags[2] = {{"input", k ? "2" : "1"}, {"build", "O2"}};
     char hash[33];
@@ -39,7 +40,8 @@ static void add_run(int k)
                           .start_ns = 500 + k, .backend = "soft", .time_unit = "ns",
                           .complete = 1, .timed = 1, .total_time = 1000, .tags = tags,
                           .ntags = 2, .mods = mods[k], .nmods = 1, .funcs = funcs,
-                          .nfuncs = k ? 2 : 3, .edges = edges, .nedges = k ? 1 : 2};
+                          .nfuncs = k ? 2 : 3, .edges = edges, .nedges = k ? 1 : 2,
+                          .demoted_functions = (uint64_t)k, .budget_demotions = (uint64_t)k};
     int64_t id, existing;
     if (db_ingest(&db, &r, &id, &existing))
         abort();

@@ -190,6 +190,9 @@
   /* ---- hot functions ------------------------------------------------------------------- */
 
   var STATS = ["sum", "mean", "median", "max", "min", "stddev"];
+  // what a demoted function is (docs/usage.md, Traces recorded within a budget)
+  var DEMOTED = "traced until a budget's governor demoted it, counted after: its calls are " +
+                "exact, its times are of its calls before the demotion";
 
   /* Horizontal bars, one per function, the whole name above its bar and the value (with its
    * unit) at the bar's end: every bar labelled, no name cut. SVG text is set as text. */
@@ -382,14 +385,17 @@
       if (res.status !== 200) return fail(res);
       var d = res.body, f = d.function;
       var rows = d.runs.map(function (p) {
-        return el("tr", {"data-run": String(p.run)}, [
+        // demoted in that run by a budget's governor: its times stop at the demotion
+        var until = p.demoted ? " (until demoted)" : "";
+        return el("tr", p.demoted ? {"data-run": String(p.run), cls: "demoted", title: DEMOTED}
+                                  : {"data-run": String(p.run)}, [
           el("td", {"data-v": String(p.run)}, [el("a", {href: href("/runs/" + p.run),
                                                         cls: "run-link", text: String(p.run)}),
                                               el("span", {cls: "run-name",
                                                           text: " " + (names[p.run] || "")})]),
           el("td", {text: p.program}), el("td", {text: fmtDate(p.start_ns)}),
-          num(p.calls), num(p.self, fmtTime(p.self, p.time_unit)),
-          num(p.total, fmtTime(p.total, p.time_unit))]);
+          num(p.calls), num(p.self, fmtTime(p.self, p.time_unit) + until),
+          num(p.total, fmtTime(p.total, p.time_unit) + until)]);
       });
       var chart = el("div", {id: "function-chart", cls: "chart"});
       var cgRun = d.runs.filter(function (p) { return p.called; }).pop();
@@ -510,6 +516,12 @@
       if (r.counted_functions)
         info.push(["counted", r.counted_functions + " function(s) counted, not traced: " +
                    r.counted_calls + " call(s), exact, with no times"]);
+      // a budget's governor demoted functions after the pilot's choice: traced until then,
+      // counted after (their state stays traced; their times stop at the demotion)
+      if (r.demoted_functions || r.budget_demotions)
+        info.push(["governor", r.demoted_functions + " function(s) demoted in " +
+                   r.budget_demotions + " demotion(s): traced until then, counted after " +
+                   "(calls exact; times only of the calls before the demotion)"]);
       var dl = el("dl", {id: "run-info"});
       info.forEach(function (kv) {
         dl.appendChild(el("dt", {text: kv[0]}));
@@ -520,7 +532,8 @@
           fnCell(f.id, f.name, null),
           el("td", {text: f.module}), num(f.calls), num(f.self, fmtTime(f.self, unit)),
           num(f.total, fmtTime(f.total, unit)),
-          el("td", {cls: "state", text: f.state || "traced"})]);
+          f.demoted ? el("td", {cls: "state demoted", text: "demoted", title: DEMOTED})
+                    : el("td", {cls: "state", text: f.state || "traced"})]);
       });
       var flameBox = el("div", {id: "flame-box"}), cgBox = el("div", {id: "callgraph-area"});
       var threadsBox = el("div", {id: "threads-box"});

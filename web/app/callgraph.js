@@ -69,6 +69,8 @@
              (n.calls_share !== null ? " (" + pct(n.calls_share) + ")" : ""));
       if (n.state === "counted") l.push("counted");
     }
+    // a budget's governor demoted it: its calls are exact, its times stop at the demotion
+    if (n.demoted) l.push(n.self !== null ? "demoted: times until then" : "demoted");
     return l;
   }
 
