@@ -36,7 +36,7 @@ usage: bench/budget.py [--build DIR] [--rounds N] [--quick] [--budgets 2,5,10,25
          [--parts LIST] [--no-write] [--check]
   --sources: what a budget chooses from: the run's own pilot (record --pilot) with its governor
   (docs/runtime.md, The governor), the pilot alone (nogov: record --governor 0), counting mode's
-  trace of the same load (record --from-counts); default pilot, and counts too for Redis (its
+  trace of the same load (record --from-counts); default pilot; Redis always adds counts (its
   pilot runs while the server waits for redis-benchmark). `--sources pilot,nogov` measures the
   governor against the pilot's choice alone, side by side in the same rounds.
   --quick: small inputs, 2 rounds, budget 5 %, timed only, --pilot 20ms, one PT rate; Redis only when its
@@ -361,7 +361,8 @@ def explain(res, pct, plain_value, prog):
 def sources_of(prog, a):
     """pilot: the run's own pilot; counts: --from-counts of counting mode's trace of the same
     load. Redis gets both by default: its pilot runs while the server waits for its clients."""
-    return a.sources or (["pilot", "counts"] if prog.name == "redis" else ["pilot"])
+    s = a.sources or ["pilot"]
+    return s + ["counts"] if prog.name == "redis" and "counts" not in s else s
 
 
 def budget_part(prog, ptcall, d, a, counts, full, log):
