@@ -12,6 +12,7 @@ Chromium:
   - the run page: the `governor` line among the run's facts gives report's numbers; the state
     column says `demoted` for exactly report's demoted functions (its title says what that
     means) and `traced` for the others; the call graph's node of burst says `demoted`;
+  - the run's timeline: its note says the budget and how many functions were demoted;
   - burst's function page: the run's self and total say `(until demoted)`;
   - `ptcall html` of the trace from file:// shows the same run page.
 
@@ -134,6 +135,16 @@ def main():
         W.shot(d, art, "governor-run")
         errs = W.console_errors(d)
         C.check(not errs, "run page: no console errors", str(errs))
+
+        # the timeline says what is not on it, or only in part
+        d.get(srv.url + "/runs/1/timeline")
+        note = wait_for(d, "var p = document.getElementById('timeline-budget'); "
+                        "return p && !p.hidden ? p.textContent : null", "the timeline's budget note")
+        C.check(note is not None and "overhead 10 % of CPU time" in note and
+                "%d function(s) demoted by the budget's governor" % len(demoted) in note,
+                "timeline: its note says the budget and the %d demoted function(s)" % len(demoted),
+                repr(note))
+        W.shot(d, art, "governor-timeline")
 
         d.get(srv.url + "/functions/%d" % (burst[0] if burst else 0))
         W.wait_ready(d, "burst's function page")

@@ -43,6 +43,29 @@
       item("timeline-key-mark", "mark", "mark")]);
   }
 
+  /* A run recorded within a budget (docs/usage.md, Traces recorded within a budget): what is
+   * not on this timeline. Counted functions have calls but no events; a demoted function is
+   * here until the budget's governor demoted it. The run's facts come from /api/v1/runs/ID. */
+  function budgetNote(S, runId, p) {
+    S.api("/api/v1/runs/" + runId).then(function (res) {
+      if (res.status !== 200 || !res.body) return;
+      var r = res.body, parts = [];
+      if (r.counted_functions)
+        parts.push(r.counted_functions + " function(s) counted, not traced: their calls " +
+                   "(exact) are on the run page, not on this timeline");
+      if (r.demoted_functions)
+        parts.push(r.demoted_functions + " function(s) demoted by the budget's governor: " +
+                   "on this timeline until their demotion, counted after");
+      if (!parts.length && !r.budget) return;
+      var b = r.budget, limit = !b ? "" : b.kind === "overhead"
+        ? " (overhead " + Number((100 * b.limit).toFixed(4)) + " % of CPU time)"
+        : " (" + b.kind + " " + b.limit + ")";
+      p.textContent = "Recorded within a budget" + limit +
+        (parts.length ? ": " + parts.join("; ") : "") + ".";
+      p.hidden = false;
+    });
+  }
+
   function color(id) {
     var h = (id * 2654435761) % 360;
     return "hsl(" + h + ",55%,62%)";
@@ -67,9 +90,11 @@
       button("timeline-zoom-out", "-", function () { zoom(2, 0.5); }),
       button("timeline-reset", "whole run", function () { setView(span[0], span[1]); }),
       input]);
+    var budget = el("p", {id: "timeline-budget", hidden: true});
     S.show([el("h1", {text: "Run " + runId + ": timeline"}),
             el("p", null, [el("a", {href: "/runs/" + runId, text: "back to the run"})]),
-            bar, legend(el), status, canvas, detail]);
+            bar, legend(el), budget, status, canvas, detail]);
+    budgetNote(S, runId, budget);
     document.body.dataset.ready = "";
     var width = Math.max(300, (document.getElementById("main").clientWidth || 1000) - 10);
 
