@@ -144,6 +144,7 @@ def main():
                 "%d function(s) demoted by the budget's governor" % len(demoted) in note,
                 "timeline: its note says the budget and the %d demoted function(s)" % len(demoted),
                 repr(note))
+        W.wait_ready(d, "the timeline's tracks")
         W.shot(d, art, "governor-timeline")
 
         d.get(srv.url + "/functions/%d" % (burst[0] if burst else 0))

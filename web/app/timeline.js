@@ -48,8 +48,8 @@
    * here until the budget's governor demoted it. The run's facts come from /api/v1/runs/ID. */
   function budgetNote(S, runId, p) {
     S.api("/api/v1/runs/" + runId).then(function (res) {
-      if (res.status !== 200 || !res.body) return;
-      var r = res.body, parts = [];
+      if (res.status !== 200 || !res.body || !res.body.run) return;
+      var r = res.body.run, parts = [];
       if (r.counted_functions)
         parts.push(r.counted_functions + " function(s) counted, not traced: their calls " +
                    "(exact) are on the run page, not on this timeline");
