@@ -230,7 +230,10 @@ int ptc_module_armed(struct ptc_session *s, uint32_t pid, const void *payload, s
         return CORRUPT_MODULE("MODULE_ARMED chunk of pid %u: %u functions and a %u-byte "
                               "selection text do not fit its %zu bytes",
                               pid, a.num_funcs, a.spec_size, size);
-    struct module *m = ptc_module_find(ptc_proc_find(s, pid), a.module_id);
+    const struct proc *proc = ptc_proc_find(s, pid);
+    struct module *m = ptc_module_find(proc, a.module_id);
+    /* a function armed and no longer: demoted, once a governor said so (4.20) */
+    int governed = proc && proc->governor_tsc;
     if (!m || m->num_funcs != a.num_funcs)
         return CORRUPT_MODULE("MODULE_ARMED chunk of pid %u names module %u with %u functions, "
                               "which that process did not announce before it",
@@ -250,7 +253,7 @@ int ptc_module_armed(struct ptc_session *s, uint32_t pid, const void *payload, s
         int on = (bits[i / 8] >> (i % 8)) & 1u;
         if (on) {
             m->sel[i] |= MOD_SEL_WAS_ON;
-        } else if ((m->sel[i] & (MOD_SEL_WAS_ON | MOD_SEL_OFF)) == MOD_SEL_WAS_ON) {
+        } else if (governed && (m->sel[i] & (MOD_SEL_WAS_ON | MOD_SEL_OFF)) == MOD_SEL_WAS_ON) {
             /* traced, and no longer: a budget's governor demoted it (4.20). It stays traced
              * for its part of the run, its later calls counted */
             if (!(m->sel[i] & MOD_SEL_DEMOTED)) {
