@@ -24,7 +24,7 @@ OPTIONS = {
     "record": ["-o", "--output", "--backend", "--no-timestamps", "--clock", "--leaf-exits", "--counts", "--drop",
                "--buffer", "--ring", "--trigger", "--timing", "--snapshot", "--pid", "--duration",
                "--module", "--only", "--skip", "-q", "--quiet",
-               "--overhead", "--pilot", "--from-counts", "--from-db", "--count-rest",
+               "--overhead", "--pilot", "--governor", "--from-counts", "--from-db", "--count-rest",
                "--atomic-counts", "--no-blocking"]
               + ["--budget"],  # issue 28, PT
     "report": ["--top", "--sort", "--format", "--meta", "--stat", "--allow-different",
