@@ -215,8 +215,11 @@ static int on_process(struct ptc_session *s, const struct ptc_chunk *c)
     p->parent_tid = pr.parent_tid;
     if (pr.how == PTC_PROC_FORK) {
         struct proc *pp = ptc_proc_find(s, pr.ppid);
-        if (pp && pp != p)
+        if (pp && pp != p) {
+            /* a child forked after a demotion keeps it, and its calls in flight (4.20) */
+            p->governor_tsc = pp->governor_tsc;
             return ptc_proc_inherit_modules(s, p, pp);
+        }
     }
     return 0;
 }

@@ -52,6 +52,18 @@ static void sleep_ns(uint64_t ns)
     nanosleep(&t, NULL);
 }
 
+static void settle(void);
+
+/* A fork child during a demotion's grace: no governor thread follows it there, so it settles
+ * at once (the child is one thread, reg_mu new, lifecycle's fork handler done): the demoted
+ * functions' exits disarmed before the child runs on. A call in flight on the forking thread
+ * then ends without its exit, which readers take as the parent's (4.20). */
+static void governor_after_fork(void)
+{
+    if (rt.gov_tally && !atomic_load(&rt.finishing))
+        settle();
+}
+
 int governor_prepare(void)
 {
     if (!pilot.govern_ms || !pilot.have_costs)
@@ -63,6 +75,7 @@ int governor_prepare(void)
         return -1;
     }
     __atomic_store_n(&rt.gov_tally, t, __ATOMIC_RELEASE);
+    pthread_atfork(NULL, NULL, governor_after_fork); /* after lifecycle's: registered later */
     return 0;
 }
 

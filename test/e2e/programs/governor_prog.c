@@ -5,11 +5,16 @@
  * than the budget. A second thread (argv[3] = 1) calls side_leaf() steadily throughout. The
  * program counts its own calls and prints them at the end: the trace's calls must equal
  * these, whatever the governor did, and the burst phase's rate, which tracing burst() slows
- * down. */
+ * down. argv[4] = N > 0: during the burst phase, every N ms a child is forked that calls
+ * burst() CHILD_CALLS times and leaves with _exit (some fall in a demotion's grace). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
+
+#define CHILD_CALLS 1000
 
 static volatile long sink;
 static long n_calm, n_burst, n_side;
@@ -51,6 +56,7 @@ int main(int argc, char **argv)
 {
     long calm_ms = argc > 1 ? atol(argv[1]) : 400, burst_ms = argc > 2 ? atol(argv[2]) : 1500;
     int threaded = argc > 3 && atoi(argv[3]);
+    long fork_ms = argc > 4 ? atol(argv[4]) : 0, children = 0, next_fork = 0;
     pthread_t t;
     if (threaded && pthread_create(&t, NULL, side, NULL) != 0)
         return 1;
@@ -68,9 +74,27 @@ int main(int argc, char **argv)
     for (long i = 0;; i++) {
         s += burst(i);
         n_burst++;
-        if ((i & 4095) == 0 && (took = now_ms() - t0) >= burst_ms)
+        if ((i & 4095) != 0)
+            continue;
+        if ((took = now_ms() - t0) >= burst_ms)
             break;
+        if (fork_ms > 0 && took >= next_fork) {
+            next_fork = took + fork_ms;
+            pid_t c = fork();
+            if (c == 0) {
+                long cs = 0;
+                for (long k = 0; k < CHILD_CALLS; k++)
+                    cs += burst(k);
+                sink = cs;
+                _exit(0);
+            }
+            children += c > 0;
+            while (waitpid(-1, NULL, WNOHANG) > 0) /* reaped as they end */
+                ;
+        }
     }
+    while (children && waitpid(-1, NULL, 0) > 0)
+        ;
     if (threaded) {
         stop_side = 1;
         pthread_join(t, NULL);
@@ -78,5 +102,6 @@ int main(int argc, char **argv)
     sink += s;
     printf("calls calm %ld burst %ld side_leaf %ld\n", n_calm, n_burst, n_side);
     printf("burst phase %ld calls/ms\n", took ? (n_burst - burst0) / took : 0);
+    printf("children %ld calling burst %d times each\n", children, CHILD_CALLS);
     return 0;
 }
