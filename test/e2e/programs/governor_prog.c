@@ -5,7 +5,8 @@
  * than the budget. A second thread (argv[3] = 1) calls side_leaf() steadily throughout. The
  * program counts its own calls and prints them at the end: the trace's calls must equal
  * these, whatever the governor did, and the burst phase's rate, which tracing burst() slows
- * down. argv[4] = N > 0: during the burst phase, every N ms a child is forked that calls
+ * down: over the phase's wall time, and over the process's CPU time in its last third (after
+ * a demotion, and not lowered by a loaded machine; run it without the second thread). argv[4] = N > 0: during the burst phase, every N ms a child is forked that calls
  * burst() CHILD_CALLS times and leaves with _exit (some fall in a demotion's grace). */
 #include <pthread.h>
 #include <stdio.h>
@@ -25,6 +26,15 @@ static long now_ms(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* the process's CPU time, us (the tracer's threads included): a rate by it does not fall
+ * when the machine is loaded */
+static long cpu_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (long)t.tv_sec * 1000000 + t.tv_nsec / 1000;
 }
 
 static inline __attribute__((always_inline)) long work(long x, int n)
@@ -70,7 +80,7 @@ int main(int argc, char **argv)
         }
     }
     t0 = now_ms();
-    long burst0 = n_burst, took;
+    long burst0 = n_burst, took, late_calls = -1, late_cpu = 0;
     for (long i = 0;; i++) {
         s += burst(i);
         n_burst++;
@@ -78,6 +88,10 @@ int main(int argc, char **argv)
             continue;
         if ((took = now_ms() - t0) >= burst_ms)
             break;
+        if (late_calls < 0 && took >= burst_ms - burst_ms / 3) { /* the last third */
+            late_calls = n_burst;
+            late_cpu = cpu_us();
+        }
         if (fork_ms > 0 && took >= next_fork) {
             next_fork = took + fork_ms;
             pid_t c = fork();
@@ -101,7 +115,10 @@ int main(int argc, char **argv)
     }
     sink += s;
     printf("calls calm %ld burst %ld side_leaf %ld\n", n_calm, n_burst, n_side);
+    long late_took = late_calls >= 0 ? cpu_us() - late_cpu : 0;
     printf("burst phase %ld calls/ms\n", took ? (n_burst - burst0) / took : 0);
+    printf("last third %ld calls/ms of CPU\n",
+           late_took > 0 ? (n_burst - late_calls) * 1000 / late_took : 0);
     printf("children %ld calling burst %d times each\n", children, CHILD_CALLS);
     return 0;
 }
