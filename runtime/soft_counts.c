@@ -77,6 +77,18 @@ void counts_blocks_register(struct object *o, const void *map_start, size_t map_
              "privately (not in the counts file)", o->path, BLOCKS_MAX, c.full);
 }
 
+uint64_t counters_in_use(void)
+{
+    uint64_t n = 0;
+    uint32_t nobj = atomic_load(&rt.nobjs);
+    for (uint32_t i = 0; i < nobj; i++) {
+        const struct object *o = rt.objs[i];
+        if (o->num_funcs && o->first_counter + o->num_funcs > n)
+            n = o->first_counter + o->num_funcs;
+    }
+    return n;
+}
+
 void counts_zero(void)
 {
     memset(ptc_counters, 0, (size_t)rt.ncounters * 8);

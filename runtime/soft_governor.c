@@ -32,7 +32,9 @@
 #define GRACE_NS 20000000u /* 20 ms: calls in flight at a demotion return meanwhile */
 
 struct gov_func {
-    uint64_t k;       /* counter index: first_counter + the function's index in its module */
+    struct object *o; /* its object, */
+    uint32_t j;       /* its index there (o->fstate) */
+    uint64_t k;       /* its counter index (first_counter + j): ties are broken by it */
     uint64_t entries; /* over the window */
 };
 
@@ -107,7 +109,7 @@ static size_t traced_entries(struct governor *g)
         return 0;
     uint32_t nobj = atomic_load(&rt.nobjs);
     for (uint32_t i = 0; i < nobj; i++) {
-        const struct object *o = rt.objs[i];
+        struct object *o = rt.objs[i];
         /* without counting trampolines (no room near its code) its functions cannot be
          * demoted, and cost what they cost */
         if (!o->num_funcs || !o->fstate || !o->cidx || !o->count_tr.base ||
@@ -133,7 +135,7 @@ static size_t traced_entries(struct governor *g)
                 g->f = nf;
                 g->fcap = cap;
             }
-            g->f[n++] = (struct gov_func){.k = k, .entries = d};
+            g->f[n++] = (struct gov_func){.o = o, .j = (uint32_t)j, .k = k, .entries = d};
         }
     }
     return n;
@@ -143,13 +145,7 @@ static size_t traced_entries(struct governor *g)
  * window moves on */
 static uint64_t counted_calls(struct governor *g)
 {
-    uint64_t n = 0;
-    uint32_t nobj = atomic_load(&rt.nobjs);
-    for (uint32_t i = 0; i < nobj; i++) {
-        const struct object *o = rt.objs[i];
-        if (o->num_funcs && o->first_counter + o->num_funcs > n)
-            n = o->first_counter + o->num_funcs;
-    }
+    uint64_t n = counters_in_use();
     if (n > COUNTERS_MAX || grow(&g->count[0], &g->count_n[0], n) < 0 ||
         grow(&g->count[1], &g->count_n[1], n) < 0)
         return 0;
@@ -171,21 +167,6 @@ static int by_entries_desc(const void *a, const void *b)
     return x->k < y->k ? -1 : x->k > y->k;
 }
 
-/* The object and index of counter k */
-static struct object *object_of(uint64_t k, uint32_t *j)
-{
-    uint32_t nobj = atomic_load(&rt.nobjs);
-    for (uint32_t i = 0; i < nobj; i++) {
-        struct object *o = rt.objs[i];
-        if (o->num_funcs && k >= o->first_counter && k < o->first_counter + o->num_funcs &&
-            k - o->first_counter < o->total_funcs) {
-            *j = (uint32_t)(k - o->first_counter);
-            return o;
-        }
-    }
-    return NULL;
-}
-
 /* Whether the latest demotion changed one of o's functions */
 static int object_changed(const struct object *o)
 {
@@ -200,12 +181,9 @@ static int object_changed(const struct object *o)
 static void demote(struct governor *g, size_t n, const struct ptc_budget *b, const char *note)
 {
     for (size_t i = 0; i < n; i++) {
-        uint32_t j;
-        struct object *o = object_of(g->f[i].k, &j);
-        if (o)
-            o->fstate[j] = (uint8_t)((o->fstate[j] & ~(MIXED_F_CHOSEN | MIXED_F_TRACED)) |
-                                     MIXED_F_COUNTED | MIXED_F_DEMOTING | MIXED_F_CHANGED |
-                                     MIXED_F_DEMOTED);
+        uint8_t *st = &g->f[i].o->fstate[g->f[i].j];
+        *st = (uint8_t)((*st & ~(MIXED_F_CHOSEN | MIXED_F_TRACED)) | MIXED_F_COUNTED |
+                        MIXED_F_DEMOTING | MIXED_F_CHANGED | MIXED_F_DEMOTED);
     }
     pilot_write_budget(b, note);
     uint32_t nobj = atomic_load(&rt.nobjs);

@@ -585,6 +585,8 @@ int counts_share(void);
 void counts_blocks_register(struct object *o, const void *map_start, size_t map_size,
                             uint64_t stubs_start, uint64_t stubs_end,
                             const struct ptc_map_object *obj);
+/* The highest function counter index handed out + 1 (the pilot's copy, the governor's). */
+uint64_t counters_in_use(void);
 /* Zeroes every counter handed out, functions and blocks (the fork server, before a fork). */
 void counts_zero(void);
 /* A fork child (counting mode): its own process record; private counters start at 0. */

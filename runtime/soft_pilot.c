@@ -20,19 +20,6 @@
 #include "ptc_budget.h"
 #include "soft_internal.h"
 
-/* The highest counter index in use + 1 */
-static uint64_t counters_in_use(void)
-{
-    uint64_t n = 0;
-    uint32_t nobj = atomic_load(&rt.nobjs);
-    for (uint32_t i = 0; i < nobj; i++) {
-        const struct object *o = rt.objs[i];
-        if (o->num_funcs && o->first_counter + o->num_funcs > n)
-            n = o->first_counter + o->num_funcs;
-    }
-    return n;
-}
-
 /* The choice, under reg_mu: counters taken, chosen, written, armed. The pilot's wall and CPU
  * time are read right after the counters are copied: read at the last poll instead, a pilot
  * thread descheduled before it took reg_mu (a loaded machine) let the program count on
