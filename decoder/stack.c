@@ -255,11 +255,16 @@ pushed:
     return 0;
 }
 
+static PTC_INLINE int on_stack(const struct thread *t, uint32_t f)
+{
+    return f < t->nactive && t->active[f];
+}
+
 /* An exit, unwind or landing of f, which is not on the stack: counted and ignored.
  * Returns 1 in that case, 0 when f is on the stack. */
 static int not_on_stack(struct ptc_session *s, struct thread *t, uint32_t f)
 {
-    if (f < t->nactive && t->active[f])
+    if (on_stack(t, f))
         return 0;
     s->tot.unmatched++;
     if (s->hook)
@@ -329,7 +334,7 @@ static int governed(const struct ptc_session *s, const struct thread *t, uint32_
 static PTC_NOINLINE void leave_slow(struct ptc_session *s, struct thread *t, uint32_t f,
                                     uint8_t how)
 {
-    if (governed(s, t, f) && !(f < t->nactive && t->active[f])) {
+    if (governed(s, t, f) && !on_stack(t, f)) {
         s->tot.governed++; /* the exit of a call its counter took */
         return;
     }
@@ -361,7 +366,7 @@ static PTC_INLINE void leave(struct ptc_session *s, struct thread *t, uint32_t f
 
 static PTC_NOINLINE void landing(struct ptc_session *s, struct thread *t, uint32_t f)
 {
-    if (governed(s, t, f) && !(f < t->nactive && t->active[f])) {
+    if (governed(s, t, f) && !on_stack(t, f)) {
         s->tot.governed++;
         return;
     }

@@ -175,7 +175,12 @@ static inline void tally_add(uint64_t *c, uint64_t n)
     __atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
 }
 
-static inline void tally_one(uint64_t *tally, uint64_t id) { tally_add(&tally[id], 1); }
+/* tally: NULL when this chunk is not tallied */
+static inline void tally_one(uint64_t *tally, uint64_t id)
+{
+    if (tally && id < GOV_TALLY_MAX)
+        tally_add(&tally[id], 1);
+}
 
 size_t encode(struct thread *ts, uint8_t *data, size_t len, uint64_t start_tsc,
               uint64_t end_tsc, int mode)
@@ -201,9 +206,8 @@ size_t encode(struct thread *ts, uint8_t *data, size_t len, uint64_t start_tsc,
     for (size_t i = 0; i < n && o <= lim; i++) {
         if (!timed && i >= fast_from && i + 8 <= n) {
             if (encode8_small_ids((const uint64_t *)(data + i * 8), o)) {
-                if (tally) /* ids below 128: tally_one's bound holds */
-                    for (int j = 0; j < 8; j++)
-                        tally_one(tally, ((const uint64_t *)data)[i + j] >> 4);
+                for (int j = 0; tally && j < 8; j++)
+                    tally_one(tally, ((const uint64_t *)data)[i + j] >> 4);
                 o += 8;
                 hits += 8;
                 nrec += 8;
@@ -259,8 +263,7 @@ size_t encode(struct thread *ts, uint8_t *data, size_t len, uint64_t start_tsc,
             else
                 o += ptc_varint_put(o, x);
             hits++;
-            if (tally && (v >> 4) < GOV_TALLY_MAX)
-                tally_one(tally, v >> 4);
+            tally_one(tally, v >> 4);
         } else if (__builtin_expect(a - c0 < csz, 1) && (v & 15) != 1) {
             uint32_t id = cids[(a - c0) >> 4];
             if (__builtin_expect(id != STUB_NONE, 1)) {
@@ -270,8 +273,7 @@ size_t encode(struct thread *ts, uint8_t *data, size_t len, uint64_t start_tsc,
                 else
                     o += ptc_varint_put(o, x);
                 hits++;
-                if (tally && id < GOV_TALLY_MAX)
-                    tally_one(tally, id);
+                tally_one(tally, id);
             } else {
                 o += ptc_varint_put(o, PTC_SOFT_LOSS);
                 o += ptc_varint_put(o, 1);
@@ -295,8 +297,7 @@ size_t encode(struct thread *ts, uint8_t *data, size_t len, uint64_t start_tsc,
             } else {
                 o += ptc_varint_put(o, (uint64_t)id + PTC_SOFT_ID_BASE);
                 hits++;
-                if (tally && id < GOV_TALLY_MAX)
-                    tally_one(tally, id);
+                tally_one(tally, id);
             }
         }
         if (timed) {
